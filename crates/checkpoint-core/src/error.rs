@@ -1,0 +1,142 @@
+//! The error type of the core library, with stable diagnostic codes and hints.
+
+use std::{io, path::PathBuf};
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+
+/// A shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the core, each with a stable code.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    /// An identifier has characters or a shape we refuse.
+    #[error("invalid {what} `{value}`: {reason}")]
+    #[diagnostic(
+        code(checkpoint::invalid_id),
+        help("use letters, digits, `.`, `_` and `-` only (at most 128 characters, not `.` or `..`)")
+    )]
+    InvalidId { what: &'static str, value: String, reason: &'static str },
+
+    /// A plan (from `--phase` or `--plan`) does not describe a valid phase graph.
+    #[error("invalid plan: {message}")]
+    #[diagnostic(code(checkpoint::invalid_plan), help("{help}"))]
+    InvalidPlan { message: String, help: String },
+
+    /// A plan file does not parse.
+    #[error("failed to parse plan file `{path}`: {message}")]
+    #[diagnostic(code(checkpoint::plan_parse), help("a plan is JSON or TOML: `{{\"phases\": [{{\"id\": \"design\"}}, {{\"id\": \"build\", \"dependencies\": [\"design\"]}}]}}`"))]
+    PlanParse {
+        path: PathBuf,
+        message: String,
+        #[source_code]
+        source_code: NamedSource<String>,
+        #[label("here")]
+        span: Option<SourceSpan>,
+    },
+
+    /// A transition is not allowed from the current state.
+    #[error("{message}")]
+    #[diagnostic(code(checkpoint::invalid_transition), help("{help}"))]
+    InvalidTransition { message: String, help: String },
+
+    /// A phase id is not part of the workflow.
+    #[error("no phase `{phase}` in workflow `{workflow}`")]
+    #[diagnostic(code(checkpoint::unknown_phase), help("phases are: {known}"))]
+    UnknownPhase { workflow: String, phase: String, known: String },
+
+    /// A task id is not part of the phase.
+    #[error("no task `{task}` in phase `{phase}`")]
+    #[diagnostic(code(checkpoint::unknown_task), help("add it first with `checkpoint task add {phase} {task}`"))]
+    UnknownTask { phase: String, task: String },
+
+    /// An I/O operation failed; the path says where.
+    #[error("failed to {action} `{path}`")]
+    #[diagnostic(code(checkpoint::io))]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// The state was written to disk but a later step failed, so the outcome is uncertain.
+    #[error("failed to confirm the write of `{path}`: it may have been saved")]
+    #[diagnostic(
+        code(checkpoint::store::uncertain),
+        help("re-read the state with `checkpoint status` before retrying the command")
+    )]
+    MaybeSaved {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// No workflow exists with that id.
+    #[error("no workflow `{id}` in `{root}`")]
+    #[diagnostic(
+        code(checkpoint::store::not_found),
+        help("create it with `checkpoint init {id} --phase <id>`, or list workflows with `checkpoint list`")
+    )]
+    NotFound { id: String, root: PathBuf },
+
+    /// A workflow with that id already exists.
+    #[error("workflow `{id}` already exists in `{dir}`")]
+    #[diagnostic(
+        code(checkpoint::store::exists),
+        help("pick another id, or pass `--fresh` to archive the existing workflow and start over")
+    )]
+    AlreadyExists { id: String, dir: PathBuf },
+
+    /// The lock is held by another process for longer than the timeout.
+    #[error("timed out after {waited_ms} ms waiting for the lock on `{path}`")]
+    #[diagnostic(
+        code(checkpoint::store::locked),
+        help("another `checkpoint` process holds it; raise the timeout with `CHECKPOINT_LOCK_TIMEOUT=<seconds>`")
+    )]
+    Locked { path: PathBuf, waited_ms: u128 },
+
+    /// A state file does not parse or violates the model's invariants.
+    #[error("failed to load `{path}`: {message}")]
+    #[diagnostic(code(checkpoint::store::corrupt), help("{help}"))]
+    Corrupt {
+        path: PathBuf,
+        message: String,
+        help: String,
+        #[source_code]
+        source_code: Option<NamedSource<String>>,
+        #[label("here")]
+        span: Option<SourceSpan>,
+    },
+
+    /// The state was written by a newer `checkpoint`.
+    #[error("`{path}` has schema version {found}, newer than this binary's {supported}")]
+    #[diagnostic(
+        code(checkpoint::store::newer_version),
+        help("upgrade `checkpoint`; the file was left untouched")
+    )]
+    NewerVersion { path: PathBuf, found: u32, supported: u32 },
+
+    /// We refuse to write through a symbolic link.
+    #[error("refusing to use `{path}`: it is a symbolic link")]
+    #[diagnostic(
+        code(checkpoint::store::symlink),
+        help("state files must be regular files inside the checkpoint directory; move the link away")
+    )]
+    Symlink { path: PathBuf },
+
+    /// A file is larger than we are willing to read.
+    #[error("refusing to read `{path}`: {size} bytes is over the limit of {limit} bytes")]
+    #[diagnostic(code(checkpoint::store::too_large), help("this is not a state file `checkpoint` wrote; move it away"))]
+    TooLarge { path: PathBuf, size: u64, limit: u64 },
+}
+
+impl Error {
+    pub(crate) fn transition(message: impl Into<String>, help: impl Into<String>) -> Self {
+        Self::InvalidTransition { message: message.into(), help: help.into() }
+    }
+
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::Io { action, path: path.into(), source }
+    }
+}

@@ -1,0 +1,149 @@
+//! Validated identifiers: workflow, phase and task ids are safe to use as file names.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The longest id we accept, in bytes.
+const MAX_ID_LEN: usize = 128;
+
+fn validate(what: &'static str, value: &str) -> Result<()> {
+    let reason = if value.is_empty() {
+        Some("it is empty")
+    } else if value.len() > MAX_ID_LEN {
+        Some("it is longer than 128 characters")
+    } else if value == "." || value == ".." || value.contains("..") {
+        Some("it contains `..`")
+    } else if value.starts_with('.') {
+        Some("it starts with `.`, which is reserved for the store's own directories")
+    } else if value.contains(['/', '\\']) {
+        Some("it contains a path separator")
+    } else if value.contains('\0') {
+        Some("it contains a NUL byte")
+    } else if !value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+        Some("it contains a character other than letters, digits, `.`, `_` and `-`")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(Error::InvalidId { what, value: value.escape_debug().to_string(), reason }),
+        None => Ok(()),
+    }
+}
+
+macro_rules! id_type {
+    ($(#[$meta:meta])* $name:ident, $what:literal) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "string",
+                    "description": concat!("A ", $what, ": letters, digits, `.`, `_` and `-`, not starting with `.`."),
+                    "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
+                })
+            }
+        }
+
+        impl $name {
+            /// Validates `value` as this kind of id.
+            pub fn new(value: &str) -> Result<Self> {
+                validate($what, value)?;
+                Ok(Self(value.to_owned()))
+            }
+
+            /// The id as a string.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = Error;
+
+            fn try_from(value: String) -> Result<Self> {
+                validate($what, &value)?;
+                Ok(Self(value))
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&self.0, f)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = Error;
+
+            fn from_str(value: &str) -> Result<Self> {
+                Self::new(value)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// The id of a workflow; also the name of its directory in the store.
+    WorkflowId,
+    "workflow id"
+);
+id_type!(
+    /// The id of a phase, unique within its workflow.
+    PhaseId,
+    "phase id"
+);
+id_type!(
+    /// The id of a task, unique within its phase.
+    TaskId,
+    "task id"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_plain_ids() {
+        for ok in ["payments", "a", "v1.2", "feat_x-y", "implement_027_auth", "0"] {
+            assert!(WorkflowId::new(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn rejects_hostile_ids() {
+        let long = "a".repeat(129);
+        for bad in ["", ".", "..", "../x", "a/b", "a\\b", "a\0b", "a..b", ".hidden", "a b", "é", long.as_str()] {
+            let err = WorkflowId::new(bad).unwrap_err();
+            assert!(matches!(err, Error::InvalidId { .. }), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn deserialization_validates() {
+        let err = serde_json::from_str::<PhaseId>("\"../etc\"").unwrap_err();
+        assert!(err.to_string().contains("invalid phase id"), "{err}");
+    }
+}

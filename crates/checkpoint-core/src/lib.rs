@@ -1,0 +1,27 @@
+//! The workflow model, crash-safe store and resume planner behind the `checkpoint` CLI.
+//!
+//! The crate does no terminal I/O and reads no environment: callers pass in paths, settings and
+//! the current time. All filesystem access lives in [`store`] (and the small path-naming helpers
+//! in `fsx`).
+
+mod error;
+mod fsx;
+mod id;
+mod model;
+mod plan;
+mod transition;
+
+pub mod journal;
+pub mod schema;
+pub mod store;
+
+pub use crate::{
+    error::{Error, Result},
+    id::{PhaseId, TaskId, WorkflowId},
+    model::{
+        Activity, Approval, Artifact, ContextSummary, Decision, GitContext, Note, Pause, Phase,
+        PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow, WorkflowStatus,
+    },
+    plan::{PhasePlan, Plan},
+    transition::{Transition, apply},
+};

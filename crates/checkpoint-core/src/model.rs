@@ -1,0 +1,442 @@
+//! The workflow model: a workflow of phases (a DAG) with tasks, attempts, approvals, artifacts and
+//! a context summary.
+//!
+//! These types are the on-disk contract of `state.json` (schema version [`SCHEMA_VERSION`]); the
+//! JSON Schema in `docs/state.schema.json` is generated from them. Change them only in
+//! append-only ways (new optional fields), or bump the version.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::id::{PhaseId, TaskId, WorkflowId};
+
+/// The schema version this build reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A workflow: the unit that is checkpointed and resumed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Workflow {
+    /// The format version; a reader refuses to rewrite a newer one.
+    pub schema_version: u32,
+    /// The workflow id, also its directory name.
+    pub id: WorkflowId,
+    /// A one-line title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A longer description of the goal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The kind of workflow, for example `orchestrate` or `implement`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The overall status, derived from the phases unless paused or abandoned.
+    pub status: WorkflowStatus,
+    /// When the workflow was created.
+    pub created_at: DateTime<Utc>,
+    /// When the last transition was applied.
+    pub updated_at: DateTime<Utc>,
+    /// The sequence number of the last journal entry applied to this state.
+    pub seq: u64,
+    /// The git context the workflow was started in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitContext>,
+    /// What a new session needs to know: decisions, files and notes.
+    #[serde(default)]
+    pub context: ContextSummary,
+    /// The phases, in plan order.
+    pub phases: Vec<Phase>,
+    /// Set while the workflow is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<Pause>,
+    /// The last sign of life from an agent session (a heartbeat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_activity: Option<Activity>,
+    /// The replan log, as in the checkpoint-recovery pattern.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replans: Vec<Replan>,
+    /// Data from an imported format that has no place in this model, kept verbatim.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extensions: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The status of a whole workflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkflowStatus {
+    /// No phase has started yet.
+    Pending,
+    /// Work has started and is not finished.
+    InProgress,
+    /// Paused on purpose (for example after a rate limit).
+    Paused,
+    /// A phase waits for a person's approval.
+    AwaitingApproval,
+    /// A phase failed and nothing is running.
+    Failed,
+    /// Every phase is complete or skipped.
+    Complete,
+    /// Given up on purpose.
+    Abandoned,
+}
+
+impl WorkflowStatus {
+    /// Whether nothing more will happen to the workflow.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Self::Complete | Self::Abandoned)
+    }
+
+    /// The status as written in the state file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Paused => "paused",
+            Self::AwaitingApproval => "awaiting_approval",
+            Self::Failed => "failed",
+            Self::Complete => "complete",
+            Self::Abandoned => "abandoned",
+        }
+    }
+}
+
+/// Where in git the workflow runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GitContext {
+    /// The branch checked out when the workflow started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The worktree's top-level directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    /// `HEAD` when the workflow started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+}
+
+/// The context summary re-injected into a new session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContextSummary {
+    /// Key decisions, oldest first.
+    #[serde(default)]
+    pub key_decisions: Vec<Decision>,
+    /// Files the work created or changed that matter, without duplicates.
+    #[serde(default)]
+    pub file_paths: Vec<String>,
+    /// Free-text notes, oldest first.
+    #[serde(default)]
+    pub notes: Vec<Note>,
+}
+
+/// A key decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Decision {
+    /// What was decided, and why.
+    pub text: String,
+    /// When it was recorded.
+    pub at: DateTime<Utc>,
+}
+
+/// A free-text note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Note {
+    /// The note.
+    pub text: String,
+    /// When it was recorded.
+    pub at: DateTime<Utc>,
+}
+
+/// Why and until when a workflow is paused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Pause {
+    /// Why it was paused, for example `rate_limit`.
+    pub reason: String,
+    /// When it was paused.
+    pub at: DateTime<Utc>,
+    /// When work may continue, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// A sign of life from an agent session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Activity {
+    /// When it was seen.
+    pub at: DateTime<Utc>,
+    /// What reported it, for example `Stop` or `cli`.
+    pub source: String,
+    /// The Claude Code session id, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// One entry of the replan log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Replan {
+    /// The phase that was replanned.
+    pub phase: PhaseId,
+    /// Why.
+    pub reason: String,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A phase of a workflow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Phase {
+    /// The phase id, unique in the workflow.
+    pub id: PhaseId,
+    /// A human name.
+    pub name: String,
+    /// What the phase is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Phases that must be complete (or skipped) before this one starts.
+    #[serde(default)]
+    pub dependencies: Vec<PhaseId>,
+    /// The phase status.
+    pub status: PhaseStatus,
+    /// When the current attempt started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// When the phase completed (or was skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<DateTime<Utc>>,
+    /// How many times the phase was started.
+    #[serde(default)]
+    pub attempts: u32,
+    /// How many of those attempts failed.
+    #[serde(default)]
+    pub failures: u32,
+    /// A note on partial work, for resuming mid-phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// Artifact paths the phase must produce.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
+    /// Artifacts the phase recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<Artifact>,
+    /// The commit that captured the phase's work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_sha: Option<String>,
+    /// The last error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How many times the phase was replanned.
+    #[serde(default)]
+    pub replan_count: u32,
+    /// Whether completing the phase waits for a person's approval.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub requires_approval: bool,
+    /// The approval, once given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    /// The phase to go back to when this one fails (else it is retried).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<PhaseId>,
+    /// How many attempts may fail before a person must decide (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Tasks inside the phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<Task>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// The status of a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// The work is done and waits for a person's approval.
+    AwaitingApproval,
+    /// Done.
+    Complete,
+    /// The last attempt failed.
+    Failed,
+    /// Skipped on purpose; counts as done for dependencies.
+    Skipped,
+}
+
+impl PhaseStatus {
+    /// Whether dependants may start.
+    pub fn is_done(self) -> bool {
+        matches!(self, Self::Complete | Self::Skipped)
+    }
+
+    /// The status as written in the state file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::AwaitingApproval => "awaiting_approval",
+            Self::Complete => "complete",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// An artifact a phase recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Artifact {
+    /// The path, relative to the project root where possible.
+    pub path: String,
+    /// When it was recorded.
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// A person's approval of a phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Approval {
+    /// Who approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Any remark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A task inside a phase (the executor level of the dotagent workflow).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Task {
+    /// The task id, unique in its phase.
+    pub id: TaskId,
+    /// What the task does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The task status.
+    pub status: TaskStatus,
+    /// How many times the task was started.
+    #[serde(default)]
+    pub attempts: u32,
+    /// When the current attempt started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<DateTime<Utc>>,
+    /// The file the task writes; its existence proves the task ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// The last error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The status of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    Running,
+    /// Finished.
+    Done,
+    /// The last attempt failed.
+    Failed,
+}
+
+impl TaskStatus {
+    /// The status as written in the state file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+impl Workflow {
+    /// The phase with this id.
+    pub fn phase(&self, id: &PhaseId) -> Option<&Phase> {
+        self.phases.iter().find(|phase| &phase.id == id)
+    }
+
+    /// The index of the phase with this id.
+    pub fn phase_index(&self, id: &PhaseId) -> Option<usize> {
+        self.phases.iter().position(|phase| &phase.id == id)
+    }
+
+    /// Whether every dependency of `phase` is done.
+    pub fn dependencies_done(&self, phase: &Phase) -> bool {
+        phase.dependencies.iter().all(|dep| self.phase(dep).is_some_and(|dep| dep.status.is_done()))
+    }
+
+    /// The number of phases that are complete or skipped.
+    pub fn n_done(&self) -> usize {
+        self.phases.iter().filter(|phase| phase.status.is_done()).count()
+    }
+
+    /// The status implied by the phases, ignoring pauses and abandonment.
+    pub fn derived_status(&self) -> WorkflowStatus {
+        let any = |status: PhaseStatus| self.phases.iter().any(|phase| phase.status == status);
+        if !self.phases.is_empty() && self.phases.iter().all(|phase| phase.status.is_done()) {
+            WorkflowStatus::Complete
+        } else if any(PhaseStatus::AwaitingApproval) {
+            WorkflowStatus::AwaitingApproval
+        } else if any(PhaseStatus::InProgress) {
+            WorkflowStatus::InProgress
+        } else if any(PhaseStatus::Failed) {
+            WorkflowStatus::Failed
+        } else if self.phases.iter().any(|phase| phase.status != PhaseStatus::Pending) {
+            WorkflowStatus::InProgress
+        } else {
+            WorkflowStatus::Pending
+        }
+    }
+
+    /// Recomputes [`Workflow::status`] after a change.
+    pub(crate) fn refresh_status(&mut self) {
+        self.status = match self.status {
+            WorkflowStatus::Abandoned => WorkflowStatus::Abandoned,
+            _ if self.pause.is_some() => WorkflowStatus::Paused,
+            _ => self.derived_status(),
+        };
+    }
+}
+
+impl Phase {
+    /// A new pending phase.
+    pub fn new(id: PhaseId, dependencies: Vec<PhaseId>) -> Self {
+        Self {
+            name: id.as_str().to_owned(),
+            id,
+            description: None,
+            dependencies,
+            status: PhaseStatus::Pending,
+            started_at: None,
+            completed_at: None,
+            attempts: 0,
+            failures: 0,
+            progress: None,
+            outputs: Vec::new(),
+            artifacts: Vec::new(),
+            commit_sha: None,
+            error: None,
+            replan_count: 0,
+            requires_approval: false,
+            approval: None,
+            on_failure: None,
+            max_attempts: None,
+            tasks: Vec::new(),
+        }
+    }
+
+    /// The task with this id.
+    pub fn task(&self, id: &TaskId) -> Option<&Task> {
+        self.tasks.iter().find(|task| &task.id == id)
+    }
+}

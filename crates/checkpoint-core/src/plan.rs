@@ -1,0 +1,291 @@
+//! Phase plans: what `checkpoint init` turns into a workflow, from `--phase` specs or a JSON or
+//! TOML plan file, with the phase graph checked to be a DAG.
+
+use std::{collections::HashMap, path::Path};
+
+use chrono::{DateTime, Utc};
+use miette::{NamedSource, SourceOffset};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::{
+    error::{Error, Result},
+    id::{PhaseId, WorkflowId},
+    model::{ContextSummary, GitContext, Phase, SCHEMA_VERSION, Workflow, WorkflowStatus},
+};
+
+/// A plan: the phases of a new workflow, with optional metadata.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// A one-line title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// A longer description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The workflow kind, for example `implement`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The phases, in order.
+    pub phases: Vec<PhasePlan>,
+}
+
+/// One phase of a plan.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhasePlan {
+    /// The phase id.
+    pub id: PhaseId,
+    /// A human name (defaults to the id).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the phase is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Phases that must be done first.
+    #[serde(default, alias = "depends_on")]
+    pub dependencies: Vec<PhaseId>,
+    /// Artifact paths the phase must produce.
+    #[serde(default)]
+    pub outputs: Vec<String>,
+    /// Whether completing the phase needs a person's approval.
+    #[serde(default)]
+    pub requires_approval: bool,
+    /// The phase to go back to when this one fails.
+    #[serde(default)]
+    pub on_failure: Option<PhaseId>,
+    /// How many failed attempts before a person must decide.
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
+}
+
+impl PhasePlan {
+    /// Parses a `--phase` spec: `id` or `id:dep,dep`.
+    pub fn from_spec(spec: &str) -> Result<Self> {
+        let (id, deps) = match spec.split_once(':') {
+            Some((id, deps)) => (id, deps),
+            None => (spec, ""),
+        };
+        let dependencies = deps
+            .split(',')
+            .map(str::trim)
+            .filter(|dep| !dep.is_empty())
+            .map(PhaseId::new)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            id: PhaseId::new(id.trim())?,
+            name: None,
+            description: None,
+            dependencies,
+            outputs: Vec::new(),
+            requires_approval: false,
+            on_failure: None,
+            max_attempts: None,
+        })
+    }
+}
+
+impl Plan {
+    /// Parses a plan file's contents; TOML when the path ends in `.toml`, JSON otherwise.
+    pub fn parse(path: &Path, text: &str) -> Result<Self> {
+        let is_toml = path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("toml"));
+        let (message, span) = if is_toml {
+            match toml::from_str::<Plan>(text) {
+                Ok(plan) => return Ok(plan),
+                Err(err) => (err.message().to_owned(), err.span().map(|span| span.into())),
+            }
+        } else {
+            match serde_json::from_str::<Plan>(text) {
+                Ok(plan) => return Ok(plan),
+                Err(err) => {
+                    let offset = SourceOffset::from_location(text, err.line(), err.column());
+                    (err.to_string(), Some((offset.offset(), 0).into()))
+                }
+            }
+        };
+        Err(Error::PlanParse {
+            path: path.to_owned(),
+            message,
+            source_code: NamedSource::new(path.display().to_string(), text.to_owned()),
+            span,
+        })
+    }
+
+    /// Checks the phase graph: unique ids, known dependencies, no cycles.
+    pub fn validate(&self) -> Result<()> {
+        validate_graph(self.phases.iter().map(|phase| (&phase.id, phase.dependencies.as_slice(), phase.on_failure.as_ref())))
+    }
+
+    /// Builds the initial state of a new workflow from this plan.
+    pub fn into_workflow(self, id: WorkflowId, git: Option<GitContext>, now: DateTime<Utc>) -> Result<Workflow> {
+        self.validate()?;
+        let phases = self
+            .phases
+            .into_iter()
+            .map(|plan| {
+                let mut phase = Phase::new(plan.id, plan.dependencies);
+                if let Some(name) = plan.name {
+                    phase.name = name;
+                }
+                phase.description = plan.description;
+                phase.outputs = plan.outputs;
+                phase.requires_approval = plan.requires_approval;
+                phase.on_failure = plan.on_failure;
+                phase.max_attempts = plan.max_attempts;
+                phase
+            })
+            .collect();
+        Ok(Workflow {
+            schema_version: SCHEMA_VERSION,
+            id,
+            title: self.title,
+            description: self.description,
+            kind: self.kind,
+            status: WorkflowStatus::Pending,
+            created_at: now,
+            updated_at: now,
+            seq: 0,
+            git,
+            context: ContextSummary::default(),
+            phases,
+            pause: None,
+            last_activity: None,
+            replans: Vec::new(),
+            extensions: serde_json::Map::new(),
+        })
+    }
+}
+
+/// Checks that phase ids are unique, every reference is known, and dependencies form a DAG.
+pub(crate) fn validate_graph<'a>(
+    phases: impl Iterator<Item = (&'a PhaseId, &'a [PhaseId], Option<&'a PhaseId>)> + Clone,
+) -> Result<()> {
+    let mut index = HashMap::new();
+    for (i, (id, _, _)) in phases.clone().enumerate() {
+        if index.insert(id, i).is_some() {
+            return Err(Error::InvalidPlan {
+                message: format!("phase `{id}` is declared twice"),
+                help: "give every phase a unique id".into(),
+            });
+        }
+    }
+    if index.is_empty() {
+        return Err(Error::InvalidPlan {
+            message: "the plan has no phases".into(),
+            help: "declare phases with `--phase <id>[:<dep>,<dep>]` (can be repeated) or `--plan <file>`".into(),
+        });
+    }
+    let deps: Vec<Vec<usize>> = phases
+        .clone()
+        .map(|(id, deps, on_failure)| {
+            if let Some(target) = on_failure.filter(|target| !index.contains_key(target)) {
+                return Err(Error::InvalidPlan {
+                    message: format!("phase `{id}` names an unknown `on_failure` phase `{target}`"),
+                    help: format!("known phases: {}", join_ids(index.keys().copied())),
+                });
+            }
+            deps.iter()
+                .map(|dep| {
+                    index.get(dep).copied().ok_or_else(|| Error::InvalidPlan {
+                        message: format!("phase `{id}` depends on unknown phase `{dep}`"),
+                        help: format!("declare `{dep}` as a phase, or remove the dependency; known phases: {}", join_ids(index.keys().copied())),
+                    })
+                })
+                .collect()
+        })
+        .collect::<Result<_>>()?;
+    // Depth-first search with colours: 0 unvisited, 1 on the stack, 2 finished.
+    let ids: Vec<&PhaseId> = phases.map(|(id, _, _)| id).collect();
+    let mut colour = vec![0u8; ids.len()];
+    for start in 0..ids.len() {
+        if colour[start] != 0 {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        colour[start] = 1;
+        while let Some((node, next)) = stack.last_mut() {
+            let node = *node;
+            if let Some(&dep) = deps[node].get(*next) {
+                *next += 1;
+                match colour[dep] {
+                    0 => {
+                        colour[dep] = 1;
+                        stack.push((dep, 0));
+                    }
+                    1 => {
+                        let from = stack.iter().position(|(n, _)| *n == dep).unwrap_or(0);
+                        let mut cycle: Vec<&str> = stack[from..].iter().map(|(n, _)| ids[*n].as_str()).collect();
+                        cycle.push(ids[dep].as_str());
+                        return Err(Error::InvalidPlan {
+                            message: format!("the dependencies form a cycle: {}", cycle.join(" -> ")),
+                            help: "remove one of these dependencies so that phases can run in some order".into(),
+                        });
+                    }
+                    _ => {}
+                }
+            } else {
+                colour[node] = 2;
+                stack.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn join_ids<'a>(ids: impl Iterator<Item = &'a PhaseId>) -> String {
+    let mut ids: Vec<&str> = ids.map(PhaseId::as_str).collect();
+    ids.sort_unstable();
+    ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(specs: &[&str]) -> Result<Plan> {
+        let phases = specs.iter().map(|spec| PhasePlan::from_spec(spec)).collect::<Result<_>>()?;
+        let plan = Plan { phases, ..Plan::default() };
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    #[track_caller]
+    fn check_err(specs: &[&str], expect: &str) {
+        let err = plan(specs).unwrap_err();
+        assert_eq!(err.to_string(), expect);
+    }
+
+    #[test]
+    fn accepts_a_dag() {
+        let plan = plan(&["design", "build:design", "docs:design", "ship:build,docs"]).unwrap();
+        assert_eq!(plan.phases[3].dependencies.len(), 2);
+    }
+
+    #[test]
+    fn rejects_bad_graphs() {
+        check_err(&["a:b"], "invalid plan: phase `a` depends on unknown phase `b`");
+        check_err(&["a:a"], "invalid plan: the dependencies form a cycle: a -> a");
+        check_err(&["a:c", "b:a", "c:b"], "invalid plan: the dependencies form a cycle: a -> c -> b -> a");
+        check_err(&["a", "a"], "invalid plan: phase `a` is declared twice");
+        check_err(&[], "invalid plan: the plan has no phases");
+        check_err(&["../x"], "invalid phase id `../x`: it contains `..`");
+    }
+
+    #[test]
+    fn parses_json_and_toml() {
+        let json = r#"{"title": "T", "phases": [{"id": "a"}, {"id": "b", "dependencies": ["a"], "outputs": ["b.md"], "requires_approval": true}]}"#;
+        let from_json = Plan::parse(Path::new("plan.json"), json).unwrap();
+        let toml = "title = \"T\"\n[[phases]]\nid = \"a\"\n[[phases]]\nid = \"b\"\ndependencies = [\"a\"]\noutputs = [\"b.md\"]\nrequires_approval = true\n";
+        let from_toml = Plan::parse(Path::new("plan.toml"), toml).unwrap();
+        assert_eq!(from_json, from_toml);
+    }
+
+    #[test]
+    fn parse_errors_point_at_the_field() {
+        let err = Plan::parse(Path::new("p.json"), "{\"phases\": [{\"id\": \"a\", \"colour\": 1}]}").unwrap_err();
+        let Error::PlanParse { message, span, .. } = err else { panic!("{err:?}") };
+        assert!(message.contains("unknown field `colour`"), "{message}");
+        assert!(span.is_some());
+    }
+}

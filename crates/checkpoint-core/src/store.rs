@@ -1,0 +1,613 @@
+//! The crash-safe store: one directory per workflow holding `state.json`, its backup, the journal
+//! and a lock file.
+//!
+//! A write holds the lock, appends the transitions to the journal (fsynced), then replaces
+//! `state.json` atomically (temp file, fsync, rename, fsync of the directory). The journal is the
+//! source of truth: a state that lags behind it is brought up to date by replay, and a state that
+//! does not parse is rebuilt from it (or from the backup) and kept aside, never overwritten.
+
+use std::{
+    fs,
+    io::{self, Read, Seek, SeekFrom, Write},
+    path::{Path, PathBuf},
+    thread,
+    time::{Duration, Instant},
+};
+
+use chrono::{DateTime, Utc};
+use miette::{NamedSource, SourceOffset};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    error::{Error, Result},
+    fsx,
+    id::WorkflowId,
+    journal::{self, Entry},
+    model::{SCHEMA_VERSION, Workflow},
+    plan::validate_graph,
+    transition::{Transition, apply},
+};
+
+/// The current state, pretty-printed JSON.
+pub const STATE_FILE: &str = "state.json";
+/// The state before the last write.
+pub const BACKUP_FILE: &str = "state.json.bak";
+/// The append-only journal of transitions.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+/// The advisory lock file.
+pub const LOCK_FILE: &str = "lock";
+/// The prefix of temporary state files; leftovers are removed by the next writer.
+pub const TEMP_PREFIX: &str = ".state.json.tmp-";
+
+/// How many bytes of the journal's end are read to find its last sequence number.
+const TAIL_BYTES: u64 = 4096;
+
+/// Settings of a [`Store`], chosen by the caller.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// How long to wait for another process's lock before failing.
+    pub lock_timeout: Duration,
+    /// Called once when a lock is contended, before waiting (the CLI prints a message).
+    pub on_lock_wait: Option<fn(&Path)>,
+}
+
+/// A directory of workflows, usually `.claude/checkpoints/`.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+    options: StoreOptions,
+}
+
+/// Something the store found and repaired (or, on a read, would repair) while loading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Recovery {
+    /// `state.json` lagged behind the journal (a crash between the two writes); the missing
+    /// entries were replayed.
+    JournalReplayed {
+        /// The state's sequence number before the replay.
+        from_seq: u64,
+        /// The journal's last sequence number.
+        to_seq: u64,
+    },
+    /// `state.json` was missing or unreadable and was rebuilt.
+    StateRebuilt {
+        /// Why the state could not be used.
+        reason: String,
+        /// `journal` or `backup`.
+        source: String,
+        /// Where the unreadable file was kept, once a writer moved it aside.
+        kept_as: Option<PathBuf>,
+    },
+    /// The journal ended in a torn line (a crash mid-append); it was ignored.
+    TornJournalLine {
+        /// Its length in bytes.
+        bytes: usize,
+        /// Where it was kept, once a writer moved it aside.
+        kept_as: Option<PathBuf>,
+    },
+    /// Temporary files of an interrupted write were found.
+    TempFiles {
+        /// Their paths.
+        paths: Vec<PathBuf>,
+        /// Whether they were removed (only a writer removes them).
+        removed: bool,
+    },
+    /// The journal ends before the state (it was truncated or replaced).
+    JournalBehind {
+        /// The journal's last sequence number.
+        journal_seq: u64,
+        /// The state's.
+        state_seq: u64,
+    },
+}
+
+/// A loaded workflow and what was recovered to load it.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The current state.
+    pub workflow: Workflow,
+    /// What was found and repaired.
+    pub recoveries: Vec<Recovery>,
+    /// The workflow's directory.
+    pub dir: PathBuf,
+    repair: Repair,
+}
+
+/// Repairs a writer must persist before its own write.
+#[derive(Debug, Clone, Default)]
+struct Repair {
+    corrupt_state: bool,
+    torn_at: Option<(u64, Vec<u8>)>,
+    temp_files: Vec<PathBuf>,
+    journal_seq: u64,
+    state_stale: bool,
+}
+
+impl Store {
+    /// A store rooted at `root` (which need not exist yet).
+    pub fn new(root: &Path, options: StoreOptions) -> Self {
+        Self { root: root.to_owned(), options }
+    }
+
+    /// The store's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The directory of a workflow.
+    pub fn workflow_dir(&self, id: &WorkflowId) -> PathBuf {
+        self.root.join(id.as_str())
+    }
+
+    /// The ids of all workflows in the store, sorted.
+    pub fn list(&self) -> Result<Vec<WorkflowId>> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(Error::io("list", &self.root, err)),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|err| Error::io("list", &self.root, err))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            let Ok(id) = WorkflowId::new(&name) else { continue };
+            let path = entry.path();
+            if path.join(STATE_FILE).exists() || path.join(JOURNAL_FILE).exists() {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Loads a workflow without taking the lock; recoveries are computed in memory only.
+    pub fn load(&self, id: &WorkflowId) -> Result<Loaded> {
+        let dir = self.checked_dir(id)?;
+        load_dir(id, &self.root, &dir)
+    }
+
+    /// Creates a workflow from its initial state.
+    pub fn create(&self, workflow: Workflow, now: DateTime<Utc>) -> Result<Loaded> {
+        let dir = self.workflow_dir(&workflow.id);
+        create_private_dir(&self.root)?;
+        create_private_dir(&dir)?;
+        let dir = self.checked_dir(&workflow.id)?;
+        let _lock = self.lock(&dir)?;
+        if dir.join(STATE_FILE).exists() || dir.join(JOURNAL_FILE).exists() {
+            return Err(Error::AlreadyExists { id: workflow.id.to_string(), dir });
+        }
+        let mut next = workflow.clone();
+        let transition = Transition::Init { workflow: Box::new(workflow) };
+        apply(&mut next, &transition, 1, now)?;
+        let entry = Entry { seq: 1, at: now, transition };
+        commit(&dir, &[entry], &next)?;
+        Ok(Loaded { workflow: next, recoveries: Vec::new(), dir, repair: Repair::default() })
+    }
+
+    /// Applies the transitions `decide` returns for the current state, under the lock.
+    ///
+    /// Repairs found while loading are persisted first. When `decide` returns no transition
+    /// and nothing needs repair, nothing is written.
+    pub fn update(
+        &self,
+        id: &WorkflowId,
+        now: DateTime<Utc>,
+        decide: impl FnOnce(&Workflow) -> Result<Vec<Transition>>,
+    ) -> Result<Loaded> {
+        let dir = self.checked_dir(id)?;
+        let _lock = self.lock(&dir)?;
+        let mut loaded = load_dir(id, &self.root, &dir)?;
+        let transitions = decide(&loaded.workflow)?;
+        let mut next = loaded.workflow.clone();
+        let mut seq = loaded.repair.journal_seq.max(next.seq);
+        let mut entries = Vec::with_capacity(transitions.len());
+        for transition in transitions {
+            seq += 1;
+            apply(&mut next, &transition, seq, now)?;
+            entries.push(Entry { seq, at: now, transition });
+        }
+        let needs_state_write = loaded.repair.corrupt_state || loaded.repair.state_stale;
+        persist_repairs(&dir, now, &mut loaded)?;
+        if !entries.is_empty() || needs_state_write {
+            commit(&dir, &entries, &next)?;
+        }
+        loaded.workflow = next;
+        Ok(loaded)
+    }
+
+    /// Applies one transition under the lock.
+    pub fn apply(&self, id: &WorkflowId, now: DateTime<Utc>, transition: Transition) -> Result<Loaded> {
+        self.update(id, now, |_| Ok(vec![transition]))
+    }
+
+    /// Reads and parses the whole journal of a workflow.
+    pub fn journal(&self, id: &WorkflowId) -> Result<journal::Journal> {
+        let dir = self.checked_dir(id)?;
+        let path = dir.join(JOURNAL_FILE);
+        match fsx::read_limited(&path)? {
+            Some(bytes) => journal::parse(&path, &bytes),
+            None => Ok(journal::Journal::default()),
+        }
+    }
+
+    fn checked_dir(&self, id: &WorkflowId) -> Result<PathBuf> {
+        let dir = self.workflow_dir(id);
+        match fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(Error::Symlink { path: dir }),
+            Ok(_) => Ok(dir),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                Err(Error::NotFound { id: id.to_string(), root: self.root.clone() })
+            }
+            Err(err) => Err(Error::io("open", dir, err)),
+        }
+    }
+
+    fn lock(&self, dir: &Path) -> Result<fs::File> {
+        let path = dir.join(LOCK_FILE);
+        if fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            return Err(Error::Symlink { path });
+        }
+        let file = private_options().read(true).write(true).create(true).truncate(false).open(&path).map_err(|err| Error::io("open lock file", &path, err))?;
+        let started = Instant::now();
+        let mut delay = Duration::from_millis(1);
+        let mut warned = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(err)) => return Err(Error::io("lock", &path, err)),
+            }
+            let waited = started.elapsed();
+            if waited >= self.options.lock_timeout {
+                return Err(Error::Locked { path, waited_ms: waited.as_millis() });
+            }
+            if !warned {
+                warned = true;
+                if let Some(on_wait) = self.options.on_lock_wait {
+                    on_wait(&path);
+                }
+            }
+            thread::sleep(delay.min(self.options.lock_timeout.saturating_sub(waited)));
+            delay = (delay * 2).min(Duration::from_millis(50));
+        }
+    }
+}
+
+fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
+    let state_path = dir.join(STATE_FILE);
+    let journal_path = dir.join(JOURNAL_FILE);
+    let mut recoveries = Vec::new();
+    let mut repair = Repair::default();
+
+    let temp_files = temp_files(dir)?;
+    if !temp_files.is_empty() {
+        recoveries.push(Recovery::TempFiles { paths: temp_files.clone(), removed: false });
+        repair.temp_files = temp_files;
+    }
+
+    let (tail_seq, torn) = journal_tail(&journal_path)?;
+    repair.journal_seq = tail_seq.unwrap_or(0);
+    if let Some((offset, bytes)) = torn {
+        recoveries.push(Recovery::TornJournalLine { bytes: bytes.len(), kept_as: None });
+        repair.torn_at = Some((offset, bytes));
+    }
+
+    let state = match fsx::read_limited(&state_path)? {
+        Some(bytes) => match parse_state(&state_path, &bytes) {
+            Err(err @ Error::NewerVersion { .. }) => return Err(err),
+            parsed => parsed,
+        },
+        None => Err(Error::NotFound { id: id.to_string(), root: root.to_owned() }),
+    };
+
+    let workflow = match state {
+        Ok(mut workflow) => {
+            match tail_seq {
+                Some(journal_seq) if journal_seq > workflow.seq => {
+                    let journal = read_journal(&journal_path)?;
+                    let from_seq = workflow.seq;
+                    let missing: Vec<Entry> = journal.entries.into_iter().filter(|entry| entry.seq > from_seq).collect();
+                    workflow = journal::replay(&journal_path, Some(workflow), &missing)?.expect("replay onto a state yields a state");
+                    recoveries.push(Recovery::JournalReplayed { from_seq, to_seq: workflow.seq });
+                    repair.state_stale = true;
+                }
+                Some(journal_seq) if journal_seq < workflow.seq => {
+                    recoveries.push(Recovery::JournalBehind { journal_seq, state_seq: workflow.seq });
+                }
+                None if workflow.seq > 0 && journal_path.exists() => {
+                    recoveries.push(Recovery::JournalBehind { journal_seq: 0, state_seq: workflow.seq });
+                }
+                _ => {}
+            }
+            workflow
+        }
+        Err(state_err) => {
+            let missing = matches!(state_err, Error::NotFound { .. });
+            if missing && tail_seq.is_none() && repair.torn_at.is_none() {
+                return Err(state_err);
+            }
+            let (workflow, source) = match rebuild(dir, &journal_path) {
+                Ok(rebuilt) => rebuilt,
+                Err(rebuild_err) if missing => return Err(rebuild_err),
+                Err(_) => return Err(state_err_with_help(state_err)),
+            };
+            recoveries.push(Recovery::StateRebuilt {
+                reason: if missing { format!("`{STATE_FILE}` is missing") } else { state_err.to_string() },
+                source: source.into(),
+                kept_as: None,
+            });
+            repair.corrupt_state = !missing;
+            repair.state_stale = true;
+            workflow
+        }
+    };
+    Ok(Loaded { workflow, recoveries, dir: dir.to_owned(), repair })
+}
+
+/// Rebuilds a state from the journal, else from the backup plus the journal's later entries.
+fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> {
+    let journal = read_journal(journal_path);
+    if let Ok(journal) = &journal {
+        let starts_whole = journal.entries.first().is_some_and(|entry| matches!(entry.transition, Transition::Init { .. } | Transition::Snapshot { .. }));
+        if starts_whole {
+            if let Ok(Some(workflow)) = journal::replay(journal_path, None, &journal.entries) {
+                return Ok((workflow, "journal"));
+            }
+        }
+    }
+    let backup_path = dir.join(BACKUP_FILE);
+    let backup = fsx::read_limited(&backup_path)?.ok_or_else(|| Error::Corrupt {
+        path: dir.join(STATE_FILE),
+        message: "no usable state, journal or backup".into(),
+        help: format!("nothing was changed; inspect the files in `{}`", dir.display()),
+        source_code: None,
+        span: None,
+    })?;
+    let base = parse_state(&backup_path, &backup)?;
+    let base_seq = base.seq;
+    let later: Vec<Entry> = match journal {
+        Ok(journal) => journal.entries.into_iter().filter(|entry| entry.seq > base_seq).collect(),
+        Err(_) => Vec::new(),
+    };
+    let workflow = journal::replay(journal_path, Some(base), &later)?.expect("replay onto a state yields a state");
+    Ok((workflow, "backup"))
+}
+
+fn state_err_with_help(err: Error) -> Error {
+    match err {
+        Error::Corrupt { path, message, source_code, span, .. } => Error::Corrupt {
+            help: format!(
+                "neither the journal nor `{BACKUP_FILE}` could rebuild it; the file was left untouched: fix it by hand, or move it aside and start again"
+            ),
+            path,
+            message,
+            source_code,
+            span,
+        },
+        other => other,
+    }
+}
+
+/// Parses and checks a state file.
+pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
+    #[derive(Deserialize)]
+    struct VersionPeek {
+        schema_version: Option<serde_json::Value>,
+    }
+    let corrupt = |message: String, err: Option<&serde_json::Error>| {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let span = err.filter(|err| err.line() > 0).map(|err| (SourceOffset::from_location(&text, err.line(), err.column()).offset(), 0).into());
+        Error::Corrupt {
+            path: path.to_owned(),
+            message,
+            help: "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`".into(),
+            source_code: Some(NamedSource::new(path.display().to_string(), text)),
+            span,
+        }
+    };
+    let peek: VersionPeek = serde_json::from_slice(bytes).map_err(|err| corrupt(err.to_string(), Some(&err)))?;
+    match peek.schema_version.as_ref().map(serde_json::Value::as_u64) {
+        Some(Some(found)) if found > u64::from(SCHEMA_VERSION) => {
+            return Err(Error::NewerVersion { path: path.to_owned(), found: u32::try_from(found).unwrap_or(u32::MAX), supported: SCHEMA_VERSION });
+        }
+        Some(Some(_)) => {}
+        _ => return Err(corrupt("missing or invalid `schema_version`".into(), None)),
+    }
+    let workflow: Workflow = serde_json::from_slice(bytes).map_err(|err| corrupt(err.to_string(), Some(&err)))?;
+    check_invariants(&workflow).map_err(|message| corrupt(message, None))?;
+    Ok(workflow)
+}
+
+/// Checks what serde cannot: the phase graph and references.
+pub fn check_invariants(workflow: &Workflow) -> std::result::Result<(), String> {
+    validate_graph(workflow.phases.iter().map(|phase| (&phase.id, phase.dependencies.as_slice(), phase.on_failure.as_ref())))
+        .map_err(|err| err.to_string())?;
+    for phase in &workflow.phases {
+        let mut seen = std::collections::HashSet::new();
+        for task in &phase.tasks {
+            if !seen.insert(&task.id) {
+                return Err(format!("task `{}` appears twice in phase `{}`", task.id, phase.id));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_journal(path: &Path) -> Result<journal::Journal> {
+    match fsx::read_limited(path)? {
+        Some(bytes) => journal::parse(path, &bytes),
+        None => Ok(journal::Journal::default()),
+    }
+}
+
+/// Reads the journal's end: the last complete sequence number and a torn last line, if any.
+///
+/// Reads a few kilobytes from the end, more only when the last line is longer.
+fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<(u64, Vec<u8>)>)> {
+    let mut file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((None, None)),
+        Err(err) => return Err(Error::io("open", path, err)),
+    };
+    let len = file.metadata().map_err(|err| Error::io("read", path, err))?.len();
+    let mut window = TAIL_BYTES.min(len);
+    loop {
+        let start = len - window;
+        let whole = start == 0;
+        file.seek(SeekFrom::Start(start)).map_err(|err| Error::io("read", path, err))?;
+        let mut tail = Vec::with_capacity(window as usize);
+        (&mut file).take(window).read_to_end(&mut tail).map_err(|err| Error::io("read", path, err))?;
+        match tail.iter().rposition(|&b| b == b'\n') {
+            None if whole => return Ok((None, (!tail.is_empty()).then(|| (0, tail)))),
+            None => {}
+            Some(end) => {
+                let torn = (end + 1 < tail.len()).then(|| (start + end as u64 + 1, tail[end + 1..].to_vec()));
+                if let Some(seq) = journal::last_seq_in_tail(&tail[..=end], whole) {
+                    return Ok((Some(seq), torn));
+                }
+                if whole || tail[..end].contains(&b'\n') {
+                    // The last complete line is whole in the window but has no sequence number.
+                    return Ok((None, torn));
+                }
+            }
+        }
+        window = (window * 4).min(len);
+    }
+}
+
+fn temp_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(Error::io("list", dir, err)),
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        if entry.file_name().to_str().is_some_and(|name| name.starts_with(TEMP_PREFIX)) {
+            found.push(entry.path());
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loaded) -> Result<()> {
+    let stamp = now.format("%Y%m%dT%H%M%S%.3fZ");
+    for path in &loaded.repair.temp_files {
+        match fs::remove_file(path) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(Error::io("remove", path, err)),
+        }
+    }
+    if let Some((offset, bytes)) = loaded.repair.torn_at.take() {
+        let kept = dir.join(format!("{JOURNAL_FILE}.torn-{stamp}"));
+        write_new_file(&kept, &bytes)?;
+        let journal_path = dir.join(JOURNAL_FILE);
+        let file = fs::OpenOptions::new().write(true).open(&journal_path).map_err(|err| Error::io("open", &journal_path, err))?;
+        file.set_len(offset).map_err(|err| Error::io("truncate", &journal_path, err))?;
+        file.sync_all().map_err(|err| Error::io("sync", &journal_path, err))?;
+        for recovery in &mut loaded.recoveries {
+            if let Recovery::TornJournalLine { kept_as, .. } = recovery {
+                *kept_as = Some(kept.clone());
+            }
+        }
+    }
+    if loaded.repair.corrupt_state {
+        let state_path = dir.join(STATE_FILE);
+        let kept = dir.join(format!("{STATE_FILE}.corrupt-{stamp}"));
+        fsx::rename(&state_path, &kept)?;
+        for recovery in &mut loaded.recoveries {
+            if let Recovery::StateRebuilt { kept_as, .. } = recovery {
+                *kept_as = Some(kept.clone());
+            }
+        }
+    }
+    for recovery in &mut loaded.recoveries {
+        if let Recovery::TempFiles { removed, .. } = recovery {
+            *removed = true;
+        }
+    }
+    if !loaded.repair.temp_files.is_empty() || loaded.repair.corrupt_state {
+        fsx::sync_dir(dir).map_err(|err| Error::io("sync", dir, err))?;
+    }
+    Ok(())
+}
+
+/// Appends `entries` to the journal, then replaces the state. Failures after the journal append
+/// began are [`Error::MaybeSaved`]: the journal may hold the transitions.
+fn commit(dir: &Path, entries: &[Entry], state: &Workflow) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(state).expect("a workflow always serializes");
+    text.push('\n');
+    let journal_path = dir.join(JOURNAL_FILE);
+    if !entries.is_empty() {
+        let lines: String = entries.iter().map(Entry::to_line).collect();
+        let created = !journal_path.exists();
+        let mut journal = private_options().append(true).create(true).open(&journal_path).map_err(|err| Error::io("open", &journal_path, err))?;
+        journal
+            .write_all(lines.as_bytes())
+            .and_then(|()| journal.sync_data())
+            .map_err(|source| Error::MaybeSaved { path: journal_path.clone(), source })?;
+        if created {
+            fsx::sync_dir(dir).map_err(|source| Error::MaybeSaved { path: journal_path.clone(), source })?;
+        }
+    }
+    let maybe = |source: io::Error| Error::MaybeSaved { path: dir.join(STATE_FILE), source };
+    write_state_atomically(dir, text.as_bytes()).map_err(maybe)
+}
+
+fn write_state_atomically(dir: &Path, bytes: &[u8]) -> io::Result<()> {
+    let state_path = dir.join(STATE_FILE);
+    let mut temp = tempfile::Builder::new().prefix(TEMP_PREFIX).permissions(private_file_permissions()).tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    if state_path.exists() {
+        // The backup is a hard link to the old file, which is never written in place.
+        let backup_tmp = dir.join(format!("{TEMP_PREFIX}bak"));
+        let _ = fs::remove_file(&backup_tmp);
+        match fs::hard_link(&state_path, &backup_tmp) {
+            #[expect(clippy::disallowed_methods, reason = "the caller names the path in the error")]
+            Ok(()) => fs::rename(&backup_tmp, dir.join(BACKUP_FILE))?,
+            Err(_) => {
+                fs::copy(&state_path, dir.join(BACKUP_FILE))?;
+            }
+        }
+    }
+    temp.persist(&state_path).map_err(|err| err.error)?;
+    fsx::sync_dir(dir)
+}
+
+fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = private_options().write(true).create_new(true).open(path).map_err(|err| Error::io("create", path, err))?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|err| Error::io("write", path, err))
+}
+
+fn create_private_dir(path: &Path) -> Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(path).map_err(|err| Error::io("create directory", path, err))
+}
+
+fn private_options() -> fs::OpenOptions {
+    let mut options = fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+fn private_file_permissions() -> fs::Permissions {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::PermissionsExt::from_mode(0o600)
+    }
+    #[cfg(not(unix))]
+    {
+        fs::metadata(".").map(|meta| meta.permissions()).expect("the current directory has metadata")
+    }
+}
+
+#[cfg(test)]
+mod tests;

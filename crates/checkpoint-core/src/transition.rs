@@ -1,0 +1,595 @@
+//! Transitions: every change to a workflow is one of these, applied by [`apply`] and recorded in
+//! the journal with a timestamp and a sequence number.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    error::{Error, Result},
+    id::{PhaseId, TaskId},
+    model::{
+        Activity, Approval, Artifact, Decision, Note, Pause, Phase, PhaseStatus, Replan, Task,
+        TaskStatus, Workflow, WorkflowStatus,
+    },
+};
+
+/// How many failed attempts a phase may have before a person must decide, unless it says otherwise.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// One change to a workflow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Transition {
+    /// Creates the workflow with this initial state.
+    Init {
+        /// The initial state.
+        workflow: Box<Workflow>,
+    },
+    /// Replaces the whole state (a rewind, a recovery or an import).
+    Snapshot {
+        /// The new state; its `seq` and `updated_at` are set on apply.
+        workflow: Box<Workflow>,
+        /// Why the state was replaced.
+        reason: String,
+    },
+    /// Starts (or retries) a phase.
+    PhaseStart {
+        /// The phase.
+        phase: PhaseId,
+        /// Start even if it is done, its dependencies are not, or it failed too often.
+        #[serde(default)]
+        force: bool,
+    },
+    /// Records partial progress on a phase.
+    PhaseProgress {
+        /// The phase.
+        phase: PhaseId,
+        /// What is done so far and what comes next.
+        note: String,
+    },
+    /// Completes a phase (or sends it to its approval gate).
+    PhaseComplete {
+        /// The phase.
+        phase: PhaseId,
+        /// Artifacts produced.
+        #[serde(default)]
+        artifacts: Vec<String>,
+        /// The commit holding the work.
+        #[serde(default)]
+        commit_sha: Option<String>,
+        /// Complete even if dependencies or tasks are not done.
+        #[serde(default)]
+        force: bool,
+    },
+    /// Marks a phase failed.
+    PhaseFail {
+        /// The phase.
+        phase: PhaseId,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Skips a phase; it counts as done for its dependants.
+    PhaseSkip {
+        /// The phase.
+        phase: PhaseId,
+        /// Why.
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// Puts an interrupted phase back to pending (resume recovery).
+    PhaseReset {
+        /// The phase.
+        phase: PhaseId,
+        /// Why.
+        reason: String,
+    },
+    /// Approves a phase waiting at its gate.
+    PhaseApprove {
+        /// The phase.
+        phase: PhaseId,
+        /// Who approved.
+        #[serde(default)]
+        by: Option<String>,
+        /// Any remark.
+        #[serde(default)]
+        note: Option<String>,
+    },
+    /// Rejects a phase waiting at its gate; it fails with the reason.
+    PhaseReject {
+        /// The phase.
+        phase: PhaseId,
+        /// Why.
+        reason: String,
+    },
+    /// Records the commit holding a phase's work.
+    PhaseCommit {
+        /// The phase.
+        phase: PhaseId,
+        /// The commit.
+        sha: String,
+    },
+    /// Records that a phase was replanned.
+    Replan {
+        /// The phase.
+        phase: PhaseId,
+        /// Why.
+        reason: String,
+    },
+    /// Adds a task to a phase.
+    TaskAdd {
+        /// The phase.
+        phase: PhaseId,
+        /// The new task.
+        task: TaskId,
+        /// What it does.
+        #[serde(default)]
+        title: Option<String>,
+        /// The file it writes.
+        #[serde(default)]
+        output: Option<String>,
+    },
+    /// Starts a task (and its phase, if pending).
+    TaskStart {
+        /// The phase.
+        phase: PhaseId,
+        /// The task.
+        task: TaskId,
+    },
+    /// Finishes a task.
+    TaskDone {
+        /// The phase.
+        phase: PhaseId,
+        /// The task.
+        task: TaskId,
+        /// The file it wrote.
+        #[serde(default)]
+        output: Option<String>,
+    },
+    /// Marks a task failed.
+    TaskFail {
+        /// The phase.
+        phase: PhaseId,
+        /// The task.
+        task: TaskId,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Puts an interrupted task back to pending (resume recovery).
+    TaskReset {
+        /// The phase.
+        phase: PhaseId,
+        /// The task.
+        task: TaskId,
+        /// Why.
+        reason: String,
+    },
+    /// Adds a free-text note to the context summary.
+    Note {
+        /// The note.
+        text: String,
+    },
+    /// Adds a key decision to the context summary.
+    Decide {
+        /// The decision.
+        text: String,
+    },
+    /// Adds a file path to the context summary.
+    FilePath {
+        /// The path.
+        path: String,
+    },
+    /// Records a sign of life from an agent session.
+    Heartbeat {
+        /// What reported it.
+        source: String,
+        /// The session id.
+        #[serde(default)]
+        session_id: Option<String>,
+    },
+    /// Pauses the workflow.
+    Pause {
+        /// Why.
+        reason: String,
+        /// When it may continue.
+        #[serde(default)]
+        until: Option<DateTime<Utc>>,
+    },
+    /// Lifts a pause.
+    Unpause,
+    /// Gives the workflow up.
+    Abandon {
+        /// Why.
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// Records a context compaction in the agent session.
+    Compaction {
+        /// `manual` or `auto`.
+        trigger: String,
+        /// The session id.
+        #[serde(default)]
+        session_id: Option<String>,
+    },
+}
+
+impl Transition {
+    /// A short name of the operation, as in the journal's `op` field.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Self::Init { .. } => "init",
+            Self::Snapshot { .. } => "snapshot",
+            Self::PhaseStart { .. } => "phase_start",
+            Self::PhaseProgress { .. } => "phase_progress",
+            Self::PhaseComplete { .. } => "phase_complete",
+            Self::PhaseFail { .. } => "phase_fail",
+            Self::PhaseSkip { .. } => "phase_skip",
+            Self::PhaseReset { .. } => "phase_reset",
+            Self::PhaseApprove { .. } => "phase_approve",
+            Self::PhaseReject { .. } => "phase_reject",
+            Self::PhaseCommit { .. } => "phase_commit",
+            Self::Replan { .. } => "replan",
+            Self::TaskAdd { .. } => "task_add",
+            Self::TaskStart { .. } => "task_start",
+            Self::TaskDone { .. } => "task_done",
+            Self::TaskFail { .. } => "task_fail",
+            Self::TaskReset { .. } => "task_reset",
+            Self::Note { .. } => "note",
+            Self::Decide { .. } => "decide",
+            Self::FilePath { .. } => "file_path",
+            Self::Heartbeat { .. } => "heartbeat",
+            Self::Pause { .. } => "pause",
+            Self::Unpause => "unpause",
+            Self::Abandon { .. } => "abandon",
+            Self::Compaction { .. } => "compaction",
+        }
+    }
+
+    /// The phase this transition concerns, if any.
+    pub fn phase(&self) -> Option<&PhaseId> {
+        match self {
+            Self::PhaseStart { phase, .. }
+            | Self::PhaseProgress { phase, .. }
+            | Self::PhaseComplete { phase, .. }
+            | Self::PhaseFail { phase, .. }
+            | Self::PhaseSkip { phase, .. }
+            | Self::PhaseReset { phase, .. }
+            | Self::PhaseApprove { phase, .. }
+            | Self::PhaseReject { phase, .. }
+            | Self::PhaseCommit { phase, .. }
+            | Self::Replan { phase, .. }
+            | Self::TaskAdd { phase, .. }
+            | Self::TaskStart { phase, .. }
+            | Self::TaskDone { phase, .. }
+            | Self::TaskFail { phase, .. }
+            | Self::TaskReset { phase, .. } => Some(phase),
+            _ => None,
+        }
+    }
+}
+
+/// Applies `transition` at time `at` to `workflow`, or refuses it and leaves `workflow` unchanged.
+///
+/// `seq` is the journal sequence number of the transition.
+pub fn apply(workflow: &mut Workflow, transition: &Transition, seq: u64, at: DateTime<Utc>) -> Result<()> {
+    let mut next = match transition {
+        Transition::Init { workflow: init } | Transition::Snapshot { workflow: init, .. } => {
+            let mut next = (**init).clone();
+            next.refresh_status();
+            next
+        }
+        _ => {
+            if workflow.status == WorkflowStatus::Abandoned && !matches!(transition, Transition::Note { .. } | Transition::Heartbeat { .. }) {
+                return Err(Error::transition(
+                    format!("workflow `{}` was abandoned", workflow.id),
+                    "start a new workflow with `checkpoint init`, or restore an earlier point with `checkpoint rewind`",
+                ));
+            }
+            let mut next = workflow.clone();
+            apply_change(&mut next, transition, at)?;
+            next
+        }
+    };
+    next.seq = seq;
+    next.updated_at = at;
+    next.refresh_status();
+    *workflow = next;
+    Ok(())
+}
+
+fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<Utc>) -> Result<()> {
+    match transition {
+        Transition::Init { .. } | Transition::Snapshot { .. } => unreachable!("handled by `apply`"),
+        Transition::PhaseStart { phase, force } => {
+            let blockers = unfinished_dependencies(workflow, phase)?;
+            let phase = phase_mut(workflow, phase)?;
+            let max_attempts = phase.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+            if !force {
+                match phase.status {
+                    PhaseStatus::InProgress => {
+                        return Err(Error::transition(
+                            format!("phase `{}` is already in progress", phase.id),
+                            format!("record progress with `checkpoint progress {} \"<note>\"`, or restart it with `checkpoint start {} --force`", phase.id, phase.id),
+                        ));
+                    }
+                    PhaseStatus::Complete | PhaseStatus::Skipped | PhaseStatus::AwaitingApproval => {
+                        return Err(Error::transition(
+                            format!("phase `{}` is {}", phase.id, phase.status.as_str()),
+                            format!("to redo it, run `checkpoint start {} --force`", phase.id),
+                        ));
+                    }
+                    PhaseStatus::Failed if phase.failures >= max_attempts => {
+                        return Err(Error::transition(
+                            format!("phase `{}` failed {} times, the limit is {max_attempts}", phase.id, phase.failures),
+                            format!("a person should decide: retry with `checkpoint start {} --force`, skip it with `checkpoint skip {}`, or abandon the workflow", phase.id, phase.id),
+                        ));
+                    }
+                    PhaseStatus::Pending | PhaseStatus::Failed => {}
+                }
+                if !blockers.is_empty() {
+                    return Err(Error::transition(
+                        format!("phase `{}` waits for {}", phase.id, blockers.join(", ")),
+                        "finish those phases first, or start anyway with `--force`",
+                    ));
+                }
+            }
+            phase.status = PhaseStatus::InProgress;
+            phase.attempts += 1;
+            phase.started_at = Some(at);
+            phase.completed_at = None;
+            phase.approval = None;
+            workflow.pause = None;
+        }
+        Transition::PhaseProgress { phase, note } => {
+            let phase = phase_mut(workflow, phase)?;
+            if phase.status != PhaseStatus::InProgress {
+                return Err(Error::transition(
+                    format!("phase `{}` is {}, not in progress", phase.id, phase.status.as_str()),
+                    format!("start it first with `checkpoint start {}`", phase.id),
+                ));
+            }
+            phase.progress = Some(note.clone());
+        }
+        Transition::PhaseComplete { phase: id, artifacts, commit_sha, force } => {
+            let blockers = unfinished_dependencies(workflow, id)?;
+            let phase = phase_mut(workflow, id)?;
+            if !force {
+                match phase.status {
+                    PhaseStatus::InProgress | PhaseStatus::Pending | PhaseStatus::Failed => {}
+                    status => {
+                        return Err(Error::transition(
+                            format!("phase `{id}` is already {}", status.as_str()),
+                            match status {
+                                PhaseStatus::AwaitingApproval => format!("approve it with `checkpoint approve {id}`"),
+                                _ => "nothing to do".to_owned(),
+                            },
+                        ));
+                    }
+                }
+                if !blockers.is_empty() {
+                    return Err(Error::transition(
+                        format!("cannot complete phase `{id}`: it depends on {}, which {} not done", blockers.join(", "), if blockers.len() == 1 { "is" } else { "are" }),
+                        "complete the dependencies first, or pass `--force`",
+                    ));
+                }
+                let open: Vec<String> = phase.tasks.iter().filter(|task| task.status != TaskStatus::Done).map(|task| format!("`{}`", task.id)).collect();
+                if !open.is_empty() {
+                    return Err(Error::transition(
+                        format!("cannot complete phase `{id}`: tasks {} are not done", open.join(", ")),
+                        format!("finish them with `checkpoint task done {id} <task>`, or pass `--force`"),
+                    ));
+                }
+            }
+            if phase.attempts == 0 {
+                phase.attempts = 1;
+                phase.started_at = Some(at);
+            }
+            for path in artifacts {
+                if !phase.artifacts.iter().any(|artifact| &artifact.path == path) {
+                    phase.artifacts.push(Artifact { path: path.clone(), recorded_at: at });
+                }
+            }
+            if let Some(sha) = commit_sha {
+                phase.commit_sha = Some(sha.clone());
+            }
+            phase.error = None;
+            phase.completed_at = Some(at);
+            phase.status = if phase.requires_approval && phase.approval.is_none() {
+                PhaseStatus::AwaitingApproval
+            } else {
+                PhaseStatus::Complete
+            };
+            let paths: Vec<String> = artifacts.clone();
+            for path in paths {
+                push_path(workflow, path);
+            }
+        }
+        Transition::PhaseFail { phase, reason } => {
+            let phase = phase_mut(workflow, phase)?;
+            if phase.status.is_done() {
+                return Err(Error::transition(
+                    format!("phase `{}` is already {}", phase.id, phase.status.as_str()),
+                    format!("to redo it, run `checkpoint start {} --force`", phase.id),
+                ));
+            }
+            phase.status = PhaseStatus::Failed;
+            phase.failures += 1;
+            phase.error = Some(reason.clone());
+        }
+        Transition::PhaseSkip { phase, reason } => {
+            let phase = phase_mut(workflow, phase)?;
+            if phase.status == PhaseStatus::Complete {
+                return Err(Error::transition(format!("phase `{}` is already complete", phase.id), "nothing to skip"));
+            }
+            phase.status = PhaseStatus::Skipped;
+            phase.completed_at = Some(at);
+            if let Some(reason) = reason {
+                phase.progress = Some(format!("skipped: {reason}"));
+            }
+        }
+        Transition::PhaseReset { phase, reason } => {
+            let phase = phase_mut(workflow, phase)?;
+            phase.status = PhaseStatus::Pending;
+            phase.started_at = None;
+            phase.completed_at = None;
+            phase.error = Some(reason.clone());
+        }
+        Transition::PhaseApprove { phase, by, note } => {
+            let phase = phase_mut(workflow, phase)?;
+            if phase.status != PhaseStatus::AwaitingApproval {
+                return Err(Error::transition(
+                    format!("phase `{}` is {}, not awaiting approval", phase.id, phase.status.as_str()),
+                    "only a phase that reached its approval gate can be approved",
+                ));
+            }
+            phase.approval = Some(Approval { by: by.clone(), at, note: note.clone() });
+            phase.status = PhaseStatus::Complete;
+        }
+        Transition::PhaseReject { phase, reason } => {
+            let phase = phase_mut(workflow, phase)?;
+            if phase.status != PhaseStatus::AwaitingApproval {
+                return Err(Error::transition(
+                    format!("phase `{}` is {}, not awaiting approval", phase.id, phase.status.as_str()),
+                    "only a phase that reached its approval gate can be rejected",
+                ));
+            }
+            phase.status = PhaseStatus::Failed;
+            phase.failures += 1;
+            phase.completed_at = None;
+            phase.error = Some(format!("rejected: {reason}"));
+        }
+        Transition::PhaseCommit { phase, sha } => {
+            phase_mut(workflow, phase)?.commit_sha = Some(sha.clone());
+        }
+        Transition::Replan { phase: id, reason } => {
+            phase_mut(workflow, id)?.replan_count += 1;
+            workflow.replans.push(Replan { phase: id.clone(), reason: reason.clone(), at });
+        }
+        Transition::TaskAdd { phase, task, title, output } => {
+            let phase = phase_mut(workflow, phase)?;
+            if phase.task(task).is_some() {
+                return Err(Error::transition(format!("task `{task}` already exists in phase `{}`", phase.id), "pick another task id"));
+            }
+            phase.tasks.push(Task {
+                id: task.clone(),
+                title: title.clone(),
+                status: TaskStatus::Pending,
+                attempts: 0,
+                started_at: None,
+                completed_at: None,
+                output: output.clone(),
+                error: None,
+            });
+        }
+        Transition::TaskStart { phase: phase_id, task } => {
+            let blockers = unfinished_dependencies(workflow, phase_id)?;
+            let phase = phase_mut(workflow, phase_id)?;
+            match phase.status {
+                PhaseStatus::InProgress => {}
+                PhaseStatus::Pending | PhaseStatus::Failed if blockers.is_empty() => {
+                    phase.status = PhaseStatus::InProgress;
+                    phase.attempts += 1;
+                    phase.started_at = Some(at);
+                }
+                status => {
+                    return Err(Error::transition(
+                        format!("cannot start a task of phase `{phase_id}`: the phase is {}", status.as_str()),
+                        format!("start the phase first with `checkpoint start {phase_id}`"),
+                    ));
+                }
+            }
+            let task = task_mut(phase, task)?;
+            if task.status == TaskStatus::Done {
+                return Err(Error::transition(format!("task `{}` is already done", task.id), "nothing to do"));
+            }
+            task.status = TaskStatus::Running;
+            task.attempts += 1;
+            task.started_at = Some(at);
+            task.completed_at = None;
+        }
+        Transition::TaskDone { phase, task, output } => {
+            let phase = phase_mut(workflow, phase)?;
+            let task = task_mut(phase, task)?;
+            if task.attempts == 0 {
+                task.attempts = 1;
+                task.started_at = Some(at);
+            }
+            task.status = TaskStatus::Done;
+            task.completed_at = Some(at);
+            task.error = None;
+            if let Some(output) = output {
+                task.output = Some(output.clone());
+            }
+        }
+        Transition::TaskFail { phase, task, reason } => {
+            let task = task_mut(phase_mut(workflow, phase)?, task)?;
+            task.status = TaskStatus::Failed;
+            task.error = Some(reason.clone());
+        }
+        Transition::TaskReset { phase, task, reason } => {
+            let task = task_mut(phase_mut(workflow, phase)?, task)?;
+            task.status = TaskStatus::Pending;
+            task.started_at = None;
+            task.error = Some(reason.clone());
+        }
+        Transition::Note { text } => workflow.context.notes.push(Note { text: text.clone(), at }),
+        Transition::Decide { text } => workflow.context.key_decisions.push(Decision { text: text.clone(), at }),
+        Transition::FilePath { path } => push_path(workflow, path.clone()),
+        Transition::Heartbeat { source, session_id } => {
+            workflow.last_activity = Some(Activity { at, source: source.clone(), session_id: session_id.clone() });
+        }
+        Transition::Pause { reason, until } => {
+            workflow.pause = Some(Pause { reason: reason.clone(), at, until: *until });
+        }
+        Transition::Unpause => workflow.pause = None,
+        Transition::Abandon { reason } => {
+            workflow.status = WorkflowStatus::Abandoned;
+            if let Some(reason) = reason {
+                workflow.context.notes.push(Note { text: format!("abandoned: {reason}"), at });
+            }
+        }
+        Transition::Compaction { session_id, .. } => {
+            workflow.last_activity = Some(Activity { at, source: "PreCompact".into(), session_id: session_id.clone() });
+        }
+    }
+    Ok(())
+}
+
+fn push_path(workflow: &mut Workflow, path: String) {
+    if !workflow.context.file_paths.contains(&path) {
+        workflow.context.file_paths.push(path);
+    }
+}
+
+fn unknown_phase(workflow: &Workflow, id: &PhaseId) -> Error {
+    Error::UnknownPhase {
+        workflow: workflow.id.to_string(),
+        phase: id.to_string(),
+        known: workflow.phases.iter().map(|phase| format!("`{}`", phase.id)).collect::<Vec<_>>().join(", "),
+    }
+}
+
+fn phase_mut<'a>(workflow: &'a mut Workflow, id: &PhaseId) -> Result<&'a mut Phase> {
+    match workflow.phase_index(id) {
+        Some(index) => Ok(&mut workflow.phases[index]),
+        None => Err(unknown_phase(workflow, id)),
+    }
+}
+
+fn task_mut<'a>(phase: &'a mut Phase, id: &TaskId) -> Result<&'a mut Task> {
+    let phase_id = phase.id.to_string();
+    phase.tasks.iter_mut().find(|task| &task.id == id).ok_or_else(|| Error::UnknownTask { phase: phase_id, task: id.to_string() })
+}
+
+fn unfinished_dependencies(workflow: &Workflow, id: &PhaseId) -> Result<Vec<String>> {
+    let phase = workflow.phase(id).ok_or_else(|| unknown_phase(workflow, id))?;
+    Ok(phase
+        .dependencies
+        .iter()
+        .filter(|dep| !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()))
+        .map(|dep| format!("`{dep}`"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests;

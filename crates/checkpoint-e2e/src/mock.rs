@@ -1,0 +1,813 @@
+//! A scripted mock of the Anthropic Messages API served over hand-written HTTP/1.1 on 127.0.0.1.
+//!
+//! The mock answers the traffic the real `claude` client sends (see `shared/claude-code-facts.md`
+//! §0): a `HEAD /` connectivity probe, one streaming `POST /v1/messages?beta=true` per agent-loop
+//! turn, and occasional side requests.
+//! Main requests consume a [`Turn`] script in order; every request is recorded for assertions.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle};
+
+use serde_json::{Value, json};
+
+/// The text of the answer to a main request that arrives after the script is used up.
+pub const SCRIPT_EXHAUSTED: &str = "MOCK-SCRIPT-EXHAUSTED";
+
+/// The text of the answer to a side request (a `/v1/messages` POST without `tools`).
+pub const SIDE_ANSWER: &str = "side";
+
+/// The default answer to the compaction summary request.
+pub const DEFAULT_SUMMARY: &str = "SUMMARY-OF-CONVERSATION";
+
+/// The marker that identifies the compaction summary request (facts §d "Compaction").
+pub const SUMMARY_REQUEST_MARKER: &str =
+    "Your task is to create a detailed summary of the conversation so far";
+
+/// The largest request body the mock accepts, so that a broken client cannot exhaust memory.
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// One scripted answer to a main request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Turn {
+    /// A text-only assistant message with `stop_reason: "end_turn"`.
+    Text(String),
+    /// A single `tool_use` block with `stop_reason: "tool_use"`.
+    ToolUse {
+        /// The tool name, e.g. `Bash`.
+        name: String,
+        /// The tool input object, e.g. `{"command": "ls"}`.
+        input: Value,
+    },
+    /// A text block followed by a `tool_use` block, with `stop_reason: "tool_use"`.
+    TextThenTool {
+        /// The text of the first block.
+        text: String,
+        /// The tool name.
+        name: String,
+        /// The tool input object.
+        input: Value,
+    },
+    /// An HTTP error with the Anthropic error body `{"type":"error","error":{…}}`.
+    Error {
+        /// The HTTP status, e.g. 429.
+        status: u16,
+        /// The Anthropic error type, e.g. `rate_limit_error`.
+        error_type: String,
+        /// The human message.
+        message: String,
+        /// The value of a `retry-after` header (seconds), if any.
+        retry_after: Option<u32>,
+    },
+}
+
+impl Turn {
+    /// A text-only turn.
+    pub fn text(text: impl Into<String>) -> Turn {
+        Turn::Text(text.into())
+    }
+
+    /// A single tool call.
+    pub fn tool_use(name: impl Into<String>, input: Value) -> Turn {
+        Turn::ToolUse { name: name.into(), input }
+    }
+
+    /// A text block, then a tool call.
+    pub fn text_then_tool(text: impl Into<String>, name: impl Into<String>, input: Value) -> Turn {
+        Turn::TextThenTool { text: text.into(), name: name.into(), input }
+    }
+
+    /// An HTTP error without a `retry-after` header.
+    pub fn error(status: u16, error_type: impl Into<String>, message: impl Into<String>) -> Turn {
+        Turn::Error {
+            status,
+            error_type: error_type.into(),
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// How the mock classified a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestKind {
+    /// A `/v1/messages` POST with tools: consumes one [`Turn`] of the script.
+    Main,
+    /// A `/v1/messages` POST without tools: answered with [`SIDE_ANSWER`].
+    Side,
+    /// The compaction summary request: answered with the configured summary.
+    Summary,
+    /// A `POST /v1/messages/count_tokens`.
+    CountTokens,
+    /// Anything else (`HEAD /`, any GET, unknown paths).
+    Other,
+}
+
+/// One HTTP request as the mock received it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// The HTTP method, e.g. `POST`.
+    pub method: String,
+    /// The path without the query, e.g. `/v1/messages`.
+    pub path: String,
+    /// The query string without `?`, e.g. `beta=true`.
+    pub query: Option<String>,
+    /// The headers in arrival order, names as sent.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON, or `Value::Null` when it is empty or not JSON.
+    pub body: Value,
+    /// How the mock classified and answered the request.
+    pub kind: RequestKind,
+}
+
+impl RecordedRequest {
+    /// Returns the first header called `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(header, _)| header.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Returns all the text this request sent to the model, one piece per line.
+    ///
+    /// That is the `system` field (string or blocks), then for every message (including role
+    /// `system` messages inside `messages`) its string content, its text blocks and the content
+    /// of its `tool_result` blocks.
+    pub fn model_text(&self) -> String {
+        let mut pieces = Vec::new();
+        collect_text(&self.body["system"], &mut pieces);
+        if let Some(messages) = self.body["messages"].as_array() {
+            for message in messages {
+                collect_text(&message["content"], &mut pieces);
+            }
+        }
+        pieces.join("\n")
+    }
+
+    /// Returns the `messages` array of the body (empty when absent).
+    pub fn messages(&self) -> &[Value] {
+        self.body["messages"].as_array().map_or(&[], Vec::as_slice)
+    }
+
+    /// Returns every `tool_result` block of every message, in order.
+    pub fn tool_results(&self) -> Vec<&Value> {
+        self.messages()
+            .iter()
+            .filter_map(|message| message["content"].as_array())
+            .flatten()
+            .filter(|block| block["type"] == "tool_result")
+            .collect()
+    }
+}
+
+/// Options of a [`MockApi`] besides its script.
+#[derive(Debug, Clone)]
+pub struct MockConfig {
+    /// The answer to the compaction summary request.
+    pub summary: String,
+}
+
+impl Default for MockConfig {
+    fn default() -> MockConfig {
+        MockConfig { summary: DEFAULT_SUMMARY.to_owned() }
+    }
+}
+
+/// A running mock of the Messages API on `127.0.0.1`; dropping it stops the server.
+#[derive(Debug)]
+pub struct MockApi {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept_thread: Option<JoinHandle<()>>,
+}
+
+impl MockApi {
+    /// Starts a mock that answers main requests with `script`, in order.
+    pub fn start(script: Vec<Turn>) -> MockApi {
+        MockApi::start_with(script, MockConfig::default())
+    }
+
+    /// Starts a mock with explicit options.
+    pub fn start_with(script: Vec<Turn>, config: MockConfig) -> MockApi {
+        let listener =
+            TcpListener::bind("127.0.0.1:0").expect("binding an ephemeral loopback port succeeds");
+        let addr = listener.local_addr().expect("a bound listener has an address");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                script: script.into(),
+                config,
+                requests: Vec::new(),
+                n_tool_uses: 0,
+                n_messages: 0,
+            }),
+            stopping: AtomicBool::new(false),
+            connections: Mutex::new(Vec::new()),
+        });
+        let accept_shared = Arc::clone(&shared);
+        let accept_thread = thread::Builder::new()
+            .name(format!("mock-api-accept-{}", addr.port()))
+            .spawn(move || accept_loop(&listener, &accept_shared))
+            .expect("spawning a thread succeeds");
+        MockApi { addr, shared, accept_thread: Some(accept_thread) }
+    }
+
+    /// Returns the base URL to put in `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:41234`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Appends turns to the end of the script.
+    pub fn push_turns(&self, turns: impl IntoIterator<Item = Turn>) {
+        self.shared.lock_state().script.extend(turns);
+    }
+
+    /// Returns how many scripted turns have not been consumed yet.
+    pub fn remaining_turns(&self) -> usize {
+        self.shared.lock_state().script.len()
+    }
+
+    /// Returns a copy of every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock_state().requests.clone()
+    }
+
+    /// Returns the requests that consumed the script (or found it exhausted), in order.
+    pub fn main_requests(&self) -> Vec<RecordedRequest> {
+        self.requests_of_kind(RequestKind::Main)
+    }
+
+    /// Returns the requests of one kind, in order.
+    pub fn requests_of_kind(&self, kind: RequestKind) -> Vec<RecordedRequest> {
+        self.shared
+            .lock_state()
+            .requests
+            .iter()
+            .filter(|request| request.kind == kind)
+            .cloned()
+            .collect()
+    }
+
+    /// Returns all the text main request `main_idx` (0-based) sent to the model.
+    ///
+    /// See [`RecordedRequest::model_text`]; panics when there is no such main request.
+    #[track_caller]
+    pub fn request_text(&self, main_idx: usize) -> String {
+        let main = self.main_requests();
+        match main.get(main_idx) {
+            Some(request) => request.model_text(),
+            None => panic!("there is no main request {main_idx}: only {} arrived", main.len()),
+        }
+    }
+}
+
+impl Drop for MockApi {
+    fn drop(&mut self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        // The accept loop blocks in `accept`, so a throwaway connection wakes it up to see the flag.
+        drop(TcpStream::connect(self.addr));
+        if let Some(accept_thread) = self.accept_thread.take() {
+            let _ = accept_thread.join();
+        }
+        let connections = std::mem::take(&mut *lock(&self.shared.connections));
+        for (stream, _) in &connections {
+            // Shutting the socket down unblocks a connection thread waiting in `read`.
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+        for (_, handle) in connections {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// State shared between the [`MockApi`] handle and the server threads.
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    stopping: AtomicBool,
+    /// A clone of every open connection's socket and its thread, so that `Drop` can stop them.
+    connections: Mutex<Vec<(TcpStream, JoinHandle<()>)>>,
+}
+
+impl Shared {
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    script: VecDeque<Turn>,
+    config: MockConfig,
+    requests: Vec<RecordedRequest>,
+    n_tool_uses: u32,
+    n_messages: u32,
+}
+
+/// A parsed HTTP request.
+struct HttpRequest {
+    method: String,
+    target: String,
+    version: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl HttpRequest {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(header, _)| header.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn wants_close(&self) -> bool {
+        match self.header("connection") {
+            Some(value) if value.eq_ignore_ascii_case("close") => true,
+            Some(value) if value.eq_ignore_ascii_case("keep-alive") => false,
+            _ => self.version == "HTTP/1.0",
+        }
+    }
+}
+
+/// What the mock sends back, decided under the state lock and written after it is released.
+enum Reply {
+    Empty { status: u16 },
+    Json { status: u16, body: Value, retry_after: Option<u32> },
+    Stream { events: Vec<(&'static str, Value)> },
+}
+
+/// The content blocks of one assistant message.
+struct AssistantMessage {
+    blocks: Vec<Value>,
+    stop_reason: &'static str,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicking test thread must not turn every later lookup into a second panic.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+    for stream in listener.incoming() {
+        if shared.stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(stream) = stream else { continue };
+        let Ok(registered) = stream.try_clone() else { continue };
+        let conn_shared = Arc::clone(shared);
+        let Ok(handle) = thread::Builder::new()
+            .name("mock-api-conn".to_owned())
+            .spawn(move || serve_connection(stream, &conn_shared))
+        else {
+            continue;
+        };
+        let mut connections = lock(&shared.connections);
+        connections.retain(|(_, handle)| !handle.is_finished());
+        connections.push((registered, handle));
+    }
+}
+
+fn serve_connection(stream: TcpStream, shared: &Shared) {
+    let Ok(read_half) = stream.try_clone() else { return };
+    let mut reader = BufReader::new(read_half);
+    let mut writer = stream;
+    loop {
+        if shared.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        let request = match read_request(&mut reader, &mut writer) {
+            Ok(Some(request)) => request,
+            Ok(None) => return,
+            Err(_) => {
+                let _ = write_head(&mut writer, 400, &[("content-length", "0".to_owned())], true);
+                return;
+            }
+        };
+        let close = request.wants_close();
+        let reply = handle(&request, shared);
+        if write_reply(&mut writer, &request, reply, close).is_err() || close {
+            return;
+        }
+    }
+}
+
+/// Reads one request; `Ok(None)` means the client closed the connection between requests.
+fn read_request(
+    reader: &mut BufReader<TcpStream>,
+    writer: &mut TcpStream,
+) -> io::Result<Option<HttpRequest>> {
+    let mut line = String::new();
+    // Robust servers skip empty lines before a request line (RFC 9112 §2.2).
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        if !line.trim_end().is_empty() {
+            break;
+        }
+    }
+    let mut parts = line.split_whitespace();
+    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(invalid(format!("malformed request line `{}`", line.trim_end())));
+    };
+    let (method, target, version) = (method.to_owned(), target.to_owned(), version.to_owned());
+    let headers = read_headers(reader)?;
+    let mut request = HttpRequest { method, target, version, headers, body: Vec::new() };
+    if request.header("expect").is_some_and(|value| value.eq_ignore_ascii_case("100-continue")) {
+        writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    let chunked = request
+        .header("transfer-encoding")
+        .is_some_and(|value| value.to_ascii_lowercase().contains("chunked"));
+    if chunked {
+        request.body = read_chunked_body(reader)?;
+    } else if let Some(length) = request.header("content-length") {
+        let length: usize =
+            length.trim().parse().map_err(|_| invalid(format!("bad content-length `{length}`")))?;
+        if length > MAX_BODY_BYTES {
+            return Err(invalid(format!("body of {length} bytes is too large")));
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body)?;
+        request.body = body;
+    }
+    Ok(Some(request))
+}
+
+fn read_headers(reader: &mut BufReader<TcpStream>) -> io::Result<Vec<(String, String)>> {
+    let mut headers = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        let trimmed = line.trim_end_matches(['\r', '\n']);
+        if trimmed.is_empty() {
+            return Ok(headers);
+        }
+        let Some((name, value)) = trimmed.split_once(':') else {
+            return Err(invalid(format!("malformed header line `{trimmed}`")));
+        };
+        headers.push((name.trim().to_owned(), value.trim().to_owned()));
+    }
+}
+
+fn read_chunked_body(reader: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        // A chunk size line may carry extensions after `;`.
+        let size_text = line.trim_end().split(';').next().unwrap_or_default().trim();
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| invalid(format!("bad chunk size `{size_text}`")))?;
+        if size == 0 {
+            // The trailer section, which ends with an empty line, is read and ignored.
+            let _trailers = read_headers(reader)?;
+            return Ok(body);
+        }
+        if body.len() + size > MAX_BODY_BYTES {
+            return Err(invalid("chunked body is too large".to_owned()));
+        }
+        let start = body.len();
+        body.resize(start + size, 0);
+        reader.read_exact(&mut body[start..])?;
+        let mut crlf = [0; 2];
+        reader.read_exact(&mut crlf)?;
+        if &crlf != b"\r\n" {
+            return Err(invalid("chunk is not followed by CRLF".to_owned()));
+        }
+    }
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+/// Classifies and records a request, and decides the reply.
+fn handle(request: &HttpRequest, shared: &Shared) -> Reply {
+    let (path, query) = match request.target.split_once('?') {
+        Some((path, query)) => (path.to_owned(), Some(query.to_owned())),
+        None => (request.target.clone(), None),
+    };
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let mut state = shared.lock_state();
+    let (kind, reply) = match (request.method.as_str(), path.as_str()) {
+        ("POST", "/v1/messages") => answer_messages(&mut state, &body),
+        ("POST", "/v1/messages/count_tokens") => {
+            let input_tokens = estimate_tokens(&body);
+            (RequestKind::CountTokens, Reply::Json {
+                status: 200,
+                body: json!({ "input_tokens": input_tokens }),
+                retry_after: None,
+            })
+        }
+        ("HEAD" | "GET", _) => (RequestKind::Other, Reply::Empty { status: 200 }),
+        _ => (RequestKind::Other, Reply::Json {
+            status: 404,
+            body: error_body("not_found_error", &format!("mock has no route for {path}")),
+            retry_after: None,
+        }),
+    };
+    state.requests.push(RecordedRequest {
+        method: request.method.clone(),
+        path,
+        query,
+        headers: request.headers.clone(),
+        body,
+        kind,
+    });
+    reply
+}
+
+fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
+    let has_tools = body["tools"].as_array().is_some_and(|tools| !tools.is_empty());
+    let (kind, message) = if is_summary_request(body) {
+        (RequestKind::Summary, text_message(&state.config.summary))
+    } else if !has_tools {
+        (RequestKind::Side, text_message(SIDE_ANSWER))
+    } else {
+        let turn = state.script.pop_front();
+        let message = match turn {
+            None => text_message(SCRIPT_EXHAUSTED),
+            Some(Turn::Text(text)) => text_message(&text),
+            Some(Turn::ToolUse { name, input }) => AssistantMessage {
+                blocks: vec![tool_use_block(state, &name, input)],
+                stop_reason: "tool_use",
+            },
+            Some(Turn::TextThenTool { text, name, input }) => AssistantMessage {
+                blocks: vec![json!({ "type": "text", "text": text }), tool_use_block(state, &name, input)],
+                stop_reason: "tool_use",
+            },
+            Some(Turn::Error { status, error_type, message, retry_after }) => {
+                let body = error_body(&error_type, &message);
+                return (RequestKind::Main, Reply::Json { status, body, retry_after });
+            }
+        };
+        (RequestKind::Main, message)
+    };
+    state.n_messages += 1;
+    let id = format!("msg_mock_{:04}", state.n_messages);
+    let model = body["model"].as_str().unwrap_or("claude-mock").to_owned();
+    let input_tokens = estimate_tokens(body);
+    let reply = if body["stream"].as_bool() == Some(true) {
+        Reply::Stream { events: stream_events(&id, &model, input_tokens, message) }
+    } else {
+        // The API streams only when asked to: a missing `stream` means a plain JSON message.
+        Reply::Json {
+            status: 200,
+            body: json!({
+                "id": id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": message.blocks,
+                "stop_reason": message.stop_reason,
+                "stop_sequence": null,
+                "usage": usage(input_tokens, output_tokens(&message.blocks)),
+            }),
+            retry_after: None,
+        }
+    };
+    (kind, reply)
+}
+
+fn is_summary_request(body: &Value) -> bool {
+    let Some(messages) = body["messages"].as_array() else { return false };
+    let Some(last_user) = messages.iter().rev().find(|message| message["role"] == "user") else {
+        return false;
+    };
+    let mut pieces = Vec::new();
+    collect_text(&last_user["content"], &mut pieces);
+    pieces.iter().any(|piece| piece.contains(SUMMARY_REQUEST_MARKER))
+}
+
+fn text_message(text: &str) -> AssistantMessage {
+    AssistantMessage { blocks: vec![json!({ "type": "text", "text": text })], stop_reason: "end_turn" }
+}
+
+fn tool_use_block(state: &mut State, name: &str, input: Value) -> Value {
+    state.n_tool_uses += 1;
+    let id = format!("toolu_mock_{:04}", state.n_tool_uses);
+    json!({ "type": "tool_use", "id": id, "name": name, "input": input })
+}
+
+fn error_body(error_type: &str, message: &str) -> Value {
+    json!({ "type": "error", "error": { "type": error_type, "message": message } })
+}
+
+fn usage(input_tokens: usize, output_tokens: usize) -> Value {
+    json!({
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+    })
+}
+
+/// A rough token count (four bytes a token), enough for a client that only displays it.
+fn estimate_tokens(body: &Value) -> usize {
+    let mut pieces = Vec::new();
+    collect_text(&body["system"], &mut pieces);
+    if let Some(messages) = body["messages"].as_array() {
+        for message in messages {
+            collect_text(&message["content"], &mut pieces);
+        }
+    }
+    pieces.iter().map(|piece| piece.len()).sum::<usize>() / 4 + 1
+}
+
+fn output_tokens(blocks: &[Value]) -> usize {
+    blocks.iter().map(|block| block.to_string().len()).sum::<usize>() / 4 + 1
+}
+
+/// Builds the SSE events of one streamed message, in the Messages API streaming format.
+fn stream_events(
+    id: &str,
+    model: &str,
+    input_tokens: usize,
+    message: AssistantMessage,
+) -> Vec<(&'static str, Value)> {
+    let n_output = output_tokens(&message.blocks);
+    let mut events = vec![
+        ("message_start", json!({
+            "type": "message_start",
+            "message": {
+                "id": id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": usage(input_tokens, 1),
+            },
+        })),
+        ("ping", json!({ "type": "ping" })),
+    ];
+    for (block_idx, block) in message.blocks.into_iter().enumerate() {
+        if block["type"] == "tool_use" {
+            let start = json!({
+                "type": "tool_use",
+                "id": block["id"],
+                "name": block["name"],
+                "input": {},
+            });
+            events.push(("content_block_start", block_start(block_idx, start)));
+            // Two partial pieces exercise the client's accumulation of `partial_json`.
+            let input_json = block["input"].to_string();
+            let (first, second) = input_json.split_at(char_boundary_near_middle(&input_json));
+            for partial_json in [first, second] {
+                let delta = json!({ "type": "input_json_delta", "partial_json": partial_json });
+                events.push(("content_block_delta", block_delta(block_idx, delta)));
+            }
+        } else {
+            let text = block["text"].as_str().unwrap_or_default();
+            let start = json!({ "type": "text", "text": "" });
+            events.push(("content_block_start", block_start(block_idx, start)));
+            let (first, second) = text.split_at(char_boundary_near_middle(text));
+            for piece in [first, second].into_iter().filter(|piece| !piece.is_empty()) {
+                let delta = json!({ "type": "text_delta", "text": piece });
+                events.push(("content_block_delta", block_delta(block_idx, delta)));
+            }
+        }
+        events.push((
+            "content_block_stop",
+            json!({ "type": "content_block_stop", "index": block_idx }),
+        ));
+    }
+    events.push(("message_delta", json!({
+        "type": "message_delta",
+        "delta": { "stop_reason": message.stop_reason, "stop_sequence": null },
+        "usage": usage(input_tokens, n_output),
+    })));
+    events.push(("message_stop", json!({ "type": "message_stop" })));
+    events
+}
+
+fn block_start(block_idx: usize, content_block: Value) -> Value {
+    json!({ "type": "content_block_start", "index": block_idx, "content_block": content_block })
+}
+
+fn block_delta(block_idx: usize, delta: Value) -> Value {
+    json!({ "type": "content_block_delta", "index": block_idx, "delta": delta })
+}
+
+fn char_boundary_near_middle(text: &str) -> usize {
+    let mut idx = text.len() / 2;
+    while !text.is_char_boundary(idx) {
+        idx += 1;
+    }
+    idx
+}
+
+/// Appends the text pieces of a `system` field or a message `content` to `pieces`.
+fn collect_text(content: &Value, pieces: &mut Vec<String>) {
+    match content {
+        Value::String(text) => pieces.push(text.clone()),
+        Value::Array(blocks) => {
+            for block in blocks {
+                match block["type"].as_str() {
+                    Some("text") => {
+                        if let Some(text) = block["text"].as_str() {
+                            pieces.push(text.to_owned());
+                        }
+                    }
+                    Some("tool_result") => collect_text(&block["content"], pieces),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn write_reply(
+    writer: &mut TcpStream,
+    request: &HttpRequest,
+    reply: Reply,
+    close: bool,
+) -> io::Result<()> {
+    match reply {
+        Reply::Empty { status } => {
+            write_head(writer, status, &[("content-length", "0".to_owned())], close)
+        }
+        Reply::Json { status, body, retry_after } => {
+            let bytes = body.to_string().into_bytes();
+            let mut headers = vec![
+                ("content-type", "application/json".to_owned()),
+                ("content-length", bytes.len().to_string()),
+            ];
+            if let Some(seconds) = retry_after {
+                headers.push(("retry-after", seconds.to_string()));
+            }
+            write_head(writer, status, &headers, close)?;
+            if request.method != "HEAD" {
+                writer.write_all(&bytes)?;
+            }
+            writer.flush()
+        }
+        Reply::Stream { events } => {
+            let headers = [
+                ("content-type", "text/event-stream; charset=utf-8".to_owned()),
+                ("cache-control", "no-cache".to_owned()),
+                ("transfer-encoding", "chunked".to_owned()),
+            ];
+            write_head(writer, 200, &headers, close)?;
+            // One HTTP chunk per SSE event, flushed, like the real API streams them.
+            for (event, data) in events {
+                let frame = format!("event: {event}\ndata: {data}\n\n");
+                write!(writer, "{:x}\r\n{frame}\r\n", frame.len())?;
+                writer.flush()?;
+            }
+            writer.write_all(b"0\r\n\r\n")?;
+            writer.flush()
+        }
+    }
+}
+
+fn write_head(
+    writer: &mut TcpStream,
+    status: u16,
+    headers: &[(&str, String)],
+    close: bool,
+) -> io::Result<()> {
+    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
+    head.push_str("request-id: req_mock\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(if close { "connection: close\r\n" } else { "connection: keep-alive\r\n" });
+    head.push_str("\r\n");
+    writer.write_all(head.as_bytes())
+}
+
+fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        413 => "Payload Too Large",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        529 => "Overloaded",
+        _ => "Mock Status",
+    }
+}
