@@ -39,6 +39,11 @@ pub const LOCK_FILE: &str = "lock";
 /// The prefix of temporary state files; leftovers are removed by the next writer.
 pub const TEMP_PREFIX: &str = ".state.json.tmp-";
 
+/// The directory of archived workflows, under the store root.
+pub const ARCHIVE_DIR: &str = ".archive";
+/// The directory of archived failed workflows, under the store root.
+pub const FAILED_DIR: &str = "failed";
+
 /// How many bytes of the journal's end are read to find its last sequence number.
 const TAIL_BYTES: u64 = 4096;
 
@@ -219,6 +224,25 @@ impl Store {
     /// Applies one transition under the lock.
     pub fn apply(&self, id: &WorkflowId, now: DateTime<Utc>, transition: Transition) -> Result<Loaded> {
         self.update(id, now, |_| Ok(vec![transition]))
+    }
+
+    /// Moves a workflow's directory to `.archive/<id>_<YYYYMMDD_HHMMSS>/` (or `failed/` when
+    /// `failed` is set) under the store root, under its lock. Nothing is deleted.
+    pub fn archive(&self, id: &WorkflowId, now: DateTime<Utc>, failed: bool) -> Result<PathBuf> {
+        let dir = self.checked_dir(id)?;
+        let _lock = self.lock(&dir)?;
+        let parent = self.root.join(if failed { FAILED_DIR } else { ARCHIVE_DIR });
+        create_private_dir(&parent)?;
+        let stamp = now.format("%Y%m%d_%H%M%S");
+        let mut target = parent.join(format!("{id}_{stamp}"));
+        let mut n = 1;
+        while target.exists() {
+            n += 1;
+            target = parent.join(format!("{id}_{stamp}_{n}"));
+        }
+        fsx::rename(&dir, &target)?;
+        fsx::sync_dir(&self.root).map_err(|source| Error::MaybeSaved { path: target.clone(), source })?;
+        Ok(target)
     }
 
     /// Reads and parses the whole journal of a workflow.

@@ -67,14 +67,21 @@ pub struct JsonResult {
     pub kind: String,
     /// `success` or an error subtype.
     pub subtype: Option<String>,
-    /// Whether the run ended in an error.
+    /// Whether the run ended in an error (an API error still has `subtype: "success"`).
     pub is_error: bool,
+    /// The HTTP status of the API error that ended the run, if any.
+    pub api_error_status: Option<u16>,
     /// The final assistant text.
     pub result: Option<String>,
     /// The session id, usable with `--resume`.
     pub session_id: String,
     /// The number of agent-loop turns.
     pub num_turns: Option<u64>,
+    /// The stop reason of the last model answer, e.g. `end_turn`.
+    pub stop_reason: Option<String>,
+    /// The refused tool calls (`tool_name`, `tool_use_id`, `tool_input`).
+    #[serde(default)]
+    pub permission_denials: Vec<Value>,
 }
 
 impl ClaudeEnv {
@@ -137,7 +144,10 @@ impl ClaudeEnv {
         command
             .args(args)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+            )
             .env("HOME", self.home())
             .env("ANTHROPIC_BASE_URL", &self.base_url)
             .env("ANTHROPIC_API_KEY", "sk-dummy")
@@ -156,7 +166,10 @@ impl ClaudeEnv {
             Err(err) => panic!("failed to spawn `{}`: {err}", self.claude_bin.display()),
         };
         let (done_tx, done_rx) = mpsc::channel();
-        let stdout = drain(child.stdout.take().expect("stdout is piped"), done_tx.clone());
+        let stdout = drain(
+            child.stdout.take().expect("stdout is piped"),
+            done_tx.clone(),
+        );
         let stderr = drain(child.stderr.take().expect("stderr is piped"), done_tx);
         let deadline = Instant::now() + self.timeout;
         let status = loop {
@@ -183,7 +196,11 @@ impl ClaudeEnv {
                 break;
             }
         }
-        let output = ClaudeOutput { status, stdout: snapshot(&stdout), stderr: snapshot(&stderr) };
+        let output = ClaudeOutput {
+            status,
+            stdout: snapshot(&stdout),
+            stderr: snapshot(&stderr),
+        };
         if timed_out {
             panic!(
                 "`claude {}` did not finish within {:?} and was killed\n{output}",
@@ -233,10 +250,14 @@ impl ClaudeEnv {
     pub fn transcript_text(&self, session_id: &str) -> String {
         let file_name = format!("{session_id}.jsonl");
         let paths = self.transcript_paths();
-        let Some(path) =
-            paths.iter().find(|path| path.file_name().and_then(|f| f.to_str()) == Some(&file_name))
+        let Some(path) = paths
+            .iter()
+            .find(|path| path.file_name().and_then(|f| f.to_str()) == Some(&file_name))
         else {
-            panic!("no transcript for session `{session_id}` under `{}`", self.projects_dir().display());
+            panic!(
+                "no transcript for session `{session_id}` under `{}`",
+                self.projects_dir().display()
+            );
         };
         match fs::read_to_string(path) {
             Ok(text) => text,
@@ -266,7 +287,11 @@ impl ClaudeEnv {
         let mut paths = Vec::new();
         collect_jsonl(&self.projects_dir(), &mut paths);
         paths.sort();
-        paths.iter().filter_map(|path| fs::read_to_string(path).ok()).collect::<Vec<_>>().join("\n")
+        paths
+            .iter()
+            .filter_map(|path| fs::read_to_string(path).ok())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     fn init_git_repo(&self) {
@@ -288,7 +313,10 @@ impl ClaudeEnv {
         let output = Command::new("git")
             .args(args)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+            )
             .env("HOME", self.home())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .current_dir(self.project_dir())
@@ -357,7 +385,10 @@ fn resolve_claude_bin(from_env: Option<OsString>, fallback: PathBuf) -> Result<P
     if let Some(bin) = from_env.filter(|bin| !bin.is_empty()) {
         let bin = PathBuf::from(bin);
         if !bin.is_file() {
-            return Err(format!("{CLAUDE_BIN_ENV} is set to `{}`, which is not a file", bin.display()));
+            return Err(format!(
+                "{CLAUDE_BIN_ENV} is set to `{}`, which is not a file",
+                bin.display()
+            ));
         }
         return Ok(bin);
     }
@@ -390,7 +421,10 @@ fn drain(mut source: impl Read + Send + 'static, done: mpsc::Sender<()>) -> Arc<
         loop {
             match source.read(&mut chunk) {
                 Ok(0) | Err(_) => break,
-                Ok(n) => sink.lock().unwrap_or_else(PoisonError::into_inner).extend(&chunk[..n]),
+                Ok(n) => sink
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend(&chunk[..n]),
             }
         }
         let _ = done.send(());
@@ -416,7 +450,9 @@ fn kill_group(pgid: u32) {
 
 fn read_dir_paths(dir: &Path) -> Vec<PathBuf> {
     match fs::read_dir(dir) {
-        Ok(entries) => entries.filter_map(|entry| entry.ok().map(|entry| entry.path())).collect(),
+        Ok(entries) => entries
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .collect(),
         Err(_) => Vec::new(),
     }
 }

@@ -1,4 +1,4 @@
-//! End-to-end harness that drives the real `claude` client against a scripted mock of the Messages API.
+//! End-to-end harness: the real `claude` client against a scripted mock of the Messages API.
 //!
 //! [`MockApi`] serves the API on 127.0.0.1 and records every request; [`ClaudeEnv`] runs the
 //! client in a throwaway HOME and git project pointed at that mock.

@@ -75,12 +75,19 @@ impl Turn {
 
     /// A single tool call.
     pub fn tool_use(name: impl Into<String>, input: Value) -> Turn {
-        Turn::ToolUse { name: name.into(), input }
+        Turn::ToolUse {
+            name: name.into(),
+            input,
+        }
     }
 
     /// A text block, then a tool call.
     pub fn text_then_tool(text: impl Into<String>, name: impl Into<String>, input: Value) -> Turn {
-        Turn::TextThenTool { text: text.into(), name: name.into(), input }
+        Turn::TextThenTool {
+            text: text.into(),
+            name: name.into(),
+            input,
+        }
     }
 
     /// An HTTP error without a `retry-after` header.
@@ -176,7 +183,9 @@ pub struct MockConfig {
 
 impl Default for MockConfig {
     fn default() -> MockConfig {
-        MockConfig { summary: DEFAULT_SUMMARY.to_owned() }
+        MockConfig {
+            summary: DEFAULT_SUMMARY.to_owned(),
+        }
     }
 }
 
@@ -198,7 +207,9 @@ impl MockApi {
     pub fn start_with(script: Vec<Turn>, config: MockConfig) -> MockApi {
         let listener =
             TcpListener::bind("127.0.0.1:0").expect("binding an ephemeral loopback port succeeds");
-        let addr = listener.local_addr().expect("a bound listener has an address");
+        let addr = listener
+            .local_addr()
+            .expect("a bound listener has an address");
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 script: script.into(),
@@ -215,7 +226,11 @@ impl MockApi {
             .name(format!("mock-api-accept-{}", addr.port()))
             .spawn(move || accept_loop(&listener, &accept_shared))
             .expect("spawning a thread succeeds");
-        MockApi { addr, shared, accept_thread: Some(accept_thread) }
+        MockApi {
+            addr,
+            shared,
+            accept_thread: Some(accept_thread),
+        }
     }
 
     /// Returns the base URL to put in `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:41234`.
@@ -262,7 +277,10 @@ impl MockApi {
         let main = self.main_requests();
         match main.get(main_idx) {
             Some(request) => request.model_text(),
-            None => panic!("there is no main request {main_idx}: only {} arrived", main.len()),
+            None => panic!(
+                "there is no main request {main_idx}: only {} arrived",
+                main.len()
+            ),
         }
     }
 }
@@ -270,7 +288,7 @@ impl MockApi {
 impl Drop for MockApi {
     fn drop(&mut self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
-        // The accept loop blocks in `accept`, so a throwaway connection wakes it up to see the flag.
+        // The accept loop blocks in `accept`: a throwaway connection wakes it up to see the flag.
         drop(TcpStream::connect(self.addr));
         if let Some(accept_thread) = self.accept_thread.take() {
             let _ = accept_thread.join();
@@ -338,9 +356,17 @@ impl HttpRequest {
 
 /// What the mock sends back, decided under the state lock and written after it is released.
 enum Reply {
-    Empty { status: u16 },
-    Json { status: u16, body: Value, retry_after: Option<u32> },
-    Stream { events: Vec<(&'static str, Value)> },
+    Empty {
+        status: u16,
+    },
+    Json {
+        status: u16,
+        body: Value,
+        retry_after: Option<u32>,
+    },
+    Stream {
+        events: Vec<(&'static str, Value)>,
+    },
 }
 
 /// The content blocks of one assistant message.
@@ -360,7 +386,9 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
             break;
         }
         let Ok(stream) = stream else { continue };
-        let Ok(registered) = stream.try_clone() else { continue };
+        let Ok(registered) = stream.try_clone() else {
+            continue;
+        };
         let conn_shared = Arc::clone(shared);
         let Ok(handle) = thread::Builder::new()
             .name("mock-api-conn".to_owned())
@@ -375,7 +403,9 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
 }
 
 fn serve_connection(stream: TcpStream, shared: &Shared) {
-    let Ok(read_half) = stream.try_clone() else { return };
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
     let mut reader = BufReader::new(read_half);
     let mut writer = stream;
     loop {
@@ -386,7 +416,12 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             Ok(Some(request)) => request,
             Ok(None) => return,
             Err(_) => {
-                let _ = write_head(&mut writer, 400, &[("content-length", "0".to_owned())], true);
+                let _ = write_head(
+                    &mut writer,
+                    400,
+                    &[("content-length", "0".to_owned())],
+                    true,
+                );
                 return;
             }
         };
@@ -417,12 +452,24 @@ fn read_request(
     let mut parts = line.split_whitespace();
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
     else {
-        return Err(invalid(format!("malformed request line `{}`", line.trim_end())));
+        return Err(invalid(format!(
+            "malformed request line `{}`",
+            line.trim_end()
+        )));
     };
     let (method, target, version) = (method.to_owned(), target.to_owned(), version.to_owned());
     let headers = read_headers(reader)?;
-    let mut request = HttpRequest { method, target, version, headers, body: Vec::new() };
-    if request.header("expect").is_some_and(|value| value.eq_ignore_ascii_case("100-continue")) {
+    let mut request = HttpRequest {
+        method,
+        target,
+        version,
+        headers,
+        body: Vec::new(),
+    };
+    if request
+        .header("expect")
+        .is_some_and(|value| value.eq_ignore_ascii_case("100-continue"))
+    {
         writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
     }
     let chunked = request
@@ -431,8 +478,10 @@ fn read_request(
     if chunked {
         request.body = read_chunked_body(reader)?;
     } else if let Some(length) = request.header("content-length") {
-        let length: usize =
-            length.trim().parse().map_err(|_| invalid(format!("bad content-length `{length}`")))?;
+        let length: usize = length
+            .trim()
+            .parse()
+            .map_err(|_| invalid(format!("bad content-length `{length}`")))?;
         if length > MAX_BODY_BYTES {
             return Err(invalid(format!("body of {length} bytes is too large")));
         }
@@ -509,18 +558,24 @@ fn handle(request: &HttpRequest, shared: &Shared) -> Reply {
         ("POST", "/v1/messages") => answer_messages(&mut state, &body),
         ("POST", "/v1/messages/count_tokens") => {
             let input_tokens = estimate_tokens(&body);
-            (RequestKind::CountTokens, Reply::Json {
-                status: 200,
-                body: json!({ "input_tokens": input_tokens }),
-                retry_after: None,
-            })
+            (
+                RequestKind::CountTokens,
+                Reply::Json {
+                    status: 200,
+                    body: json!({ "input_tokens": input_tokens }),
+                    retry_after: None,
+                },
+            )
         }
         ("HEAD" | "GET", _) => (RequestKind::Other, Reply::Empty { status: 200 }),
-        _ => (RequestKind::Other, Reply::Json {
-            status: 404,
-            body: error_body("not_found_error", &format!("mock has no route for {path}")),
-            retry_after: None,
-        }),
+        _ => (
+            RequestKind::Other,
+            Reply::Json {
+                status: 404,
+                body: error_body("not_found_error", &format!("mock has no route for {path}")),
+                retry_after: None,
+            },
+        ),
     };
     state.requests.push(RecordedRequest {
         method: request.method.clone(),
@@ -534,7 +589,9 @@ fn handle(request: &HttpRequest, shared: &Shared) -> Reply {
 }
 
 fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
-    let has_tools = body["tools"].as_array().is_some_and(|tools| !tools.is_empty());
+    let has_tools = body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty());
     let (kind, message) = if is_summary_request(body) {
         (RequestKind::Summary, text_message(&state.config.summary))
     } else if !has_tools {
@@ -549,12 +606,27 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
                 stop_reason: "tool_use",
             },
             Some(Turn::TextThenTool { text, name, input }) => AssistantMessage {
-                blocks: vec![json!({ "type": "text", "text": text }), tool_use_block(state, &name, input)],
+                blocks: vec![
+                    json!({ "type": "text", "text": text }),
+                    tool_use_block(state, &name, input),
+                ],
                 stop_reason: "tool_use",
             },
-            Some(Turn::Error { status, error_type, message, retry_after }) => {
+            Some(Turn::Error {
+                status,
+                error_type,
+                message,
+                retry_after,
+            }) => {
                 let body = error_body(&error_type, &message);
-                return (RequestKind::Main, Reply::Json { status, body, retry_after });
+                return (
+                    RequestKind::Main,
+                    Reply::Json {
+                        status,
+                        body,
+                        retry_after,
+                    },
+                );
             }
         };
         (RequestKind::Main, message)
@@ -564,7 +636,9 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
     let model = body["model"].as_str().unwrap_or("claude-mock").to_owned();
     let input_tokens = estimate_tokens(body);
     let reply = if body["stream"].as_bool() == Some(true) {
-        Reply::Stream { events: stream_events(&id, &model, input_tokens, message) }
+        Reply::Stream {
+            events: stream_events(&id, &model, input_tokens, message),
+        }
     } else {
         // The API streams only when asked to: a missing `stream` means a plain JSON message.
         Reply::Json {
@@ -586,17 +660,28 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
 }
 
 fn is_summary_request(body: &Value) -> bool {
-    let Some(messages) = body["messages"].as_array() else { return false };
-    let Some(last_user) = messages.iter().rev().find(|message| message["role"] == "user") else {
+    let Some(messages) = body["messages"].as_array() else {
+        return false;
+    };
+    let Some(last_user) = messages
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+    else {
         return false;
     };
     let mut pieces = Vec::new();
     collect_text(&last_user["content"], &mut pieces);
-    pieces.iter().any(|piece| piece.contains(SUMMARY_REQUEST_MARKER))
+    pieces
+        .iter()
+        .any(|piece| piece.contains(SUMMARY_REQUEST_MARKER))
 }
 
 fn text_message(text: &str) -> AssistantMessage {
-    AssistantMessage { blocks: vec![json!({ "type": "text", "text": text })], stop_reason: "end_turn" }
+    AssistantMessage {
+        blocks: vec![json!({ "type": "text", "text": text })],
+        stop_reason: "end_turn",
+    }
 }
 
 fn tool_use_block(state: &mut State, name: &str, input: Value) -> Value {
@@ -631,7 +716,12 @@ fn estimate_tokens(body: &Value) -> usize {
 }
 
 fn output_tokens(blocks: &[Value]) -> usize {
-    blocks.iter().map(|block| block.to_string().len()).sum::<usize>() / 4 + 1
+    blocks
+        .iter()
+        .map(|block| block.to_string().len())
+        .sum::<usize>()
+        / 4
+        + 1
 }
 
 /// Builds the SSE events of one streamed message, in the Messages API streaming format.
@@ -643,19 +733,22 @@ fn stream_events(
 ) -> Vec<(&'static str, Value)> {
     let n_output = output_tokens(&message.blocks);
     let mut events = vec![
-        ("message_start", json!({
-            "type": "message_start",
-            "message": {
-                "id": id,
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": null,
-                "stop_sequence": null,
-                "usage": usage(input_tokens, 1),
-            },
-        })),
+        (
+            "message_start",
+            json!({
+                "type": "message_start",
+                "message": {
+                    "id": id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": null,
+                    "stop_sequence": null,
+                    "usage": usage(input_tokens, 1),
+                },
+            }),
+        ),
         ("ping", json!({ "type": "ping" })),
     ];
     for (block_idx, block) in message.blocks.into_iter().enumerate() {
@@ -679,7 +772,10 @@ fn stream_events(
             let start = json!({ "type": "text", "text": "" });
             events.push(("content_block_start", block_start(block_idx, start)));
             let (first, second) = text.split_at(char_boundary_near_middle(text));
-            for piece in [first, second].into_iter().filter(|piece| !piece.is_empty()) {
+            for piece in [first, second]
+                .into_iter()
+                .filter(|piece| !piece.is_empty())
+            {
                 let delta = json!({ "type": "text_delta", "text": piece });
                 events.push(("content_block_delta", block_delta(block_idx, delta)));
             }
@@ -689,11 +785,14 @@ fn stream_events(
             json!({ "type": "content_block_stop", "index": block_idx }),
         ));
     }
-    events.push(("message_delta", json!({
-        "type": "message_delta",
-        "delta": { "stop_reason": message.stop_reason, "stop_sequence": null },
-        "usage": usage(input_tokens, n_output),
-    })));
+    events.push((
+        "message_delta",
+        json!({
+            "type": "message_delta",
+            "delta": { "stop_reason": message.stop_reason, "stop_sequence": null },
+            "usage": usage(input_tokens, n_output),
+        }),
+    ));
     events.push(("message_stop", json!({ "type": "message_stop" })));
     events
 }
@@ -745,7 +844,11 @@ fn write_reply(
         Reply::Empty { status } => {
             write_head(writer, status, &[("content-length", "0".to_owned())], close)
         }
-        Reply::Json { status, body, retry_after } => {
+        Reply::Json {
+            status,
+            body,
+            retry_after,
+        } => {
             let bytes = body.to_string().into_bytes();
             let mut headers = vec![
                 ("content-type", "application/json".to_owned()),
@@ -762,7 +865,10 @@ fn write_reply(
         }
         Reply::Stream { events } => {
             let headers = [
-                ("content-type", "text/event-stream; charset=utf-8".to_owned()),
+                (
+                    "content-type",
+                    "text/event-stream; charset=utf-8".to_owned(),
+                ),
                 ("cache-control", "no-cache".to_owned()),
                 ("transfer-encoding", "chunked".to_owned()),
             ];
@@ -790,7 +896,11 @@ fn write_head(
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
-    head.push_str(if close { "connection: close\r\n" } else { "connection: keep-alive\r\n" });
+    head.push_str(if close {
+        "connection: close\r\n"
+    } else {
+        "connection: keep-alive\r\n"
+    });
     head.push_str("\r\n");
     writer.write_all(head.as_bytes())
 }

@@ -5,7 +5,7 @@
 
 use std::fs;
 
-use checkpoint_e2e::{ClaudeEnv, MockApi, RequestKind, Turn};
+use checkpoint_e2e::{ClaudeEnv, MockApi, MockConfig, RequestKind, Turn};
 use serde_json::json;
 
 #[test]
@@ -25,11 +25,17 @@ fn print_mode_prints_the_mock_answer() {
     assert_eq!(request.body["stream"], true);
     // The prompt is the last text block of the first user message (facts §0).
     let first_user = &request.messages()[0]["content"];
-    let blocks = first_user.as_array().expect("the first user message is a list of blocks");
+    let blocks = first_user
+        .as_array()
+        .expect("the first user message is a list of blocks");
     assert_eq!(blocks.last().unwrap()["text"], "hello", "{first_user:#}");
     // The client never saw an exhausted script or an unknown route.
     assert_eq!(mock.remaining_turns(), 0);
-    assert!(mock.requests().iter().all(|request| request.path != "/v1/unknown"));
+    assert!(
+        mock.requests()
+            .iter()
+            .all(|request| request.path != "/v1/unknown")
+    );
 }
 
 #[test]
@@ -71,11 +77,30 @@ fn rate_limit_error_without_retries_exits_1() {
     assert!(output.stdout.contains("429"), "{output}");
     assert!(output.stdout.contains("mock rate_limit_error"), "{output}");
     assert_eq!(mock.main_requests().len(), 1);
+
+    // The JSON result reports the status, but its subtype still says `success`.
+    mock.push_turns([Turn::error(
+        429,
+        "rate_limit_error",
+        "mock rate_limit_error",
+    )]);
+    let output = env.run(
+        &["-p", "hello", "--output-format", "json"],
+        &[("CLAUDE_CODE_MAX_RETRIES", "0")],
+    );
+    assert_eq!(output.code(), Some(1), "{output}");
+    let result = output.json_result();
+    assert!(result.is_error, "{output}");
+    assert_eq!(result.api_error_status, Some(429));
+    assert_eq!(result.subtype.as_deref(), Some("success"));
 }
 
 #[test]
 fn resume_sends_the_previous_conversation() {
-    let mock = MockApi::start(vec![Turn::text("FIRST-ANSWER"), Turn::text("SECOND-ANSWER")]);
+    let mock = MockApi::start(vec![
+        Turn::text("FIRST-ANSWER"),
+        Turn::text("SECOND-ANSWER"),
+    ]);
     let env = ClaudeEnv::new(&mock);
 
     let first = env.run(&["-p", "FIRST-PROMPT", "--output-format", "json"], &[]);
@@ -84,7 +109,7 @@ fn resume_sends_the_previous_conversation() {
     assert!(!result.is_error, "{first}");
     assert_eq!(result.result.as_deref(), Some("FIRST-ANSWER"));
     let session_id = result.session_id;
-    assert_eq!(env.session_ids(), [session_id.clone()]);
+    assert_eq!(env.session_ids(), std::slice::from_ref(&session_id));
     assert!(env.transcript_text(&session_id).contains("FIRST-PROMPT"));
 
     let second = env.run(&["-p", "--resume", &session_id, "SECOND-PROMPT"], &[]);
@@ -95,12 +120,48 @@ fn resume_sends_the_previous_conversation() {
     assert_eq!(main.len(), 2);
     let resumed = mock.request_text(1);
     for expected in ["FIRST-PROMPT", "FIRST-ANSWER", "SECOND-PROMPT"] {
-        assert!(resumed.contains(expected), "{expected} missing from the resumed request");
+        assert!(
+            resumed.contains(expected),
+            "{expected} missing from the resumed request"
+        );
     }
     // Both runs belong to the same session, as the facts say (§d "Resume").
     for request in &main {
-        assert_eq!(request.header("x-claude-code-session-id"), Some(session_id.as_str()));
+        assert_eq!(
+            request.header("x-claude-code-session-id"),
+            Some(session_id.as_str())
+        );
     }
     assert_eq!(env.session_ids(), [session_id]);
     assert!(mock.requests_of_kind(RequestKind::Side).is_empty());
+}
+
+#[test]
+fn compaction_request_gets_the_configured_summary_without_consuming_the_script() {
+    let config = MockConfig {
+        summary: "CUSTOM-SUMMARY-MARKER".to_owned(),
+    };
+    let mock = MockApi::start_with(vec![Turn::text("A1"), Turn::text("A2")], config);
+    let env = ClaudeEnv::new(&mock);
+    let session_id = env
+        .run(&["-p", "first", "--output-format", "json"], &[])
+        .json_result()
+        .session_id;
+    // One exchange is too little: the client answers `Not enough messages to compact.`.
+    let second = env.run(&["-p", "--resume", &session_id, "second"], &[]);
+    assert_eq!(second.stdout.trim(), "A2", "{second}");
+
+    let compact = env.run(&["-p", "--resume", &session_id, "/compact"], &[]);
+
+    assert_eq!(compact.code(), Some(0), "{compact}");
+    assert_eq!(
+        mock.requests_of_kind(RequestKind::Summary).len(),
+        1,
+        "{compact}"
+    );
+    assert_eq!(mock.main_requests().len(), 2);
+    mock.push_turns([Turn::text("AFTER-COMPACT")]);
+    let after = env.run(&["-p", "--resume", &session_id, "third"], &[]);
+    assert_eq!(after.stdout.trim(), "AFTER-COMPACT", "{after}");
+    assert!(mock.request_text(2).contains("CUSTOM-SUMMARY-MARKER"));
 }

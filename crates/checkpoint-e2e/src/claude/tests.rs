@@ -8,7 +8,10 @@ use crate::claude::resolve_claude_bin;
 fn missing_client_is_an_error_that_says_how_to_install_it() {
     let fallback = PathBuf::from("/nonexistent/target/claude-code/node_modules/.bin/claude");
     let message = resolve_claude_bin(None, fallback.clone()).unwrap_err();
-    assert!(message.contains("CHECKPOINT_CLAUDE_BIN is unset"), "{message}");
+    assert!(
+        message.contains("CHECKPOINT_CLAUDE_BIN is unset"),
+        "{message}"
+    );
     assert!(message.contains("run `cargo xtask test`"), "{message}");
     // An empty variable counts as unset.
     let message = resolve_claude_bin(Some("".into()), fallback).unwrap_err();
@@ -22,9 +25,18 @@ fn variable_wins_over_fallback_and_must_name_a_file() {
     std::fs::write(&bin, "").unwrap();
     let fallback = dir.path().join("fallback");
     std::fs::write(&fallback, "").unwrap();
-    assert_eq!(resolve_claude_bin(Some(bin.clone().into()), fallback.clone()).unwrap(), bin);
-    assert_eq!(resolve_claude_bin(None, fallback.clone()).unwrap(), fallback);
+    assert_eq!(
+        resolve_claude_bin(Some(bin.clone().into()), fallback.clone()).unwrap(),
+        bin
+    );
+    assert_eq!(
+        resolve_claude_bin(None, fallback.clone()).unwrap(),
+        fallback
+    );
     let wrong = Path::new("/nonexistent/claude");
     let message = resolve_claude_bin(Some(wrong.into()), fallback).unwrap_err();
-    assert!(message.contains("is set to `/nonexistent/claude`, which is not a file"), "{message}");
+    assert!(
+        message.contains("is set to `/nonexistent/claude`, which is not a file"),
+        "{message}"
+    );
 }

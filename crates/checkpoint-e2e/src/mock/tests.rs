@@ -22,7 +22,10 @@ struct Response {
 
 impl Response {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     fn json(&self) -> Value {
@@ -35,8 +38,14 @@ impl Response {
             .split("\n\n")
             .filter(|frame| !frame.trim().is_empty())
             .map(|frame| {
-                let event = frame.lines().find_map(|l| l.strip_prefix("event: ")).unwrap();
-                let data = frame.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+                let event = frame
+                    .lines()
+                    .find_map(|l| l.strip_prefix("event: "))
+                    .unwrap();
+                let data = frame
+                    .lines()
+                    .find_map(|l| l.strip_prefix("data: "))
+                    .unwrap();
                 (event.to_owned(), serde_json::from_str(data).unwrap())
             })
             .collect()
@@ -46,11 +55,22 @@ impl Response {
 impl Client {
     fn connect(mock: &MockApi) -> Client {
         let stream = TcpStream::connect(mock.base_url().trim_start_matches("http://")).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Client { reader: BufReader::new(stream.try_clone().unwrap()), writer: stream }
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        Client {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+        }
     }
 
-    fn send(&mut self, method: &str, target: &str, body: Option<&Value>, chunked: bool) -> Response {
+    fn send(
+        &mut self,
+        method: &str,
+        target: &str,
+        body: Option<&Value>,
+        chunked: bool,
+    ) -> Response {
         let mut head = format!("{method} {target} HTTP/1.1\r\nHost: mock\r\n");
         let body = body.map(Value::to_string).unwrap_or_default();
         if chunked {
@@ -82,7 +102,11 @@ impl Client {
             let (name, value) = trimmed.split_once(':').unwrap();
             headers.push((name.trim().to_owned(), value.trim().to_owned()));
         }
-        let mut response = Response { status, headers, body: String::new() };
+        let mut response = Response {
+            status,
+            headers,
+            body: String::new(),
+        };
         if head_only {
             return response;
         }
@@ -128,7 +152,10 @@ fn accumulate(events: &[(String, Value)]) -> Vec<String> {
             "content_block_delta" => {
                 let idx = data["index"].as_u64().unwrap() as usize;
                 let delta = &data["delta"];
-                let piece = delta["text"].as_str().or(delta["partial_json"].as_str()).unwrap();
+                let piece = delta["text"]
+                    .as_str()
+                    .or(delta["partial_json"].as_str())
+                    .unwrap();
                 blocks[idx].push_str(piece);
             }
             _ => {}
@@ -144,27 +171,41 @@ fn head_then_streamed_text_on_one_keep_alive_connection() {
     let head = client.send("HEAD", "/", None, false);
     assert_eq!(head.status, 200);
 
-    let response = client.send("POST", "/v1/messages?beta=true", Some(&main_body("hi")), false);
+    let response = client.send(
+        "POST",
+        "/v1/messages?beta=true",
+        Some(&main_body("hi")),
+        false,
+    );
     assert_eq!(response.status, 200);
-    assert_eq!(response.header("content-type"), Some("text/event-stream; charset=utf-8"));
+    assert_eq!(
+        response.header("content-type"),
+        Some("text/event-stream; charset=utf-8")
+    );
     let events = response.events();
     let names: Vec<&str> = events.iter().map(|(event, _)| event.as_str()).collect();
-    assert_eq!(names, [
-        "message_start",
-        "ping",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-    ]);
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            "ping",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+        ]
+    );
     for (event, data) in &events {
         assert_eq!(data["type"], event.as_str());
     }
     assert_eq!(events[0].1["message"]["model"], "claude-test");
     assert_eq!(events[0].1["message"]["id"], "msg_mock_0001");
-    assert_eq!(events[2].1["content_block"], json!({ "type": "text", "text": "" }));
+    assert_eq!(
+        events[2].1["content_block"],
+        json!({ "type": "text", "text": "" })
+    );
     assert_eq!(events[3].1["delta"]["type"], "text_delta");
     assert_eq!(events[6].1["delta"]["stop_reason"], "end_turn");
     assert!(events[6].1["usage"]["output_tokens"].as_u64().unwrap() > 0);
@@ -172,7 +213,10 @@ fn head_then_streamed_text_on_one_keep_alive_connection() {
 
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!((requests[0].method.as_str(), requests[0].kind), ("HEAD", RequestKind::Other));
+    assert_eq!(
+        (requests[0].method.as_str(), requests[0].kind),
+        ("HEAD", RequestKind::Other)
+    );
     assert_eq!(requests[1].path, "/v1/messages");
     assert_eq!(requests[1].query.as_deref(), Some("beta=true"));
     assert_eq!(requests[1].header("HOST"), Some("mock"));
@@ -188,22 +232,41 @@ fn tool_use_streams_input_json_and_numbers_ids() {
     ]);
     let mut client = Client::connect(&mock);
 
-    let events = client.send("POST", "/v1/messages", Some(&main_body("go")), true).events();
-    let start = &events.iter().find(|(event, _)| event == "content_block_start").unwrap().1;
+    let events = client
+        .send("POST", "/v1/messages", Some(&main_body("go")), true)
+        .events();
+    let start = &events
+        .iter()
+        .find(|(event, _)| event == "content_block_start")
+        .unwrap()
+        .1;
     assert_eq!(start["content_block"]["id"], "toolu_mock_0001");
     assert_eq!(start["content_block"]["name"], "Bash");
     assert_eq!(start["content_block"]["input"], json!({}));
-    let delta = &events.iter().find(|(event, _)| event == "content_block_delta").unwrap().1;
+    let delta = &events
+        .iter()
+        .find(|(event, _)| event == "content_block_delta")
+        .unwrap()
+        .1;
     assert_eq!(delta["delta"]["type"], "input_json_delta");
     let blocks = accumulate(&events);
     assert_eq!(serde_json::from_str::<Value>(&blocks[0]).unwrap(), input);
-    let message_delta = &events.iter().find(|(event, _)| event == "message_delta").unwrap().1;
+    let message_delta = &events
+        .iter()
+        .find(|(event, _)| event == "message_delta")
+        .unwrap()
+        .1;
     assert_eq!(message_delta["delta"]["stop_reason"], "tool_use");
 
-    let events = client.send("POST", "/v1/messages", Some(&main_body("more")), false).events();
+    let events = client
+        .send("POST", "/v1/messages", Some(&main_body("more")), false)
+        .events();
     let blocks = accumulate(&events);
     assert_eq!(blocks[0], "thinking aloud");
-    assert_eq!(serde_json::from_str::<Value>(&blocks[1]).unwrap(), json!({ "file_path": "x" }));
+    assert_eq!(
+        serde_json::from_str::<Value>(&blocks[1]).unwrap(),
+        json!({ "file_path": "x" })
+    );
     let starts: Vec<&Value> = events
         .iter()
         .filter(|(event, _)| event == "content_block_start")
@@ -218,13 +281,17 @@ fn tool_use_streams_input_json_and_numbers_ids() {
 
 #[test]
 fn side_summary_and_count_tokens_requests_do_not_consume_the_script() {
-    let config = MockConfig { summary: "CUSTOM-SUMMARY".to_owned() };
+    let config = MockConfig {
+        summary: "CUSTOM-SUMMARY".to_owned(),
+    };
     let mock = MockApi::start_with(vec![Turn::text("FIRST")], config);
     let mut client = Client::connect(&mock);
 
     let mut side = main_body("title please");
     side.as_object_mut().unwrap().remove("tools");
-    let events = client.send("POST", "/v1/messages", Some(&side), false).events();
+    let events = client
+        .send("POST", "/v1/messages", Some(&side), false)
+        .events();
     assert_eq!(accumulate(&events), ["side"]);
 
     let mut summary = main_body("x");
@@ -234,27 +301,41 @@ fn side_summary_and_count_tokens_requests_do_not_consume_the_script() {
         { "role": "user", "content": [{ "type": "text", "text":
             "CRITICAL: Respond with TEXT ONLY. Your task is to create a detailed summary of the conversation so far." }] },
     ]);
-    let events = client.send("POST", "/v1/messages", Some(&summary), false).events();
+    let events = client
+        .send("POST", "/v1/messages", Some(&summary), false)
+        .events();
     assert_eq!(accumulate(&events), ["CUSTOM-SUMMARY"]);
 
-    let count = client.send("POST", "/v1/messages/count_tokens", Some(&main_body("x")), false);
+    let count = client.send(
+        "POST",
+        "/v1/messages/count_tokens",
+        Some(&main_body("x")),
+        false,
+    );
     assert_eq!(count.status, 200);
     assert!(count.json()["input_tokens"].as_u64().unwrap() > 0);
 
     assert_eq!(mock.remaining_turns(), 1);
-    let events = client.send("POST", "/v1/messages", Some(&main_body("a")), false).events();
+    let events = client
+        .send("POST", "/v1/messages", Some(&main_body("a")), false)
+        .events();
     assert_eq!(accumulate(&events), ["FIRST"]);
-    let events = client.send("POST", "/v1/messages", Some(&main_body("b")), false).events();
+    let events = client
+        .send("POST", "/v1/messages", Some(&main_body("b")), false)
+        .events();
     assert_eq!(accumulate(&events), ["MOCK-SCRIPT-EXHAUSTED"]);
 
     let kinds: Vec<RequestKind> = mock.requests().iter().map(|request| request.kind).collect();
-    assert_eq!(kinds, [
-        RequestKind::Side,
-        RequestKind::Summary,
-        RequestKind::CountTokens,
-        RequestKind::Main,
-        RequestKind::Main,
-    ]);
+    assert_eq!(
+        kinds,
+        [
+            RequestKind::Side,
+            RequestKind::Summary,
+            RequestKind::CountTokens,
+            RequestKind::Main,
+            RequestKind::Main,
+        ]
+    );
 }
 
 #[test]
@@ -292,9 +373,12 @@ fn non_streaming_request_gets_a_plain_json_message() {
     let message = response.json();
     assert_eq!(message["type"], "message");
     assert_eq!(message["stop_reason"], "tool_use");
-    assert_eq!(message["content"], json!([{
-        "type": "tool_use", "id": "toolu_mock_0001", "name": "Bash", "input": { "command": "ls" }
-    }]));
+    assert_eq!(
+        message["content"],
+        json!([{
+            "type": "tool_use", "id": "toolu_mock_0001", "name": "Bash", "input": { "command": "ls" }
+        }])
+    );
 }
 
 #[test]

@@ -1,0 +1,116 @@
+//! The command-line interface: clap derive structs only.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::commands;
+
+/// Durable checkpoints for long, multi-phase AI-agent workflows.
+///
+/// State lives in `.claude/checkpoints/<workflow>/` under the git top level: `state.json` (the
+/// current state), `journal.jsonl` (every transition), `state.json.bak` and a lock file.
+#[derive(Debug, Parser)]
+#[command(name = "checkpoint", version, about, long_about, max_term_width = 100)]
+#[command(after_long_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXIT_CODES: &str = "Exit codes:
+  0  success
+  1  unexpected failure (I/O and others)
+  2  invalid command line
+  3  transition refused by the current state (nothing written)
+  4  workflow, phase or task not found, or several workflows match
+  5  timed out waiting for the lock
+  6  state cannot be trusted (corrupt beyond repair, or from a newer version; left untouched)
+  7  write may have been saved: re-read the state before retrying";
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Output format
+    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// When to use colour (`auto` respects `NO_COLOR` and terminals)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// The checkpoint directory [default: `.claude/checkpoints` under the git top level]
+    #[arg(long, global = true, env = crate::env::CHECKPOINT_DIR, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The workflow to act on (implied when only one is active)
+    #[arg(long, short = 'w', global = true, env = crate::env::CHECKPOINT_WORKFLOW, value_name = "ID")]
+    pub workflow: Option<String>,
+}
+
+/// How results are printed on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Concise text for people
+    Human,
+    /// One JSON document (with a `version` field)
+    Json,
+}
+
+/// When to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and `NO_COLOR` is unset
+    Auto,
+    /// Always colour
+    Always,
+    /// Never colour
+    Never,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a workflow from phases or a plan file
+    Init(commands::init::InitArgs),
+    /// Start (or retry) a phase
+    Start(commands::phase::StartArgs),
+    /// Record partial progress on the phase in progress
+    Progress(commands::phase::ProgressArgs),
+    /// Complete a phase, with its artifacts and commit
+    Complete(commands::phase::CompleteArgs),
+    /// Mark a phase failed
+    Fail(commands::phase::FailArgs),
+    /// Skip a phase (it counts as done for its dependants)
+    Skip(commands::phase::SkipArgs),
+    /// Approve a phase waiting at its approval gate
+    Approve(commands::phase::ApproveArgs),
+    /// Reject a phase waiting at its approval gate (it fails with the reason)
+    Reject(commands::phase::RejectArgs),
+    /// Add, start, finish or fail a task inside a phase
+    #[command(subcommand)]
+    Task(commands::task::TaskCommand),
+    /// Add a note to the context summary
+    Note(commands::context::NoteArgs),
+    /// Record a key decision in the context summary
+    Decide(commands::context::DecideArgs),
+    /// Add file paths to the context summary
+    Files(commands::context::FilesArgs),
+    /// Pause the workflow (for example after a rate limit)
+    Pause(commands::lifecycle::PauseArgs),
+    /// Lift a pause
+    Unpause,
+    /// Give the workflow up (nothing is deleted)
+    Abandon(commands::lifecycle::AbandonArgs),
+    /// Show where a workflow stands
+    Status,
+    /// List the workflows in the checkpoint directory
+    List,
+    /// Print the raw state (`state.json`)
+    Show,
+    /// Print the journal of transitions
+    Log(commands::log::LogArgs),
+    /// Print the JSON Schema of a file format
+    Schema(commands::schema::SchemaArgs),
+    /// Print a shell completion script
+    Completions(commands::completions::CompletionsArgs),
+}

@@ -1,0 +1,58 @@
+//! The context summary: `note`, `decide` and `files`.
+
+use checkpoint_core::Transition;
+use clap::Args;
+use miette::{IntoDiagnostic, Result};
+
+use crate::{cli::Format, ctx::Ctx, output, report::WorkflowReport};
+
+/// Arguments of `checkpoint note`.
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    /// The note
+    pub text: String,
+}
+
+/// Arguments of `checkpoint decide`.
+#[derive(Debug, Args)]
+pub struct DecideArgs {
+    /// The decision, and why
+    pub text: String,
+}
+
+/// Arguments of `checkpoint files`.
+#[derive(Debug, Args)]
+pub struct FilesArgs {
+    /// Paths that matter for resuming (can be repeated)
+    #[arg(required = true)]
+    pub paths: Vec<String>,
+}
+
+pub(crate) fn note(ctx: &Ctx, args: &NoteArgs) -> Result<()> {
+    crate::report::apply(ctx, Transition::Note { text: args.text.clone() }, |_| "noted".into())?;
+    Ok(())
+}
+
+pub(crate) fn decide(ctx: &Ctx, args: &DecideArgs) -> Result<()> {
+    crate::report::apply(ctx, Transition::Decide { text: args.text.clone() }, |workflow| {
+        format!("recorded decision {}", workflow.context.key_decisions.len())
+    })?;
+    Ok(())
+}
+
+pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let paths: Vec<String> = args.paths.iter().map(|path| ctx.project_path(path)).collect();
+    let loaded = ctx.store.update(&id, ctx.now, |workflow| {
+        Ok(paths
+            .iter()
+            .filter(|path| !workflow.context.file_paths.contains(path))
+            .map(|path| Transition::FilePath { path: path.clone() })
+            .collect())
+    })?;
+    output::warn_recoveries(&loaded.recoveries);
+    match ctx.format {
+        Format::Json => WorkflowReport::new(&loaded).emit(),
+        Format::Human => output::emit(&format!("the context summary lists {} files\n", loaded.workflow.context.file_paths.len())).into_diagnostic(),
+    }
+}

@@ -1,0 +1,99 @@
+//! `checkpoint init`: create a workflow from `--phase` specs or a plan file.
+
+use std::{path::PathBuf, process::Command};
+
+use checkpoint_core::{GitContext, PhasePlan, Plan, WorkflowId};
+use clap::Args;
+use miette::{IntoDiagnostic, Result, WrapErr};
+
+use crate::{
+    cli::Format,
+    ctx::Ctx,
+    output::{self, Paint},
+    report::WorkflowReport,
+};
+
+/// Arguments of `checkpoint init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The workflow id (letters, digits, `.`, `_`, `-`)
+    pub id: String,
+    /// A phase as `id` or `id:dep,dep`, in order (can be repeated)
+    #[arg(long = "phase", short = 'p', value_name = "SPEC", conflicts_with = "plan")]
+    pub phases: Vec<String>,
+    /// A plan file (JSON, or TOML by extension) listing the phases
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// A one-line title
+    #[arg(long)]
+    pub title: Option<String>,
+    /// A longer description of the goal
+    #[arg(long)]
+    pub description: Option<String>,
+    /// The workflow kind, for example `implement` or `orchestrate`
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Archive an existing workflow with this id first, then start over
+    #[arg(long)]
+    pub fresh: bool,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
+    let id = WorkflowId::new(&args.id)?;
+    let mut plan = match &args.plan {
+        Some(path) => {
+            let path = ctx.cwd.join(path);
+            let text = std::fs::read_to_string(&path).into_diagnostic().wrap_err_with(|| format!("failed to read plan file `{}`", path.display()))?;
+            Plan::parse(&path, &text)?
+        }
+        None => Plan { phases: args.phases.iter().map(|spec| PhasePlan::from_spec(spec)).collect::<Result<_, _>>()?, ..Plan::default() },
+    };
+    if args.title.is_some() {
+        plan.title = args.title.clone();
+    }
+    if args.description.is_some() {
+        plan.description = args.description.clone();
+    }
+    if args.kind.is_some() {
+        plan.kind = args.kind.clone();
+    }
+    let workflow = plan.into_workflow(id.clone(), git_context(ctx), ctx.now)?;
+    let mut archived = None;
+    if args.fresh && ctx.store.workflow_dir(&id).exists() {
+        archived = Some(ctx.store.archive(&id, ctx.now, false)?);
+    }
+    let loaded = ctx.store.create(workflow, ctx.now)?;
+    if let Some(path) = &archived {
+        output::note(&format!("archived the previous `{id}` to `{}`", path.display()));
+    }
+    match ctx.format {
+        Format::Json => WorkflowReport::new(&loaded).emit(),
+        Format::Human => {
+            let paint = Paint::new(ctx.color);
+            let mut text = format!(
+                "created workflow {} with {} phases in `{}`\n\n",
+                paint.bold(id.as_str()),
+                loaded.workflow.phases.len(),
+                loaded.dir.display()
+            );
+            text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));
+            output::emit(&text).into_diagnostic()
+        }
+    }
+}
+
+/// The branch, worktree and `HEAD` of the project, where git knows them.
+fn git_context(ctx: &Ctx) -> Option<GitContext> {
+    if !ctx.project_root.join(".git").exists() {
+        return None;
+    }
+    let git = |args: &[&str]| {
+        let output = Command::new("git").args(args).current_dir(&ctx.project_root).output().ok()?;
+        output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned()).filter(|text| !text.is_empty())
+    };
+    Some(GitContext {
+        branch: git(&["symbolic-ref", "--quiet", "--short", "HEAD"]),
+        worktree: Some(ctx.project_root.to_string_lossy().into_owned()),
+        head: git(&["rev-parse", "--verify", "--quiet", "HEAD"]),
+    })
+}

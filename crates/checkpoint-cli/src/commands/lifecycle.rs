@@ -1,0 +1,56 @@
+//! `pause`, `unpause` and `abandon`.
+
+use checkpoint_core::Transition;
+use chrono::{DateTime, Utc};
+use clap::Args;
+use miette::{IntoDiagnostic, Result, WrapErr};
+
+use crate::{ctx::Ctx, output, report};
+
+/// Arguments of `checkpoint pause`.
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// Why, for example `rate_limit`
+    #[arg(long, short = 'r')]
+    pub reason: String,
+    /// When work may continue (RFC 3339, for example `2026-01-01T12:00:00Z`)
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+}
+
+/// Arguments of `checkpoint abandon`.
+#[derive(Debug, Args)]
+pub struct AbandonArgs {
+    /// Why
+    #[arg(long, short = 'r')]
+    pub reason: Option<String>,
+}
+
+pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
+    let until = match &args.until {
+        Some(text) => Some(
+            DateTime::parse_from_rfc3339(text)
+                .map(|time| time.with_timezone(&Utc))
+                .into_diagnostic()
+                .wrap_err_with(|| format!("failed to parse `--until {text}` as an RFC 3339 time"))?,
+        ),
+        None => None,
+    };
+    report::apply(ctx, Transition::Pause { reason: args.reason.clone(), until }, |_| match until {
+        Some(until) => format!("paused until {} ({})", until.to_rfc3339(), output::ago(until, ctx.now)),
+        None => "paused".into(),
+    })?;
+    Ok(())
+}
+
+pub(crate) fn unpause(ctx: &Ctx) -> Result<()> {
+    report::apply(ctx, Transition::Unpause, |_| "no longer paused".into())?;
+    Ok(())
+}
+
+pub(crate) fn abandon(ctx: &Ctx, args: &AbandonArgs) -> Result<()> {
+    report::apply(ctx, Transition::Abandon { reason: args.reason.clone() }, |workflow| {
+        format!("abandoned workflow `{}`; its files are kept in `{}`", workflow.id, ctx.store.workflow_dir(&workflow.id).display())
+    })?;
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! `checkpoint log`: the journal of a workflow.
+
+use std::fmt::Write as _;
+
+use checkpoint_core::{Transition, journal::Entry};
+use clap::Args;
+use miette::{IntoDiagnostic, Result};
+use serde::Serialize;
+
+use crate::{
+    cli::Format,
+    ctx::Ctx,
+    output::{self, JSON_VERSION, Paint},
+};
+
+/// Arguments of `checkpoint log`.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Show only the last N entries
+    #[arg(long, short = 'n', value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+/// The JSON document of `checkpoint log`.
+#[derive(Debug, Serialize)]
+struct LogReport<'a> {
+    version: u32,
+    entries: &'a [Entry],
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let journal = ctx.store.journal(&id)?;
+    if let Some((_, bytes)) = &journal.torn {
+        output::warn(&format!("the journal ends in a torn line of {} bytes (an interrupted append); it is not shown", bytes.len()));
+    }
+    let skip = args.limit.map_or(0, |limit| journal.entries.len().saturating_sub(limit));
+    let entries = &journal.entries[skip..];
+    match ctx.format {
+        Format::Json => output::emit_json(&LogReport { version: JSON_VERSION, entries }).into_diagnostic(),
+        Format::Human => {
+            let paint = Paint::new(ctx.color);
+            let mut text = String::new();
+            for entry in entries {
+                let _ = writeln!(
+                    text,
+                    "{:>5}  {}  {:<15} {}",
+                    entry.seq,
+                    paint.dim(&entry.at.format("%Y-%m-%d %H:%M:%S").to_string()),
+                    entry.transition.op(),
+                    describe(&entry.transition)
+                );
+            }
+            output::emit(&text).into_diagnostic()
+        }
+    }
+}
+
+/// The arguments of a transition, briefly.
+fn describe(transition: &Transition) -> String {
+    let phase = transition.phase().map(|phase| phase.to_string()).unwrap_or_default();
+    match transition {
+        Transition::Init { workflow } => format!("{} phases", workflow.phases.len()),
+        Transition::Snapshot { reason, .. } => reason.clone(),
+        Transition::PhaseProgress { note, .. } => format!("{phase}: {note}"),
+        Transition::PhaseFail { reason, .. } | Transition::PhaseReject { reason, .. } | Transition::PhaseReset { reason, .. } | Transition::Replan { reason, .. } => {
+            format!("{phase}: {reason}")
+        }
+        Transition::PhaseComplete { artifacts, commit_sha, .. } => {
+            let mut text = phase;
+            if !artifacts.is_empty() {
+                text.push_str(&format!(" ({})", artifacts.join(", ")));
+            }
+            if let Some(sha) = commit_sha {
+                text.push_str(&format!(" @ {}", output::short_sha(sha)));
+            }
+            text
+        }
+        Transition::TaskAdd { task, .. } | Transition::TaskStart { task, .. } | Transition::TaskDone { task, .. } | Transition::TaskFail { task, .. } | Transition::TaskReset { task, .. } => {
+            format!("{phase}/{task}")
+        }
+        Transition::Note { text } | Transition::Decide { text } => text.clone(),
+        Transition::FilePath { path } => path.clone(),
+        Transition::Heartbeat { source, .. } => source.clone(),
+        Transition::Pause { reason, .. } => reason.clone(),
+        Transition::Abandon { reason } => reason.clone().unwrap_or_default(),
+        Transition::Compaction { trigger, .. } => trigger.clone(),
+        _ => phase,
+    }
+}

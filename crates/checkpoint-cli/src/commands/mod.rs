@@ -1,0 +1,12 @@
+//! One module per subcommand.
+
+pub(crate) mod completions;
+pub(crate) mod context;
+pub(crate) mod init;
+pub(crate) mod lifecycle;
+pub(crate) mod list;
+pub(crate) mod log;
+pub(crate) mod phase;
+pub(crate) mod schema;
+pub(crate) mod status;
+pub(crate) mod task;

@@ -1,0 +1,60 @@
+//! `checkpoint status` and `checkpoint show`.
+
+use checkpoint_core::{PhaseId, Workflow, store::Recovery};
+use miette::{IntoDiagnostic, Result};
+use serde::Serialize;
+
+use crate::{
+    cli::Format,
+    ctx::Ctx,
+    output::{self, JSON_VERSION, Paint, PhaseView},
+};
+
+/// The JSON document of `checkpoint status`.
+#[derive(Debug, Serialize)]
+struct StatusReport<'a> {
+    version: u32,
+    workflow: &'a Workflow,
+    phases: Vec<PhaseSummary<'a>>,
+    recoveries: &'a [Recovery],
+}
+
+/// Where one phase stands.
+#[derive(Debug, Serialize)]
+struct PhaseSummary<'a> {
+    id: &'a PhaseId,
+    view: PhaseView,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    waiting_for: Vec<&'a PhaseId>,
+}
+
+pub(crate) fn status(ctx: &Ctx) -> Result<()> {
+    let loaded = ctx.load()?;
+    output::warn_recoveries(&loaded.recoveries);
+    let workflow = &loaded.workflow;
+    match ctx.format {
+        Format::Json => {
+            let phases = workflow
+                .phases
+                .iter()
+                .map(|phase| PhaseSummary {
+                    id: &phase.id,
+                    view: output::phase_view(workflow, phase),
+                    waiting_for: phase
+                        .dependencies
+                        .iter()
+                        .filter(|dep| !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()))
+                        .collect(),
+                })
+                .collect();
+            output::emit_json(&StatusReport { version: JSON_VERSION, workflow, phases, recoveries: &loaded.recoveries }).into_diagnostic()
+        }
+        Format::Human => output::emit(&output::render_status(workflow, ctx.now, Paint::new(ctx.color))).into_diagnostic(),
+    }
+}
+
+pub(crate) fn show(ctx: &Ctx) -> Result<()> {
+    let loaded = ctx.load()?;
+    output::warn_recoveries(&loaded.recoveries);
+    output::emit_json(&loaded.workflow).into_diagnostic()
+}

@@ -1,0 +1,158 @@
+//! The context every command runs in: where the store is, the time, the output settings, and
+//! which workflow the command means.
+
+use std::{
+    env,
+    io::IsTerminal,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use checkpoint_core::{
+    WorkflowId,
+    store::{Loaded, Store, StoreOptions},
+};
+use chrono::{DateTime, Utc};
+use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
+
+use crate::{
+    cli::{ColorChoice, Format, GlobalArgs},
+    env as vars,
+};
+
+/// The default lock timeout, in seconds.
+const DEFAULT_LOCK_TIMEOUT_SECS: f64 = 10.0;
+
+/// Everything a command needs besides its own arguments.
+pub(crate) struct Ctx {
+    pub store: Store,
+    pub now: DateTime<Utc>,
+    pub format: Format,
+    pub color: bool,
+    pub cwd: PathBuf,
+    /// The git top level (or the current directory outside git).
+    pub project_root: PathBuf,
+    pub workflow: Option<String>,
+}
+
+/// Several workflows match and none was chosen.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+#[diagnostic(code(checkpoint::ambiguous_workflow), help("{help}"))]
+pub(crate) struct WorkflowChoiceError {
+    pub message: String,
+    pub help: String,
+}
+
+impl Ctx {
+    pub(crate) fn new(global: &GlobalArgs) -> Result<Self> {
+        let cwd = env::current_dir().into_diagnostic().wrap_err("failed to read the current directory")?;
+        let project_root = project_root(&cwd);
+        let root = match &global.dir {
+            Some(dir) if dir.is_absolute() => dir.clone(),
+            Some(dir) => cwd.join(dir),
+            None => project_root.join(".claude").join("checkpoints"),
+        };
+        let store = Store::new(&root, StoreOptions { lock_timeout: lock_timeout()?, on_lock_wait: Some(warn_lock_wait) });
+        Ok(Self {
+            store,
+            now: now()?,
+            format: global.format,
+            color: use_color(global.color),
+            cwd,
+            project_root,
+            workflow: global.workflow.clone(),
+        })
+    }
+
+    /// The workflow the command means: `--workflow`, else the only one, else the only unfinished one.
+    pub(crate) fn workflow_id(&self) -> Result<WorkflowId> {
+        if let Some(id) = &self.workflow {
+            return Ok(WorkflowId::new(id)?);
+        }
+        let ids = self.store.list()?;
+        match ids.as_slice() {
+            [] => Err(WorkflowChoiceError {
+                message: format!("no workflow in `{}`", self.store.root().display()),
+                help: "create one with `checkpoint init <id> --phase <id>` (can be repeated)".into(),
+            }
+            .into()),
+            [id] => Ok(id.clone()),
+            _ => {
+                let active: Vec<&WorkflowId> = ids
+                    .iter()
+                    .filter(|id| self.store.load(id).map_or(true, |loaded| !loaded.workflow.status.is_finished()))
+                    .collect();
+                match active.as_slice() {
+                    [id] => Ok((*id).clone()),
+                    _ => Err(WorkflowChoiceError {
+                        message: format!("{} workflows are active, and none was chosen", active.len().max(ids.len())),
+                        help: format!(
+                            "choose one with `--workflow <id>`: {}",
+                            ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+                        ),
+                    }
+                    .into()),
+                }
+            }
+        }
+    }
+
+    /// Loads the workflow the command means.
+    pub(crate) fn load(&self) -> Result<Loaded> {
+        let id = self.workflow_id()?;
+        Ok(self.store.load(&id)?)
+    }
+
+    /// A path relative to the project root where it is inside it, for storing in the state.
+    pub(crate) fn project_path(&self, path: &str) -> String {
+        let absolute = self.cwd.join(path);
+        match absolute.strip_prefix(&self.project_root) {
+            Ok(relative) => relative.to_string_lossy().into_owned(),
+            Err(_) => path.to_owned(),
+        }
+    }
+}
+
+/// The nearest ancestor of `cwd` holding `.git` (a directory, or a file in a worktree).
+pub(crate) fn project_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_owned()
+}
+
+fn now() -> Result<DateTime<Utc>> {
+    match env::var(vars::CHECKPOINT_TEST_NOW) {
+        Ok(value) if !value.is_empty() => DateTime::parse_from_rfc3339(&value)
+            .map(|time| time.with_timezone(&Utc))
+            .into_diagnostic()
+            .wrap_err_with(|| format!("failed to parse `{}={value}` as an RFC 3339 time", vars::CHECKPOINT_TEST_NOW)),
+        _ => Ok(Utc::now()),
+    }
+}
+
+fn lock_timeout() -> Result<Duration> {
+    match env::var(vars::CHECKPOINT_LOCK_TIMEOUT) {
+        Ok(value) if !value.is_empty() => value
+            .parse::<f64>()
+            .ok()
+            .filter(|secs| secs.is_finite() && *secs >= 0.0)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| miette::miette!(help = "give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`", "invalid `{}={value}`", vars::CHECKPOINT_LOCK_TIMEOUT)),
+        _ => Ok(Duration::from_secs_f64(DEFAULT_LOCK_TIMEOUT_SECS)),
+    }
+}
+
+fn warn_lock_wait(path: &Path) {
+    crate::output::warn(&format!("waiting for the lock on `{}`", path.display()));
+}
+
+/// Resolves the colour choice: the flag, then `NO_COLOR`, then `CLICOLOR_FORCE`/`FORCE_COLOR`, then the terminal.
+pub(crate) fn use_color(choice: ColorChoice) -> bool {
+    let set = |name: &str| env::var_os(name).is_some_and(|value| !value.is_empty());
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto if set(vars::NO_COLOR) => false,
+        ColorChoice::Auto if set(vars::CLICOLOR_FORCE) || set(vars::FORCE_COLOR) => true,
+        ColorChoice::Auto => std::io::stdout().is_terminal(),
+    }
+}

@@ -1,0 +1,16 @@
+//! Every environment variable `checkpoint` reads, by name.
+
+/// Overrides the checkpoint directory (default: `.claude/checkpoints` under the git top level).
+pub const CHECKPOINT_DIR: &str = "CHECKPOINT_DIR";
+/// Selects a workflow when several exist, like `--workflow`.
+pub const CHECKPOINT_WORKFLOW: &str = "CHECKPOINT_WORKFLOW";
+/// Seconds to wait for another process's lock (default 10).
+pub const CHECKPOINT_LOCK_TIMEOUT: &str = "CHECKPOINT_LOCK_TIMEOUT";
+/// Hidden: the current time as RFC 3339, for reproducible tests.
+pub const CHECKPOINT_TEST_NOW: &str = "CHECKPOINT_TEST_NOW";
+/// Disables colour when set to a non-empty value.
+pub const NO_COLOR: &str = "NO_COLOR";
+/// Forces colour when set to a non-empty value.
+pub const CLICOLOR_FORCE: &str = "CLICOLOR_FORCE";
+/// Forces colour when set to a non-empty value.
+pub const FORCE_COLOR: &str = "FORCE_COLOR";

@@ -1,0 +1,243 @@
+//! Rendering: human text (coloured only when asked) and JSON documents on stdout; warnings on
+//! stderr. The only module that prints.
+
+use std::{
+    fmt::Write as _,
+    io::{self, Write},
+};
+
+use anstyle::{AnsiColor, Style};
+use checkpoint_core::{Phase, PhaseStatus, Workflow, WorkflowStatus, store::Recovery};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// The version of every JSON document `checkpoint` prints.
+pub(crate) const JSON_VERSION: u32 = 1;
+
+/// Writes `text` to stdout; a closed pipe is not an error.
+pub(crate) fn emit(text: &str) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Writes a JSON document to stdout.
+pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
+    let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    text.push('\n');
+    emit(&text)
+}
+
+/// Prints a warning on stderr.
+pub(crate) fn warn(message: &str) {
+    #[expect(clippy::print_stderr, reason = "this is the output module")]
+    {
+        eprintln!("warning: {message}");
+    }
+}
+
+/// Prints a note on stderr.
+pub(crate) fn note(message: &str) {
+    #[expect(clippy::print_stderr, reason = "this is the output module")]
+    {
+        eprintln!("{message}");
+    }
+}
+
+/// Reports what the store recovered, on stderr.
+pub(crate) fn warn_recoveries(recoveries: &[Recovery]) {
+    for recovery in recoveries {
+        warn(&describe_recovery(recovery));
+    }
+}
+
+/// One sentence describing a recovery.
+pub(crate) fn describe_recovery(recovery: &Recovery) -> String {
+    match recovery {
+        Recovery::JournalReplayed { from_seq, to_seq } => {
+            format!("`state.json` lagged behind the journal (a write was interrupted); replayed entries {} to {to_seq}", from_seq + 1)
+        }
+        Recovery::StateRebuilt { reason, source, kept_as } => match kept_as {
+            Some(kept) => format!("rebuilt the state from the {source} ({reason}); the bad file is kept as `{}`", kept.display()),
+            None => format!("the state was rebuilt from the {source} in memory ({reason}); the next write keeps the bad file aside"),
+        },
+        Recovery::TornJournalLine { bytes, kept_as } => match kept_as {
+            Some(kept) => format!("the journal ended in a torn line of {bytes} bytes (an interrupted append); it was moved to `{}`", kept.display()),
+            None => format!("the journal ends in a torn line of {bytes} bytes (an interrupted append); it is ignored"),
+        },
+        Recovery::TempFiles { paths, removed } => format!(
+            "{} temporary file{} of an interrupted write {}",
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" },
+            if *removed { "removed" } else { "found; the next write removes them" }
+        ),
+        Recovery::JournalBehind { journal_seq, state_seq } => format!(
+            "the journal ends at entry {journal_seq} but the state is at {state_seq}: the journal was truncated or replaced, so its history is incomplete"
+        ),
+    }
+}
+
+/// Styles for human output; plain text when colour is off.
+#[derive(Clone, Copy)]
+pub(crate) struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    pub(crate) fn new(color: bool) -> Self {
+        Self { color }
+    }
+
+    fn paint(self, style: Style, text: &str) -> String {
+        if self.color { format!("{}{text}{}", style.render(), style.render_reset()) } else { text.to_owned() }
+    }
+
+    pub(crate) fn green(self, text: &str) -> String {
+        self.paint(AnsiColor::Green.on_default(), text)
+    }
+
+    pub(crate) fn yellow(self, text: &str) -> String {
+        self.paint(AnsiColor::Yellow.on_default(), text)
+    }
+
+    pub(crate) fn red(self, text: &str) -> String {
+        self.paint(AnsiColor::Red.on_default(), text)
+    }
+
+    pub(crate) fn cyan(self, text: &str) -> String {
+        self.paint(AnsiColor::Cyan.on_default(), text)
+    }
+
+    pub(crate) fn dim(self, text: &str) -> String {
+        self.paint(Style::new().dimmed(), text)
+    }
+
+    pub(crate) fn bold(self, text: &str) -> String {
+        self.paint(Style::new().bold(), text)
+    }
+}
+
+/// "5 minutes ago", "in 2 hours", "just now".
+pub(crate) fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let secs = (now - then).num_seconds();
+    let (amount, future) = if secs < 0 { (-secs, true) } else { (secs, false) };
+    let text = match amount {
+        0..45 => return if future { "in a moment".into() } else { "just now".into() },
+        45..5400 => plural((amount + 30) / 60, "minute"),
+        5400..129_600 => plural((amount + 1800) / 3600, "hour"),
+        _ => plural((amount + 43_200) / 86_400, "day"),
+    };
+    if future { format!("in {text}") } else { format!("{text} ago") }
+}
+
+fn plural(n: i64, unit: &str) -> String {
+    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+}
+
+/// Where a phase stands, as shown in the status view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PhaseView {
+    Done,
+    InProgress,
+    AwaitingApproval,
+    Failed,
+    Ready,
+    Blocked,
+}
+
+pub(crate) fn phase_view(workflow: &Workflow, phase: &Phase) -> PhaseView {
+    match phase.status {
+        PhaseStatus::Complete | PhaseStatus::Skipped => PhaseView::Done,
+        PhaseStatus::InProgress => PhaseView::InProgress,
+        PhaseStatus::AwaitingApproval => PhaseView::AwaitingApproval,
+        PhaseStatus::Failed => PhaseView::Failed,
+        PhaseStatus::Pending if workflow.dependencies_done(phase) => PhaseView::Ready,
+        PhaseStatus::Pending => PhaseView::Blocked,
+    }
+}
+
+/// The human status view of a workflow.
+pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Paint) -> String {
+    let mut out = String::new();
+    let title = workflow.title.as_deref().map(|title| format!(" — {title}")).unwrap_or_default();
+    let status = workflow_status(workflow.status, paint);
+    let _ = writeln!(out, "{}{title}  {status}", paint.bold(workflow.id.as_str()));
+    let _ = writeln!(
+        out,
+        "{}",
+        paint.dim(&format!(
+            "{} of {} phases done · updated {}",
+            workflow.n_done(),
+            workflow.phases.len(),
+            ago(workflow.updated_at, now)
+        ))
+    );
+    if let Some(pause) = &workflow.pause {
+        let until = pause.until.map(|until| format!(" until {} ({})", until.to_rfc3339(), ago(until, now))).unwrap_or_default();
+        let _ = writeln!(out, "{}", paint.yellow(&format!("paused: {}{until}", pause.reason)));
+    }
+    let width = workflow.phases.iter().map(|phase| phase.id.as_str().len()).max().unwrap_or(0);
+    let _ = writeln!(out);
+    for phase in &workflow.phases {
+        let id = format!("{:width$}", phase.id.as_str());
+        let line = match phase_view(workflow, phase) {
+            PhaseView::Done => {
+                let when = phase.completed_at.map(|at| format!("  {}", ago(at, now))).unwrap_or_default();
+                let sha = phase.commit_sha.as_deref().map(|sha| format!("  ({})", short_sha(sha))).unwrap_or_default();
+                let word = if phase.status == PhaseStatus::Skipped { "skipped" } else { "done" };
+                format!("{} {id}  {}{}", paint.green("✓"), paint.green(word), paint.dim(&format!("{when}{sha}")))
+            }
+            PhaseView::InProgress => {
+                let attempt = if phase.attempts > 1 { format!(" (attempt {})", phase.attempts) } else { String::new() };
+                format!("{} {id}  {}{attempt}", paint.cyan("→"), paint.cyan("in progress"))
+            }
+            PhaseView::AwaitingApproval => {
+                format!("{} {id}  {}  {}", paint.yellow("?"), paint.yellow("awaiting approval"), paint.dim(&format!("checkpoint approve {}", phase.id)))
+            }
+            PhaseView::Failed => {
+                let error = phase.error.as_deref().map(|error| format!(": {error}")).unwrap_or_default();
+                format!("{} {id}  {}{error}", paint.red("✗"), paint.red(&format!("failed ({}×)", phase.failures)))
+            }
+            PhaseView::Ready => format!("· {id}  ready"),
+            PhaseView::Blocked => {
+                let waiting: Vec<&str> = phase
+                    .dependencies
+                    .iter()
+                    .filter(|dep| !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()))
+                    .map(|dep| dep.as_str())
+                    .collect();
+                paint.dim(&format!("· {id}  blocked by {}", waiting.join(", ")))
+            }
+        };
+        let _ = writeln!(out, "{line}");
+        if phase.status == PhaseStatus::InProgress {
+            if let Some(progress) = &phase.progress {
+                let _ = writeln!(out, "  {:width$}  progress: {progress}", "");
+            }
+            let total = phase.tasks.len();
+            if total > 0 {
+                let done = phase.tasks.iter().filter(|task| task.status == checkpoint_core::TaskStatus::Done).count();
+                let _ = writeln!(out, "  {:width$}  tasks: {done} of {total} done", "");
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn workflow_status(status: WorkflowStatus, paint: Paint) -> String {
+    let text = status.as_str().replace('_', " ");
+    match status {
+        WorkflowStatus::Complete => paint.green(&text),
+        WorkflowStatus::InProgress | WorkflowStatus::Pending => paint.cyan(&text),
+        WorkflowStatus::Paused | WorkflowStatus::AwaitingApproval => paint.yellow(&text),
+        WorkflowStatus::Failed => paint.red(&text),
+        WorkflowStatus::Abandoned => paint.dim(&text),
+    }
+}
+
+pub(crate) fn short_sha(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
