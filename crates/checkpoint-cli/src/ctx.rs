@@ -46,14 +46,22 @@ pub(crate) struct WorkflowChoiceError {
 
 impl Ctx {
     pub(crate) fn new(global: &GlobalArgs) -> Result<Self> {
-        let cwd = env::current_dir().into_diagnostic().wrap_err("failed to read the current directory")?;
+        let cwd = env::current_dir()
+            .into_diagnostic()
+            .wrap_err("failed to read the current directory")?;
         let project_root = project_root(&cwd);
         let root = match &global.dir {
             Some(dir) if dir.is_absolute() => dir.clone(),
             Some(dir) => cwd.join(dir),
             None => project_root.join(".claude").join("checkpoints"),
         };
-        let store = Store::new(&root, StoreOptions { lock_timeout: lock_timeout()?, on_lock_wait: Some(warn_lock_wait) });
+        let store = Store::new(
+            &root,
+            StoreOptions {
+                lock_timeout: lock_timeout()?,
+                on_lock_wait: Some(warn_lock_wait),
+            },
+        );
         Ok(Self {
             store,
             now: now()?,
@@ -74,22 +82,33 @@ impl Ctx {
         match ids.as_slice() {
             [] => Err(WorkflowChoiceError {
                 message: format!("no workflow in `{}`", self.store.root().display()),
-                help: "create one with `checkpoint init <id> --phase <id>` (can be repeated)".into(),
+                help: "create one with `checkpoint init <id> --phase <id>` (can be repeated)"
+                    .into(),
             }
             .into()),
             [id] => Ok(id.clone()),
             _ => {
                 let active: Vec<&WorkflowId> = ids
                     .iter()
-                    .filter(|id| self.store.load(id).map_or(true, |loaded| !loaded.workflow.status.is_finished()))
+                    .filter(|id| {
+                        self.store
+                            .load(id)
+                            .map_or(true, |loaded| !loaded.workflow.status.is_finished())
+                    })
                     .collect();
                 match active.as_slice() {
                     [id] => Ok((*id).clone()),
                     _ => Err(WorkflowChoiceError {
-                        message: format!("{} workflows are active, and none was chosen", active.len().max(ids.len())),
+                        message: format!(
+                            "{} workflows are active, and none was chosen",
+                            active.len().max(ids.len())
+                        ),
                         help: format!(
                             "choose one with `--workflow <id>`: {}",
-                            ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+                            ids.iter()
+                                .map(|id| format!("`{id}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     }
                     .into()),
@@ -116,7 +135,10 @@ impl Ctx {
 
 /// The nearest ancestor of `cwd` holding `.git` (a directory, or a file in a worktree).
 pub(crate) fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_owned()
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_owned()
 }
 
 fn now() -> Result<DateTime<Utc>> {
@@ -124,7 +146,12 @@ fn now() -> Result<DateTime<Utc>> {
         Ok(value) if !value.is_empty() => DateTime::parse_from_rfc3339(&value)
             .map(|time| time.with_timezone(&Utc))
             .into_diagnostic()
-            .wrap_err_with(|| format!("failed to parse `{}={value}` as an RFC 3339 time", vars::CHECKPOINT_TEST_NOW)),
+            .wrap_err_with(|| {
+                format!(
+                    "failed to parse `{}={value}` as an RFC 3339 time",
+                    vars::CHECKPOINT_TEST_NOW
+                )
+            }),
         _ => Ok(Utc::now()),
     }
 }
@@ -136,7 +163,13 @@ fn lock_timeout() -> Result<Duration> {
             .ok()
             .filter(|secs| secs.is_finite() && *secs >= 0.0)
             .map(Duration::from_secs_f64)
-            .ok_or_else(|| miette::miette!(help = "give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`", "invalid `{}={value}`", vars::CHECKPOINT_LOCK_TIMEOUT)),
+            .ok_or_else(|| {
+                miette::miette!(
+                    help = "give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`",
+                    "invalid `{}={value}`",
+                    vars::CHECKPOINT_LOCK_TIMEOUT
+                )
+            }),
         _ => Ok(Duration::from_secs_f64(DEFAULT_LOCK_TIMEOUT_SECS)),
     }
 }

@@ -28,7 +28,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { exit_code::USAGE } else { exit_code::SUCCESS });
+            return ExitCode::from(if err.use_stderr() {
+                exit_code::USAGE
+            } else {
+                exit_code::SUCCESS
+            });
         }
     };
     let color = ctx::use_color(cli.global.color);
@@ -77,8 +81,14 @@ fn render_error(report: &Report, format: Format, color: bool) {
     let rendered = match format {
         Format::Json => JSONReportHandler::new().render_report(&mut text, report.as_ref()),
         Format::Human => {
-            let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-            GraphicalReportHandler::new_themed(theme).with_width(100).render_report(&mut text, report.as_ref())
+            let theme = if color {
+                GraphicalTheme::unicode()
+            } else {
+                GraphicalTheme::unicode_nocolor()
+            };
+            GraphicalReportHandler::new_themed(theme)
+                .with_wrap_lines(false)
+                .render_report(&mut text, report.as_ref())
         }
     };
     if rendered.is_err() {
@@ -95,12 +105,21 @@ fn exit_code_of(report: &Report) -> u8 {
     }
     match report.downcast_ref::<Error>() {
         Some(Error::InvalidTransition { .. }) => exit_code::REFUSED,
-        Some(Error::UnknownPhase { .. } | Error::UnknownTask { .. } | Error::NotFound { .. }) => exit_code::NOT_FOUND,
+        Some(Error::UnknownPhase { .. } | Error::UnknownTask { .. } | Error::NotFound { .. }) => {
+            exit_code::NOT_FOUND
+        }
         Some(Error::AlreadyExists { .. }) => exit_code::REFUSED,
         Some(Error::Locked { .. }) => exit_code::LOCKED,
-        Some(Error::Corrupt { .. } | Error::NewerVersion { .. } | Error::Symlink { .. } | Error::TooLarge { .. }) => exit_code::UNTRUSTED,
+        Some(
+            Error::Corrupt { .. }
+            | Error::NewerVersion { .. }
+            | Error::Symlink { .. }
+            | Error::TooLarge { .. },
+        ) => exit_code::UNTRUSTED,
         Some(Error::MaybeSaved { .. }) => exit_code::MAYBE_SAVED,
-        Some(Error::InvalidId { .. } | Error::InvalidPlan { .. } | Error::PlanParse { .. }) => exit_code::USAGE,
+        Some(Error::InvalidId { .. } | Error::InvalidPlan { .. } | Error::PlanParse { .. }) => {
+            exit_code::USAGE
+        }
         Some(Error::Io { .. }) | None => exit_code::FAILURE,
     }
 }

@@ -17,7 +17,10 @@ pub(crate) const JSON_VERSION: u32 = 1;
 /// Writes `text` to stdout; a closed pipe is not an error.
 pub(crate) fn emit(text: &str) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
@@ -57,23 +60,47 @@ pub(crate) fn warn_recoveries(recoveries: &[Recovery]) {
 pub(crate) fn describe_recovery(recovery: &Recovery) -> String {
     match recovery {
         Recovery::JournalReplayed { from_seq, to_seq } => {
-            format!("`state.json` lagged behind the journal (a write was interrupted); replayed entries {} to {to_seq}", from_seq + 1)
+            format!(
+                "`state.json` lagged behind the journal (a write was interrupted); replayed entries {} to {to_seq}",
+                from_seq + 1
+            )
         }
-        Recovery::StateRebuilt { reason, source, kept_as } => match kept_as {
-            Some(kept) => format!("rebuilt the state from the {source} ({reason}); the bad file is kept as `{}`", kept.display()),
-            None => format!("the state was rebuilt from the {source} in memory ({reason}); the next write keeps the bad file aside"),
+        Recovery::StateRebuilt {
+            reason,
+            source,
+            kept_as,
+        } => match kept_as {
+            Some(kept) => format!(
+                "rebuilt the state from the {source} ({reason}); the bad file is kept as `{}`",
+                kept.display()
+            ),
+            None => format!(
+                "the state was rebuilt from the {source} in memory ({reason}); the next write keeps the bad file aside"
+            ),
         },
         Recovery::TornJournalLine { bytes, kept_as } => match kept_as {
-            Some(kept) => format!("the journal ended in a torn line of {bytes} bytes (an interrupted append); it was moved to `{}`", kept.display()),
-            None => format!("the journal ends in a torn line of {bytes} bytes (an interrupted append); it is ignored"),
+            Some(kept) => format!(
+                "the journal ended in a torn line of {bytes} bytes (an interrupted append); it was moved to `{}`",
+                kept.display()
+            ),
+            None => format!(
+                "the journal ends in a torn line of {bytes} bytes (an interrupted append); it is ignored"
+            ),
         },
         Recovery::TempFiles { paths, removed } => format!(
             "{} temporary file{} of an interrupted write {}",
             paths.len(),
             if paths.len() == 1 { "" } else { "s" },
-            if *removed { "removed" } else { "found; the next write removes them" }
+            if *removed {
+                "removed"
+            } else {
+                "found; the next write removes them"
+            }
         ),
-        Recovery::JournalBehind { journal_seq, state_seq } => format!(
+        Recovery::JournalBehind {
+            journal_seq,
+            state_seq,
+        } => format!(
             "the journal ends at entry {journal_seq} but the state is at {state_seq}: the journal was truncated or replaced, so its history is incomplete"
         ),
     }
@@ -91,7 +118,11 @@ impl Paint {
     }
 
     fn paint(self, style: Style, text: &str) -> String {
-        if self.color { format!("{}{text}{}", style.render(), style.render_reset()) } else { text.to_owned() }
+        if self.color {
+            format!("{}{text}{}", style.render(), style.render_reset())
+        } else {
+            text.to_owned()
+        }
     }
 
     pub(crate) fn green(self, text: &str) -> String {
@@ -122,18 +153,36 @@ impl Paint {
 /// "5 minutes ago", "in 2 hours", "just now".
 pub(crate) fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let secs = (now - then).num_seconds();
-    let (amount, future) = if secs < 0 { (-secs, true) } else { (secs, false) };
+    let (amount, future) = if secs < 0 {
+        (-secs, true)
+    } else {
+        (secs, false)
+    };
     let text = match amount {
-        0..45 => return if future { "in a moment".into() } else { "just now".into() },
+        0..45 => {
+            return if future {
+                "in a moment".into()
+            } else {
+                "just now".into()
+            };
+        }
         45..5400 => plural((amount + 30) / 60, "minute"),
         5400..129_600 => plural((amount + 1800) / 3600, "hour"),
         _ => plural((amount + 43_200) / 86_400, "day"),
     };
-    if future { format!("in {text}") } else { format!("{text} ago") }
+    if future {
+        format!("in {text}")
+    } else {
+        format!("{text} ago")
+    }
 }
 
 fn plural(n: i64, unit: &str) -> String {
-    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
 }
 
 /// Where a phase stands, as shown in the status view.
@@ -162,7 +211,11 @@ pub(crate) fn phase_view(workflow: &Workflow, phase: &Phase) -> PhaseView {
 /// The human status view of a workflow.
 pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Paint) -> String {
     let mut out = String::new();
-    let title = workflow.title.as_deref().map(|title| format!(" — {title}")).unwrap_or_default();
+    let title = workflow
+        .title
+        .as_deref()
+        .map(|title| format!(" — {title}"))
+        .unwrap_or_default();
     let status = workflow_status(workflow.status, paint);
     let _ = writeln!(out, "{}{title}  {status}", paint.bold(workflow.id.as_str()));
     let _ = writeln!(
@@ -176,30 +229,79 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
         ))
     );
     if let Some(pause) = &workflow.pause {
-        let until = pause.until.map(|until| format!(" until {} ({})", until.to_rfc3339(), ago(until, now))).unwrap_or_default();
-        let _ = writeln!(out, "{}", paint.yellow(&format!("paused: {}{until}", pause.reason)));
+        let until = pause
+            .until
+            .map(|until| format!(" until {} ({})", until.to_rfc3339(), ago(until, now)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.yellow(&format!("paused: {}{until}", pause.reason))
+        );
     }
-    let width = workflow.phases.iter().map(|phase| phase.id.as_str().len()).max().unwrap_or(0);
+    let width = workflow
+        .phases
+        .iter()
+        .map(|phase| phase.id.as_str().len())
+        .max()
+        .unwrap_or(0);
     let _ = writeln!(out);
     for phase in &workflow.phases {
         let id = format!("{:width$}", phase.id.as_str());
         let line = match phase_view(workflow, phase) {
             PhaseView::Done => {
-                let when = phase.completed_at.map(|at| format!("  {}", ago(at, now))).unwrap_or_default();
-                let sha = phase.commit_sha.as_deref().map(|sha| format!("  ({})", short_sha(sha))).unwrap_or_default();
-                let word = if phase.status == PhaseStatus::Skipped { "skipped" } else { "done" };
-                format!("{} {id}  {}{}", paint.green("✓"), paint.green(word), paint.dim(&format!("{when}{sha}")))
+                let when = phase
+                    .completed_at
+                    .map(|at| format!("  {}", ago(at, now)))
+                    .unwrap_or_default();
+                let sha = phase
+                    .commit_sha
+                    .as_deref()
+                    .map(|sha| format!("  ({})", short_sha(sha)))
+                    .unwrap_or_default();
+                let word = if phase.status == PhaseStatus::Skipped {
+                    "skipped"
+                } else {
+                    "done"
+                };
+                format!(
+                    "{} {id}  {}{}",
+                    paint.green("✓"),
+                    paint.green(word),
+                    paint.dim(&format!("{when}{sha}"))
+                )
             }
             PhaseView::InProgress => {
-                let attempt = if phase.attempts > 1 { format!(" (attempt {})", phase.attempts) } else { String::new() };
-                format!("{} {id}  {}{attempt}", paint.cyan("→"), paint.cyan("in progress"))
+                let attempt = if phase.attempts > 1 {
+                    format!(" (attempt {})", phase.attempts)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} {id}  {}{attempt}",
+                    paint.cyan("→"),
+                    paint.cyan("in progress")
+                )
             }
             PhaseView::AwaitingApproval => {
-                format!("{} {id}  {}  {}", paint.yellow("?"), paint.yellow("awaiting approval"), paint.dim(&format!("checkpoint approve {}", phase.id)))
+                format!(
+                    "{} {id}  {}  {}",
+                    paint.yellow("?"),
+                    paint.yellow("awaiting approval"),
+                    paint.dim(&format!("checkpoint approve {}", phase.id))
+                )
             }
             PhaseView::Failed => {
-                let error = phase.error.as_deref().map(|error| format!(": {error}")).unwrap_or_default();
-                format!("{} {id}  {}{error}", paint.red("✗"), paint.red(&format!("failed ({}×)", phase.failures)))
+                let error = phase
+                    .error
+                    .as_deref()
+                    .map(|error| format!(": {error}"))
+                    .unwrap_or_default();
+                format!(
+                    "{} {id}  {}{error}",
+                    paint.red("✗"),
+                    paint.red(&format!("failed ({}×)", phase.failures))
+                )
             }
             PhaseView::Ready => format!("· {id}  ready"),
             PhaseView::Blocked => {
@@ -219,7 +321,11 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
             }
             let total = phase.tasks.len();
             if total > 0 {
-                let done = phase.tasks.iter().filter(|task| task.status == checkpoint_core::TaskStatus::Done).count();
+                let done = phase
+                    .tasks
+                    .iter()
+                    .filter(|task| task.status == checkpoint_core::TaskStatus::Done)
+                    .count();
                 let _ = writeln!(out, "  {:width$}  tasks: {done} of {total} done", "");
             }
         }

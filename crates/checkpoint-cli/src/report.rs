@@ -1,6 +1,9 @@
 //! The JSON documents commands print, as dedicated types.
 
-use checkpoint_core::{Workflow, store::{Loaded, Recovery}};
+use checkpoint_core::{
+    Workflow,
+    store::{Loaded, Recovery},
+};
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
@@ -16,7 +19,11 @@ pub(crate) struct WorkflowReport<'a> {
 
 impl<'a> WorkflowReport<'a> {
     pub(crate) fn new(loaded: &'a Loaded) -> Self {
-        Self { version: JSON_VERSION, workflow: &loaded.workflow, recoveries: &loaded.recoveries }
+        Self {
+            version: JSON_VERSION,
+            workflow: &loaded.workflow,
+            recoveries: &loaded.recoveries,
+        }
     }
 
     pub(crate) fn emit(&self) -> Result<()> {

@@ -14,9 +14,15 @@ pub enum Error {
     #[error("invalid {what} `{value}`: {reason}")]
     #[diagnostic(
         code(checkpoint::invalid_id),
-        help("use letters, digits, `.`, `_` and `-` only (at most 128 characters, not `.` or `..`)")
+        help(
+            "use letters, digits, `.`, `_` and `-` only (at most 128 characters, not `.` or `..`)"
+        )
     )]
-    InvalidId { what: &'static str, value: String, reason: &'static str },
+    InvalidId {
+        what: &'static str,
+        value: String,
+        reason: &'static str,
+    },
 
     /// A plan (from `--phase` or `--plan`) does not describe a valid phase graph.
     #[error("invalid plan: {message}")]
@@ -25,7 +31,12 @@ pub enum Error {
 
     /// A plan file does not parse.
     #[error("failed to parse plan file `{path}`: {message}")]
-    #[diagnostic(code(checkpoint::plan_parse), help("a plan is JSON or TOML: `{{\"phases\": [{{\"id\": \"design\"}}, {{\"id\": \"build\", \"dependencies\": [\"design\"]}}]}}`"))]
+    #[diagnostic(
+        code(checkpoint::plan_parse),
+        help(
+            "a plan is JSON or TOML: `{{\"phases\": [{{\"id\": \"design\"}}, {{\"id\": \"build\", \"dependencies\": [\"design\"]}}]}}`"
+        )
+    )]
     PlanParse {
         path: PathBuf,
         message: String,
@@ -43,11 +54,18 @@ pub enum Error {
     /// A phase id is not part of the workflow.
     #[error("no phase `{phase}` in workflow `{workflow}`")]
     #[diagnostic(code(checkpoint::unknown_phase), help("phases are: {known}"))]
-    UnknownPhase { workflow: String, phase: String, known: String },
+    UnknownPhase {
+        workflow: String,
+        phase: String,
+        known: String,
+    },
 
     /// A task id is not part of the phase.
     #[error("no task `{task}` in phase `{phase}`")]
-    #[diagnostic(code(checkpoint::unknown_task), help("add it first with `checkpoint task add {phase} {task}`"))]
+    #[diagnostic(
+        code(checkpoint::unknown_task),
+        help("add it first with `checkpoint task add {phase} {task}`")
+    )]
     UnknownTask { phase: String, task: String },
 
     /// An I/O operation failed; the path says where.
@@ -76,7 +94,9 @@ pub enum Error {
     #[error("no workflow `{id}` in `{root}`")]
     #[diagnostic(
         code(checkpoint::store::not_found),
-        help("create it with `checkpoint init {id} --phase <id>`, or list workflows with `checkpoint list`")
+        help(
+            "create it with `checkpoint init {id} --phase <id>`, or list workflows with `checkpoint list`"
+        )
     )]
     NotFound { id: String, root: PathBuf },
 
@@ -92,7 +112,9 @@ pub enum Error {
     #[error("timed out after {waited_ms} ms waiting for the lock on `{path}`")]
     #[diagnostic(
         code(checkpoint::store::locked),
-        help("another `checkpoint` process holds it; raise the timeout with `CHECKPOINT_LOCK_TIMEOUT=<seconds>`")
+        help(
+            "another `checkpoint` process holds it; raise the timeout with `CHECKPOINT_LOCK_TIMEOUT=<seconds>`"
+        )
     )]
     Locked { path: PathBuf, waited_ms: u128 },
 
@@ -115,28 +137,48 @@ pub enum Error {
         code(checkpoint::store::newer_version),
         help("upgrade `checkpoint`; the file was left untouched")
     )]
-    NewerVersion { path: PathBuf, found: u32, supported: u32 },
+    NewerVersion {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
 
     /// We refuse to write through a symbolic link.
     #[error("refusing to use `{path}`: it is a symbolic link")]
     #[diagnostic(
         code(checkpoint::store::symlink),
-        help("state files must be regular files inside the checkpoint directory; move the link away")
+        help(
+            "state files must be regular files inside the checkpoint directory; move the link away"
+        )
     )]
     Symlink { path: PathBuf },
 
     /// A file is larger than we are willing to read.
     #[error("refusing to read `{path}`: {size} bytes is over the limit of {limit} bytes")]
-    #[diagnostic(code(checkpoint::store::too_large), help("this is not a state file `checkpoint` wrote; move it away"))]
-    TooLarge { path: PathBuf, size: u64, limit: u64 },
+    #[diagnostic(
+        code(checkpoint::store::too_large),
+        help("this is not a state file `checkpoint` wrote; move it away")
+    )]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
 }
 
 impl Error {
     pub(crate) fn transition(message: impl Into<String>, help: impl Into<String>) -> Self {
-        Self::InvalidTransition { message: message.into(), help: help.into() }
+        Self::InvalidTransition {
+            message: message.into(),
+            help: help.into(),
+        }
     }
 
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
-        Self::Io { action, path: path.into(), source }
+        Self::Io {
+            action,
+            path: path.into(),
+            source,
+        }
     }
 }

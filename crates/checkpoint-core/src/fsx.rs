@@ -21,10 +21,16 @@ pub(crate) fn read_limited(path: &Path) -> Result<Option<Vec<u8>>> {
         Err(err) => return Err(Error::io("read", path, err)),
     };
     if meta.file_type().is_symlink() {
-        return Err(Error::Symlink { path: path.to_owned() });
+        return Err(Error::Symlink {
+            path: path.to_owned(),
+        });
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(Error::TooLarge { path: path.to_owned(), size: meta.len(), limit: MAX_FILE_BYTES });
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            size: meta.len(),
+            limit: MAX_FILE_BYTES,
+        });
     }
     let file = match fs::File::open(path) {
         Ok(file) => file,
@@ -32,16 +38,25 @@ pub(crate) fn read_limited(path: &Path) -> Result<Option<Vec<u8>>> {
         Err(err) => return Err(Error::io("open", path, err)),
     };
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|err| Error::io("read", path, err))?;
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::io("read", path, err))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Error::TooLarge { path: path.to_owned(), size: bytes.len() as u64, limit: MAX_FILE_BYTES });
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            size: bytes.len() as u64,
+            limit: MAX_FILE_BYTES,
+        });
     }
     Ok(Some(bytes))
 }
 
 /// Renames `from` to `to`, naming `to` in the error.
 pub(crate) fn rename(from: &Path, to: &Path) -> Result<()> {
-    #[expect(clippy::disallowed_methods, reason = "this is the wrapper that names the path")]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "this is the wrapper that names the path"
+    )]
     fs::rename(from, to).map_err(|err| Error::io("rename into", to, err))
 }
 

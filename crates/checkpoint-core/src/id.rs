@@ -23,13 +23,20 @@ fn validate(what: &'static str, value: &str) -> Result<()> {
         Some("it contains a path separator")
     } else if value.contains('\0') {
         Some("it contains a NUL byte")
-    } else if !value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+    } else if !value
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
         Some("it contains a character other than letters, digits, `.`, `_` and `-`")
     } else {
         None
     };
     match reason {
-        Some(reason) => Err(Error::InvalidId { what, value: value.escape_debug().to_string(), reason }),
+        Some(reason) => Err(Error::InvalidId {
+            what,
+            value: value.escape_debug().to_string(),
+            reason,
+        }),
         None => Ok(()),
     }
 }
@@ -127,7 +134,14 @@ mod tests {
 
     #[test]
     fn accepts_plain_ids() {
-        for ok in ["payments", "a", "v1.2", "feat_x-y", "implement_027_auth", "0"] {
+        for ok in [
+            "payments",
+            "a",
+            "v1.2",
+            "feat_x-y",
+            "implement_027_auth",
+            "0",
+        ] {
             assert!(WorkflowId::new(ok).is_ok(), "{ok}");
         }
     }
@@ -135,7 +149,20 @@ mod tests {
     #[test]
     fn rejects_hostile_ids() {
         let long = "a".repeat(129);
-        for bad in ["", ".", "..", "../x", "a/b", "a\\b", "a\0b", "a..b", ".hidden", "a b", "é", long.as_str()] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "a/b",
+            "a\\b",
+            "a\0b",
+            "a..b",
+            ".hidden",
+            "a b",
+            "é",
+            long.as_str(),
+        ] {
             let err = WorkflowId::new(bad).unwrap_err();
             assert!(matches!(err, Error::InvalidId { .. }), "{bad:?}: {err}");
         }

@@ -66,7 +66,10 @@ pub fn parse(path: &std::path::Path, bytes: &[u8]) -> Result<Journal> {
             source_code: None,
             span: None,
         })?;
-        let expected = journal.entries.last().map_or(entry.seq, |last| last.seq + 1);
+        let expected = journal
+            .entries
+            .last()
+            .map_or(entry.seq, |last| last.seq + 1);
         if entry.seq != expected {
             return Err(Error::Corrupt {
                 path: path.to_owned(),
@@ -103,7 +106,11 @@ fn seq_of_line(line: &[u8]) -> Option<u64> {
 }
 
 /// Replays entries onto a state (or from nothing, when the first entry is an `init`).
-pub fn replay(path: &std::path::Path, base: Option<Workflow>, entries: &[Entry]) -> Result<Option<Workflow>> {
+pub fn replay(
+    path: &std::path::Path,
+    base: Option<Workflow>,
+    entries: &[Entry],
+) -> Result<Option<Workflow>> {
     let mut state = base;
     for entry in entries {
         match (&mut state, &entry.transition) {
@@ -115,7 +122,11 @@ pub fn replay(path: &std::path::Path, base: Option<Workflow>, entries: &[Entry])
             (Some(workflow), transition) => {
                 apply(workflow, transition, entry.seq, entry.at).map_err(|err| Error::Corrupt {
                     path: path.to_owned(),
-                    message: format!("entry {} (`{}`) does not apply: {err}", entry.seq, transition.op()),
+                    message: format!(
+                        "entry {} (`{}`) does not apply: {err}",
+                        entry.seq,
+                        transition.op()
+                    ),
                     help: "the journal does not match the state it starts from".into(),
                     source_code: None,
                     span: None,
@@ -124,7 +135,11 @@ pub fn replay(path: &std::path::Path, base: Option<Workflow>, entries: &[Entry])
             (None, transition) => {
                 return Err(Error::Corrupt {
                     path: path.to_owned(),
-                    message: format!("entry {} (`{}`) comes before any `init`", entry.seq, transition.op()),
+                    message: format!(
+                        "entry {} (`{}`) comes before any `init`",
+                        entry.seq,
+                        transition.op()
+                    ),
                     help: "the start of the journal is missing".into(),
                     source_code: None,
                     span: None,
@@ -143,7 +158,10 @@ mod tests {
     fn last_seq_reads_only_the_last_complete_line() {
         let tail = b"{\"seq\":7,\"at\":\"x\"}\n{\"seq\":8,\"at\":\"y\"}\n{\"seq\":9,\"at";
         assert_eq!(last_seq_in_tail(tail, true), Some(8));
-        assert_eq!(last_seq_in_tail(b"q\":3}\n{\"seq\":12,\"a\":1}\n", false), Some(12));
+        assert_eq!(
+            last_seq_in_tail(b"q\":3}\n{\"seq\":12,\"a\":1}\n", false),
+            Some(12)
+        );
         assert_eq!(last_seq_in_tail(b"{\"seq\":12,\"a\":1}\n", false), None);
         assert_eq!(last_seq_in_tail(b"{\"seq\":12,\"a\":1}\n", true), Some(12));
         assert_eq!(last_seq_in_tail(b"", true), None);
@@ -152,12 +170,20 @@ mod tests {
     #[test]
     fn torn_last_line_is_set_aside() {
         let path = std::path::Path::new("journal.jsonl");
-        let line = Entry { seq: 1, at: DateTime::UNIX_EPOCH, transition: Transition::Unpause }.to_line();
+        let line = Entry {
+            seq: 1,
+            at: DateTime::UNIX_EPOCH,
+            transition: Transition::Unpause,
+        }
+        .to_line();
         let mut bytes = line.clone().into_bytes();
         bytes.extend_from_slice(b"{\"seq\":2,\"at\":\"19");
         let journal = parse(path, &bytes).unwrap();
         assert_eq!(journal.entries.len(), 1);
-        assert_eq!(journal.torn, Some((line.len() as u64, b"{\"seq\":2,\"at\":\"19".to_vec())));
+        assert_eq!(
+            journal.torn,
+            Some((line.len() as u64, b"{\"seq\":2,\"at\":\"19".to_vec()))
+        );
     }
 
     #[test]

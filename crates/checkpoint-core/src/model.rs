@@ -372,12 +372,18 @@ impl Workflow {
 
     /// Whether every dependency of `phase` is done.
     pub fn dependencies_done(&self, phase: &Phase) -> bool {
-        phase.dependencies.iter().all(|dep| self.phase(dep).is_some_and(|dep| dep.status.is_done()))
+        phase
+            .dependencies
+            .iter()
+            .all(|dep| self.phase(dep).is_some_and(|dep| dep.status.is_done()))
     }
 
     /// The number of phases that are complete or skipped.
     pub fn n_done(&self) -> usize {
-        self.phases.iter().filter(|phase| phase.status.is_done()).count()
+        self.phases
+            .iter()
+            .filter(|phase| phase.status.is_done())
+            .count()
     }
 
     /// The status implied by the phases, ignoring pauses and abandonment.
@@ -391,7 +397,11 @@ impl Workflow {
             WorkflowStatus::InProgress
         } else if any(PhaseStatus::Failed) {
             WorkflowStatus::Failed
-        } else if self.phases.iter().any(|phase| phase.status != PhaseStatus::Pending) {
+        } else if self
+            .phases
+            .iter()
+            .any(|phase| phase.status != PhaseStatus::Pending)
+        {
             WorkflowStatus::InProgress
         } else {
             WorkflowStatus::Pending

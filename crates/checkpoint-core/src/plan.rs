@@ -89,7 +89,9 @@ impl PhasePlan {
 impl Plan {
     /// Parses a plan file's contents; TOML when the path ends in `.toml`, JSON otherwise.
     pub fn parse(path: &Path, text: &str) -> Result<Self> {
-        let is_toml = path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("toml"));
+        let is_toml = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("toml"));
         let (message, span) = if is_toml {
             match toml::from_str::<Plan>(text) {
                 Ok(plan) => return Ok(plan),
@@ -114,11 +116,22 @@ impl Plan {
 
     /// Checks the phase graph: unique ids, known dependencies, no cycles.
     pub fn validate(&self) -> Result<()> {
-        validate_graph(self.phases.iter().map(|phase| (&phase.id, phase.dependencies.as_slice(), phase.on_failure.as_ref())))
+        validate_graph(self.phases.iter().map(|phase| {
+            (
+                &phase.id,
+                phase.dependencies.as_slice(),
+                phase.on_failure.as_ref(),
+            )
+        }))
     }
 
     /// Builds the initial state of a new workflow from this plan.
-    pub fn into_workflow(self, id: WorkflowId, git: Option<GitContext>, now: DateTime<Utc>) -> Result<Workflow> {
+    pub fn into_workflow(
+        self,
+        id: WorkflowId,
+        git: Option<GitContext>,
+        now: DateTime<Utc>,
+    ) -> Result<Workflow> {
         self.validate()?;
         let phases = self
             .phases
@@ -215,7 +228,10 @@ pub(crate) fn validate_graph<'a>(
                     }
                     1 => {
                         let from = stack.iter().position(|(n, _)| *n == dep).unwrap_or(0);
-                        let mut cycle: Vec<&str> = stack[from..].iter().map(|(n, _)| ids[*n].as_str()).collect();
+                        let mut cycle: Vec<&str> = stack[from..]
+                            .iter()
+                            .map(|(n, _)| ids[*n].as_str())
+                            .collect();
                         cycle.push(ids[dep].as_str());
                         return Err(Error::InvalidPlan {
                             message: format!("the dependencies form a cycle: {}", cycle.join(" -> ")),
@@ -236,7 +252,10 @@ pub(crate) fn validate_graph<'a>(
 fn join_ids<'a>(ids: impl Iterator<Item = &'a PhaseId>) -> String {
     let mut ids: Vec<&str> = ids.map(PhaseId::as_str).collect();
     ids.sort_unstable();
-    ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+    ids.iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -244,8 +263,14 @@ mod tests {
     use super::*;
 
     fn plan(specs: &[&str]) -> Result<Plan> {
-        let phases = specs.iter().map(|spec| PhasePlan::from_spec(spec)).collect::<Result<_>>()?;
-        let plan = Plan { phases, ..Plan::default() };
+        let phases = specs
+            .iter()
+            .map(|spec| PhasePlan::from_spec(spec))
+            .collect::<Result<_>>()?;
+        let plan = Plan {
+            phases,
+            ..Plan::default()
+        };
         plan.validate()?;
         Ok(plan)
     }
@@ -264,9 +289,18 @@ mod tests {
 
     #[test]
     fn rejects_bad_graphs() {
-        check_err(&["a:b"], "invalid plan: phase `a` depends on unknown phase `b`");
-        check_err(&["a:a"], "invalid plan: the dependencies form a cycle: a -> a");
-        check_err(&["a:c", "b:a", "c:b"], "invalid plan: the dependencies form a cycle: a -> c -> b -> a");
+        check_err(
+            &["a:b"],
+            "invalid plan: phase `a` depends on unknown phase `b`",
+        );
+        check_err(
+            &["a:a"],
+            "invalid plan: the dependencies form a cycle: a -> a",
+        );
+        check_err(
+            &["a:c", "b:a", "c:b"],
+            "invalid plan: the dependencies form a cycle: a -> c -> b -> a",
+        );
         check_err(&["a", "a"], "invalid plan: phase `a` is declared twice");
         check_err(&[], "invalid plan: the plan has no phases");
         check_err(&["../x"], "invalid phase id `../x`: it contains `..`");
@@ -283,8 +317,14 @@ mod tests {
 
     #[test]
     fn parse_errors_point_at_the_field() {
-        let err = Plan::parse(Path::new("p.json"), "{\"phases\": [{\"id\": \"a\", \"colour\": 1}]}").unwrap_err();
-        let Error::PlanParse { message, span, .. } = err else { panic!("{err:?}") };
+        let err = Plan::parse(
+            Path::new("p.json"),
+            "{\"phases\": [{\"id\": \"a\", \"colour\": 1}]}",
+        )
+        .unwrap_err();
+        let Error::PlanParse { message, span, .. } = err else {
+            panic!("{err:?}")
+        };
         assert!(message.contains("unknown field `colour`"), "{message}");
         assert!(span.is_some());
     }

@@ -132,7 +132,10 @@ struct Repair {
 impl Store {
     /// A store rooted at `root` (which need not exist yet).
     pub fn new(root: &Path, options: StoreOptions) -> Self {
-        Self { root: root.to_owned(), options }
+        Self {
+            root: root.to_owned(),
+            options,
+        }
     }
 
     /// The store's root directory.
@@ -155,8 +158,12 @@ impl Store {
         let mut ids = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|err| Error::io("list", &self.root, err))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-            let Ok(id) = WorkflowId::new(&name) else { continue };
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            let Ok(id) = WorkflowId::new(&name) else {
+                continue;
+            };
             let path = entry.path();
             if path.join(STATE_FILE).exists() || path.join(JOURNAL_FILE).exists() {
                 ids.push(id);
@@ -180,14 +187,28 @@ impl Store {
         let dir = self.checked_dir(&workflow.id)?;
         let _lock = self.lock(&dir)?;
         if dir.join(STATE_FILE).exists() || dir.join(JOURNAL_FILE).exists() {
-            return Err(Error::AlreadyExists { id: workflow.id.to_string(), dir });
+            return Err(Error::AlreadyExists {
+                id: workflow.id.to_string(),
+                dir,
+            });
         }
         let mut next = workflow.clone();
-        let transition = Transition::Init { workflow: Box::new(workflow) };
+        let transition = Transition::Init {
+            workflow: Box::new(workflow),
+        };
         apply(&mut next, &transition, 1, now)?;
-        let entry = Entry { seq: 1, at: now, transition };
+        let entry = Entry {
+            seq: 1,
+            at: now,
+            transition,
+        };
         commit(&dir, &[entry], &next)?;
-        Ok(Loaded { workflow: next, recoveries: Vec::new(), dir, repair: Repair::default() })
+        Ok(Loaded {
+            workflow: next,
+            recoveries: Vec::new(),
+            dir,
+            repair: Repair::default(),
+        })
     }
 
     /// Applies the transitions `decide` returns for the current state, under the lock.
@@ -210,7 +231,11 @@ impl Store {
         for transition in transitions {
             seq += 1;
             apply(&mut next, &transition, seq, now)?;
-            entries.push(Entry { seq, at: now, transition });
+            entries.push(Entry {
+                seq,
+                at: now,
+                transition,
+            });
         }
         let needs_state_write = loaded.repair.corrupt_state || loaded.repair.state_stale;
         persist_repairs(&dir, now, &mut loaded)?;
@@ -222,7 +247,12 @@ impl Store {
     }
 
     /// Applies one transition under the lock.
-    pub fn apply(&self, id: &WorkflowId, now: DateTime<Utc>, transition: Transition) -> Result<Loaded> {
+    pub fn apply(
+        &self,
+        id: &WorkflowId,
+        now: DateTime<Utc>,
+        transition: Transition,
+    ) -> Result<Loaded> {
         self.update(id, now, |_| Ok(vec![transition]))
     }
 
@@ -231,7 +261,9 @@ impl Store {
     pub fn archive(&self, id: &WorkflowId, now: DateTime<Utc>, failed: bool) -> Result<PathBuf> {
         let dir = self.checked_dir(id)?;
         let _lock = self.lock(&dir)?;
-        let parent = self.root.join(if failed { FAILED_DIR } else { ARCHIVE_DIR });
+        let parent = self
+            .root
+            .join(if failed { FAILED_DIR } else { ARCHIVE_DIR });
         create_private_dir(&parent)?;
         let stamp = now.format("%Y%m%d_%H%M%S");
         let mut target = parent.join(format!("{id}_{stamp}"));
@@ -241,7 +273,10 @@ impl Store {
             target = parent.join(format!("{id}_{stamp}_{n}"));
         }
         fsx::rename(&dir, &target)?;
-        fsx::sync_dir(&self.root).map_err(|source| Error::MaybeSaved { path: target.clone(), source })?;
+        fsx::sync_dir(&self.root).map_err(|source| Error::MaybeSaved {
+            path: target.clone(),
+            source,
+        })?;
         Ok(target)
     }
 
@@ -260,9 +295,10 @@ impl Store {
         match fs::symlink_metadata(&dir) {
             Ok(meta) if meta.file_type().is_symlink() => Err(Error::Symlink { path: dir }),
             Ok(_) => Ok(dir),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                Err(Error::NotFound { id: id.to_string(), root: self.root.clone() })
-            }
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Err(Error::NotFound {
+                id: id.to_string(),
+                root: self.root.clone(),
+            }),
             Err(err) => Err(Error::io("open", dir, err)),
         }
     }
@@ -272,7 +308,13 @@ impl Store {
         if fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink()) {
             return Err(Error::Symlink { path });
         }
-        let file = private_options().read(true).write(true).create(true).truncate(false).open(&path).map_err(|err| Error::io("open lock file", &path, err))?;
+        let file = private_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|err| Error::io("open lock file", &path, err))?;
         let started = Instant::now();
         let mut delay = Duration::from_millis(1);
         let mut warned = false;
@@ -284,7 +326,10 @@ impl Store {
             }
             let waited = started.elapsed();
             if waited >= self.options.lock_timeout {
-                return Err(Error::Locked { path, waited_ms: waited.as_millis() });
+                return Err(Error::Locked {
+                    path,
+                    waited_ms: waited.as_millis(),
+                });
             }
             if !warned {
                 warned = true;
@@ -306,14 +351,20 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
 
     let temp_files = temp_files(dir)?;
     if !temp_files.is_empty() {
-        recoveries.push(Recovery::TempFiles { paths: temp_files.clone(), removed: false });
+        recoveries.push(Recovery::TempFiles {
+            paths: temp_files.clone(),
+            removed: false,
+        });
         repair.temp_files = temp_files;
     }
 
     let (tail_seq, torn) = journal_tail(&journal_path)?;
     repair.journal_seq = tail_seq.unwrap_or(0);
     if let Some((offset, bytes)) = torn {
-        recoveries.push(Recovery::TornJournalLine { bytes: bytes.len(), kept_as: None });
+        recoveries.push(Recovery::TornJournalLine {
+            bytes: bytes.len(),
+            kept_as: None,
+        });
         repair.torn_at = Some((offset, bytes));
     }
 
@@ -322,7 +373,10 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
             Err(err @ Error::NewerVersion { .. }) => return Err(err),
             parsed => parsed,
         },
-        None => Err(Error::NotFound { id: id.to_string(), root: root.to_owned() }),
+        None => Err(Error::NotFound {
+            id: id.to_string(),
+            root: root.to_owned(),
+        }),
     };
 
     let workflow = match state {
@@ -331,16 +385,30 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
                 Some(journal_seq) if journal_seq > workflow.seq => {
                     let journal = read_journal(&journal_path)?;
                     let from_seq = workflow.seq;
-                    let missing: Vec<Entry> = journal.entries.into_iter().filter(|entry| entry.seq > from_seq).collect();
-                    workflow = journal::replay(&journal_path, Some(workflow), &missing)?.expect("replay onto a state yields a state");
-                    recoveries.push(Recovery::JournalReplayed { from_seq, to_seq: workflow.seq });
+                    let missing: Vec<Entry> = journal
+                        .entries
+                        .into_iter()
+                        .filter(|entry| entry.seq > from_seq)
+                        .collect();
+                    workflow = journal::replay(&journal_path, Some(workflow), &missing)?
+                        .expect("replay onto a state yields a state");
+                    recoveries.push(Recovery::JournalReplayed {
+                        from_seq,
+                        to_seq: workflow.seq,
+                    });
                     repair.state_stale = true;
                 }
                 Some(journal_seq) if journal_seq < workflow.seq => {
-                    recoveries.push(Recovery::JournalBehind { journal_seq, state_seq: workflow.seq });
+                    recoveries.push(Recovery::JournalBehind {
+                        journal_seq,
+                        state_seq: workflow.seq,
+                    });
                 }
                 None if workflow.seq > 0 && journal_path.exists() => {
-                    recoveries.push(Recovery::JournalBehind { journal_seq: 0, state_seq: workflow.seq });
+                    recoveries.push(Recovery::JournalBehind {
+                        journal_seq: 0,
+                        state_seq: workflow.seq,
+                    });
                 }
                 _ => {}
             }
@@ -357,7 +425,11 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
                 Err(_) => return Err(state_err_with_help(state_err)),
             };
             recoveries.push(Recovery::StateRebuilt {
-                reason: if missing { format!("`{STATE_FILE}` is missing") } else { state_err.to_string() },
+                reason: if missing {
+                    format!("`{STATE_FILE}` is missing")
+                } else {
+                    state_err.to_string()
+                },
                 source: source.into(),
                 kept_as: None,
             });
@@ -366,14 +438,24 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
             workflow
         }
     };
-    Ok(Loaded { workflow, recoveries, dir: dir.to_owned(), repair })
+    Ok(Loaded {
+        workflow,
+        recoveries,
+        dir: dir.to_owned(),
+        repair,
+    })
 }
 
 /// Rebuilds a state from the journal, else from the backup plus the journal's later entries.
 fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> {
     let journal = read_journal(journal_path);
     if let Ok(journal) = &journal {
-        let starts_whole = journal.entries.first().is_some_and(|entry| matches!(entry.transition, Transition::Init { .. } | Transition::Snapshot { .. }));
+        let starts_whole = journal.entries.first().is_some_and(|entry| {
+            matches!(
+                entry.transition,
+                Transition::Init { .. } | Transition::Snapshot { .. }
+            )
+        });
         if starts_whole {
             if let Ok(Some(workflow)) = journal::replay(journal_path, None, &journal.entries) {
                 return Ok((workflow, "journal"));
@@ -384,23 +466,37 @@ fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> 
     let backup = fsx::read_limited(&backup_path)?.ok_or_else(|| Error::Corrupt {
         path: dir.join(STATE_FILE),
         message: "no usable state, journal or backup".into(),
-        help: format!("nothing was changed; inspect the files in `{}`", dir.display()),
+        help: format!(
+            "nothing was changed; inspect the files in `{}`",
+            dir.display()
+        ),
         source_code: None,
         span: None,
     })?;
     let base = parse_state(&backup_path, &backup)?;
     let base_seq = base.seq;
     let later: Vec<Entry> = match journal {
-        Ok(journal) => journal.entries.into_iter().filter(|entry| entry.seq > base_seq).collect(),
+        Ok(journal) => journal
+            .entries
+            .into_iter()
+            .filter(|entry| entry.seq > base_seq)
+            .collect(),
         Err(_) => Vec::new(),
     };
-    let workflow = journal::replay(journal_path, Some(base), &later)?.expect("replay onto a state yields a state");
+    let workflow = journal::replay(journal_path, Some(base), &later)?
+        .expect("replay onto a state yields a state");
     Ok((workflow, "backup"))
 }
 
 fn state_err_with_help(err: Error) -> Error {
     match err {
-        Error::Corrupt { path, message, source_code, span, .. } => Error::Corrupt {
+        Error::Corrupt {
+            path,
+            message,
+            source_code,
+            span,
+            ..
+        } => Error::Corrupt {
             help: format!(
                 "neither the journal nor `{BACKUP_FILE}` could rebuild it; the file was left untouched: fix it by hand, or move it aside and start again"
             ),
@@ -421,7 +517,13 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     }
     let corrupt = |message: String, err: Option<&serde_json::Error>| {
         let text = String::from_utf8_lossy(bytes).into_owned();
-        let span = err.filter(|err| err.line() > 0).map(|err| (SourceOffset::from_location(&text, err.line(), err.column()).offset(), 0).into());
+        let span = err.filter(|err| err.line() > 0).map(|err| {
+            (
+                SourceOffset::from_location(&text, err.line(), err.column()).offset(),
+                0,
+            )
+                .into()
+        });
         Error::Corrupt {
             path: path.to_owned(),
             message,
@@ -430,28 +532,43 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
             span,
         }
     };
-    let peek: VersionPeek = serde_json::from_slice(bytes).map_err(|err| corrupt(err.to_string(), Some(&err)))?;
+    let peek: VersionPeek =
+        serde_json::from_slice(bytes).map_err(|err| corrupt(err.to_string(), Some(&err)))?;
     match peek.schema_version.as_ref().map(serde_json::Value::as_u64) {
         Some(Some(found)) if found > u64::from(SCHEMA_VERSION) => {
-            return Err(Error::NewerVersion { path: path.to_owned(), found: u32::try_from(found).unwrap_or(u32::MAX), supported: SCHEMA_VERSION });
+            return Err(Error::NewerVersion {
+                path: path.to_owned(),
+                found: u32::try_from(found).unwrap_or(u32::MAX),
+                supported: SCHEMA_VERSION,
+            });
         }
         Some(Some(_)) => {}
         _ => return Err(corrupt("missing or invalid `schema_version`".into(), None)),
     }
-    let workflow: Workflow = serde_json::from_slice(bytes).map_err(|err| corrupt(err.to_string(), Some(&err)))?;
+    let workflow: Workflow =
+        serde_json::from_slice(bytes).map_err(|err| corrupt(err.to_string(), Some(&err)))?;
     check_invariants(&workflow).map_err(|message| corrupt(message, None))?;
     Ok(workflow)
 }
 
 /// Checks what serde cannot: the phase graph and references.
 pub fn check_invariants(workflow: &Workflow) -> std::result::Result<(), String> {
-    validate_graph(workflow.phases.iter().map(|phase| (&phase.id, phase.dependencies.as_slice(), phase.on_failure.as_ref())))
-        .map_err(|err| err.to_string())?;
+    validate_graph(workflow.phases.iter().map(|phase| {
+        (
+            &phase.id,
+            phase.dependencies.as_slice(),
+            phase.on_failure.as_ref(),
+        )
+    }))
+    .map_err(|err| err.to_string())?;
     for phase in &workflow.phases {
         let mut seen = std::collections::HashSet::new();
         for task in &phase.tasks {
             if !seen.insert(&task.id) {
-                return Err(format!("task `{}` appears twice in phase `{}`", task.id, phase.id));
+                return Err(format!(
+                    "task `{}` appears twice in phase `{}`",
+                    task.id, phase.id
+                ));
             }
         }
     }
@@ -474,19 +591,27 @@ fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<(u64, Vec<u8>)>)> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((None, None)),
         Err(err) => return Err(Error::io("open", path, err)),
     };
-    let len = file.metadata().map_err(|err| Error::io("read", path, err))?.len();
+    let len = file
+        .metadata()
+        .map_err(|err| Error::io("read", path, err))?
+        .len();
     let mut window = TAIL_BYTES.min(len);
     loop {
         let start = len - window;
         let whole = start == 0;
-        file.seek(SeekFrom::Start(start)).map_err(|err| Error::io("read", path, err))?;
+        file.seek(SeekFrom::Start(start))
+            .map_err(|err| Error::io("read", path, err))?;
         let mut tail = Vec::with_capacity(window as usize);
-        (&mut file).take(window).read_to_end(&mut tail).map_err(|err| Error::io("read", path, err))?;
+        (&mut file)
+            .take(window)
+            .read_to_end(&mut tail)
+            .map_err(|err| Error::io("read", path, err))?;
         match tail.iter().rposition(|&b| b == b'\n') {
             None if whole => return Ok((None, (!tail.is_empty()).then(|| (0, tail)))),
             None => {}
             Some(end) => {
-                let torn = (end + 1 < tail.len()).then(|| (start + end as u64 + 1, tail[end + 1..].to_vec()));
+                let torn = (end + 1 < tail.len())
+                    .then(|| (start + end as u64 + 1, tail[end + 1..].to_vec()));
                 if let Some(seq) = journal::last_seq_in_tail(&tail[..=end], whole) {
                     return Ok((Some(seq), torn));
                 }
@@ -508,7 +633,11 @@ fn temp_files(dir: &Path) -> Result<Vec<PathBuf>> {
     };
     let mut found = Vec::new();
     for entry in entries.flatten() {
-        if entry.file_name().to_str().is_some_and(|name| name.starts_with(TEMP_PREFIX)) {
+        if entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(TEMP_PREFIX))
+        {
             found.push(entry.path());
         }
     }
@@ -529,9 +658,14 @@ fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loaded) -> Resul
         let kept = dir.join(format!("{JOURNAL_FILE}.torn-{stamp}"));
         write_new_file(&kept, &bytes)?;
         let journal_path = dir.join(JOURNAL_FILE);
-        let file = fs::OpenOptions::new().write(true).open(&journal_path).map_err(|err| Error::io("open", &journal_path, err))?;
-        file.set_len(offset).map_err(|err| Error::io("truncate", &journal_path, err))?;
-        file.sync_all().map_err(|err| Error::io("sync", &journal_path, err))?;
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .open(&journal_path)
+            .map_err(|err| Error::io("open", &journal_path, err))?;
+        file.set_len(offset)
+            .map_err(|err| Error::io("truncate", &journal_path, err))?;
+        file.sync_all()
+            .map_err(|err| Error::io("sync", &journal_path, err))?;
         for recovery in &mut loaded.recoveries {
             if let Recovery::TornJournalLine { kept_as, .. } = recovery {
                 *kept_as = Some(kept.clone());
@@ -568,22 +702,38 @@ fn commit(dir: &Path, entries: &[Entry], state: &Workflow) -> Result<()> {
     if !entries.is_empty() {
         let lines: String = entries.iter().map(Entry::to_line).collect();
         let created = !journal_path.exists();
-        let mut journal = private_options().append(true).create(true).open(&journal_path).map_err(|err| Error::io("open", &journal_path, err))?;
+        let mut journal = private_options()
+            .append(true)
+            .create(true)
+            .open(&journal_path)
+            .map_err(|err| Error::io("open", &journal_path, err))?;
         journal
             .write_all(lines.as_bytes())
             .and_then(|()| journal.sync_data())
-            .map_err(|source| Error::MaybeSaved { path: journal_path.clone(), source })?;
+            .map_err(|source| Error::MaybeSaved {
+                path: journal_path.clone(),
+                source,
+            })?;
         if created {
-            fsx::sync_dir(dir).map_err(|source| Error::MaybeSaved { path: journal_path.clone(), source })?;
+            fsx::sync_dir(dir).map_err(|source| Error::MaybeSaved {
+                path: journal_path.clone(),
+                source,
+            })?;
         }
     }
-    let maybe = |source: io::Error| Error::MaybeSaved { path: dir.join(STATE_FILE), source };
+    let maybe = |source: io::Error| Error::MaybeSaved {
+        path: dir.join(STATE_FILE),
+        source,
+    };
     write_state_atomically(dir, text.as_bytes()).map_err(maybe)
 }
 
 fn write_state_atomically(dir: &Path, bytes: &[u8]) -> io::Result<()> {
     let state_path = dir.join(STATE_FILE);
-    let mut temp = tempfile::Builder::new().prefix(TEMP_PREFIX).permissions(private_file_permissions()).tempfile_in(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .permissions(private_file_permissions())
+        .tempfile_in(dir)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     if state_path.exists() {
@@ -591,7 +741,10 @@ fn write_state_atomically(dir: &Path, bytes: &[u8]) -> io::Result<()> {
         let backup_tmp = dir.join(format!("{TEMP_PREFIX}bak"));
         let _ = fs::remove_file(&backup_tmp);
         match fs::hard_link(&state_path, &backup_tmp) {
-            #[expect(clippy::disallowed_methods, reason = "the caller names the path in the error")]
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "the caller names the path in the error"
+            )]
             Ok(()) => fs::rename(&backup_tmp, dir.join(BACKUP_FILE))?,
             Err(_) => {
                 fs::copy(&state_path, dir.join(BACKUP_FILE))?;
@@ -603,8 +756,14 @@ fn write_state_atomically(dir: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = private_options().write(true).create_new(true).open(path).map_err(|err| Error::io("create", path, err))?;
-    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|err| Error::io("write", path, err))
+    let mut file = private_options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|err| Error::io("create", path, err))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|err| Error::io("write", path, err))
 }
 
 fn create_private_dir(path: &Path) -> Result<()> {
@@ -612,7 +771,9 @@ fn create_private_dir(path: &Path) -> Result<()> {
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(path).map_err(|err| Error::io("create directory", path, err))
+    builder
+        .create(path)
+        .map_err(|err| Error::io("create directory", path, err))
 }
 
 fn private_options() -> fs::OpenOptions {
@@ -629,7 +790,9 @@ fn private_file_permissions() -> fs::Permissions {
     }
     #[cfg(not(unix))]
     {
-        fs::metadata(".").map(|meta| meta.permissions()).expect("the current directory has metadata")
+        fs::metadata(".")
+            .map(|meta| meta.permissions())
+            .expect("the current directory has metadata")
     }
 }
 

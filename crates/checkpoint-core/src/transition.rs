@@ -271,7 +271,12 @@ impl Transition {
 /// Applies `transition` at time `at` to `workflow`, or refuses it and leaves `workflow` unchanged.
 ///
 /// `seq` is the journal sequence number of the transition.
-pub fn apply(workflow: &mut Workflow, transition: &Transition, seq: u64, at: DateTime<Utc>) -> Result<()> {
+pub fn apply(
+    workflow: &mut Workflow,
+    transition: &Transition,
+    seq: u64,
+    at: DateTime<Utc>,
+) -> Result<()> {
     let mut next = match transition {
         Transition::Init { workflow: init } | Transition::Snapshot { workflow: init, .. } => {
             let mut next = (**init).clone();
@@ -279,7 +284,12 @@ pub fn apply(workflow: &mut Workflow, transition: &Transition, seq: u64, at: Dat
             next
         }
         _ => {
-            if workflow.status == WorkflowStatus::Abandoned && !matches!(transition, Transition::Note { .. } | Transition::Heartbeat { .. }) {
+            if workflow.status == WorkflowStatus::Abandoned
+                && !matches!(
+                    transition,
+                    Transition::Note { .. } | Transition::Heartbeat { .. }
+                )
+            {
                 return Err(Error::transition(
                     format!("workflow `{}` was abandoned", workflow.id),
                     "start a new workflow with `checkpoint init`, or restore an earlier point with `checkpoint rewind`",
@@ -309,10 +319,15 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                     PhaseStatus::InProgress => {
                         return Err(Error::transition(
                             format!("phase `{}` is already in progress", phase.id),
-                            format!("record progress with `checkpoint progress {} \"<note>\"`, or restart it with `checkpoint start {} --force`", phase.id, phase.id),
+                            format!(
+                                "record progress with `checkpoint progress {} \"<note>\"`, or restart it with `checkpoint start {} --force`",
+                                phase.id, phase.id
+                            ),
                         ));
                     }
-                    PhaseStatus::Complete | PhaseStatus::Skipped | PhaseStatus::AwaitingApproval => {
+                    PhaseStatus::Complete
+                    | PhaseStatus::Skipped
+                    | PhaseStatus::AwaitingApproval => {
                         return Err(Error::transition(
                             format!("phase `{}` is {}", phase.id, phase.status.as_str()),
                             format!("to redo it, run `checkpoint start {} --force`", phase.id),
@@ -320,8 +335,14 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                     }
                     PhaseStatus::Failed if phase.failures >= max_attempts => {
                         return Err(Error::transition(
-                            format!("phase `{}` failed {} times, the limit is {max_attempts}", phase.id, phase.failures),
-                            format!("a person should decide: retry with `checkpoint start {} --force`, skip it with `checkpoint skip {}`, or abandon the workflow", phase.id, phase.id),
+                            format!(
+                                "phase `{}` failed {} times, the limit is {max_attempts}",
+                                phase.id, phase.failures
+                            ),
+                            format!(
+                                "a person should decide: retry with `checkpoint start {} --force`, skip it with `checkpoint skip {}`, or abandon the workflow",
+                                phase.id, phase.id
+                            ),
                         ));
                     }
                     PhaseStatus::Pending | PhaseStatus::Failed => {}
@@ -344,13 +365,22 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             let phase = phase_mut(workflow, phase)?;
             if phase.status != PhaseStatus::InProgress {
                 return Err(Error::transition(
-                    format!("phase `{}` is {}, not in progress", phase.id, phase.status.as_str()),
+                    format!(
+                        "phase `{}` is {}, not in progress",
+                        phase.id,
+                        phase.status.as_str()
+                    ),
                     format!("start it first with `checkpoint start {}`", phase.id),
                 ));
             }
             phase.progress = Some(note.clone());
         }
-        Transition::PhaseComplete { phase: id, artifacts, commit_sha, force } => {
+        Transition::PhaseComplete {
+            phase: id,
+            artifacts,
+            commit_sha,
+            force,
+        } => {
             let blockers = unfinished_dependencies(workflow, id)?;
             let phase = phase_mut(workflow, id)?;
             if !force {
@@ -360,7 +390,9 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                         return Err(Error::transition(
                             format!("phase `{id}` is already {}", status.as_str()),
                             match status {
-                                PhaseStatus::AwaitingApproval => format!("approve it with `checkpoint approve {id}`"),
+                                PhaseStatus::AwaitingApproval => {
+                                    format!("approve it with `checkpoint approve {id}`")
+                                }
                                 _ => "nothing to do".to_owned(),
                             },
                         ));
@@ -368,15 +400,29 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 }
                 if !blockers.is_empty() {
                     return Err(Error::transition(
-                        format!("cannot complete phase `{id}`: it depends on {}, which {} not done", blockers.join(", "), if blockers.len() == 1 { "is" } else { "are" }),
+                        format!(
+                            "cannot complete phase `{id}`: it depends on {}, which {} not done",
+                            blockers.join(", "),
+                            if blockers.len() == 1 { "is" } else { "are" }
+                        ),
                         "complete the dependencies first, or pass `--force`",
                     ));
                 }
-                let open: Vec<String> = phase.tasks.iter().filter(|task| task.status != TaskStatus::Done).map(|task| format!("`{}`", task.id)).collect();
+                let open: Vec<String> = phase
+                    .tasks
+                    .iter()
+                    .filter(|task| task.status != TaskStatus::Done)
+                    .map(|task| format!("`{}`", task.id))
+                    .collect();
                 if !open.is_empty() {
                     return Err(Error::transition(
-                        format!("cannot complete phase `{id}`: tasks {} are not done", open.join(", ")),
-                        format!("finish them with `checkpoint task done {id} <task>`, or pass `--force`"),
+                        format!(
+                            "cannot complete phase `{id}`: tasks {} are not done",
+                            open.join(", ")
+                        ),
+                        format!(
+                            "finish them with `checkpoint task done {id} <task>`, or pass `--force`"
+                        ),
                     ));
                 }
             }
@@ -385,8 +431,15 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 phase.started_at = Some(at);
             }
             for path in artifacts {
-                if !phase.artifacts.iter().any(|artifact| &artifact.path == path) {
-                    phase.artifacts.push(Artifact { path: path.clone(), recorded_at: at });
+                if !phase
+                    .artifacts
+                    .iter()
+                    .any(|artifact| &artifact.path == path)
+                {
+                    phase.artifacts.push(Artifact {
+                        path: path.clone(),
+                        recorded_at: at,
+                    });
                 }
             }
             if let Some(sha) = commit_sha {
@@ -419,7 +472,10 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         Transition::PhaseSkip { phase, reason } => {
             let phase = phase_mut(workflow, phase)?;
             if phase.status == PhaseStatus::Complete {
-                return Err(Error::transition(format!("phase `{}` is already complete", phase.id), "nothing to skip"));
+                return Err(Error::transition(
+                    format!("phase `{}` is already complete", phase.id),
+                    "nothing to skip",
+                ));
             }
             phase.status = PhaseStatus::Skipped;
             phase.completed_at = Some(at);
@@ -438,18 +494,30 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             let phase = phase_mut(workflow, phase)?;
             if phase.status != PhaseStatus::AwaitingApproval {
                 return Err(Error::transition(
-                    format!("phase `{}` is {}, not awaiting approval", phase.id, phase.status.as_str()),
+                    format!(
+                        "phase `{}` is {}, not awaiting approval",
+                        phase.id,
+                        phase.status.as_str()
+                    ),
                     "only a phase that reached its approval gate can be approved",
                 ));
             }
-            phase.approval = Some(Approval { by: by.clone(), at, note: note.clone() });
+            phase.approval = Some(Approval {
+                by: by.clone(),
+                at,
+                note: note.clone(),
+            });
             phase.status = PhaseStatus::Complete;
         }
         Transition::PhaseReject { phase, reason } => {
             let phase = phase_mut(workflow, phase)?;
             if phase.status != PhaseStatus::AwaitingApproval {
                 return Err(Error::transition(
-                    format!("phase `{}` is {}, not awaiting approval", phase.id, phase.status.as_str()),
+                    format!(
+                        "phase `{}` is {}, not awaiting approval",
+                        phase.id,
+                        phase.status.as_str()
+                    ),
                     "only a phase that reached its approval gate can be rejected",
                 ));
             }
@@ -463,12 +531,24 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         }
         Transition::Replan { phase: id, reason } => {
             phase_mut(workflow, id)?.replan_count += 1;
-            workflow.replans.push(Replan { phase: id.clone(), reason: reason.clone(), at });
+            workflow.replans.push(Replan {
+                phase: id.clone(),
+                reason: reason.clone(),
+                at,
+            });
         }
-        Transition::TaskAdd { phase, task, title, output } => {
+        Transition::TaskAdd {
+            phase,
+            task,
+            title,
+            output,
+        } => {
             let phase = phase_mut(workflow, phase)?;
             if phase.task(task).is_some() {
-                return Err(Error::transition(format!("task `{task}` already exists in phase `{}`", phase.id), "pick another task id"));
+                return Err(Error::transition(
+                    format!("task `{task}` already exists in phase `{}`", phase.id),
+                    "pick another task id",
+                ));
             }
             phase.tasks.push(Task {
                 id: task.clone(),
@@ -481,7 +561,10 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 error: None,
             });
         }
-        Transition::TaskStart { phase: phase_id, task } => {
+        Transition::TaskStart {
+            phase: phase_id,
+            task,
+        } => {
             let blockers = unfinished_dependencies(workflow, phase_id)?;
             let phase = phase_mut(workflow, phase_id)?;
             match phase.status {
@@ -493,21 +576,31 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 }
                 status => {
                     return Err(Error::transition(
-                        format!("cannot start a task of phase `{phase_id}`: the phase is {}", status.as_str()),
+                        format!(
+                            "cannot start a task of phase `{phase_id}`: the phase is {}",
+                            status.as_str()
+                        ),
                         format!("start the phase first with `checkpoint start {phase_id}`"),
                     ));
                 }
             }
             let task = task_mut(phase, task)?;
             if task.status == TaskStatus::Done {
-                return Err(Error::transition(format!("task `{}` is already done", task.id), "nothing to do"));
+                return Err(Error::transition(
+                    format!("task `{}` is already done", task.id),
+                    "nothing to do",
+                ));
             }
             task.status = TaskStatus::Running;
             task.attempts += 1;
             task.started_at = Some(at);
             task.completed_at = None;
         }
-        Transition::TaskDone { phase, task, output } => {
+        Transition::TaskDone {
+            phase,
+            task,
+            output,
+        } => {
             let phase = phase_mut(workflow, phase)?;
             let task = task_mut(phase, task)?;
             if task.attempts == 0 {
@@ -521,35 +614,64 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 task.output = Some(output.clone());
             }
         }
-        Transition::TaskFail { phase, task, reason } => {
+        Transition::TaskFail {
+            phase,
+            task,
+            reason,
+        } => {
             let task = task_mut(phase_mut(workflow, phase)?, task)?;
             task.status = TaskStatus::Failed;
             task.error = Some(reason.clone());
         }
-        Transition::TaskReset { phase, task, reason } => {
+        Transition::TaskReset {
+            phase,
+            task,
+            reason,
+        } => {
             let task = task_mut(phase_mut(workflow, phase)?, task)?;
             task.status = TaskStatus::Pending;
             task.started_at = None;
             task.error = Some(reason.clone());
         }
-        Transition::Note { text } => workflow.context.notes.push(Note { text: text.clone(), at }),
-        Transition::Decide { text } => workflow.context.key_decisions.push(Decision { text: text.clone(), at }),
+        Transition::Note { text } => workflow.context.notes.push(Note {
+            text: text.clone(),
+            at,
+        }),
+        Transition::Decide { text } => workflow.context.key_decisions.push(Decision {
+            text: text.clone(),
+            at,
+        }),
         Transition::FilePath { path } => push_path(workflow, path.clone()),
         Transition::Heartbeat { source, session_id } => {
-            workflow.last_activity = Some(Activity { at, source: source.clone(), session_id: session_id.clone() });
+            workflow.last_activity = Some(Activity {
+                at,
+                source: source.clone(),
+                session_id: session_id.clone(),
+            });
         }
         Transition::Pause { reason, until } => {
-            workflow.pause = Some(Pause { reason: reason.clone(), at, until: *until });
+            workflow.pause = Some(Pause {
+                reason: reason.clone(),
+                at,
+                until: *until,
+            });
         }
         Transition::Unpause => workflow.pause = None,
         Transition::Abandon { reason } => {
             workflow.status = WorkflowStatus::Abandoned;
             if let Some(reason) = reason {
-                workflow.context.notes.push(Note { text: format!("abandoned: {reason}"), at });
+                workflow.context.notes.push(Note {
+                    text: format!("abandoned: {reason}"),
+                    at,
+                });
             }
         }
         Transition::Compaction { session_id, .. } => {
-            workflow.last_activity = Some(Activity { at, source: "PreCompact".into(), session_id: session_id.clone() });
+            workflow.last_activity = Some(Activity {
+                at,
+                source: "PreCompact".into(),
+                session_id: session_id.clone(),
+            });
         }
     }
     Ok(())
@@ -565,7 +687,12 @@ fn unknown_phase(workflow: &Workflow, id: &PhaseId) -> Error {
     Error::UnknownPhase {
         workflow: workflow.id.to_string(),
         phase: id.to_string(),
-        known: workflow.phases.iter().map(|phase| format!("`{}`", phase.id)).collect::<Vec<_>>().join(", "),
+        known: workflow
+            .phases
+            .iter()
+            .map(|phase| format!("`{}`", phase.id))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
@@ -578,11 +705,20 @@ fn phase_mut<'a>(workflow: &'a mut Workflow, id: &PhaseId) -> Result<&'a mut Pha
 
 fn task_mut<'a>(phase: &'a mut Phase, id: &TaskId) -> Result<&'a mut Task> {
     let phase_id = phase.id.to_string();
-    phase.tasks.iter_mut().find(|task| &task.id == id).ok_or_else(|| Error::UnknownTask { phase: phase_id, task: id.to_string() })
+    phase
+        .tasks
+        .iter_mut()
+        .find(|task| &task.id == id)
+        .ok_or_else(|| Error::UnknownTask {
+            phase: phase_id,
+            task: id.to_string(),
+        })
 }
 
 fn unfinished_dependencies(workflow: &Workflow, id: &PhaseId) -> Result<Vec<String>> {
-    let phase = workflow.phase(id).ok_or_else(|| unknown_phase(workflow, id))?;
+    let phase = workflow
+        .phase(id)
+        .ok_or_else(|| unknown_phase(workflow, id))?;
     Ok(phase
         .dependencies
         .iter()

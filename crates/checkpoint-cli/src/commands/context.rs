@@ -29,20 +29,34 @@ pub struct FilesArgs {
 }
 
 pub(crate) fn note(ctx: &Ctx, args: &NoteArgs) -> Result<()> {
-    crate::report::apply(ctx, Transition::Note { text: args.text.clone() }, |_| "noted".into())?;
+    crate::report::apply(
+        ctx,
+        Transition::Note {
+            text: args.text.clone(),
+        },
+        |_| "noted".into(),
+    )?;
     Ok(())
 }
 
 pub(crate) fn decide(ctx: &Ctx, args: &DecideArgs) -> Result<()> {
-    crate::report::apply(ctx, Transition::Decide { text: args.text.clone() }, |workflow| {
-        format!("recorded decision {}", workflow.context.key_decisions.len())
-    })?;
+    crate::report::apply(
+        ctx,
+        Transition::Decide {
+            text: args.text.clone(),
+        },
+        |workflow| format!("recorded decision {}", workflow.context.key_decisions.len()),
+    )?;
     Ok(())
 }
 
 pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
-    let paths: Vec<String> = args.paths.iter().map(|path| ctx.project_path(path)).collect();
+    let paths: Vec<String> = args
+        .paths
+        .iter()
+        .map(|path| ctx.project_path(path))
+        .collect();
     let loaded = ctx.store.update(&id, ctx.now, |workflow| {
         Ok(paths
             .iter()
@@ -53,6 +67,10 @@ pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
     output::warn_recoveries(&loaded.recoveries);
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
-        Format::Human => output::emit(&format!("the context summary lists {} files\n", loaded.workflow.context.file_paths.len())).into_diagnostic(),
+        Format::Human => output::emit(&format!(
+            "the context summary lists {} files\n",
+            loaded.workflow.context.file_paths.len()
+        ))
+        .into_diagnostic(),
     }
 }

@@ -19,7 +19,12 @@ pub struct InitArgs {
     /// The workflow id (letters, digits, `.`, `_`, `-`)
     pub id: String,
     /// A phase as `id` or `id:dep,dep`, in order (can be repeated)
-    #[arg(long = "phase", short = 'p', value_name = "SPEC", conflicts_with = "plan")]
+    #[arg(
+        long = "phase",
+        short = 'p',
+        value_name = "SPEC",
+        conflicts_with = "plan"
+    )]
     pub phases: Vec<String>,
     /// A plan file (JSON, or TOML by extension) listing the phases
     #[arg(long, value_name = "FILE")]
@@ -43,10 +48,19 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
     let mut plan = match &args.plan {
         Some(path) => {
             let path = ctx.cwd.join(path);
-            let text = std::fs::read_to_string(&path).into_diagnostic().wrap_err_with(|| format!("failed to read plan file `{}`", path.display()))?;
+            let text = std::fs::read_to_string(&path)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("failed to read plan file `{}`", path.display()))?;
             Plan::parse(&path, &text)?
         }
-        None => Plan { phases: args.phases.iter().map(|spec| PhasePlan::from_spec(spec)).collect::<Result<_, _>>()?, ..Plan::default() },
+        None => Plan {
+            phases: args
+                .phases
+                .iter()
+                .map(|spec| PhasePlan::from_spec(spec))
+                .collect::<Result<_, _>>()?,
+            ..Plan::default()
+        },
     };
     if args.title.is_some() {
         plan.title = args.title.clone();
@@ -64,7 +78,10 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
     }
     let loaded = ctx.store.create(workflow, ctx.now)?;
     if let Some(path) = &archived {
-        output::note(&format!("archived the previous `{id}` to `{}`", path.display()));
+        output::note(&format!(
+            "archived the previous `{id}` to `{}`",
+            path.display()
+        ));
     }
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
@@ -88,8 +105,16 @@ fn git_context(ctx: &Ctx) -> Option<GitContext> {
         return None;
     }
     let git = |args: &[&str]| {
-        let output = Command::new("git").args(args).current_dir(&ctx.project_root).output().ok()?;
-        output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned()).filter(|text| !text.is_empty())
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(&ctx.project_root)
+            .output()
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+            .filter(|text| !text.is_empty())
     };
     Some(GitContext {
         branch: git(&["symbolic-ref", "--quiet", "--short", "HEAD"]),

@@ -32,14 +32,27 @@ pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
             DateTime::parse_from_rfc3339(text)
                 .map(|time| time.with_timezone(&Utc))
                 .into_diagnostic()
-                .wrap_err_with(|| format!("failed to parse `--until {text}` as an RFC 3339 time"))?,
+                .wrap_err_with(|| {
+                    format!("failed to parse `--until {text}` as an RFC 3339 time")
+                })?,
         ),
         None => None,
     };
-    report::apply(ctx, Transition::Pause { reason: args.reason.clone(), until }, |_| match until {
-        Some(until) => format!("paused until {} ({})", until.to_rfc3339(), output::ago(until, ctx.now)),
-        None => "paused".into(),
-    })?;
+    report::apply(
+        ctx,
+        Transition::Pause {
+            reason: args.reason.clone(),
+            until,
+        },
+        |_| match until {
+            Some(until) => format!(
+                "paused until {} ({})",
+                until.to_rfc3339(),
+                output::ago(until, ctx.now)
+            ),
+            None => "paused".into(),
+        },
+    )?;
     Ok(())
 }
 
@@ -49,8 +62,18 @@ pub(crate) fn unpause(ctx: &Ctx) -> Result<()> {
 }
 
 pub(crate) fn abandon(ctx: &Ctx, args: &AbandonArgs) -> Result<()> {
-    report::apply(ctx, Transition::Abandon { reason: args.reason.clone() }, |workflow| {
-        format!("abandoned workflow `{}`; its files are kept in `{}`", workflow.id, ctx.store.workflow_dir(&workflow.id).display())
-    })?;
+    report::apply(
+        ctx,
+        Transition::Abandon {
+            reason: args.reason.clone(),
+        },
+        |workflow| {
+            format!(
+                "abandoned workflow `{}`; its files are kept in `{}`",
+                workflow.id,
+                ctx.store.workflow_dir(&workflow.id).display()
+            )
+        },
+    )?;
     Ok(())
 }

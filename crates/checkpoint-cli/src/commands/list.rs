@@ -50,7 +50,14 @@ pub(crate) fn run(ctx: &Ctx) -> Result<()> {
                     let current = workflow
                         .phases
                         .iter()
-                        .find(|phase| matches!(phase.status, PhaseStatus::InProgress | PhaseStatus::AwaitingApproval | PhaseStatus::Failed))
+                        .find(|phase| {
+                            matches!(
+                                phase.status,
+                                PhaseStatus::InProgress
+                                    | PhaseStatus::AwaitingApproval
+                                    | PhaseStatus::Failed
+                            )
+                        })
                         .map(|phase| phase.id.to_string());
                     ListEntry {
                         phases_done: workflow.n_done(),
@@ -64,31 +71,65 @@ pub(crate) fn run(ctx: &Ctx) -> Result<()> {
                         error: None,
                     }
                 }
-                Err(err) => ListEntry { id, title: None, status: None, phases_done: 0, phases_total: 0, current_phase: None, updated_at: None, dir, error: Some(err.to_string()) },
+                Err(err) => ListEntry {
+                    id,
+                    title: None,
+                    status: None,
+                    phases_done: 0,
+                    phases_total: 0,
+                    current_phase: None,
+                    updated_at: None,
+                    dir,
+                    error: Some(err.to_string()),
+                },
             }
         })
         .collect();
-    entries.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
+    entries.sort_by(|a, b| {
+        b.updated_at
+            .cmp(&a.updated_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
     match ctx.format {
-        Format::Json => output::emit_json(&ListReport { version: JSON_VERSION, workflows: entries }).into_diagnostic(),
+        Format::Json => output::emit_json(&ListReport {
+            version: JSON_VERSION,
+            workflows: entries,
+        })
+        .into_diagnostic(),
         Format::Human => {
             let paint = Paint::new(ctx.color);
             if entries.is_empty() {
                 output::note(&format!("no workflows in `{}`", ctx.store.root().display()));
                 return Ok(());
             }
-            let width = entries.iter().map(|entry| entry.id.as_str().len()).max().unwrap_or(0);
+            let width = entries
+                .iter()
+                .map(|entry| entry.id.as_str().len())
+                .max()
+                .unwrap_or(0);
             let mut text = String::new();
             for entry in &entries {
                 let id = format!("{:width$}", entry.id.as_str());
                 match entry.status {
                     None => {
                         let error = entry.error.as_deref().unwrap_or("unknown error");
-                        let _ = writeln!(text, "{}  {}", paint.bold(&id), paint.red(&format!("unreadable: {error}")));
+                        let _ = writeln!(
+                            text,
+                            "{}  {}",
+                            paint.bold(&id),
+                            paint.red(&format!("unreadable: {error}"))
+                        );
                     }
                     Some(status) => {
-                        let current = entry.current_phase.as_deref().map(|phase| format!(", at `{phase}`")).unwrap_or_default();
-                        let when = entry.updated_at.map(|at| output::ago(at, ctx.now)).unwrap_or_default();
+                        let current = entry
+                            .current_phase
+                            .as_deref()
+                            .map(|phase| format!(", at `{phase}`"))
+                            .unwrap_or_default();
+                        let when = entry
+                            .updated_at
+                            .map(|at| output::ago(at, ctx.now))
+                            .unwrap_or_default();
                         let _ = writeln!(
                             text,
                             "{}  {}  {} of {} phases done{current}, {when}",

@@ -32,12 +32,21 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     let journal = ctx.store.journal(&id)?;
     if let Some((_, bytes)) = &journal.torn {
-        output::warn(&format!("the journal ends in a torn line of {} bytes (an interrupted append); it is not shown", bytes.len()));
+        output::warn(&format!(
+            "the journal ends in a torn line of {} bytes (an interrupted append); it is not shown",
+            bytes.len()
+        ));
     }
-    let skip = args.limit.map_or(0, |limit| journal.entries.len().saturating_sub(limit));
+    let skip = args
+        .limit
+        .map_or(0, |limit| journal.entries.len().saturating_sub(limit));
     let entries = &journal.entries[skip..];
     match ctx.format {
-        Format::Json => output::emit_json(&LogReport { version: JSON_VERSION, entries }).into_diagnostic(),
+        Format::Json => output::emit_json(&LogReport {
+            version: JSON_VERSION,
+            entries,
+        })
+        .into_diagnostic(),
         Format::Human => {
             let paint = Paint::new(ctx.color);
             let mut text = String::new();
@@ -58,15 +67,25 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
 
 /// The arguments of a transition, briefly.
 fn describe(transition: &Transition) -> String {
-    let phase = transition.phase().map(|phase| phase.to_string()).unwrap_or_default();
+    let phase = transition
+        .phase()
+        .map(|phase| phase.to_string())
+        .unwrap_or_default();
     match transition {
         Transition::Init { workflow } => format!("{} phases", workflow.phases.len()),
         Transition::Snapshot { reason, .. } => reason.clone(),
         Transition::PhaseProgress { note, .. } => format!("{phase}: {note}"),
-        Transition::PhaseFail { reason, .. } | Transition::PhaseReject { reason, .. } | Transition::PhaseReset { reason, .. } | Transition::Replan { reason, .. } => {
+        Transition::PhaseFail { reason, .. }
+        | Transition::PhaseReject { reason, .. }
+        | Transition::PhaseReset { reason, .. }
+        | Transition::Replan { reason, .. } => {
             format!("{phase}: {reason}")
         }
-        Transition::PhaseComplete { artifacts, commit_sha, .. } => {
+        Transition::PhaseComplete {
+            artifacts,
+            commit_sha,
+            ..
+        } => {
             let mut text = phase;
             if !artifacts.is_empty() {
                 text.push_str(&format!(" ({})", artifacts.join(", ")));
@@ -76,7 +95,11 @@ fn describe(transition: &Transition) -> String {
             }
             text
         }
-        Transition::TaskAdd { task, .. } | Transition::TaskStart { task, .. } | Transition::TaskDone { task, .. } | Transition::TaskFail { task, .. } | Transition::TaskReset { task, .. } => {
+        Transition::TaskAdd { task, .. }
+        | Transition::TaskStart { task, .. }
+        | Transition::TaskDone { task, .. }
+        | Transition::TaskFail { task, .. }
+        | Transition::TaskReset { task, .. } => {
             format!("{phase}/{task}")
         }
         Transition::Note { text } | Transition::Decide { text } => text.clone(),

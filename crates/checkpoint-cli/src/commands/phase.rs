@@ -86,63 +86,111 @@ pub struct RejectArgs {
 
 pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(ctx, Transition::PhaseStart { phase: phase.clone(), force: args.force }, |workflow| {
-        let attempts = workflow.phase(&phase).map_or(0, |phase| phase.attempts);
-        format!("started phase `{phase}` (attempt {attempts})")
-    })?;
+    report::apply(
+        ctx,
+        Transition::PhaseStart {
+            phase: phase.clone(),
+            force: args.force,
+        },
+        |workflow| {
+            let attempts = workflow.phase(&phase).map_or(0, |phase| phase.attempts);
+            format!("started phase `{phase}` (attempt {attempts})")
+        },
+    )?;
     Ok(())
 }
 
 pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(ctx, Transition::PhaseProgress { phase: phase.clone(), note: args.note.clone() }, |_| {
-        format!("recorded progress on phase `{phase}`")
-    })?;
+    report::apply(
+        ctx,
+        Transition::PhaseProgress {
+            phase: phase.clone(),
+            note: args.note.clone(),
+        },
+        |_| format!("recorded progress on phase `{phase}`"),
+    )?;
     Ok(())
 }
 
 pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    let artifacts = args.artifacts.iter().map(|path| ctx.project_path(path)).collect();
-    let transition = Transition::PhaseComplete { phase: phase.clone(), artifacts, commit_sha: args.commit_sha.clone(), force: args.force };
-    report::apply(ctx, transition, |workflow| match workflow.phase(&phase).map(|phase| phase.status) {
-        Some(PhaseStatus::AwaitingApproval) => {
-            format!("phase `{phase}` is done and waits for approval: `checkpoint approve {phase}`")
+    let artifacts = args
+        .artifacts
+        .iter()
+        .map(|path| ctx.project_path(path))
+        .collect();
+    let transition = Transition::PhaseComplete {
+        phase: phase.clone(),
+        artifacts,
+        commit_sha: args.commit_sha.clone(),
+        force: args.force,
+    };
+    report::apply(ctx, transition, |workflow| {
+        match workflow.phase(&phase).map(|phase| phase.status) {
+            Some(PhaseStatus::AwaitingApproval) => {
+                format!(
+                    "phase `{phase}` is done and waits for approval: `checkpoint approve {phase}`"
+                )
+            }
+            _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
         }
-        _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
     })?;
     Ok(())
 }
 
 pub(crate) fn fail(ctx: &Ctx, args: &FailArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(ctx, Transition::PhaseFail { phase: phase.clone(), reason: args.reason.clone() }, |workflow| {
-        let failures = workflow.phase(&phase).map_or(0, |phase| phase.failures);
-        format!("phase `{phase}` failed ({failures}×): {}", args.reason)
-    })?;
+    report::apply(
+        ctx,
+        Transition::PhaseFail {
+            phase: phase.clone(),
+            reason: args.reason.clone(),
+        },
+        |workflow| {
+            let failures = workflow.phase(&phase).map_or(0, |phase| phase.failures);
+            format!("phase `{phase}` failed ({failures}×): {}", args.reason)
+        },
+    )?;
     Ok(())
 }
 
 pub(crate) fn skip(ctx: &Ctx, args: &SkipArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(ctx, Transition::PhaseSkip { phase: phase.clone(), reason: args.reason.clone() }, |workflow| {
-        format!("skipped phase `{phase}`{}", next_hint(workflow))
-    })?;
+    report::apply(
+        ctx,
+        Transition::PhaseSkip {
+            phase: phase.clone(),
+            reason: args.reason.clone(),
+        },
+        |workflow| format!("skipped phase `{phase}`{}", next_hint(workflow)),
+    )?;
     Ok(())
 }
 
 pub(crate) fn approve(ctx: &Ctx, args: &ApproveArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    let transition = Transition::PhaseApprove { phase: phase.clone(), by: args.by.clone(), note: args.note.clone() };
-    report::apply(ctx, transition, |workflow| format!("approved phase `{phase}`{}", next_hint(workflow)))?;
+    let transition = Transition::PhaseApprove {
+        phase: phase.clone(),
+        by: args.by.clone(),
+        note: args.note.clone(),
+    };
+    report::apply(ctx, transition, |workflow| {
+        format!("approved phase `{phase}`{}", next_hint(workflow))
+    })?;
     Ok(())
 }
 
 pub(crate) fn reject(ctx: &Ctx, args: &RejectArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(ctx, Transition::PhaseReject { phase: phase.clone(), reason: args.reason.clone() }, |_| {
-        format!("rejected phase `{phase}`: {}", args.reason)
-    })?;
+    report::apply(
+        ctx,
+        Transition::PhaseReject {
+            phase: phase.clone(),
+            reason: args.reason.clone(),
+        },
+        |_| format!("rejected phase `{phase}`: {}", args.reason),
+    )?;
     Ok(())
 }
 
@@ -157,5 +205,9 @@ fn next_hint(workflow: &Workflow) -> String {
         .filter(|phase| phase.status == PhaseStatus::Pending && workflow.dependencies_done(phase))
         .map(|phase| format!("`{}`", phase.id))
         .collect();
-    if ready.is_empty() { String::new() } else { format!("; ready: {}", ready.join(", ")) }
+    if ready.is_empty() {
+        String::new()
+    } else {
+        format!("; ready: {}", ready.join(", "))
+    }
 }

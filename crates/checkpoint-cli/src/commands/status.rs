@@ -47,9 +47,20 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
                         .collect(),
                 })
                 .collect();
-            output::emit_json(&StatusReport { version: JSON_VERSION, workflow, phases, recoveries: &loaded.recoveries }).into_diagnostic()
+            output::emit_json(&StatusReport {
+                version: JSON_VERSION,
+                workflow,
+                phases,
+                recoveries: &loaded.recoveries,
+            })
+            .into_diagnostic()
         }
-        Format::Human => output::emit(&output::render_status(workflow, ctx.now, Paint::new(ctx.color))).into_diagnostic(),
+        Format::Human => output::emit(&output::render_status(
+            workflow,
+            ctx.now,
+            Paint::new(ctx.color),
+        ))
+        .into_diagnostic(),
     }
 }
 

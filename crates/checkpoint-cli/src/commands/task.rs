@@ -72,16 +72,40 @@ pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
     let task = TaskId::new(&target.task)?;
     let (transition, verb) = match command {
         TaskCommand::Add(args) => (
-            Transition::TaskAdd { phase: phase.clone(), task: task.clone(), title: args.title.clone(), output: args.output.as_deref().map(|path| ctx.project_path(path)) },
+            Transition::TaskAdd {
+                phase: phase.clone(),
+                task: task.clone(),
+                title: args.title.clone(),
+                output: args.output.as_deref().map(|path| ctx.project_path(path)),
+            },
             "added",
         ),
-        TaskCommand::Start(_) => (Transition::TaskStart { phase: phase.clone(), task: task.clone() }, "started"),
+        TaskCommand::Start(_) => (
+            Transition::TaskStart {
+                phase: phase.clone(),
+                task: task.clone(),
+            },
+            "started",
+        ),
         TaskCommand::Done(args) => (
-            Transition::TaskDone { phase: phase.clone(), task: task.clone(), output: args.output.as_deref().map(|path| ctx.project_path(path)) },
+            Transition::TaskDone {
+                phase: phase.clone(),
+                task: task.clone(),
+                output: args.output.as_deref().map(|path| ctx.project_path(path)),
+            },
             "finished",
         ),
-        TaskCommand::Fail(args) => (Transition::TaskFail { phase: phase.clone(), task: task.clone(), reason: args.reason.clone() }, "failed"),
+        TaskCommand::Fail(args) => (
+            Transition::TaskFail {
+                phase: phase.clone(),
+                task: task.clone(),
+                reason: args.reason.clone(),
+            },
+            "failed",
+        ),
     };
-    report::apply(ctx, transition, |_| format!("{verb} task `{task}` of phase `{phase}`"))?;
+    report::apply(ctx, transition, |_| {
+        format!("{verb} task `{task}` of phase `{phase}`")
+    })?;
     Ok(())
 }

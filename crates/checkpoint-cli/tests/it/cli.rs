@@ -1,0 +1,329 @@
+//! The command line: the tour from the README, output formats, errors and exit codes.
+
+use insta::assert_snapshot;
+
+use crate::support::TestEnv;
+
+fn three_phases(env: &TestEnv) {
+    env.ok(&[
+        "init",
+        "payments",
+        "--title",
+        "Payments refactor",
+        "--phase",
+        "design",
+        "--phase",
+        "build:design",
+        "--phase",
+        "docs:design",
+    ]);
+}
+
+#[test]
+fn tour() {
+    let env = TestEnv::new();
+    assert_snapshot!(env.snapshot(&["init", "payments", "--title", "Payments refactor", "--phase", "design", "--phase", "build:design", "--phase", "docs:design"]), @r"
+    exit status: 0
+    ----- stdout -----
+    created workflow payments with 3 phases in `[TEMP]/project/.claude/checkpoints/payments`
+
+    payments — Payments refactor  pending
+    0 of 3 phases done · updated just now
+
+    · design  ready
+    · build   blocked by design
+    · docs    blocked by design
+    ----- stderr -----
+    ");
+    env.ok(&["start", "design"]);
+    env.set_now("2026-03-01T12:30:00Z");
+    assert_snapshot!(env.snapshot(&["complete", "design", "--artifact", "docs/design.md", "--commit-sha", "a1b2c3d4e5f6"]), @r"
+    exit status: 0
+    ----- stdout -----
+    completed phase `design`; ready: `build`, `docs`
+    ----- stderr -----
+    ");
+    env.ok(&["start", "build"]);
+    env.ok(&["progress", "build", "auth module done, starting billing"]);
+    env.set_now("2026-03-01T13:00:00Z");
+    assert_snapshot!(env.snapshot(&["status"]), @r"
+    exit status: 0
+    ----- stdout -----
+    payments — Payments refactor  in progress
+    1 of 3 phases done · updated 30 minutes ago
+
+    ✓ design  done  30 minutes ago  (a1b2c3d)
+    → build   in progress
+              progress: auth module done, starting billing
+    · docs    ready
+    ----- stderr -----
+    ");
+    let state = env.state("payments");
+    assert_eq!(state["phases"][0]["artifacts"][0]["path"], "docs/design.md");
+    assert_eq!(state["phases"][1]["status"], "in_progress");
+    assert_eq!(state["seq"], 5);
+    assert_eq!(env.read("payments", "journal.jsonl").lines().count(), 5);
+    assert!(env.workflow_dir("payments").join("state.json.bak").exists());
+}
+
+#[test]
+fn json_output_is_one_versioned_document() {
+    let env = TestEnv::new();
+    three_phases(&env);
+    let status = env.json(&["status"]);
+    assert_eq!(status["version"], 1);
+    assert_eq!(status["workflow"]["id"], "payments");
+    let views: Vec<&str> = status["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|phase| phase["view"].as_str().unwrap())
+        .collect();
+    assert_eq!(views, ["ready", "blocked", "blocked"]);
+    assert_eq!(status["phases"][1]["waiting_for"][0], "design");
+    let started = env.json(&["start", "design"]);
+    assert_eq!(started["workflow"]["phases"][0]["status"], "in_progress");
+    assert_eq!(started["workflow"]["phases"][0]["attempts"], 1);
+    let list = env.json(&["list"]);
+    assert_eq!(list["workflows"][0]["id"], "payments");
+    assert_eq!(list["workflows"][0]["current_phase"], "design");
+}
+
+#[test]
+fn refused_transitions_exit_3_and_write_nothing() {
+    let env = TestEnv::new();
+    three_phases(&env);
+    let before = env.read("payments", "state.json");
+    assert_snapshot!(env.snapshot(&["complete", "build"]), @r"
+    exit status: 3
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::invalid_transition
+
+      × cannot complete phase `build`: it depends on `design`, which is not done
+      help: complete the dependencies first, or pass `--force`
+    ");
+    assert_eq!(env.read("payments", "state.json"), before);
+    env.ok(&["start", "design"]);
+    env.ok(&["complete", "design"]);
+    assert_snapshot!(env.snapshot(&["start", "design"]), @r"
+    exit status: 3
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::invalid_transition
+
+      × phase `design` is complete
+      help: to redo it, run `checkpoint start design --force`
+    ");
+    let forced = env.json(&["start", "design", "--force"]);
+    assert_eq!(forced["workflow"]["phases"][0]["attempts"], 2);
+}
+
+#[test]
+fn unknown_things_exit_4() {
+    let env = TestEnv::new();
+    assert_eq!(env.run(&["status"]).status.code(), Some(4));
+    three_phases(&env);
+    assert_snapshot!(env.snapshot(&["start", "deploy"]), @r"
+    exit status: 4
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::unknown_phase
+
+      × no phase `deploy` in workflow `payments`
+      help: phases are: `design`, `build`, `docs`
+    ");
+    env.ok(&["init", "other", "--phase", "a"]);
+    let output = env.snapshot(&["status"]);
+    assert!(output.starts_with("exit status: 4"), "{output}");
+    assert!(
+        output.contains("choose one with `--workflow <id>`: `other`, `payments`"),
+        "{output}"
+    );
+    assert!(env.ok(&["status", "--workflow", "other"]).contains("other"));
+}
+
+#[test]
+fn bad_plans_are_usage_errors() {
+    let env = TestEnv::new();
+    assert_snapshot!(env.snapshot(&["init", "w", "--phase", "a:c", "--phase", "b:a", "--phase", "c:b"]), @r"
+    exit status: 2
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::invalid_plan
+
+      × invalid plan: the dependencies form a cycle: a -> c -> b -> a
+      help: remove one of these dependencies so that phases can run in some order
+    ");
+    assert_eq!(
+        env.run(&["init", "../escape", "--phase", "a"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        env.run(&["init", "w", "--phase", "a:missing"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert!(!env.store().join("w").exists());
+}
+
+#[test]
+fn plan_files_in_json_and_toml() {
+    let env = TestEnv::new();
+    std::fs::write(
+        env.project().join("plan.toml"),
+        "title = \"Ship it\"\nkind = \"implement\"\n[[phases]]\nid = \"design\"\noutputs = [\"design.md\"]\nrequires_approval = true\n[[phases]]\nid = \"build\"\ndependencies = [\"design\"]\non_failure = \"design\"\n",
+    )
+    .unwrap();
+    env.ok(&["init", "ship", "--plan", "plan.toml"]);
+    let state = env.state("ship");
+    assert_eq!(state["kind"], "implement");
+    assert_eq!(state["phases"][0]["outputs"][0], "design.md");
+    assert_eq!(state["phases"][1]["on_failure"], "design");
+    std::fs::write(
+        env.project().join("bad.json"),
+        "{\"phases\": [{\"id\": \"a\",\n \"depends\": []}]}",
+    )
+    .unwrap();
+    let output = env.snapshot(&["init", "bad", "--plan", "bad.json"]);
+    assert!(output.starts_with("exit status: 2"), "{output}");
+    assert!(output.contains("unknown field `depends`"), "{output}");
+    assert!(output.contains("bad.json:2:"), "{output}");
+}
+
+#[test]
+fn approval_gate() {
+    let env = TestEnv::new();
+    std::fs::write(env.project().join("plan.json"), r#"{"phases": [{"id": "design", "requires_approval": true}, {"id": "build", "dependencies": ["design"]}]}"#).unwrap();
+    env.ok(&["init", "gated", "--plan", "plan.json"]);
+    env.ok(&["start", "design"]);
+    assert_eq!(
+        env.ok(&["complete", "design"]),
+        "phase `design` is done and waits for approval: `checkpoint approve design`\n"
+    );
+    assert_eq!(env.state("gated")["status"], "awaiting_approval");
+    assert_eq!(env.run(&["start", "build"]).status.code(), Some(3));
+    env.ok(&["approve", "design", "--by", "ana"]);
+    let state = env.state("gated");
+    assert_eq!(state["phases"][0]["approval"]["by"], "ana");
+    assert_eq!(state["phases"][0]["status"], "complete");
+    env.ok(&["start", "build"]);
+}
+
+#[test]
+fn tasks_gate_completion() {
+    let env = TestEnv::new();
+    env.ok(&["init", "t", "--phase", "impl"]);
+    env.ok(&["task", "add", "impl", "task-001", "--output", "out/1.json"]);
+    env.ok(&["task", "add", "impl", "task-002"]);
+    env.ok(&["task", "start", "impl", "task-001"]);
+    assert_eq!(env.state("t")["phases"][0]["status"], "in_progress");
+    env.ok(&["task", "done", "impl", "task-001"]);
+    let output = env.snapshot(&["complete", "impl"]);
+    assert!(output.contains("tasks `task-002` are not done"), "{output}");
+    env.ok(&["task", "done", "impl", "task-002"]);
+    env.ok(&["complete", "impl"]);
+    assert_eq!(env.state("t")["status"], "complete");
+}
+
+#[test]
+fn context_summary() {
+    let env = TestEnv::new();
+    env.ok(&["init", "c", "--phase", "a"]);
+    env.ok(&["decide", "REST over GraphQL"]);
+    env.ok(&["note", "the billing API is flaky"]);
+    env.ok(&["files", "src/a.rs", "src/b.rs"]);
+    env.ok(&["files", "src/a.rs"]);
+    let state = env.state("c");
+    assert_eq!(
+        state["context"]["key_decisions"][0]["text"],
+        "REST over GraphQL"
+    );
+    assert_eq!(
+        state["context"]["notes"][0]["text"],
+        "the billing API is flaky"
+    );
+    assert_eq!(
+        state["context"]["file_paths"],
+        serde_json::json!(["src/a.rs", "src/b.rs"])
+    );
+    assert_eq!(
+        state["seq"], 5,
+        "a path already listed is not journaled again"
+    );
+}
+
+#[test]
+fn fresh_init_archives_the_old_workflow() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    assert_eq!(
+        env.run(&["init", "w", "--phase", "a"]).status.code(),
+        Some(3)
+    );
+    env.ok(&["init", "w", "--phase", "b", "--fresh"]);
+    assert!(
+        env.store()
+            .join(".archive")
+            .join("w_20260301_120000")
+            .join("state.json")
+            .exists()
+    );
+    assert_eq!(env.state("w")["phases"][0]["id"], "b");
+}
+
+#[test]
+fn store_location() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.project().join("src/deep")).unwrap();
+    env.cmd()
+        .args(["init", "w", "--phase", "a"])
+        .current_dir(env.project().join("src/deep"))
+        .output()
+        .unwrap();
+    assert!(
+        env.workflow_dir("w").join("state.json").exists(),
+        "the store is at the git top level"
+    );
+    let custom = env.dir.path().join("elsewhere");
+    let output = env
+        .cmd()
+        .args(["init", "x", "--phase", "a"])
+        .env("CHECKPOINT_DIR", &custom)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(custom.join("x").join("journal.jsonl").exists());
+    let bare = TestEnv::bare();
+    bare.ok(&["init", "y", "--phase", "a"]);
+    assert!(
+        bare.workflow_dir("y").exists(),
+        "outside git the current directory is the root"
+    );
+}
+
+#[test]
+fn schema_is_published_and_current() {
+    let env = TestEnv::new();
+    let schema = env.ok(&["schema"]);
+    let committed_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/state.schema.json");
+    let committed = std::fs::read_to_string(&committed_path).unwrap_or_default();
+    if committed != schema {
+        std::fs::write(&committed_path, &schema).unwrap();
+        panic!(
+            "docs/state.schema.json was stale and has been rewritten: run `cargo xtask codegen` and commit it"
+        );
+    }
+    let parsed: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    assert_eq!(parsed["title"], "Workflow");
+}
+
+#[test]
+fn completions_are_generated() {
+    let env = TestEnv::new();
+    assert!(env.ok(&["completions", "bash"]).contains("checkpoint"));
+}

@@ -1,0 +1,5 @@
+//! The integration tests of the `checkpoint` binary: one test binary, one module per area.
+
+mod cli;
+mod store;
+mod support;

@@ -1,0 +1,138 @@
+//! A hermetic test environment: a temporary project (a git repository), a fixed clock, and
+//! helpers that run the real `checkpoint` binary and render its output for snapshots.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+use assert_fs::TempDir;
+
+/// The fixed time every command sees unless a test moves it.
+pub const NOW: &str = "2026-03-01T12:00:00Z";
+
+/// A temporary project directory with its own HOME.
+pub struct TestEnv {
+    pub dir: TempDir,
+    now: std::cell::RefCell<String>,
+}
+
+impl TestEnv {
+    /// A project that is a git repository (so the store lands in `.claude/checkpoints`).
+    pub fn new() -> Self {
+        let env = Self::bare();
+        std::fs::create_dir_all(env.project().join(".git")).unwrap();
+        env
+    }
+
+    /// A project directory without `.git`.
+    pub fn bare() -> Self {
+        let dir = TempDir::new().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        Self {
+            dir,
+            now: std::cell::RefCell::new(NOW.to_owned()),
+        }
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    /// The store root: `.claude/checkpoints` in the project.
+    pub fn store(&self) -> PathBuf {
+        self.project().join(".claude").join("checkpoints")
+    }
+
+    /// The directory of one workflow.
+    pub fn workflow_dir(&self, id: &str) -> PathBuf {
+        self.store().join(id)
+    }
+
+    /// Sets the clock every later command sees.
+    pub fn set_now(&self, now: &str) {
+        *self.now.borrow_mut() = now.to_owned();
+    }
+
+    /// A `checkpoint` command with a clean environment, run in the project.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path().join("home"))
+            .env("COLUMNS", "100")
+            .env("NO_COLOR", "1")
+            .env("CHECKPOINT_TEST_NOW", self.now.borrow().as_str())
+            .env("CHECKPOINT_NO_PROGRESS", "1")
+            .current_dir(self.project());
+        cmd
+    }
+
+    /// Runs `checkpoint` with `args` and returns its output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    /// Runs `checkpoint` and asserts it succeeded; returns stdout.
+    #[track_caller]
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            output.status.success(),
+            "checkpoint {args:?} failed:\n{}",
+            render(self, &output)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// Runs `checkpoint --format json` and parses stdout.
+    #[track_caller]
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--format", "json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    /// Runs `checkpoint` and renders exit status, stdout and stderr for a snapshot.
+    pub fn snapshot(&self, args: &[&str]) -> String {
+        render(self, &self.run(args))
+    }
+
+    /// Reads a file of a workflow's directory.
+    pub fn read(&self, id: &str, file: &str) -> String {
+        std::fs::read_to_string(self.workflow_dir(id).join(file)).unwrap()
+    }
+
+    /// The parsed `state.json` of a workflow.
+    pub fn state(&self, id: &str) -> serde_json::Value {
+        serde_json::from_str(&self.read(id, "state.json")).unwrap()
+    }
+}
+
+/// The path of the `checkpoint` binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_checkpoint"))
+}
+
+/// Renders an output as `exit status / stdout / stderr`, with the temp dir replaced by `[TEMP]`.
+pub fn render(env: &TestEnv, output: &Output) -> String {
+    let filter = |text: &[u8]| {
+        let text = String::from_utf8_lossy(text).into_owned();
+        text.replace(&env.dir.path().display().to_string(), "[TEMP]")
+    };
+    format!(
+        "exit status: {}\n----- stdout -----\n{}----- stderr -----\n{}",
+        output
+            .status
+            .code()
+            .map_or("signal".to_owned(), |code| code.to_string()),
+        filter(&output.stdout),
+        filter(&output.stderr)
+    )
+}
+
+/// Whether a path exists.
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
