@@ -28,7 +28,8 @@ const EXIT_CODES: &str = "Exit codes:
   4  workflow, phase or task not found, or several workflows match
   5  timed out waiting for the lock
   6  state cannot be trusted (corrupt beyond repair, or from a newer version; left untouched)
-  7  write may have been saved: re-read the state before retrying";
+  7  write may have been saved: re-read the state before retrying
+  8  `validate` found errors: the state cannot be trusted as is";
 
 /// Options every command takes.
 #[derive(Debug, Args)]
@@ -54,6 +55,8 @@ pub enum Format {
     Human,
     /// One JSON document (with a `version` field)
     Json,
+    /// A compact Markdown block written for Claude (`resume`, `status`; others print human text)
+    Prompt,
 }
 
 /// When to colour human output.
@@ -103,8 +106,12 @@ pub enum Command {
     Abandon(commands::lifecycle::AbandonArgs),
     /// Show where a workflow stands
     Status,
-    /// List the workflows in the checkpoint directory
-    List,
+    /// Validate, recover from an interruption, and say what to do next
+    Resume(commands::resume::ResumeArgs),
+    /// Check a workflow's state, journal, files and git context
+    Validate(commands::validate::ValidateArgs),
+    /// List the workflows of the repository and all its worktrees
+    List(commands::list::ListArgs),
     /// Print the raw state (`state.json`)
     Show,
     /// Print the journal of transitions

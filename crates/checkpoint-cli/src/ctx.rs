@@ -9,7 +9,7 @@ use std::{
 };
 
 use checkpoint_core::{
-    WorkflowId,
+    CONFIG_FILE, Config, WorkflowId,
     store::{Loaded, Store, StoreOptions},
 };
 use chrono::{DateTime, Utc};
@@ -33,6 +33,7 @@ pub(crate) struct Ctx {
     /// The git top level (or the current directory outside git).
     pub project_root: PathBuf,
     pub workflow: Option<String>,
+    pub config: Config,
 }
 
 /// Several workflows match and none was chosen.
@@ -55,6 +56,7 @@ impl Ctx {
             Some(dir) => cwd.join(dir),
             None => project_root.join(".claude").join("checkpoints"),
         };
+        let config = load_config(&root)?;
         let store = Store::new(
             &root,
             StoreOptions {
@@ -63,6 +65,7 @@ impl Ctx {
             },
         );
         Ok(Self {
+            config,
             store,
             now: now()?,
             format: global.format,
@@ -139,6 +142,18 @@ pub(crate) fn project_root(cwd: &Path) -> PathBuf {
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(cwd)
         .to_owned()
+}
+
+/// Reads `config.toml` in the store root; every setting is optional.
+fn load_config(root: &Path) -> Result<Config> {
+    let path = root.join(CONFIG_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Config::parse(&path, &text)?),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+        Err(err) => Err(err)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("failed to read `{}`", path.display())),
+    }
 }
 
 fn now() -> Result<DateTime<Utc>> {

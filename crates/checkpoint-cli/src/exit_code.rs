@@ -16,3 +16,5 @@ pub const LOCKED: u8 = 5;
 pub const UNTRUSTED: u8 = 6;
 /// A write failed after it may have reached the disk: re-read the state before retrying.
 pub const MAYBE_SAVED: u8 = 7;
+/// `validate` found errors: the state cannot be trusted as is.
+pub const INVALID: u8 = 8;

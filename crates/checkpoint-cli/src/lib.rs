@@ -7,6 +7,7 @@ mod ctx;
 mod env;
 mod exit_code;
 mod output;
+mod probe;
 mod report;
 
 use std::{ffi::OsString, process::ExitCode};
@@ -69,7 +70,9 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Unpause => commands::lifecycle::unpause(&ctx),
         Command::Abandon(args) => commands::lifecycle::abandon(&ctx, args),
         Command::Status => commands::status::status(&ctx),
-        Command::List => commands::list::run(&ctx),
+        Command::List(args) => commands::list::run(&ctx, args),
+        Command::Resume(args) => commands::resume::run(&ctx, args),
+        Command::Validate(args) => commands::validate::run(&ctx, args),
         Command::Show => commands::status::show(&ctx),
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Schema(_) | Command::Completions(_) => unreachable!("handled above"),
@@ -80,7 +83,7 @@ fn render_error(report: &Report, format: Format, color: bool) {
     let mut text = String::new();
     let rendered = match format {
         Format::Json => JSONReportHandler::new().render_report(&mut text, report.as_ref()),
-        Format::Human => {
+        Format::Human | Format::Prompt => {
             let theme = if color {
                 GraphicalTheme::unicode()
             } else {
@@ -100,6 +103,12 @@ fn render_error(report: &Report, format: Format, color: bool) {
 /// Maps an error to its documented exit code.
 fn exit_code_of(report: &Report) -> u8 {
     use checkpoint_core::Error;
+    if report
+        .downcast_ref::<commands::validate::Invalid>()
+        .is_some()
+    {
+        return exit_code::INVALID;
+    }
     if report.downcast_ref::<ctx::WorkflowChoiceError>().is_some() {
         return exit_code::NOT_FOUND;
     }
@@ -117,9 +126,12 @@ fn exit_code_of(report: &Report) -> u8 {
             | Error::TooLarge { .. },
         ) => exit_code::UNTRUSTED,
         Some(Error::MaybeSaved { .. }) => exit_code::MAYBE_SAVED,
-        Some(Error::InvalidId { .. } | Error::InvalidPlan { .. } | Error::PlanParse { .. }) => {
-            exit_code::USAGE
-        }
+        Some(
+            Error::InvalidId { .. }
+            | Error::InvalidPlan { .. }
+            | Error::PlanParse { .. }
+            | Error::ConfigParse { .. },
+        ) => exit_code::USAGE,
         Some(Error::Io { .. }) | None => exit_code::FAILURE,
     }
 }

@@ -347,3 +347,204 @@ pub(crate) fn workflow_status(status: WorkflowStatus, paint: Paint) -> String {
 pub(crate) fn short_sha(sha: &str) -> &str {
     sha.get(..7).unwrap_or(sha)
 }
+
+/// The human rendering of a resume plan.
+pub(crate) fn render_plan(
+    plan: &checkpoint_core::resume::ResumePlan,
+    applied: bool,
+    now: DateTime<Utc>,
+    paint: Paint,
+) -> String {
+    use checkpoint_core::resume::Severity;
+    let mut out = String::new();
+    let title = plan
+        .title
+        .as_deref()
+        .map(|title| format!(" — {title}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{}{title}  {}",
+        paint.bold(plan.workflow.as_str()),
+        workflow_status(plan.status, paint)
+    );
+    let total = plan.completed.len()
+        + plan.in_progress.len()
+        + plan.awaiting_approval.len()
+        + plan.failed.len()
+        + plan.ready.len()
+        + plan.blocked.len();
+    let _ = writeln!(
+        out,
+        "{}",
+        paint.dim(&format!(
+            "{} of {total} phases done · last active {} ({})",
+            plan.completed.len(),
+            ago(plan.last_active, now),
+            plan.last_active.format("%Y-%m-%d %H:%M UTC")
+        ))
+    );
+    if !plan.recoveries.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            paint.bold(if applied {
+                "Recovered after the interruption:"
+            } else {
+                "To recover after the interruption (not applied):"
+            })
+        );
+        for recovery in &plan.recoveries {
+            let _ = writeln!(out, "  • {}", recovery.description);
+        }
+    }
+    let findings: Vec<_> = plan
+        .findings
+        .iter()
+        .filter(|finding| finding.severity != Severity::Info || !applied)
+        .collect();
+    if !findings.is_empty() {
+        let _ = writeln!(out, "\n{}", paint.bold("Findings:"));
+        for finding in findings {
+            let _ = writeln!(out, "  {}", finding_line(finding, paint));
+        }
+    }
+    let _ = writeln!(out);
+    for phase in &plan.completed {
+        let sha = phase
+            .commit_sha
+            .as_deref()
+            .map(|sha| format!(" ({})", short_sha(sha)))
+            .unwrap_or_default();
+        let when = phase
+            .completed_at
+            .map(|at| format!("  {}", ago(at, now)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{} {}{}",
+            paint.green("✓"),
+            phase.id,
+            paint.dim(&format!("{when}{sha}"))
+        );
+    }
+    for phase in &plan.in_progress {
+        let progress = phase
+            .progress
+            .as_deref()
+            .map(|note| format!(" — {note}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{} {}  {}{progress}",
+            paint.cyan("→"),
+            phase.id,
+            paint.cyan("in progress")
+        );
+    }
+    for phase in &plan.awaiting_approval {
+        let _ = writeln!(
+            out,
+            "{} {}  {}",
+            paint.yellow("?"),
+            phase.id,
+            paint.yellow("awaiting approval")
+        );
+    }
+    for phase in &plan.failed {
+        let _ = writeln!(
+            out,
+            "{} {}  {}",
+            paint.red("✗"),
+            phase.id,
+            paint.red(&format!(
+                "failed: {}",
+                phase.error.as_deref().unwrap_or("unknown error")
+            ))
+        );
+    }
+    for phase in &plan.ready {
+        let progress = phase
+            .progress
+            .as_deref()
+            .map(|note| format!(" — earlier progress: {note}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "· {}  ready{progress}", phase.id);
+    }
+    for phase in &plan.blocked {
+        let waiting: Vec<&str> = phase.waiting_for.iter().map(|id| id.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.dim(&format!(
+                "· {}  blocked by {}",
+                phase.id,
+                waiting.join(", ")
+            ))
+        );
+    }
+    let command = plan
+        .next
+        .command
+        .as_deref()
+        .map(|command| format!("\n  run: {command}"))
+        .unwrap_or_default();
+    let parallel = if plan.next.parallel.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n  also ready (can run in parallel): {}",
+            plan.next
+                .parallel
+                .iter()
+                .map(|id| id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let _ = writeln!(
+        out,
+        "\n{} {}{command}{parallel}",
+        paint.bold("Next:"),
+        plan.next.reason
+    );
+    if plan.decision_required {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.yellow("A decision is needed. Choices: resume (`checkpoint resume`), restart a phase (`checkpoint resume --restart <phase>`), start fresh (`checkpoint resume --fresh`), view the state (`checkpoint show`), abandon (`checkpoint resume --abandon`).")
+        );
+    }
+    out
+}
+
+fn finding_line(finding: &checkpoint_core::resume::Finding, paint: Paint) -> String {
+    use checkpoint_core::resume::Severity;
+    let label = match finding.severity {
+        Severity::Error => paint.red("error"),
+        Severity::Warning => paint.yellow("warning"),
+        Severity::Info => paint.dim("info"),
+    };
+    let hint = finding
+        .hint
+        .as_deref()
+        .map(|hint| format!("\n      hint: {hint}"))
+        .unwrap_or_default();
+    format!("{label} [{}] {}{hint}", finding.code, finding.message)
+}
+
+/// The human rendering of validation findings.
+pub(crate) fn render_findings(
+    workflow: &str,
+    findings: &[checkpoint_core::resume::Finding],
+    paint: Paint,
+) -> String {
+    if findings.is_empty() {
+        return format!("{} workflow `{workflow}` is valid\n", paint.green("✓"));
+    }
+    let mut out = String::new();
+    for finding in findings {
+        let _ = writeln!(out, "{}", finding_line(finding, paint));
+    }
+    out
+}

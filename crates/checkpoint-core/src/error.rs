@@ -46,6 +46,21 @@ pub enum Error {
         span: Option<SourceSpan>,
     },
 
+    /// The config file does not parse.
+    #[error("failed to parse config file `{path}`: {message}")]
+    #[diagnostic(
+        code(checkpoint::config_parse),
+        help("see the settings in the README; every key is optional")
+    )]
+    ConfigParse {
+        path: PathBuf,
+        message: String,
+        #[source_code]
+        source_code: NamedSource<String>,
+        #[label("here")]
+        span: Option<SourceSpan>,
+    },
+
     /// A transition is not allowed from the current state.
     #[error("{message}")]
     #[diagnostic(code(checkpoint::invalid_transition), help("{help}"))]

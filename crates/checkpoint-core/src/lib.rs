@@ -4,6 +4,7 @@
 //! the current time. All filesystem access lives in [`store`] (and the small path-naming helpers
 //! in `fsx`).
 
+mod config;
 mod error;
 mod fsx;
 mod id;
@@ -12,10 +13,12 @@ mod plan;
 mod transition;
 
 pub mod journal;
+pub mod resume;
 pub mod schema;
 pub mod store;
 
 pub use crate::{
+    config::{CONFIG_FILE, Config},
     error::{Error, Result},
     id::{PhaseId, TaskId, WorkflowId},
     model::{

@@ -7,6 +7,8 @@ pub(crate) mod lifecycle;
 pub(crate) mod list;
 pub(crate) mod log;
 pub(crate) mod phase;
+pub(crate) mod resume;
 pub(crate) mod schema;
 pub(crate) mod status;
 pub(crate) mod task;
+pub(crate) mod validate;

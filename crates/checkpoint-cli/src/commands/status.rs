@@ -55,6 +55,16 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
             })
             .into_diagnostic()
         }
+        Format::Prompt => {
+            let probe = crate::probe::FsProbe::new(&ctx.project_root);
+            let plan = crate::commands::resume::build_plan(ctx, &loaded, &probe);
+            output::emit(&checkpoint_core::resume::render_prompt(
+                &plan,
+                ctx.now,
+                ctx.config.prompt_budget,
+            ))
+            .into_diagnostic()
+        }
         Format::Human => output::emit(&output::render_status(
             workflow,
             ctx.now,

@@ -2,7 +2,7 @@
 //! helpers that run the real `checkpoint` binary and render its output for snapshots.
 
 use std::{
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::{Command, Output},
 };
 
@@ -130,9 +130,4 @@ pub fn render(env: &TestEnv, output: &Output) -> String {
         filter(&output.stdout),
         filter(&output.stderr)
     )
-}
-
-/// Whether a path exists.
-pub fn exists(path: &Path) -> bool {
-    path.exists()
 }

@@ -1,0 +1,302 @@
+//! `checkpoint resume`: validate, recover from an interruption, and say what to do next.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use checkpoint_core::{
+    Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
+    resume::{self, PlanOptions, ResumePlan},
+    store::Loaded,
+};
+use clap::Args;
+use miette::{IntoDiagnostic, Result};
+use serde::Serialize;
+
+use crate::{
+    cli::Format,
+    ctx::{Ctx, WorkflowChoiceError},
+    output::{self, JSON_VERSION, Paint},
+    probe::FsProbe,
+};
+
+/// Arguments of `checkpoint resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// Show the plan and the recoveries without writing anything
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Confirm a state that was rebuilt after corruption, and continue
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Restart this phase (even if done), after the recoveries
+    #[arg(long, value_name = "PHASE", conflicts_with_all = ["fresh", "abandon"])]
+    pub restart: Option<String>,
+    /// Archive the workflow and start it over with the same phases (nothing is deleted)
+    #[arg(long, conflicts_with = "abandon")]
+    pub fresh: bool,
+    /// Give the workflow up (nothing is deleted)
+    #[arg(long)]
+    pub abandon: bool,
+    /// The size budget of `--format prompt`, in bytes [default: `prompt_budget` in `config.toml`, else 6000]
+    #[arg(long, value_name = "BYTES")]
+    pub budget: Option<usize>,
+}
+
+/// The JSON document of `checkpoint resume`.
+#[derive(Debug, Serialize)]
+struct ResumeReport<'a> {
+    version: u32,
+    /// Whether the recoveries (and any chosen action) were written.
+    applied: bool,
+    /// Where an archived workflow went (`--fresh`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    archived_to: Option<String>,
+    plan: Option<&'a ResumePlan>,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
+    let Some(id) = choose_workflow(ctx)? else {
+        return nothing_to_resume(ctx);
+    };
+    let loaded = ctx.store.load(&id)?;
+    let probe = FsProbe::new(&ctx.project_root);
+    let mut plan = build_plan(ctx, &loaded, &probe);
+    let last_active = plan.last_active;
+    let rebuilt = plan
+        .findings
+        .iter()
+        .any(|finding| finding.code == "state.rebuilt");
+    let mut applied = false;
+    let mut archived_to = None;
+
+    if !args.dry_run && (!rebuilt || args.yes) {
+        if args.fresh {
+            let target = ctx.store.archive(&id, ctx.now, false)?;
+            let fresh = fresh_copy(&loaded.workflow);
+            let created = ctx.store.create(fresh, ctx.now)?;
+            output::note(&format!(
+                "archived `{id}` to `{}` and started it over",
+                target.display()
+            ));
+            archived_to = Some(target.to_string_lossy().into_owned());
+            plan = build_plan(ctx, &created, &probe);
+            applied = true;
+        } else {
+            let restart = args.restart.as_deref().map(PhaseId::new).transpose()?;
+            let wants_write = !plan.recoveries.is_empty()
+                || args.abandon
+                || restart.is_some()
+                || !loaded.recoveries.is_empty();
+            if wants_write {
+                let updated = ctx.store.update(&id, ctx.now, |workflow| {
+                    // Recompute under the lock: another process may have moved on.
+                    let fresh_plan = build_plan_for(ctx, workflow, &[], &probe);
+                    let mut transitions: Vec<Transition> = fresh_plan
+                        .recoveries
+                        .into_iter()
+                        .map(|recovery| recovery.transition)
+                        .collect();
+                    if let Some(phase) = &restart {
+                        transitions.push(Transition::PhaseStart {
+                            phase: phase.clone(),
+                            force: true,
+                        });
+                    }
+                    if !transitions.is_empty() {
+                        // The resume itself is a sign of life: the workflow is no longer interrupted.
+                        transitions.push(Transition::Heartbeat {
+                            source: "resume".into(),
+                            session_id: None,
+                        });
+                    }
+                    if args.abandon {
+                        transitions.push(Transition::Abandon {
+                            reason: Some("abandoned with `checkpoint resume --abandon`".into()),
+                        });
+                    }
+                    Ok(transitions)
+                })?;
+                output::warn_recoveries(&updated.recoveries);
+                let recovered = std::mem::take(&mut plan.recoveries);
+                plan = build_plan_for(ctx, &updated.workflow, &[], &probe);
+                // Report what this run applied, so the user sees it once.
+                plan.recoveries = recovered;
+                plan.last_active = last_active;
+                applied = true;
+            }
+        }
+    } else if rebuilt
+        && !args.dry_run
+        && ctx.format == Format::Human
+        && interactive()
+        && confirm("The state was rebuilt after corruption (see above). Continue from it?")?
+    {
+        let updated = ctx.store.update(&id, ctx.now, |_| Ok(Vec::new()))?;
+        output::warn_recoveries(&updated.recoveries);
+        plan = build_plan_for(ctx, &updated.workflow, &[], &probe);
+        applied = true;
+    }
+
+    match ctx.format {
+        Format::Json => output::emit_json(&ResumeReport {
+            version: JSON_VERSION,
+            applied,
+            archived_to,
+            plan: Some(&plan),
+        })
+        .into_diagnostic(),
+        Format::Prompt => {
+            let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
+            output::emit(&resume::render_prompt(&plan, ctx.now, budget)).into_diagnostic()
+        }
+        Format::Human => output::emit(&output::render_plan(
+            &plan,
+            applied,
+            ctx.now,
+            Paint::new(ctx.color),
+        ))
+        .into_diagnostic(),
+    }
+}
+
+/// The plan for a loaded workflow, with validation (without the full journal replay).
+pub(crate) fn build_plan(ctx: &Ctx, loaded: &Loaded, probe: &FsProbe) -> ResumePlan {
+    build_plan_for(ctx, &loaded.workflow, &loaded.recoveries, probe)
+}
+
+fn build_plan_for(
+    ctx: &Ctx,
+    workflow: &Workflow,
+    recoveries: &[checkpoint_core::store::Recovery],
+    probe: &FsProbe,
+) -> ResumePlan {
+    let findings = resume::validate(workflow, recoveries, probe, &ctx.config, ctx.now);
+    resume::plan(
+        workflow,
+        findings,
+        probe,
+        &PlanOptions {
+            config: ctx.config.clone(),
+            now: ctx.now,
+        },
+    )
+}
+
+/// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
+/// when several are unfinished, and fails with the list otherwise.
+fn choose_workflow(ctx: &Ctx) -> Result<Option<WorkflowId>> {
+    if ctx.workflow.is_some() {
+        return ctx.workflow_id().map(Some);
+    }
+    let mut candidates: Vec<(WorkflowId, Workflow)> = Vec::new();
+    for id in ctx.store.list()? {
+        match ctx.store.load(&id) {
+            Ok(loaded) if loaded.workflow.status.is_finished() => {}
+            Ok(loaded) => candidates.push((id, loaded.workflow)),
+            Err(err) => output::warn(&format!("skipping workflow `{id}`: {err}")),
+        }
+    }
+    candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.1.updated_at));
+    match candidates.len() {
+        0 => Ok(None),
+        1 => Ok(candidates.pop().map(|(id, _)| id)),
+        _ => {
+            let lines: Vec<String> = candidates
+                .iter()
+                .enumerate()
+                .map(|(i, (id, workflow))| {
+                    format!(
+                        "{}. {id} ({} of {} phases done, {})",
+                        i + 1,
+                        workflow.n_done(),
+                        workflow.phases.len(),
+                        output::ago(workflow.updated_at, ctx.now)
+                    )
+                })
+                .collect();
+            if ctx.format == Format::Human && interactive() {
+                output::note(&format!(
+                    "Several workflows were interrupted:\n{}",
+                    lines.join("\n")
+                ));
+                let choice = ask(&format!("Which one to resume? [1-{}] ", candidates.len()))?;
+                if let Some(index) = choice
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=candidates.len()).contains(n))
+                {
+                    return Ok(Some(candidates.swap_remove(index - 1).0));
+                }
+            }
+            Err(WorkflowChoiceError {
+                message: format!(
+                    "{} workflows were interrupted:\n{}",
+                    candidates.len(),
+                    lines.join("\n")
+                ),
+                help: "choose one with `checkpoint resume --workflow <id>`".into(),
+            }
+            .into())
+        }
+    }
+}
+
+fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
+    match ctx.format {
+        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, plan: None }).into_diagnostic(),
+        Format::Prompt | Format::Human => output::emit(&format!(
+            "No interrupted workflow in `{}`: nothing to resume.\nStart one with `checkpoint init <id> --phase <id>` (can be repeated).\n",
+            ctx.store.root().display()
+        ))
+        .into_diagnostic(),
+    }
+}
+
+/// The same workflow with every phase back to pending, for `--fresh`.
+fn fresh_copy(workflow: &Workflow) -> Workflow {
+    let mut fresh = workflow.clone();
+    fresh.phases = workflow
+        .phases
+        .iter()
+        .map(|phase| Phase {
+            name: phase.name.clone(),
+            description: phase.description.clone(),
+            outputs: phase.outputs.clone(),
+            requires_approval: phase.requires_approval,
+            on_failure: phase.on_failure.clone(),
+            max_attempts: phase.max_attempts,
+            ..Phase::new(phase.id.clone(), phase.dependencies.clone())
+        })
+        .collect();
+    fresh.status = WorkflowStatus::Pending;
+    fresh.pause = None;
+    fresh.last_activity = None;
+    fresh.replans.clear();
+    fresh.seq = 0;
+    fresh
+}
+
+fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+fn ask(question: &str) -> Result<String> {
+    let mut stderr = std::io::stderr();
+    stderr
+        .write_all(question.as_bytes())
+        .and_then(|()| stderr.flush())
+        .into_diagnostic()?;
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .into_diagnostic()?;
+    Ok(line)
+}
+
+fn confirm(question: &str) -> Result<bool> {
+    Ok(matches!(
+        ask(&format!("{question} [y/N] "))?.trim(),
+        "y" | "Y" | "yes"
+    ))
+}

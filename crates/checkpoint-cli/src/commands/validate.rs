@@ -1,0 +1,140 @@
+//! `checkpoint validate`: check a workflow's state, journal, files and git context.
+
+use checkpoint_core::{
+    journal,
+    resume::{self, Finding, Severity},
+};
+use clap::Args;
+use miette::{IntoDiagnostic, Result};
+use serde::Serialize;
+
+use crate::{
+    cli::Format,
+    ctx::Ctx,
+    output::{self, JSON_VERSION, Paint},
+    probe::FsProbe,
+};
+
+/// Arguments of `checkpoint validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Skip the replay of the whole journal (fast, for very long journals)
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// The JSON document of `checkpoint validate`.
+#[derive(Debug, Serialize)]
+struct ValidateReport<'a> {
+    version: u32,
+    workflow: &'a str,
+    valid: bool,
+    findings: &'a [Finding],
+}
+
+/// A validation that found errors; rendered already, so only the exit code matters.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("validation found {errors} error(s)")]
+#[diagnostic(
+    code(checkpoint::invalid),
+    help("see the findings above; `checkpoint resume` proposes what to do")
+)]
+pub(crate) struct Invalid {
+    pub errors: usize,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let loaded = ctx.store.load(&id)?;
+    let probe = FsProbe::new(&ctx.project_root);
+    let mut findings = resume::validate(
+        &loaded.workflow,
+        &loaded.recoveries,
+        &probe,
+        &ctx.config,
+        ctx.now,
+    );
+    if !args.quick {
+        findings.extend(replay_finding(ctx, &loaded));
+        findings.sort_by_key(|finding| finding.severity);
+    }
+    let errors = findings
+        .iter()
+        .filter(|finding| finding.severity == Severity::Error)
+        .count();
+    match ctx.format {
+        Format::Json => output::emit_json(&ValidateReport {
+            version: JSON_VERSION,
+            workflow: id.as_str(),
+            valid: errors == 0,
+            findings: &findings,
+        })
+        .into_diagnostic()?,
+        Format::Human | Format::Prompt => output::emit(&output::render_findings(
+            id.as_str(),
+            &findings,
+            Paint::new(ctx.color),
+        ))
+        .into_diagnostic()?,
+    }
+    if errors > 0 {
+        Err(Invalid { errors }.into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Replays the whole journal and compares it with the state.
+fn replay_finding(ctx: &Ctx, loaded: &checkpoint_core::store::Loaded) -> Option<Finding> {
+    let path = loaded.dir.join(checkpoint_core::store::JOURNAL_FILE);
+    let journal = match ctx.store.journal(&loaded.workflow.id) {
+        Ok(journal) => journal,
+        Err(err) => {
+            return Some(finding(
+                Severity::Error,
+                "journal.unreadable",
+                format!("the journal cannot be read: {err}"),
+            ));
+        }
+    };
+    if journal.entries.is_empty() {
+        return Some(finding(
+            Severity::Warning,
+            "journal.missing",
+            "the workflow has no journal: its history cannot be checked".into(),
+        ));
+    }
+    match journal::replay(&path, None, &journal.entries) {
+        Ok(Some(replayed)) if replayed == loaded.workflow => None,
+        Ok(Some(replayed)) => Some(finding(
+            Severity::Error,
+            "journal.mismatch",
+            format!(
+                "replaying the journal ({} entries, up to {}) does not give the state (at {})",
+                journal.entries.len(),
+                replayed.seq,
+                loaded.workflow.seq
+            ),
+        )),
+        Ok(None) => Some(finding(
+            Severity::Error,
+            "journal.mismatch",
+            "the journal holds no `init` entry".into(),
+        )),
+        Err(err) => Some(finding(
+            Severity::Error,
+            "journal.mismatch",
+            format!("the journal does not replay: {err}"),
+        )),
+    }
+}
+
+fn finding(severity: Severity, code: &'static str, message: String) -> Finding {
+    Finding {
+        severity,
+        code,
+        phase: None,
+        message,
+        hint: Some("the state is what commands use; `checkpoint log` shows the journal".into()),
+    }
+}

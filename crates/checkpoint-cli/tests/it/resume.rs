@@ -1,0 +1,583 @@
+//! `checkpoint resume` and `checkpoint validate`: one test per recovery scenario of the seeds,
+//! checking the plan (JSON), the state written afterwards, and the human and prompt renderings.
+
+use std::fs;
+
+use insta::assert_snapshot;
+use serde_json::Value;
+
+use crate::support::TestEnv;
+
+fn plan(env: &TestEnv, args: &[&str]) -> Value {
+    let mut all = vec!["resume"];
+    all.extend_from_slice(args);
+    let report = env.json(&all);
+    assert_eq!(report["version"], 1);
+    report
+}
+
+fn four_phases(env: &TestEnv) {
+    env.ok(&[
+        "init",
+        "payments",
+        "--title",
+        "Payments",
+        "--phase",
+        "design",
+        "--phase",
+        "build:design",
+        "--phase",
+        "docs:design",
+        "--phase",
+        "ship:build,docs",
+    ]);
+}
+
+fn write_plan(env: &TestEnv, plan: &str) {
+    fs::write(env.project().join("plan.json"), plan).unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+}
+
+#[test]
+fn orphaned_phase_goes_back_to_pending_with_its_progress() {
+    let env = TestEnv::new();
+    four_phases(&env);
+    env.ok(&["start", "design"]);
+    env.ok(&["complete", "design"]);
+    env.ok(&["start", "build"]);
+    env.ok(&["progress", "build", "auth done, starting billing"]);
+    env.ok(&["decide", "REST over GraphQL"]);
+    env.set_now("2026-03-01T14:00:00Z");
+
+    let dry = plan(&env, &["--dry-run"]);
+    assert_eq!(dry["applied"], false);
+    assert_eq!(dry["plan"]["recoveries"][0]["code"], "orphaned_phase");
+    assert_eq!(
+        env.state("payments")["phases"][1]["status"],
+        "in_progress",
+        "a dry run writes nothing"
+    );
+
+    assert_snapshot!(env.snapshot(&["resume"]), @r"
+    exit status: 0
+    ----- stdout -----
+    payments — Payments  in progress
+    1 of 4 phases done · last active 2 hours ago (2026-03-01 12:00 UTC)
+
+    Recovered after the interruption:
+      • phase `build` was in progress when the session stopped: back to pending for attempt 2, keeping its progress note
+
+    ✓ design  2 hours ago
+    · build  ready — earlier progress: auth done, starting billing
+    · docs  ready
+    · ship  blocked by build, docs
+
+    Next: phase `build` is ready; an earlier attempt noted: auth done, starting billing
+      run: checkpoint start build
+      also ready (can run in parallel): docs
+    ----- stderr -----
+    ");
+    let state = env.state("payments");
+    assert_eq!(state["phases"][1]["status"], "pending");
+    assert_eq!(
+        state["phases"][1]["progress"],
+        "auth done, starting billing"
+    );
+    env.ok(&["start", "build"]);
+    assert_eq!(env.state("payments")["phases"][1]["attempts"], 2);
+}
+
+#[test]
+fn running_task_without_output_is_orphaned_and_with_output_is_done() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "impl"]);
+    env.ok(&["task", "add", "impl", "task-001", "--output", "out/1.json"]);
+    env.ok(&["task", "add", "impl", "task-002", "--output", "out/2.json"]);
+    env.ok(&["task", "start", "impl", "task-001"]);
+    env.ok(&["task", "start", "impl", "task-002"]);
+    // Scenario 2: the work finished but the state update did not happen.
+    fs::create_dir_all(env.project().join("out")).unwrap();
+    fs::write(env.project().join("out/2.json"), "{\"status\": \"done\"}").unwrap();
+    let report = plan(&env, &[]);
+    let codes: Vec<&str> = report["plan"]["recoveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["orphaned_task", "task_output_present", "orphaned_phase"]
+    );
+    let tasks = &env.state("w")["phases"][0]["tasks"];
+    assert_eq!(tasks[0]["status"], "pending");
+    assert_eq!(tasks[0]["attempts"], 1);
+    assert_eq!(tasks[1]["status"], "done");
+    assert_eq!(report["plan"]["next"]["action"], "start");
+    assert_eq!(report["plan"]["next"]["phase"], "impl");
+}
+
+#[test]
+fn phase_whose_declared_outputs_exist_is_completed() {
+    let env = TestEnv::new();
+    write_plan(
+        &env,
+        r#"{"phases": [{"id": "requirements", "outputs": ["memory/reports/demand.json"]}, {"id": "architecture", "dependencies": ["requirements"]}]}"#,
+    );
+    env.ok(&["start", "requirements"]);
+    fs::create_dir_all(env.project().join("memory/reports")).unwrap();
+    fs::write(env.project().join("memory/reports/demand.json"), "{}").unwrap();
+    let report = plan(&env, &[]);
+    assert_eq!(
+        report["plan"]["recoveries"][0]["code"],
+        "phase_output_present"
+    );
+    assert_eq!(report["plan"]["next"]["phase"], "architecture");
+    let state = env.state("w");
+    assert_eq!(state["phases"][0]["status"], "complete");
+    assert_eq!(
+        state["phases"][0]["artifacts"][0]["path"],
+        "memory/reports/demand.json"
+    );
+}
+
+#[test]
+fn approval_gate_is_never_rerun() {
+    let env = TestEnv::new();
+    write_plan(
+        &env,
+        r#"{"phases": [{"id": "architecture", "requires_approval": true}, {"id": "implementation", "dependencies": ["architecture"]}]}"#,
+    );
+    env.ok(&["start", "architecture"]);
+    env.ok(&["complete", "architecture"]);
+    let report = plan(&env, &[]);
+    assert_eq!(report["plan"]["recoveries"], serde_json::json!([]));
+    assert_eq!(report["plan"]["next"]["action"], "approve");
+    assert_eq!(
+        report["plan"]["next"]["command"],
+        "checkpoint approve architecture"
+    );
+    assert_eq!(report["plan"]["decision_required"], true);
+    assert_eq!(env.state("w")["phases"][0]["status"], "awaiting_approval");
+    assert_snapshot!(env.ok(&["resume", "--format", "prompt"]), @r#"
+    ## checkpoint: workflow `w`
+    Status: awaiting approval · 0 of 2 phases done · last active just now (2026-03-01 12:00 UTC)
+
+    **Next:** phase `architecture` is done and waits at its approval gate; ask the user, do not redo the work → `checkpoint approve architecture`
+    **Ask the user before continuing:** this needs a person's decision.
+
+    Awaiting approval:
+    - `architecture` (approve: `checkpoint approve architecture`)
+    Blocked:
+    - `implementation` (waits for `architecture`)
+
+    Record state with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> "<note>"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide "<decision>"`.
+    "#);
+}
+
+#[test]
+fn failed_step_goes_back_to_its_on_failure_phase() {
+    let env = TestEnv::new();
+    write_plan(
+        &env,
+        r#"{"phases": [{"id": "implement"}, {"id": "review", "dependencies": ["implement"], "on_failure": "implement"}, {"id": "docs", "dependencies": ["review"]}]}"#,
+    );
+    env.ok(&["start", "implement"]);
+    env.ok(&["complete", "implement"]);
+    env.set_now("2026-03-01T12:10:00Z");
+    env.ok(&["start", "review"]);
+    env.ok(&[
+        "fail",
+        "review",
+        "--reason",
+        "NEEDS_REVISION: input validation missing",
+    ]);
+    let report = plan(&env, &[]);
+    assert_eq!(report["plan"]["next"]["action"], "rollback");
+    assert_eq!(report["plan"]["next"]["phase"], "implement");
+    assert_eq!(
+        report["plan"]["next"]["command"],
+        "checkpoint start implement --force"
+    );
+    // Once the rollback is under way, the redone phase is the work.
+    env.set_now("2026-03-01T12:20:00Z");
+    env.ok(&["start", "implement", "--force"]);
+    assert_eq!(
+        plan(&env, &["--dry-run"])["plan"]["next"]["phase"],
+        "implement"
+    );
+    env.ok(&["complete", "implement"]);
+    let report = plan(&env, &[]);
+    assert_eq!(report["plan"]["next"]["action"], "retry");
+    assert_eq!(report["plan"]["next"]["phase"], "review");
+}
+
+#[test]
+fn failed_step_without_on_failure_is_retried() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["fail", "a", "--reason", "tests red"]);
+    let report = plan(&env, &[]);
+    assert_eq!(report["plan"]["next"]["action"], "retry");
+    assert_eq!(report["plan"]["next"]["command"], "checkpoint start a");
+    assert_eq!(report["plan"]["decision_required"], false);
+}
+
+#[test]
+fn repeated_failure_stops_for_a_human() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    for _ in 0..3 {
+        env.ok(&["start", "a"]);
+        env.ok(&["fail", "a", "--reason", "NEEDS_REVISION"]);
+    }
+    let report = plan(&env, &[]);
+    assert_eq!(report["plan"]["next"]["action"], "decide");
+    assert_eq!(report["plan"]["decision_required"], true);
+    assert_eq!(
+        report["plan"]["findings"][0]["code"],
+        "phase.repeated_failure"
+    );
+    assert_eq!(
+        env.run(&["start", "a"]).status.code(),
+        Some(3),
+        "the automatic path is closed"
+    );
+    // A lower limit from config.toml applies too.
+    let env = TestEnv::new();
+    fs::create_dir_all(env.store()).unwrap();
+    fs::write(env.store().join("config.toml"), "max_attempts = 1\n").unwrap();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["fail", "a", "--reason", "x"]);
+    assert_eq!(plan(&env, &[])["plan"]["next"]["action"], "decide");
+}
+
+#[test]
+fn replan_limit_stops_for_a_human() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    let dir = env.workflow_dir("w");
+    let mut state = env.state("w");
+    state["phases"][0]["replan_count"] = 3.into();
+    // An imported state may carry replans; the store takes it as written by a snapshot.
+    fs::write(
+        dir.join("state.json"),
+        serde_json::to_string_pretty(&state).unwrap(),
+    )
+    .unwrap();
+    let report = plan(&env, &["--dry-run"]);
+    assert_eq!(report["plan"]["next"]["action"], "decide");
+    assert!(
+        report["plan"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "phase.replan_limit")
+    );
+}
+
+#[test]
+fn stale_state_is_flagged_and_fresh_archives_it() {
+    let env = TestEnv::new();
+    four_phases(&env);
+    env.ok(&["start", "design"]);
+    env.set_now("2026-03-12T12:00:00Z");
+    let report = plan(&env, &["--dry-run"]);
+    let stale = report["plan"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "state.stale")
+        .unwrap()
+        .clone();
+    assert_eq!(stale["severity"], "warning");
+    assert_eq!(report["plan"]["decision_required"], true);
+    let fresh = plan(&env, &["--fresh"]);
+    assert_eq!(fresh["applied"], true);
+    assert!(
+        fresh["archived_to"]
+            .as_str()
+            .unwrap()
+            .ends_with(".archive/payments_20260312_120000")
+    );
+    assert!(
+        env.store()
+            .join(".archive/payments_20260312_120000/journal.jsonl")
+            .exists(),
+        "nothing is deleted"
+    );
+    let state = env.state("payments");
+    assert_eq!(state["phases"][0]["status"], "pending");
+    assert_eq!(state["title"], "Payments");
+}
+
+#[test]
+fn corrupt_state_needs_confirmation() {
+    let env = TestEnv::new();
+    four_phases(&env);
+    env.ok(&["start", "design"]);
+    let dir = env.workflow_dir("w").with_file_name("payments");
+    fs::write(dir.join("state.json"), "{ not json").unwrap();
+    let report = plan(&env, &[]);
+    assert_eq!(report["applied"], false);
+    assert_eq!(report["plan"]["next"]["action"], "confirm");
+    assert_eq!(report["plan"]["next"]["command"], "checkpoint resume --yes");
+    assert_eq!(
+        fs::read_to_string(dir.join("state.json")).unwrap(),
+        "{ not json",
+        "nothing is written before the user confirms"
+    );
+    let confirmed = plan(&env, &["--yes"]);
+    assert_eq!(confirmed["applied"], true);
+    assert!(dir.join("state.json.corrupt-20260301T120000.000Z").exists());
+    assert_eq!(
+        env.state("payments")["phases"][0]["status"],
+        "pending",
+        "the orphaned phase was recovered too"
+    );
+}
+
+#[test]
+fn paused_workflow_says_when_it_can_continue() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&[
+        "pause",
+        "--reason",
+        "rate_limit",
+        "--until",
+        "2026-03-01T13:00:00Z",
+    ]);
+    let report = plan(&env, &[]);
+    assert_eq!(report["plan"]["next"]["action"], "wait");
+    assert_eq!(report["plan"]["paused_until"], "2026-03-01T13:00:00Z");
+    env.set_now("2026-03-01T13:30:00Z");
+    let report = plan(&env, &[]);
+    assert_eq!(report["plan"]["recoveries"][0]["code"], "pause_expired");
+    assert_eq!(report["plan"]["next"]["action"], "start");
+    assert!(env.state("w").get("pause").is_none());
+}
+
+#[test]
+fn restart_and_abandon_choices() {
+    let env = TestEnv::new();
+    four_phases(&env);
+    env.ok(&["start", "design"]);
+    env.ok(&["complete", "design"]);
+    let report = plan(&env, &["--restart", "design"]);
+    assert_eq!(report["plan"]["in_progress"][0]["id"], "design");
+    assert_eq!(env.state("payments")["phases"][0]["attempts"], 2);
+    plan(&env, &["--abandon"]);
+    assert_eq!(env.state("payments")["status"], "abandoned");
+    assert_eq!(
+        plan(&env, &[])["plan"],
+        Value::Null,
+        "an abandoned workflow is not offered again"
+    );
+}
+
+#[test]
+fn nothing_to_resume_and_several_to_choose_from() {
+    let env = TestEnv::new();
+    assert_snapshot!(env.snapshot(&["resume"]), @r"
+    exit status: 0
+    ----- stdout -----
+    No interrupted workflow in `[TEMP]/project/.claude/checkpoints`: nothing to resume.
+    Start one with `checkpoint init <id> --phase <id>` (can be repeated).
+    ----- stderr -----
+    ");
+    env.ok(&["init", "one", "--phase", "a"]);
+    env.set_now("2026-03-01T12:05:00Z");
+    env.ok(&["init", "two", "--phase", "a"]);
+    let output = env.snapshot(&["resume"]);
+    assert!(output.starts_with("exit status: 4"), "{output}");
+    let two = output
+        .find("1. two (0 of 1 phases done, just now)")
+        .expect(&output);
+    let one = output
+        .find("2. one (0 of 1 phases done, 5 minutes ago)")
+        .expect(&output);
+    assert!(two < one, "{output}");
+    assert!(
+        output.contains("checkpoint resume --workflow <id>"),
+        "{output}"
+    );
+}
+
+#[test]
+fn prompt_respects_its_budget() {
+    let env = TestEnv::new();
+    let phases: Vec<String> = (0..200).map(|i| format!("phase-{i:03}")).collect();
+    let mut args = vec!["init", "big"];
+    for phase in &phases {
+        args.extend(["--phase", phase.as_str()]);
+    }
+    env.ok(&args);
+    for i in 0..40 {
+        env.ok(&[
+            "decide",
+            &format!("decision number {i} with some words to take room"),
+        ]);
+    }
+    let prompt = env.ok(&[
+        "resume",
+        "--format",
+        "prompt",
+        "--budget",
+        "900",
+        "--dry-run",
+    ]);
+    assert!(prompt.len() <= 900, "{} bytes", prompt.len());
+    assert!(
+        prompt.contains("**Next:** phase `phase-000` is ready"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("cut to fit"), "{prompt}");
+}
+
+#[test]
+fn validate_reports_files_git_and_journal() {
+    let env = TestEnv::new();
+    git(&env, &["init", "-q", "-b", "main"]);
+    git(&env, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    write_plan(
+        &env,
+        r#"{"phases": [{"id": "a", "outputs": ["a.md"]}, {"id": "b", "dependencies": ["a"]}]}"#,
+    );
+    fs::write(env.project().join("a.md"), "done").unwrap();
+    env.ok(&["start", "a"]);
+    env.ok(&[
+        "complete",
+        "a",
+        "--artifact",
+        "a.md",
+        "--commit-sha",
+        "0123456789abcdef0123456789abcdef01234567",
+    ]);
+    assert_eq!(env.run(&["validate"]).status.code(), Some(8));
+    let report = env
+        .cmd()
+        .args(["--format", "json", "validate"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(report["valid"], false);
+    let codes: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["git.commit_missing"]);
+
+    let env = TestEnv::new();
+    git(&env, &["init", "-q", "-b", "main"]);
+    write_plan(&env, r#"{"phases": [{"id": "a", "outputs": ["a.md"]}]}"#);
+    env.ok(&["start", "a"]);
+    env.ok(&["complete", "a", "--force"]);
+    git(&env, &["checkout", "-q", "-b", "other"]);
+    let journal = env.workflow_dir("w").join("journal.jsonl");
+    let text = fs::read_to_string(&journal).unwrap();
+    let output = env.snapshot(&["validate"]);
+    assert!(output.starts_with("exit status: 8"), "{output}");
+    assert!(
+        output.contains(
+            "error [output.missing] declared output `a.md` of completed phase `a` does not exist"
+        ),
+        "{output}"
+    );
+    assert!(output.contains("warning [git.branch_changed] the workflow started on branch `main` but `other` is checked out"), "{output}");
+    fs::write(env.project().join("a.md"), "").unwrap();
+    let lines: Vec<&str> = text.lines().take(2).collect();
+    fs::write(&journal, format!("{}\n", lines.join("\n"))).unwrap();
+    let output = env.snapshot(&["validate"]);
+    assert!(output.contains("warning [output.empty]"), "{output}");
+    assert!(output.contains("warning [journal.behind]"), "{output}");
+    assert!(output.contains("error [journal.mismatch]"), "{output}");
+}
+
+#[test]
+fn list_finds_workflows_in_every_worktree() {
+    let env = TestEnv::bare();
+    git(&env, &["init", "-q", "-b", "main"]);
+    git(&env, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    let other = env.dir.path().join("feature-tree");
+    git(
+        &env,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            other.to_str().unwrap(),
+            "-b",
+            "feature",
+        ],
+    );
+    env.ok(&["init", "main-work", "--phase", "a"]);
+    let output = env
+        .cmd()
+        .args(["init", "feature-work", "--phase", "a", "--phase", "b:a"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let list = env.json(&["list"]);
+    let ids: Vec<&str> = list["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{list}");
+    assert!(
+        ids.contains(&"feature-work") && ids.contains(&"main-work"),
+        "{list}"
+    );
+    // From inside the linked worktree, the main one is found too.
+    let output = env
+        .cmd()
+        .args(["--format", "json", "list"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(list["workflows"].as_array().unwrap().len(), 2, "{list}");
+    // `--all` walks directories that are not worktrees.
+    let nested = env.project().join("vendor/tool");
+    fs::create_dir_all(&nested).unwrap();
+    env.cmd()
+        .args(["init", "nested", "--phase", "a"])
+        .env("CHECKPOINT_DIR", nested.join(".claude/checkpoints"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        env.json(&["list"])["workflows"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(
+        env.json(&["list", "--all"])["workflows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+fn git(env: &TestEnv, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(env.project())
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

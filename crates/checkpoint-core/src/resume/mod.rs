@@ -1,0 +1,11 @@
+//! Resume: validate a state, recover from interruptions, and plan the next step.
+
+mod planner;
+mod prompt;
+mod validate;
+
+pub use crate::resume::{
+    planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
+    prompt::render_prompt,
+    validate::{Finding, Probe, Severity, validate},
+};

@@ -1,0 +1,542 @@
+//! The resume planner: which recoveries to apply after an interruption, and the single next
+//! action, from a validated state.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::{
+    config::Config,
+    id::{PhaseId, TaskId},
+    model::{Activity, ContextSummary, PhaseStatus, TaskStatus, Workflow, WorkflowStatus},
+    resume::validate::{Finding, Probe, Severity},
+    transition::{Transition, apply},
+};
+
+/// What the planner needs besides the state.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// The settings.
+    pub config: Config,
+    /// The current time.
+    pub now: DateTime<Utc>,
+}
+
+/// A phase as the plan shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseRef {
+    /// The phase id.
+    pub id: PhaseId,
+    /// Its name.
+    pub name: String,
+    /// Its status after the recoveries.
+    pub status: PhaseStatus,
+    /// How many times it was started.
+    pub attempts: u32,
+    /// When it completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<DateTime<Utc>>,
+    /// Its commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_sha: Option<String>,
+    /// Its progress note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// Its last error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Unfinished dependencies.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting_for: Vec<PhaseId>,
+    /// Tasks done and in all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<(usize, usize)>,
+}
+
+/// A repair the planner proposes after an interruption (applied unless it is a dry run).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecoveryAction {
+    /// A stable code: `orphaned_phase`, `orphaned_task`, `phase_output_present`,
+    /// `task_output_present` or `pause_expired`.
+    pub code: &'static str,
+    /// The phase concerned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PhaseId>,
+    /// The task concerned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskId>,
+    /// What happens, in a sentence.
+    pub description: String,
+    /// The transition that does it.
+    #[serde(skip)]
+    pub transition: Transition,
+}
+
+/// The single recommended next action.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextAction {
+    /// `start`, `continue`, `retry`, `rollback`, `approve`, `decide`, `confirm`, `wait`,
+    /// `done` or `abandoned`.
+    pub action: &'static str,
+    /// The phase it concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PhaseId>,
+    /// Other phases that may run now in parallel.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parallel: Vec<PhaseId>,
+    /// The command to run for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Why, in a sentence.
+    pub reason: String,
+}
+
+/// Everything `checkpoint resume` tells the user and Claude.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResumePlan {
+    /// The workflow id.
+    pub workflow: crate::id::WorkflowId,
+    /// Its title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its status after the recoveries.
+    pub status: WorkflowStatus,
+    /// When anything last happened: the last transition or heartbeat.
+    pub last_active: DateTime<Utc>,
+    /// The last heartbeat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_activity: Option<Activity>,
+    /// Whether no session has shown a sign of life recently.
+    pub interrupted: bool,
+    /// Phases done (complete or skipped), in plan order.
+    pub completed: Vec<PhaseRef>,
+    /// Phases in progress.
+    pub in_progress: Vec<PhaseRef>,
+    /// Phases waiting for approval.
+    pub awaiting_approval: Vec<PhaseRef>,
+    /// Failed phases.
+    pub failed: Vec<PhaseRef>,
+    /// Pending phases whose dependencies are done: they may run now, in parallel.
+    pub ready: Vec<PhaseRef>,
+    /// Pending phases waiting for others.
+    pub blocked: Vec<PhaseRef>,
+    /// What validation found.
+    pub findings: Vec<Finding>,
+    /// Repairs for the interruption.
+    pub recoveries: Vec<RecoveryAction>,
+    /// Whether a person must decide before work continues.
+    pub decision_required: bool,
+    /// The single recommended next action.
+    pub next: NextAction,
+    /// The pause, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_until: Option<DateTime<Utc>>,
+    /// The context summary to re-inject.
+    pub context: ContextSummary,
+}
+
+/// Plans the resume of `workflow`, given validation `findings` and the world as `probe` sees it.
+pub fn plan(
+    workflow: &Workflow,
+    findings: Vec<Finding>,
+    probe: &dyn Probe,
+    options: &PlanOptions,
+) -> ResumePlan {
+    let now = options.now;
+    let last_active = workflow
+        .last_activity
+        .as_ref()
+        .map_or(workflow.updated_at, |activity| {
+            activity.at.max(workflow.updated_at)
+        });
+    let live_window = Duration::minutes(i64::from(options.config.interrupted_after_minutes));
+    let heartbeat_recent = workflow
+        .last_activity
+        .as_ref()
+        .is_some_and(|activity| now - activity.at < live_window);
+    let interrupted = !workflow.status.is_finished() && !heartbeat_recent;
+
+    let recoveries = if interrupted {
+        recoveries(workflow, probe, now)
+    } else {
+        Vec::new()
+    };
+    let mut after = workflow.clone();
+    for recovery in &recoveries {
+        // A recovery that does not apply is left out of the view; the writer recomputes under the lock.
+        let seq = after.seq + 1;
+        let _ = apply(&mut after, &recovery.transition, seq, now);
+    }
+
+    let refs = |filter: &dyn Fn(&crate::model::Phase) -> bool| -> Vec<PhaseRef> {
+        after
+            .phases
+            .iter()
+            .filter(|phase| filter(phase))
+            .map(|phase| phase_ref(&after, phase))
+            .collect()
+    };
+    let completed = refs(&|phase| phase.status.is_done());
+    let in_progress = refs(&|phase| phase.status == PhaseStatus::InProgress);
+    let awaiting_approval = refs(&|phase| phase.status == PhaseStatus::AwaitingApproval);
+    let failed = refs(&|phase| phase.status == PhaseStatus::Failed);
+    let ready =
+        refs(&|phase| phase.status == PhaseStatus::Pending && after.dependencies_done(phase));
+    let blocked =
+        refs(&|phase| phase.status == PhaseStatus::Pending && !after.dependencies_done(phase));
+
+    let (next, decision_required) = next_action(&after, &findings, now, &ready, heartbeat_recent);
+    ResumePlan {
+        workflow: after.id.clone(),
+        title: after.title.clone(),
+        status: after.status,
+        last_active,
+        last_activity: workflow.last_activity.clone(),
+        interrupted,
+        completed,
+        in_progress,
+        awaiting_approval,
+        failed,
+        ready,
+        blocked,
+        findings,
+        recoveries,
+        decision_required,
+        next,
+        paused_until: after.pause.as_ref().and_then(|pause| pause.until),
+        context: after.context.clone(),
+    }
+}
+
+fn phase_ref(workflow: &Workflow, phase: &crate::model::Phase) -> PhaseRef {
+    PhaseRef {
+        id: phase.id.clone(),
+        name: phase.name.clone(),
+        status: phase.status,
+        attempts: phase.attempts,
+        completed_at: phase.completed_at,
+        commit_sha: phase.commit_sha.clone(),
+        progress: phase.progress.clone(),
+        error: phase.error.clone(),
+        waiting_for: phase
+            .dependencies
+            .iter()
+            .filter(|dep| !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()))
+            .cloned()
+            .collect(),
+        tasks: (!phase.tasks.is_empty()).then(|| {
+            (
+                phase
+                    .tasks
+                    .iter()
+                    .filter(|task| task.status == TaskStatus::Done)
+                    .count(),
+                phase.tasks.len(),
+            )
+        }),
+    }
+}
+
+/// The repairs an interruption calls for (the seeds' scenarios 1 and 2, and an expired pause).
+fn recoveries(workflow: &Workflow, probe: &dyn Probe, now: DateTime<Utc>) -> Vec<RecoveryAction> {
+    let mut actions = Vec::new();
+    if let Some(pause) = &workflow.pause
+        && pause.until.is_some_and(|until| until <= now)
+    {
+        actions.push(RecoveryAction {
+            code: "pause_expired",
+            phase: None,
+            task: None,
+            description: format!("the pause ({}) has expired; lifting it", pause.reason),
+            transition: Transition::Unpause,
+        });
+    }
+    let exists = |path: &str| probe.file_size(path).is_some_and(|size| size > 0);
+    for phase in workflow
+        .phases
+        .iter()
+        .filter(|phase| phase.status == PhaseStatus::InProgress)
+    {
+        let mut open_tasks = 0;
+        for task in &phase.tasks {
+            match task.status {
+                TaskStatus::Running => match &task.output {
+                    Some(output) if exists(output) => actions.push(RecoveryAction {
+                        code: "task_output_present",
+                        phase: Some(phase.id.clone()),
+                        task: Some(task.id.clone()),
+                        description: format!("task `{}` of phase `{}` was running and its output `{output}` exists: marking it done", task.id, phase.id),
+                        transition: Transition::TaskDone { phase: phase.id.clone(), task: task.id.clone(), output: None },
+                    }),
+                    _ => {
+                        open_tasks += 1;
+                        actions.push(RecoveryAction {
+                            code: "orphaned_task",
+                            phase: Some(phase.id.clone()),
+                            task: Some(task.id.clone()),
+                            description: format!("task `{}` of phase `{}` was running with no output: back to pending for attempt {}", task.id, phase.id, task.attempts + 1),
+                            transition: Transition::TaskReset { phase: phase.id.clone(), task: task.id.clone(), reason: "interrupted while running".into() },
+                        });
+                    }
+                },
+                TaskStatus::Done => {}
+                TaskStatus::Pending | TaskStatus::Failed => open_tasks += 1,
+            }
+        }
+        let outputs_present =
+            !phase.outputs.is_empty() && phase.outputs.iter().all(|output| exists(output));
+        if outputs_present && open_tasks == 0 {
+            actions.push(RecoveryAction {
+                code: "phase_output_present",
+                phase: Some(phase.id.clone()),
+                task: None,
+                description: format!(
+                    "phase `{}` was in progress and all its declared outputs exist: completing it",
+                    phase.id
+                ),
+                transition: Transition::PhaseComplete {
+                    phase: phase.id.clone(),
+                    artifacts: phase.outputs.clone(),
+                    commit_sha: None,
+                    force: false,
+                },
+            });
+        } else if phase.tasks.is_empty() || open_tasks > 0 {
+            actions.push(RecoveryAction {
+                code: "orphaned_phase",
+                phase: Some(phase.id.clone()),
+                task: None,
+                description: format!(
+                    "phase `{}` was in progress when the session stopped: back to pending for attempt {}{}",
+                    phase.id,
+                    phase.attempts + 1,
+                    if phase.progress.is_some() { ", keeping its progress note" } else { "" }
+                ),
+                transition: Transition::PhaseReset { phase: phase.id.clone(), reason: "interrupted while in progress".into() },
+            });
+        }
+    }
+    actions
+}
+
+fn next_action(
+    workflow: &Workflow,
+    findings: &[Finding],
+    now: DateTime<Utc>,
+    ready: &[PhaseRef],
+    heartbeat_recent: bool,
+) -> (NextAction, bool) {
+    let action = |action: &'static str,
+                  phase: Option<&PhaseId>,
+                  command: Option<String>,
+                  reason: String| NextAction {
+        action,
+        phase: phase.cloned(),
+        parallel: Vec::new(),
+        command,
+        reason,
+    };
+    match workflow.status {
+        WorkflowStatus::Complete => {
+            return (
+                action("done", None, None, "every phase is complete".into()),
+                false,
+            );
+        }
+        WorkflowStatus::Abandoned => {
+            return (
+                action("abandoned", None, None, "the workflow was abandoned".into()),
+                false,
+            );
+        }
+        _ => {}
+    }
+    if findings
+        .iter()
+        .any(|finding| finding.code == "state.rebuilt")
+    {
+        return (
+            action(
+                "confirm",
+                None,
+                Some("checkpoint resume --yes".into()),
+                "the state was rebuilt after corruption: check it, then confirm".into(),
+            ),
+            true,
+        );
+    }
+    if let Some(finding) = findings.iter().find(|finding| {
+        matches!(
+            finding.code,
+            "phase.repeated_failure" | "phase.replan_limit"
+        )
+    }) {
+        return (
+            action(
+                "decide",
+                finding.phase.as_ref(),
+                None,
+                finding.message.clone(),
+            ),
+            true,
+        );
+    }
+    if let Some(finding) = findings
+        .iter()
+        .find(|finding| finding.severity == Severity::Error)
+    {
+        return (
+            action(
+                "decide",
+                finding.phase.as_ref(),
+                None,
+                format!(
+                    "the state cannot be trusted as is: {}{}",
+                    finding.message,
+                    finding
+                        .hint
+                        .as_deref()
+                        .map(|hint| format!(" ({hint})"))
+                        .unwrap_or_default()
+                ),
+            ),
+            true,
+        );
+    }
+    let stale = findings.iter().any(|finding| finding.code == "state.stale");
+    if let Some(pause) = &workflow.pause
+        && let Some(until) = pause.until.filter(|until| *until > now)
+    {
+        return (
+            action(
+                "wait",
+                None,
+                None,
+                format!("paused ({}) until {}", pause.reason, until.to_rfc3339()),
+            ),
+            false,
+        );
+    }
+    if let Some(phase) = workflow
+        .phases
+        .iter()
+        .find(|phase| phase.status == PhaseStatus::AwaitingApproval)
+    {
+        return (
+            action(
+                "approve",
+                Some(&phase.id),
+                Some(format!("checkpoint approve {}", phase.id)),
+                format!(
+                    "phase `{}` is done and waits at its approval gate; ask the user, do not redo the work",
+                    phase.id
+                ),
+            ),
+            true,
+        );
+    }
+    for phase in workflow
+        .phases
+        .iter()
+        .filter(|phase| phase.status == PhaseStatus::Failed)
+    {
+        let error = phase.error.as_deref().unwrap_or("unknown error");
+        // Roll back to the `on_failure` phase unless that was already redone after this attempt.
+        let rollback = phase
+            .on_failure
+            .as_ref()
+            .filter(|target| *target != &phase.id)
+            .and_then(|target| workflow.phase(target));
+        let redone = rollback.is_some_and(|target| {
+            target
+                .completed_at
+                .zip(phase.started_at)
+                .is_some_and(|(done, started)| done > started)
+        });
+        if rollback.is_some_and(|target| !target.status.is_done()) {
+            // The rollback is under way: the target phase is the work now.
+            continue;
+        }
+        return match rollback.filter(|_| !redone).map(|target| &target.id) {
+            Some(target) => (
+                action(
+                    "rollback",
+                    Some(target),
+                    Some(format!("checkpoint start {target} --force")),
+                    format!(
+                        "phase `{}` failed ({error}); its plan returns to `{target}`",
+                        phase.id
+                    ),
+                ),
+                stale,
+            ),
+            _ => (
+                action(
+                    "retry",
+                    Some(&phase.id),
+                    Some(format!("checkpoint start {}", phase.id)),
+                    format!(
+                        "phase `{}` failed ({error}); retry it (attempt {})",
+                        phase.id,
+                        phase.attempts + 1
+                    ),
+                ),
+                stale,
+            ),
+        };
+    }
+    if let Some(phase) = workflow
+        .phases
+        .iter()
+        .find(|phase| phase.status == PhaseStatus::InProgress)
+    {
+        let note = phase
+            .progress
+            .as_deref()
+            .map(|note| format!("; progress so far: {note}"))
+            .unwrap_or_default();
+        let reason = if heartbeat_recent {
+            format!(
+                "phase `{}` is in progress and a session was active recently; make sure it is not still running{note}",
+                phase.id
+            )
+        } else {
+            format!("phase `{}` is in progress{note}", phase.id)
+        };
+        return (
+            action(
+                "continue",
+                Some(&phase.id),
+                Some(format!(
+                    "checkpoint progress {} \"<what is done>\"",
+                    phase.id
+                )),
+                reason,
+            ),
+            stale,
+        );
+    }
+    if let Some((first, rest)) = ready.split_first() {
+        let note = first
+            .progress
+            .as_deref()
+            .map(|note| format!("; an earlier attempt noted: {note}"))
+            .unwrap_or_default();
+        let mut next = action(
+            "start",
+            Some(&first.id),
+            Some(format!("checkpoint start {}", first.id)),
+            format!("phase `{}` is ready{note}", first.id),
+        );
+        next.parallel = rest.iter().map(|phase| phase.id.clone()).collect();
+        return (next, stale);
+    }
+    (
+        action(
+            "decide",
+            None,
+            None,
+            "no phase can run: the remaining phases wait for phases that cannot finish".into(),
+        ),
+        true,
+    )
+}

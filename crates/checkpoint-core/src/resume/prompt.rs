@@ -1,0 +1,246 @@
+//! The resume plan as a compact Markdown block written for Claude, under a size budget.
+
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+
+use crate::resume::{
+    planner::{PhaseRef, ResumePlan},
+    validate::Severity,
+};
+
+/// How many items of a list are shown before "… and N more".
+const LIST_LIMIT: usize = 12;
+
+/// Renders the plan for Claude in at most `budget` bytes (the essentials always fit first).
+pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> String {
+    let mut sections: Vec<String> = Vec::new();
+
+    let title = plan
+        .title
+        .as_deref()
+        .map(|title| format!(" — {title}"))
+        .unwrap_or_default();
+    let mut head = format!("## checkpoint: workflow `{}`{title}\n", plan.workflow);
+    let _ = writeln!(
+        head,
+        "Status: {} · {} of {} phases done · last active {} ({})",
+        plan.status.as_str().replace('_', " "),
+        plan.completed.len(),
+        plan.completed.len()
+            + plan.in_progress.len()
+            + plan.awaiting_approval.len()
+            + plan.failed.len()
+            + plan.ready.len()
+            + plan.blocked.len(),
+        ago(plan.last_active, now),
+        plan.last_active.format("%Y-%m-%d %H:%M UTC"),
+    );
+    let _ = write!(head, "\n**Next:** {}", plan.next.reason);
+    if let Some(command) = &plan.next.command {
+        let _ = write!(head, " → `{command}`");
+    }
+    if !plan.next.parallel.is_empty() {
+        let shown = ids(plan
+            .next
+            .parallel
+            .iter()
+            .take(LIST_LIMIT)
+            .map(|id| id.as_str()));
+        let more = plan.next.parallel.len().saturating_sub(LIST_LIMIT);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        let _ = write!(head, " (also ready, can run in parallel: {shown}{more})");
+    }
+    head.push('\n');
+    if plan.decision_required {
+        head.push_str("**Ask the user before continuing:** this needs a person's decision.\n");
+    }
+    if !plan.recoveries.is_empty() {
+        head.push_str("\nRecovery after the interruption (run `checkpoint resume` to apply, if not yet applied):\n");
+        for recovery in plan.recoveries.iter().take(LIST_LIMIT) {
+            let _ = writeln!(head, "- {}", recovery.description);
+        }
+        if plan.recoveries.len() > LIST_LIMIT {
+            let _ = writeln!(head, "- … and {} more", plan.recoveries.len() - LIST_LIMIT);
+        }
+    }
+    sections.push(head);
+
+    let findings: Vec<String> = plan
+        .findings
+        .iter()
+        .filter(|finding| finding.severity != Severity::Info)
+        .map(|finding| {
+            let hint = finding
+                .hint
+                .as_deref()
+                .map(|hint| format!(" ({hint})"))
+                .unwrap_or_default();
+            format!(
+                "- {} `{}`: {}{hint}",
+                finding.severity, finding.code, finding.message
+            )
+        })
+        .collect();
+    if !findings.is_empty() {
+        sections.push(format!("\nFindings:\n{}\n", findings.join("\n")));
+    }
+
+    let mut where_ = String::from("\n");
+    list(&mut where_, "In progress", &plan.in_progress, |phase| {
+        let attempt = if phase.attempts > 1 {
+            format!(" (attempt {})", phase.attempts)
+        } else {
+            String::new()
+        };
+        let tasks = phase
+            .tasks
+            .map(|(done, total)| format!(", tasks {done}/{total} done"))
+            .unwrap_or_default();
+        let progress = phase
+            .progress
+            .as_deref()
+            .map(|note| format!(" — progress: {note}"))
+            .unwrap_or_default();
+        format!("`{}`{attempt}{tasks}{progress}", phase.id)
+    });
+    list(
+        &mut where_,
+        "Awaiting approval",
+        &plan.awaiting_approval,
+        |phase| {
+            format!(
+                "`{}` (approve: `checkpoint approve {}`)",
+                phase.id, phase.id
+            )
+        },
+    );
+    list(&mut where_, "Failed", &plan.failed, |phase| {
+        format!(
+            "`{}`: {}",
+            phase.id,
+            phase.error.as_deref().unwrap_or("unknown error")
+        )
+    });
+    list(&mut where_, "Ready", &plan.ready, |phase| {
+        let progress = phase
+            .progress
+            .as_deref()
+            .map(|note| format!(" — earlier progress: {note}"))
+            .unwrap_or_default();
+        format!("`{}`{progress}", phase.id)
+    });
+    list(&mut where_, "Blocked", &plan.blocked, |phase| {
+        format!(
+            "`{}` (waits for {})",
+            phase.id,
+            ids(phase.waiting_for.iter().map(|id| id.as_str()))
+        )
+    });
+    list(&mut where_, "Done", &plan.completed, |phase| {
+        let sha = phase
+            .commit_sha
+            .as_deref()
+            .map(|sha| format!(", commit {}", sha.get(..7).unwrap_or(sha)))
+            .unwrap_or_default();
+        let when = phase
+            .completed_at
+            .map(|at| format!(" ({}{sha})", at.format("%Y-%m-%d %H:%M")))
+            .unwrap_or_default();
+        format!("`{}`{when}", phase.id)
+    });
+    if where_.len() > 1 {
+        sections.push(where_);
+    }
+
+    let context = &plan.context;
+    let mut summary = String::new();
+    if !context.key_decisions.is_empty() {
+        summary.push_str("\nKey decisions:\n");
+        for decision in latest(&context.key_decisions) {
+            let _ = writeln!(summary, "- {}", decision.text);
+        }
+    }
+    if !context.file_paths.is_empty() {
+        summary.push_str("\nFiles:\n");
+        for path in latest(&context.file_paths) {
+            let _ = writeln!(summary, "- {path}");
+        }
+    }
+    if !context.notes.is_empty() {
+        summary.push_str("\nNotes:\n");
+        for note in latest(&context.notes) {
+            let _ = writeln!(summary, "- {}", note.text);
+        }
+    }
+    if !summary.is_empty() {
+        sections.push(summary);
+    }
+    sections.push(
+        "\nRecord state with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> \"<note>\"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide \"<decision>\"`.\n"
+            .into(),
+    );
+
+    const CUT: &str = "\n… (cut to fit; run `checkpoint resume` for all)\n";
+    let mut out = String::new();
+    for section in sections {
+        if out.len() + section.len() <= budget {
+            out.push_str(&section);
+            continue;
+        }
+        let room = budget.saturating_sub(out.len() + CUT.len());
+        let cut = floor_char_boundary(&section, room);
+        let cut = section[..cut].rfind('\n').unwrap_or(cut);
+        out.push_str(&section[..cut]);
+        if out.len() + CUT.len() <= budget {
+            out.push_str(CUT);
+        }
+        break;
+    }
+    out
+}
+
+fn list(out: &mut String, label: &str, phases: &[PhaseRef], line: impl Fn(&PhaseRef) -> String) {
+    if phases.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{label}:");
+    for phase in phases.iter().take(LIST_LIMIT) {
+        let _ = writeln!(out, "- {}", line(phase));
+    }
+    if phases.len() > LIST_LIMIT {
+        let _ = writeln!(out, "- … and {} more", phases.len() - LIST_LIMIT);
+    }
+}
+
+fn latest<T>(items: &[T]) -> &[T] {
+    &items[items.len().saturating_sub(LIST_LIMIT)..]
+}
+
+fn ids<'a>(ids: impl Iterator<Item = &'a str>) -> String {
+    ids.map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    let mut index = index.min(text.len());
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let minutes = (now - then).num_minutes();
+    match minutes {
+        ..1 => "just now".into(),
+        1..120 => format!("{minutes} min ago"),
+        120..2880 => format!("{} h ago", minutes / 60),
+        _ => format!("{} days ago", minutes / 1440),
+    }
+}

@@ -1,0 +1,390 @@
+//! Validation: everything that makes a state untrustworthy or worth a warning, as findings with a
+//! severity, a stable code, the phase concerned and a hint.
+
+use std::fmt;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::{
+    config::Config,
+    id::PhaseId,
+    model::{PhaseStatus, Workflow},
+    store::Recovery,
+};
+
+/// What validation may ask of the world: files and git, answered by the caller.
+pub trait Probe {
+    /// The size of a file (or `Some(u64::MAX)` for a directory) at a path relative to the
+    /// project root (or absolute); `None` when it does not exist.
+    fn file_size(&self, path: &str) -> Option<u64>;
+    /// The branch checked out now, where known.
+    fn git_branch(&self) -> Option<String>;
+    /// Whether a commit exists in the repository; `None` when git cannot tell.
+    fn commit_exists(&self, sha: &str) -> Option<bool>;
+    /// The worktree's top-level directory now.
+    fn worktree(&self) -> Option<String>;
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The state cannot be trusted as is: a person must decide.
+    Error,
+    /// Worth knowing before continuing.
+    Warning,
+    /// What was done about a leftover.
+    Info,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+            Self::Info => "info",
+        })
+    }
+}
+
+/// One thing validation found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// How bad it is.
+    pub severity: Severity,
+    /// A stable code, for example `output.missing`.
+    pub code: &'static str,
+    /// The phase it concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PhaseId>,
+    /// What was found.
+    pub message: String,
+    /// What to do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    fn new(
+        severity: Severity,
+        code: &'static str,
+        phase: Option<&PhaseId>,
+        message: String,
+        hint: Option<String>,
+    ) -> Self {
+        Self {
+            severity,
+            code,
+            phase: phase.cloned(),
+            message,
+            hint,
+        }
+    }
+}
+
+/// How far in the future a timestamp may be before it counts as wrong (clock skew).
+const FUTURE_SLACK_SECS: i64 = 300;
+
+/// Validates a loaded state; `recoveries` are what the store did to load it.
+pub fn validate(
+    workflow: &Workflow,
+    recoveries: &[Recovery],
+    probe: &dyn Probe,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for recovery in recoveries {
+        findings.push(recovery_finding(recovery));
+    }
+    check_times(workflow, config, now, &mut findings);
+    check_progression(workflow, config, &mut findings);
+    check_files(workflow, probe, &mut findings);
+    check_git(workflow, probe, &mut findings);
+    check_limits(workflow, config, &mut findings);
+    findings.sort_by_key(|finding| finding.severity);
+    findings
+}
+
+fn recovery_finding(recovery: &Recovery) -> Finding {
+    match recovery {
+        Recovery::JournalReplayed { from_seq, to_seq } => Finding::new(
+            Severity::Info,
+            "state.replayed",
+            None,
+            format!("`state.json` lagged behind the journal (an interrupted write); entries {} to {to_seq} were replayed", from_seq + 1),
+            None,
+        ),
+        Recovery::StateRebuilt { reason, source, kept_as } => Finding::new(
+            Severity::Error,
+            "state.rebuilt",
+            None,
+            format!(
+                "the state was rebuilt from the {source}: {reason}{}",
+                kept_as.as_ref().map(|path| format!("; the bad file is kept as `{}`", path.display())).unwrap_or_default()
+            ),
+            Some("check the rebuilt state (`checkpoint status`), then confirm it with `checkpoint resume --yes`".into()),
+        ),
+        Recovery::TornJournalLine { bytes, kept_as } => Finding::new(
+            Severity::Warning,
+            "journal.torn",
+            None,
+            format!(
+                "the journal ended in a torn line of {bytes} bytes (a crash mid-append); it was {}",
+                match kept_as {
+                    Some(path) => format!("moved to `{}`", path.display()),
+                    None => "ignored".into(),
+                }
+            ),
+            Some("the transition it held never completed; repeat it if it matters".into()),
+        ),
+        Recovery::TempFiles { paths, removed } => Finding::new(
+            Severity::Info,
+            "write.temp_files",
+            None,
+            format!("{} temporary file(s) of an interrupted write {}", paths.len(), if *removed { "were removed" } else { "will be removed by the next write" }),
+            None,
+        ),
+        Recovery::JournalBehind { journal_seq, state_seq } => Finding::new(
+            Severity::Warning,
+            "journal.behind",
+            None,
+            format!("the journal ends at entry {journal_seq} but the state is at {state_seq}: history is incomplete"),
+            Some("the state is used as is; `checkpoint log` shows only what the journal kept".into()),
+        ),
+    }
+}
+
+fn check_times(
+    workflow: &Workflow,
+    config: &Config,
+    now: DateTime<Utc>,
+    findings: &mut Vec<Finding>,
+) {
+    let limit = now + Duration::seconds(FUTURE_SLACK_SECS);
+    let mut future = |what: String, at: DateTime<Utc>, phase: Option<&PhaseId>| {
+        if at > limit {
+            findings.push(Finding::new(
+                Severity::Error,
+                "time.future",
+                phase,
+                format!("{what} is in the future ({})", at.to_rfc3339()),
+                Some("the clock was wrong or the file was edited; check the system clock".into()),
+            ));
+        }
+    };
+    future("`created_at`".into(), workflow.created_at, None);
+    future("`updated_at`".into(), workflow.updated_at, None);
+    for phase in &workflow.phases {
+        for (name, at) in [
+            ("started_at", phase.started_at),
+            ("completed_at", phase.completed_at),
+        ] {
+            if let Some(at) = at {
+                future(
+                    format!("`{name}` of phase `{}`", phase.id),
+                    at,
+                    Some(&phase.id),
+                );
+            }
+        }
+    }
+    if workflow.updated_at < workflow.created_at {
+        findings.push(Finding::new(
+            Severity::Warning,
+            "time.order",
+            None,
+            "`updated_at` is before `created_at`".into(),
+            None,
+        ));
+    }
+    for phase in &workflow.phases {
+        if let (Some(started), Some(completed)) = (phase.started_at, phase.completed_at)
+            && completed < started
+        {
+            findings.push(Finding::new(
+                Severity::Warning,
+                "time.order",
+                Some(&phase.id),
+                format!("phase `{}` completed before it started", phase.id),
+                None,
+            ));
+        }
+    }
+    let stale_after = Duration::days(i64::from(config.stale_after_days));
+    if !workflow.status.is_finished() && now - workflow.updated_at > stale_after {
+        findings.push(Finding::new(
+            Severity::Warning,
+            "state.stale",
+            None,
+            format!("the workflow was last updated {} days ago", (now - workflow.updated_at).num_days()),
+            Some("continue with care, or archive it and start fresh with `checkpoint resume --fresh` (nothing is deleted)".into()),
+        ));
+    }
+}
+
+fn check_progression(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding>) {
+    for phase in &workflow.phases {
+        let active = matches!(
+            phase.status,
+            PhaseStatus::Complete | PhaseStatus::InProgress | PhaseStatus::AwaitingApproval
+        );
+        if !active {
+            continue;
+        }
+        for dep in &phase.dependencies {
+            if !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()) {
+                let (severity, verb) = if phase.status == PhaseStatus::InProgress {
+                    (Severity::Warning, "is in progress")
+                } else {
+                    (Severity::Error, "is done")
+                };
+                findings.push(Finding::new(
+                    severity,
+                    "progression.dependency_incomplete",
+                    Some(&phase.id),
+                    format!("phase `{}` {verb} but its dependency `{dep}` is not", phase.id),
+                    Some(format!("redo `{dep}` (`checkpoint resume --restart {dep}`) or check how `{}` got ahead", phase.id)),
+                ));
+            }
+        }
+    }
+    let in_progress = workflow
+        .phases
+        .iter()
+        .filter(|phase| phase.status == PhaseStatus::InProgress)
+        .count();
+    if config.max_in_progress > 0 && in_progress > config.max_in_progress as usize {
+        findings.push(Finding::new(
+            Severity::Warning,
+            "progression.too_many_in_progress",
+            None,
+            format!(
+                "{in_progress} phases are in progress; the limit is {}",
+                config.max_in_progress
+            ),
+            Some(
+                "finish or fail the extra phases, or raise `max_in_progress` in `config.toml`"
+                    .into(),
+            ),
+        ));
+    }
+}
+
+fn check_files(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>) {
+    for phase in workflow
+        .phases
+        .iter()
+        .filter(|phase| phase.status.is_done() || phase.status == PhaseStatus::AwaitingApproval)
+    {
+        if phase.status == PhaseStatus::Skipped {
+            continue;
+        }
+        for artifact in &phase.artifacts {
+            if probe.file_size(&artifact.path).is_none() {
+                findings.push(Finding::new(
+                    Severity::Error,
+                    "artifact.missing",
+                    Some(&phase.id),
+                    format!("artifact `{}` of phase `{}` does not exist", artifact.path, phase.id),
+                    Some(format!("restore it (for example from git), or redo the phase with `checkpoint resume --restart {}`", phase.id)),
+                ));
+            }
+        }
+        for output in &phase.outputs {
+            match probe.file_size(output) {
+                None => findings.push(Finding::new(
+                    Severity::Error,
+                    "output.missing",
+                    Some(&phase.id),
+                    format!(
+                        "declared output `{output}` of completed phase `{}` does not exist",
+                        phase.id
+                    ),
+                    Some(format!(
+                        "restore it, or redo the phase with `checkpoint resume --restart {}`",
+                        phase.id
+                    )),
+                )),
+                Some(0) => findings.push(Finding::new(
+                    Severity::Warning,
+                    "output.empty",
+                    Some(&phase.id),
+                    format!(
+                        "declared output `{output}` of completed phase `{}` is empty",
+                        phase.id
+                    ),
+                    Some("check that the phase really finished".into()),
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>) {
+    let Some(git) = &workflow.git else { return };
+    if let (Some(recorded), Some(current)) = (&git.branch, probe.git_branch())
+        && recorded != &current
+    {
+        findings.push(Finding::new(
+                Severity::Warning,
+                "git.branch_changed",
+                None,
+                format!("the workflow started on branch `{recorded}` but `{current}` is checked out"),
+                Some(format!("check out `{recorded}` (`git switch {recorded}`) before continuing, unless the switch was intended")),
+            ));
+    }
+    if let (Some(recorded), Some(current)) = (&git.worktree, probe.worktree())
+        && recorded != &current
+    {
+        findings.push(Finding::new(
+                Severity::Warning,
+                "git.worktree_moved",
+                None,
+                format!("the workflow started in worktree `{recorded}` but runs in `{current}` now"),
+                Some("paths in the state are relative to the project root, so a moved worktree is fine if it is the same checkout".into()),
+            ));
+    }
+    for phase in &workflow.phases {
+        if let Some(sha) = &phase.commit_sha
+            && probe.commit_exists(sha) == Some(false)
+        {
+            findings.push(Finding::new(
+                    Severity::Error,
+                    "git.commit_missing",
+                    Some(&phase.id),
+                    format!("commit `{sha}` of phase `{}` is not in the repository", phase.id),
+                    Some("the history was rewritten or this is another clone; fetch it, or redo the phase".into()),
+                ));
+        }
+    }
+}
+
+fn check_limits(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding>) {
+    for phase in &workflow.phases {
+        let max_attempts = phase.max_attempts.unwrap_or(config.max_attempts);
+        if phase.status == PhaseStatus::Failed && phase.failures >= max_attempts {
+            findings.push(Finding::new(
+                Severity::Error,
+                "phase.repeated_failure",
+                Some(&phase.id),
+                format!("phase `{}` failed {} times (limit {max_attempts}); last error: {}", phase.id, phase.failures, phase.error.as_deref().unwrap_or("unknown")),
+                Some(format!("a person decides: review the plan, retry with `checkpoint start {} --force`, skip with `checkpoint skip {}`, or abandon", phase.id, phase.id)),
+            ));
+        }
+        if phase.replan_count > config.max_replans {
+            findings.push(Finding::new(
+                Severity::Error,
+                "phase.replan_limit",
+                Some(&phase.id),
+                format!(
+                    "phase `{}` was replanned {} times (limit {})",
+                    phase.id, phase.replan_count, config.max_replans
+                ),
+                Some("replanning is looping: a person should redesign this phase".into()),
+            ));
+        }
+    }
+}
