@@ -1,1 +1,111 @@
-fn main() {}
+//! Project automation in the [cargo-xtask](https://github.com/matklad/cargo-xtask) style:
+//! `cargo xtask <task>`, with no dependencies beyond the workspace's own.
+
+mod codegen;
+mod demo;
+mod dist;
+mod test;
+
+use std::{
+    env,
+    path::{Path, PathBuf},
+    process::{Command, ExitCode},
+};
+
+use clap::{Parser, Subcommand};
+
+/// Tasks for building, bundling and testing `checkpoint`.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Build the release binary and bundle the Claude Code plugin in `target/dist/`
+    Dist,
+    /// Regenerate the committed JSON Schemas in `docs/` (`--check` fails when they are stale)
+    Codegen {
+        /// Fail instead of writing when a file is stale
+        #[arg(long)]
+        check: bool,
+    },
+    /// Build everything and run an example three-phase workflow in `target/demo/`
+    Demo,
+    /// Run the whole test suite, with the real Claude Code CLI for the end-to-end tests
+    Test {
+        /// Extra arguments for `cargo test`
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        cargo_args: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = project_root();
+    if let Err(err) = env::set_current_dir(&root) {
+        eprintln!("error: failed to enter `{}`: {err}", root.display());
+        return ExitCode::FAILURE;
+    }
+    let result = match cli.task {
+        Task::Dist => dist::run(&root).map(|_| ()),
+        Task::Codegen { check } => codegen::run(&root, check),
+        Task::Demo => demo::run(&root),
+        Task::Test { cargo_args } => test::run(&root, &cargo_args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A failure of a task, as a message.
+pub(crate) type Result<T = ()> = std::result::Result<T, String>;
+
+/// The workspace root: the parent of this crate's directory.
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives inside the workspace")
+        .to_owned()
+}
+
+/// The cargo target directory: `CARGO_TARGET_DIR`, else `target/` in the workspace.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    match env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(PathBuf::from(dir)),
+        _ => root.join("target"),
+    }
+}
+
+/// `cargo`, as the one that runs us.
+pub(crate) fn cargo() -> Command {
+    Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// Runs a command, failing with its description when it does not succeed.
+pub(crate) fn run_checked(command: &mut Command) -> Result {
+    eprintln!("$ {}", describe(command));
+    let status = command
+        .status()
+        .map_err(|err| format!("failed to run `{}`: {err}", describe(command)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed with {status}", describe(command)))
+    }
+}
+
+fn describe(command: &Command) -> String {
+    let mut text = command.get_program().to_string_lossy().into_owned();
+    for arg in command.get_args() {
+        text.push(' ');
+        text.push_str(&arg.to_string_lossy());
+    }
+    text
+}

@@ -114,6 +114,8 @@ pub enum Command {
     List(commands::list::ListArgs),
     /// Print the raw state (`state.json`)
     Show,
+    /// Handle a Claude Code hook event (reads its JSON on stdin; never fails the session)
+    Hook(commands::hook::HookArgs),
     /// Print the journal of transitions
     Log(commands::log::LogArgs),
     /// Print the JSON Schema of a file format

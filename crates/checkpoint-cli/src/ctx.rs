@@ -145,7 +145,7 @@ pub(crate) fn project_root(cwd: &Path) -> PathBuf {
 }
 
 /// Reads `config.toml` in the store root; every setting is optional.
-fn load_config(root: &Path) -> Result<Config> {
+pub(crate) fn load_config(root: &Path) -> Result<Config> {
     let path = root.join(CONFIG_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(Config::parse(&path, &text)?),
@@ -156,7 +156,7 @@ fn load_config(root: &Path) -> Result<Config> {
     }
 }
 
-fn now() -> Result<DateTime<Utc>> {
+pub(crate) fn now() -> Result<DateTime<Utc>> {
     match env::var(vars::CHECKPOINT_TEST_NOW) {
         Ok(value) if !value.is_empty() => DateTime::parse_from_rfc3339(&value)
             .map(|time| time.with_timezone(&Utc))

@@ -50,6 +50,12 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
     match &cli.command {
         Command::Schema(args) => return commands::schema::run(args),
         Command::Completions(args) => return commands::completions::run(args),
+        Command::Hook(args) => {
+            // Hooks never fail a session: everything is reported inside, and the exit code is 0.
+            let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
+            commands::hook::run(args, cli.global.dir.as_deref(), now);
+            return Ok(());
+        }
         _ => {}
     }
     let ctx = ctx::Ctx::new(&cli.global)?;
@@ -75,7 +81,9 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Validate(args) => commands::validate::run(&ctx, args),
         Command::Show => commands::status::show(&ctx),
         Command::Log(args) => commands::log::run(&ctx, args),
-        Command::Schema(_) | Command::Completions(_) => unreachable!("handled above"),
+        Command::Schema(_) | Command::Completions(_) | Command::Hook(_) => {
+            unreachable!("handled above")
+        }
     }
 }
 

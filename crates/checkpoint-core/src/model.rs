@@ -211,6 +211,9 @@ pub struct Phase {
     /// A note on partial work, for resuming mid-phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
+    /// When the progress note was last written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_at: Option<DateTime<Utc>>,
     /// Artifact paths the phase must produce.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<String>,
@@ -432,6 +435,7 @@ impl Phase {
             attempts: 0,
             failures: 0,
             progress: None,
+            progress_at: None,
             outputs: Vec::new(),
             artifacts: Vec::new(),
             commit_sha: None,

@@ -203,6 +203,15 @@ pub enum Transition {
         #[serde(default)]
         reason: Option<String>,
     },
+    /// Records a failed tool call on a phase in progress (the phase itself goes on).
+    ToolFailure {
+        /// The phase.
+        phase: PhaseId,
+        /// The tool, for example `Bash`.
+        tool: String,
+        /// What the tool reported.
+        error: String,
+    },
     /// Records a context compaction in the agent session.
     Compaction {
         /// `manual` or `auto`.
@@ -241,6 +250,7 @@ impl Transition {
             Self::Pause { .. } => "pause",
             Self::Unpause => "unpause",
             Self::Abandon { .. } => "abandon",
+            Self::ToolFailure { .. } => "tool_failure",
             Self::Compaction { .. } => "compaction",
         }
     }
@@ -262,7 +272,8 @@ impl Transition {
             | Self::TaskStart { phase, .. }
             | Self::TaskDone { phase, .. }
             | Self::TaskFail { phase, .. }
-            | Self::TaskReset { phase, .. } => Some(phase),
+            | Self::TaskReset { phase, .. }
+            | Self::ToolFailure { phase, .. } => Some(phase),
             _ => None,
         }
     }
@@ -374,6 +385,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 ));
             }
             phase.progress = Some(note.clone());
+            phase.progress_at = Some(at);
         }
         Transition::PhaseComplete {
             phase: id,
@@ -665,6 +677,9 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                     at,
                 });
             }
+        }
+        Transition::ToolFailure { phase, tool, error } => {
+            phase_mut(workflow, phase)?.error = Some(format!("{tool}: {error}"));
         }
         Transition::Compaction { session_id, .. } => {
             workflow.last_activity = Some(Activity {

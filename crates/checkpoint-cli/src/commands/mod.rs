@@ -2,6 +2,7 @@
 
 pub(crate) mod completions;
 pub(crate) mod context;
+pub(crate) mod hook;
 pub(crate) mod init;
 pub(crate) mod lifecycle;
 pub(crate) mod list;

@@ -21,6 +21,13 @@ use crate::{
 /// Arguments of `checkpoint resume`.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
+    /// The workflow to resume (like `--workflow`)
+    #[arg(value_name = "WORKFLOW")]
+    pub workflow_id: Option<String>,
+    /// Print any error on stdout and exit 0 (for `!` lines of slash commands, which drop the
+    /// whole command when a line fails)
+    #[arg(long)]
+    pub no_fail: bool,
     /// Show the plan and the recoveries without writing anything
     #[arg(long)]
     pub dry_run: bool,
@@ -54,7 +61,27 @@ struct ResumeReport<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some(id) = choose_workflow(ctx)? else {
+    let result = resume(ctx, args);
+    match result {
+        Err(err) if args.no_fail => {
+            let mut text = String::new();
+            let _ = miette::GraphicalReportHandler::new_themed(
+                miette::GraphicalTheme::unicode_nocolor(),
+            )
+            .with_wrap_lines(false)
+            .render_report(&mut text, err.as_ref());
+            output::emit(&format!(
+                "`checkpoint resume` could not build a plan:\n\n{}\n",
+                text.trim_end()
+            ))
+            .into_diagnostic()
+        }
+        other => other,
+    }
+}
+
+fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
+    let Some(id) = choose_workflow(ctx, args.workflow_id.as_deref())? else {
         return nothing_to_resume(ctx);
     };
     let loaded = ctx.store.load(&id)?;
@@ -183,7 +210,12 @@ fn build_plan_for(
 
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
 /// when several are unfinished, and fails with the list otherwise.
-fn choose_workflow(ctx: &Ctx) -> Result<Option<WorkflowId>> {
+fn choose_workflow(ctx: &Ctx, positional: Option<&str>) -> Result<Option<WorkflowId>> {
+    if let Some(id) = positional {
+        let id = WorkflowId::new(id)?;
+        ctx.store.load(&id)?;
+        return Ok(Some(id));
+    }
     if ctx.workflow.is_some() {
         return ctx.workflow_id().map(Some);
     }

@@ -1,0 +1,439 @@
+//! `checkpoint hook <event>`: Claude Code hooks that keep workflow state current, reading the
+//! hook's JSON payload on stdin.
+//!
+//! The contract: a hook never breaks a session. Any internal error becomes a warning on stderr
+//! and exit code 0; only a `Stop` hook blocks, and only through Claude Code's documented
+//! `{"decision": "block"}` output when `strict_stop` is set.
+
+use std::{
+    io::Read,
+    path::{Path, PathBuf},
+    process::Command,
+    time::Duration,
+};
+
+use checkpoint_core::{
+    Config, PhaseStatus, Transition, Workflow, WorkflowId,
+    resume::{self, PlanOptions},
+    store::{Store, StoreOptions},
+};
+use chrono::{DateTime, Utc};
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::{ctx, output, probe::FsProbe};
+
+/// The longest a hook waits for another process's lock.
+const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
+/// The largest payload a hook reads from stdin.
+const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Arguments of `checkpoint hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The hook event: `SessionStart`, `PreCompact`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
+    /// `SubagentStop` or `StopFailure`
+    pub event: String,
+}
+
+/// Runs a hook; never fails.
+pub(crate) fn run(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) {
+    if let Err(message) = handle(args, dir_override, now) {
+        output::warn(&format!("checkpoint hook {}: {message}", args.event));
+    }
+}
+
+fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> Result<(), String> {
+    let mut input = String::new();
+    std::io::stdin()
+        .take(MAX_PAYLOAD_BYTES)
+        .read_to_string(&mut input)
+        .map_err(|err| format!("failed to read the payload on stdin: {err}"))?;
+    if input.trim().is_empty() {
+        return Err("no payload on stdin; nothing recorded".into());
+    }
+    let payload: Value = serde_json::from_str(&input)
+        .map_err(|err| format!("the payload on stdin is not JSON ({err}); nothing recorded"))?;
+    if !payload.is_object() {
+        return Err("the payload on stdin is not a JSON object; nothing recorded".into());
+    }
+    let cwd = match payload.get("cwd").and_then(Value::as_str) {
+        Some(cwd) if !cwd.is_empty() => PathBuf::from(cwd),
+        _ => std::env::current_dir()
+            .map_err(|err| format!("failed to read the current directory: {err}"))?,
+    };
+    let project_root = ctx::project_root(&cwd);
+    let root = match dir_override {
+        Some(dir) if dir.is_absolute() => dir.to_owned(),
+        Some(dir) => cwd.join(dir),
+        None => project_root.join(".claude").join("checkpoints"),
+    };
+    if !root.is_dir() {
+        return Ok(());
+    }
+    let config = ctx::load_config(&root).map_err(|err| format!("{err}"))?;
+    let store = Store::new(
+        &root,
+        StoreOptions {
+            lock_timeout: HOOK_LOCK_TIMEOUT,
+            on_lock_wait: None,
+        },
+    );
+    let hook = Hook {
+        store,
+        config,
+        project_root,
+        payload,
+        now,
+    };
+    match args.event.as_str() {
+        "SessionStart" => hook.session_start(),
+        "PreCompact" => hook.pre_compact(),
+        "PostToolUse" => hook.post_tool_use(),
+        "PostToolUseFailure" => hook.post_tool_use_failure(),
+        "Stop" | "SubagentStop" => hook.stop(&args.event),
+        "StopFailure" => hook.stop_failure(),
+        other => Err(format!("unknown hook event `{other}`; nothing recorded")),
+    }
+}
+
+struct Hook {
+    store: Store,
+    config: Config,
+    project_root: PathBuf,
+    payload: Value,
+    now: DateTime<Utc>,
+}
+
+impl Hook {
+    fn str(&self, key: &str) -> Option<&str> {
+        self.payload.get(key).and_then(Value::as_str)
+    }
+
+    fn session_id(&self) -> Option<String> {
+        self.str("session_id").map(str::to_owned)
+    }
+
+    /// The unfinished workflows, most recently active first.
+    fn active(&self) -> Result<Vec<Workflow>, String> {
+        let mut active = Vec::new();
+        for id in self.store.list().map_err(|err| err.to_string())? {
+            match self.store.load(&id) {
+                Ok(loaded) if !loaded.workflow.status.is_finished() => active.push(loaded.workflow),
+                Ok(_) => {}
+                Err(err) => output::warn(&format!("skipping workflow `{id}`: {err}")),
+            }
+        }
+        active.sort_by_key(|workflow| {
+            std::cmp::Reverse(
+                workflow
+                    .last_activity
+                    .as_ref()
+                    .map_or(workflow.updated_at, |activity| {
+                        activity.at.max(workflow.updated_at)
+                    }),
+            )
+        });
+        Ok(active)
+    }
+
+    fn apply(
+        &self,
+        id: &WorkflowId,
+        decide: impl FnOnce(&Workflow) -> Vec<Transition>,
+    ) -> Result<(), String> {
+        self.store
+            .update(id, self.now, |workflow| Ok(decide(workflow)))
+            .map(|_| ())
+            .map_err(|err| format!("failed to update workflow `{id}`: {err}"))
+    }
+
+    /// Re-injects where the work stands, so a new, resumed or compacted session picks it up.
+    fn session_start(&self) -> Result<(), String> {
+        let active = self.active()?;
+        let Some((first, others)) = active.split_first() else {
+            return Ok(());
+        };
+        let probe = FsProbe::new(&self.project_root);
+        let findings = resume::validate(first, &[], &probe, &self.config, self.now);
+        let plan = resume::plan(
+            first,
+            findings,
+            &probe,
+            &PlanOptions {
+                config: self.config.clone(),
+                now: self.now,
+            },
+        );
+        let mut context = String::from(
+            "A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n",
+        );
+        context.push_str(&resume::render_prompt(
+            &plan,
+            self.now,
+            self.config.prompt_budget,
+        ));
+        if !others.is_empty() {
+            let ids: Vec<String> = others
+                .iter()
+                .map(|workflow| format!("`{}`", workflow.id))
+                .collect();
+            context.push_str(&format!(
+                "\nOther unfinished workflows: {} (see `checkpoint resume --workflow <id>`).\n",
+                ids.join(", ")
+            ));
+        }
+        let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
+        output::emit(&format!("{out}\n")).map_err(|err| err.to_string())
+    }
+
+    /// Records the compaction, so the `compact` SessionStart finds the position saved.
+    fn pre_compact(&self) -> Result<(), String> {
+        let trigger = self.str("trigger").unwrap_or("unknown").to_owned();
+        for workflow in self.active()? {
+            let transition = Transition::Compaction {
+                trigger: trigger.clone(),
+                session_id: self.session_id(),
+            };
+            self.apply(&workflow.id, |_| vec![transition])?;
+        }
+        Ok(())
+    }
+
+    /// Completes a phase whose declared outputs now all exist; records commit SHAs after
+    /// `git commit`; adds written files to the context summary.
+    fn post_tool_use(&self) -> Result<(), String> {
+        let tool = self.str("tool_name").unwrap_or_default();
+        let input = self
+            .payload
+            .get("tool_input")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let written = match tool {
+            "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => input
+                .get("file_path")
+                .or_else(|| input.get("notebook_path"))
+                .and_then(Value::as_str)
+                .map(|path| self.relative(path)),
+            _ => None,
+        };
+        let committed = tool == "Bash"
+            && input
+                .get("command")
+                .and_then(Value::as_str)
+                .is_some_and(is_git_commit)
+            && !self.tool_failed();
+        if written.is_none() && !committed {
+            return Ok(());
+        }
+        let sha = if committed {
+            head_sha(&self.project_root)
+        } else {
+            None
+        };
+        for workflow in self.active()? {
+            let in_progress = workflow
+                .phases
+                .iter()
+                .any(|phase| phase.status == PhaseStatus::InProgress);
+            if !in_progress && sha.is_none() {
+                continue;
+            }
+            let root = self.project_root.clone();
+            let written = written.clone();
+            let sha = sha.clone();
+            self.apply(&workflow.id, move |workflow| {
+                let mut transitions = Vec::new();
+                if let Some(path) = &written {
+                    if !workflow.context.file_paths.contains(path) {
+                        transitions.push(Transition::FilePath { path: path.clone() });
+                    }
+                    for phase in workflow.phases.iter().filter(|phase| {
+                        phase.status == PhaseStatus::InProgress && phase.outputs.contains(path)
+                    }) {
+                        let done = phase.outputs.iter().all(|output| {
+                            std::fs::metadata(root.join(output))
+                                .is_ok_and(|meta| meta.len() > 0 || meta.is_dir())
+                        });
+                        let tasks_done = phase
+                            .tasks
+                            .iter()
+                            .all(|task| task.status == checkpoint_core::TaskStatus::Done);
+                        if done && tasks_done && workflow.dependencies_done(phase) {
+                            transitions.push(Transition::PhaseComplete {
+                                phase: phase.id.clone(),
+                                artifacts: phase.outputs.clone(),
+                                commit_sha: None,
+                                force: false,
+                            });
+                        }
+                    }
+                }
+                if let Some(sha) = &sha {
+                    let target = workflow
+                        .phases
+                        .iter()
+                        .find(|phase| phase.status == PhaseStatus::InProgress)
+                        .or_else(|| {
+                            workflow
+                                .phases
+                                .iter()
+                                .filter(|phase| {
+                                    phase.status.is_done() && phase.commit_sha.is_none()
+                                })
+                                .max_by_key(|phase| phase.completed_at)
+                        });
+                    if let Some(phase) =
+                        target.filter(|phase| phase.commit_sha.as_deref() != Some(sha))
+                    {
+                        transitions.push(Transition::PhaseCommit {
+                            phase: phase.id.clone(),
+                            sha: sha.clone(),
+                        });
+                    }
+                }
+                transitions
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Records a failed tool call on the phase in progress.
+    fn post_tool_use_failure(&self) -> Result<(), String> {
+        let tool = self.str("tool_name").unwrap_or("tool").to_owned();
+        let error: String = self
+            .str("error")
+            .unwrap_or("failed")
+            .chars()
+            .take(500)
+            .collect();
+        for workflow in self.active()? {
+            let Some(phase) = workflow
+                .phases
+                .iter()
+                .find(|phase| phase.status == PhaseStatus::InProgress)
+            else {
+                continue;
+            };
+            let transition = Transition::ToolFailure {
+                phase: phase.id.clone(),
+                tool: tool.clone(),
+                error: error.clone(),
+            };
+            self.apply(&workflow.id, |_| vec![transition])?;
+        }
+        Ok(())
+    }
+
+    /// Records a heartbeat; with `strict_stop`, blocks a stop while a phase in progress has no
+    /// recent progress note.
+    fn stop(&self, event: &str) -> Result<(), String> {
+        let mut block = None;
+        for workflow in self.active()? {
+            let transition = Transition::Heartbeat {
+                source: event.to_owned(),
+                session_id: self.session_id(),
+            };
+            self.apply(&workflow.id, |_| vec![transition])?;
+            let already_blocked = self
+                .payload
+                .get("stop_hook_active")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if event == "Stop" && self.config.strict_stop && !already_blocked && block.is_none() {
+                let fresh =
+                    chrono::Duration::minutes(i64::from(self.config.progress_fresh_minutes));
+                if let Some(phase) = workflow.phases.iter().find(|phase| {
+                    phase.status == PhaseStatus::InProgress
+                        && phase.progress_at.is_none_or(|at| self.now - at > fresh)
+                }) {
+                    block = Some(format!(
+                        "Phase `{}` of workflow `{}` is in progress without a recent progress note. Before stopping, record where you are: `checkpoint progress {} \"<what is done, what comes next>\"` (or `checkpoint complete {}` if it is done).",
+                        phase.id, workflow.id, phase.id, phase.id
+                    ));
+                }
+            }
+        }
+        if let Some(reason) = block {
+            let out = json!({ "decision": "block", "reason": reason });
+            output::emit(&format!("{out}\n")).map_err(|err| err.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Pauses the unfinished workflows after an API failure such as a rate limit.
+    fn stop_failure(&self) -> Result<(), String> {
+        let error = self.str("error").unwrap_or("unknown").to_owned();
+        for workflow in self.active()? {
+            let reason = format!("API error: {error}");
+            self.apply(&workflow.id, |_| {
+                vec![Transition::Pause {
+                    reason,
+                    until: None,
+                }]
+            })?;
+        }
+        Ok(())
+    }
+
+    fn tool_failed(&self) -> bool {
+        let response = self.payload.get("tool_response");
+        response
+            .and_then(|response| response.get("interrupted"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// A path relative to the project root where it is inside it.
+    fn relative(&self, path: &str) -> String {
+        let path = Path::new(path);
+        let absolute = if path.is_absolute() {
+            path.to_owned()
+        } else {
+            self.project_root.join(path)
+        };
+        match absolute.strip_prefix(&self.project_root) {
+            Ok(relative) => relative.to_string_lossy().into_owned(),
+            Err(_) => absolute.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// Whether a shell command runs `git commit` (not `git commit-tree` or a message mentioning it).
+fn is_git_commit(command: &str) -> bool {
+    command.split(['&', ';', '|', '\n']).any(|part| {
+        let mut words = part
+            .split_whitespace()
+            .skip_while(|word| word.contains('='));
+        words.next() == Some("git") && words.find(|word| !word.starts_with('-')) == Some("commit")
+    })
+}
+
+/// `HEAD` of the repository at `root`.
+fn head_sha(root: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+        .current_dir(root)
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .filter(|sha| !sha.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_git_commit() {
+        assert!(is_git_commit("git commit -m 'x'"));
+        assert!(is_git_commit("git add -A && git commit -qm done"));
+        assert!(is_git_commit("GIT_AUTHOR_NAME=a git commit -m x"));
+        assert!(!is_git_commit("git commit-tree abc"));
+        assert!(!is_git_commit("echo git commit"));
+        assert!(!is_git_commit("git status"));
+    }
+}

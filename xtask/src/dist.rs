@@ -1,0 +1,206 @@
+//! `cargo xtask dist`: the release binary bundled with `plugin/` and `skills/` into a Claude Code
+//! plugin directory, plus a local marketplace listing it.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
+
+use clap_complete::Shell;
+
+use crate::{Result, cargo, run_checked};
+
+/// The plugin's name, as users install it (`checkpoint@checkpoint-local`).
+pub(crate) const PLUGIN_NAME: &str = "checkpoint";
+/// The local marketplace's name.
+pub(crate) const MARKETPLACE_NAME: &str = "checkpoint-local";
+
+/// Builds the bundle; returns the plugin directory.
+pub(crate) fn run(root: &Path) -> Result<PathBuf> {
+    let dist = crate::target_dir(root).join("dist");
+    if dist.exists() {
+        fs::remove_dir_all(&dist)
+            .map_err(|err| format!("failed to clean `{}`: {err}", dist.display()))?;
+    }
+    let binary = build_release(root)?;
+    let plugin = dist.join("checkpoint-plugin");
+    let version = checkpoint_cli::command()
+        .get_version()
+        .unwrap_or("0.0.0")
+        .to_owned();
+
+    copy_tree(&root.join("plugin"), &plugin)?;
+    copy_tree(&root.join("skills"), &plugin.join("skills"))?;
+    write_manifest(&plugin, &version)?;
+
+    let bin_dir = plugin.join("bin");
+    mkdir(&bin_dir)?;
+    copy(&binary, &bin_dir.join("checkpoint"))?;
+    set_executable(&bin_dir.join("checkpoint"))?;
+
+    let man_dir = plugin.join("man");
+    mkdir(&man_dir)?;
+    let mut man = Vec::new();
+    clap_mangen::Man::new(checkpoint_cli::command())
+        .render(&mut man)
+        .map_err(|err| format!("failed to render the man page: {err}"))?;
+    write(&man_dir.join("checkpoint.1"), &man)?;
+
+    let completions = plugin.join("completions");
+    mkdir(&completions)?;
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        let mut script = Vec::new();
+        clap_complete::generate(
+            shell,
+            &mut checkpoint_cli::command(),
+            "checkpoint",
+            &mut script,
+        );
+        let name = match shell {
+            Shell::Bash => "checkpoint.bash",
+            Shell::Zsh => "_checkpoint",
+            _ => "checkpoint.fish",
+        };
+        write(&completions.join(name), &script)?;
+    }
+
+    let marketplace = serde_json::json!({
+        "name": MARKETPLACE_NAME,
+        "owner": { "name": "The checkpoint developers" },
+        "metadata": { "description": "The checkpoint plugin, built locally", "version": version },
+        "plugins": [{
+            "name": PLUGIN_NAME,
+            "source": "./checkpoint-plugin",
+            "description": "Durable checkpoints and resume for long, multi-phase Claude Code workflows",
+            "version": version,
+        }],
+    });
+    let market_dir = dist.join(".claude-plugin");
+    mkdir(&market_dir)?;
+    write(
+        &market_dir.join("marketplace.json"),
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&marketplace).expect("JSON serializes")
+        )
+        .as_bytes(),
+    )?;
+    eprintln!("bundled the plugin in {}", plugin.display());
+    Ok(plugin)
+}
+
+/// Builds the release binary, statically linked where the toolchain allows; returns its path.
+fn build_release(root: &Path) -> Result<PathBuf> {
+    let target = host_target();
+    let static_ok = target.ends_with("-linux-gnu") && static_glibc_available();
+    let mut command = cargo();
+    command.args([
+        "build",
+        "--release",
+        "--package",
+        "checkpoint-cli",
+        "--bin",
+        "checkpoint",
+        "--target",
+        &target,
+    ]);
+    if static_ok {
+        // The binary does no name lookups, so glibc's static-linking caveats (NSS) do not apply.
+        command.env("RUSTFLAGS", "-C target-feature=+crt-static");
+    } else {
+        eprintln!(
+            "note: building a dynamically linked binary (no static C library for `{target}`)"
+        );
+    }
+    run_checked(&mut command)?;
+    Ok(crate::target_dir(root)
+        .join(target)
+        .join("release")
+        .join("checkpoint"))
+}
+
+/// The host target triple, from `rustc -vV`.
+fn host_target() -> String {
+    let output = std::process::Command::new("rustc").arg("-vV").output().ok();
+    output
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .and_then(|text| {
+            text.lines()
+                .find_map(|line| line.strip_prefix("host: ").map(str::to_owned))
+        })
+        .unwrap_or_else(|| "x86_64-unknown-linux-gnu".into())
+}
+
+fn static_glibc_available() -> bool {
+    [
+        "/usr/lib/x86_64-linux-gnu/libc.a",
+        "/usr/lib/aarch64-linux-gnu/libc.a",
+        "/usr/lib64/libc.a",
+        "/usr/lib/libc.a",
+    ]
+    .iter()
+    .any(|path| Path::new(path).exists())
+}
+
+fn write_manifest(plugin: &Path, version: &str) -> Result {
+    let path = plugin.join(".claude-plugin").join("plugin.json");
+    let text = fs::read_to_string(&path)
+        .map_err(|err| format!("failed to read `{}`: {err}", path.display()))?;
+    let mut manifest: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|err| format!("failed to parse `{}`: {err}", path.display()))?;
+    manifest["version"] = version.into();
+    write(
+        &path,
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&manifest).expect("JSON serializes")
+        )
+        .as_bytes(),
+    )
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result {
+    mkdir(to)?;
+    let entries =
+        fs::read_dir(from).map_err(|err| format!("failed to list `{}`: {err}", from.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|err| format!("failed to list `{}`: {err}", from.display()))?;
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            copy(&entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn mkdir(path: &Path) -> Result {
+    fs::create_dir_all(path).map_err(|err| format!("failed to create `{}`: {err}", path.display()))
+}
+
+fn copy(from: &Path, to: &Path) -> Result {
+    fs::copy(from, to).map(|_| ()).map_err(|err| {
+        format!(
+            "failed to copy `{}` to `{}`: {err}",
+            from.display(),
+            to.display()
+        )
+    })
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result {
+    fs::write(path, bytes).map_err(|err| format!("failed to write `{}`: {err}", path.display()))
+}
+
+#[cfg(unix)]
+fn set_executable(path: &Path) -> Result {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(|err| format!("failed to make `{}` executable: {err}", path.display()))
+}
+
+#[cfg(not(unix))]
+fn set_executable(_: &Path) -> Result {
+    Ok(())
+}
