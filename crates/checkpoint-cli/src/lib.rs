@@ -1,6 +1,9 @@
 //! The `checkpoint` command line: parses arguments, runs one subcommand, renders its result and
 //! maps errors to the documented exit codes.
 
+// Printing happens in `output.rs` only.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
 mod commands;
 mod ctx;

@@ -4,6 +4,8 @@
 //! the current time. All filesystem access lives in [`store`] (and the small path-naming helpers
 //! in `fsx`).
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod config;
 mod error;
 mod fsx;

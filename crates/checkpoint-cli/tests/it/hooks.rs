@@ -8,10 +8,26 @@ use crate::support::TestEnv;
 
 /// Runs a hook with `payload` on stdin; returns (exit code, stdout, stderr).
 fn hook(env: &TestEnv, event: &str, payload: &str) -> (i32, String, String) {
-    let mut child = env.cmd().args(["hook", event]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let mut child = env
+        .cmd()
+        .args(["hook", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
     let output = child.wait_with_output().unwrap();
-    (output.status.code().unwrap_or(-1), String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
 }
 
 fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
@@ -21,12 +37,22 @@ fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
         "cwd": env.project(),
         "hook_event_name": event,
     });
-    value.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    value
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
     value.to_string()
 }
 
 fn interrupted(env: &TestEnv) {
-    env.ok(&["init", "payments", "--phase", "design", "--phase", "build:design"]);
+    env.ok(&[
+        "init",
+        "payments",
+        "--phase",
+        "design",
+        "--phase",
+        "build:design",
+    ]);
     env.ok(&["start", "design"]);
     env.ok(&["progress", "design", "API sketched, data model next"]);
 }
@@ -35,26 +61,50 @@ fn interrupted(env: &TestEnv) {
 fn session_start_injects_the_resume_prompt() {
     let env = TestEnv::new();
     interrupted(&env);
-    let (code, stdout, stderr) = hook(&env, "SessionStart", &payload(&env, "SessionStart", json!({"source": "startup"})));
+    let (code, stdout, stderr) = hook(
+        &env,
+        "SessionStart",
+        &payload(&env, "SessionStart", json!({"source": "startup"})),
+    );
     assert_eq!(code, 0, "{stderr}");
     let out: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let context = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
     assert!(context.contains("workflow `payments`"), "{context}");
-    assert!(context.contains("API sketched, data model next"), "{context}");
+    assert!(
+        context.contains("API sketched, data model next"),
+        "{context}"
+    );
     assert!(context.contains("**Next:**"), "{context}");
-    assert_eq!(env.state("payments")["phases"][0]["status"], "in_progress", "SessionStart writes nothing");
+    assert_eq!(
+        env.state("payments")["phases"][0]["status"],
+        "in_progress",
+        "SessionStart writes nothing"
+    );
 }
 
 #[test]
 fn session_start_without_a_workflow_prints_nothing() {
     let env = TestEnv::new();
-    let (code, stdout, stderr) = hook(&env, "SessionStart", &payload(&env, "SessionStart", json!({"source": "startup"})));
+    let (code, stdout, stderr) = hook(
+        &env,
+        "SessionStart",
+        &payload(&env, "SessionStart", json!({"source": "startup"})),
+    );
     assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "", ""));
-    assert!(!env.project().join(".claude").exists(), "no directory is created");
+    assert!(
+        !env.project().join(".claude").exists(),
+        "no directory is created"
+    );
     env.ok(&["init", "done", "--phase", "a"]);
     env.ok(&["complete", "a"]);
-    let (_, stdout, _) = hook(&env, "SessionStart", &payload(&env, "SessionStart", json!({"source": "resume"})));
+    let (_, stdout, _) = hook(
+        &env,
+        "SessionStart",
+        &payload(&env, "SessionStart", json!({"source": "resume"})),
+    );
     assert_eq!(stdout, "", "a finished workflow is not re-injected");
 }
 
@@ -66,10 +116,19 @@ fn write_of_the_last_declared_output_completes_the_phase() {
     env.ok(&["start", "design"]);
     std::fs::create_dir_all(env.project().join("docs")).unwrap();
     std::fs::write(env.project().join("docs/design.md"), "# Design").unwrap();
-    let write = |path: &str| payload(&env, "PostToolUse", json!({"tool_name": "Write", "tool_input": {"file_path": env.project().join(path), "content": "x"}, "tool_response": {"type": "create"}}));
+    let write = |path: &str| {
+        payload(
+            &env,
+            "PostToolUse",
+            json!({"tool_name": "Write", "tool_input": {"file_path": env.project().join(path), "content": "x"}, "tool_response": {"type": "create"}}),
+        )
+    };
     assert_eq!(hook(&env, "PostToolUse", &write("docs/design.md")).0, 0);
     let state = env.state("w");
-    assert_eq!(state["phases"][0]["status"], "in_progress", "one output is still missing");
+    assert_eq!(
+        state["phases"][0]["status"], "in_progress",
+        "one output is still missing"
+    );
     assert_eq!(state["context"]["file_paths"], json!(["docs/design.md"]));
     std::fs::write(env.project().join("docs/api.md"), "# API").unwrap();
     assert_eq!(hook(&env, "PostToolUse", &write("docs/api.md")).0, 0);
@@ -82,8 +141,20 @@ fn write_of_the_last_declared_output_completes_the_phase() {
 fn git_commit_records_the_sha() {
     let env = TestEnv::bare();
     let git = |args: &[&str]| {
-        let output = std::process::Command::new("git").args(args).current_dir(env.project()).env("GIT_AUTHOR_NAME", "t").env("GIT_AUTHOR_EMAIL", "t@e").env("GIT_COMMITTER_NAME", "t").env("GIT_COMMITTER_EMAIL", "t@e").output().unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(env.project())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@e")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@e")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         String::from_utf8(output.stdout).unwrap()
     };
     git(&["init", "-q"]);
@@ -92,62 +163,127 @@ fn git_commit_records_the_sha() {
     git(&["add", "a.txt"]);
     git(&["commit", "-qm", "work"]);
     let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
-    let bash = payload(&env, "PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "git add a.txt && git commit -qm work"}, "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}));
+    let bash = payload(
+        &env,
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "git add a.txt && git commit -qm work"}, "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
+    );
     assert_eq!(hook(&env, "PostToolUse", &bash).0, 0);
-    assert_eq!(env.state("payments")["phases"][0]["commit_sha"], head.as_str());
-    let other = payload(&env, "PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}}));
+    assert_eq!(
+        env.state("payments")["phases"][0]["commit_sha"],
+        head.as_str()
+    );
+    let other = payload(
+        &env,
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}}),
+    );
     let before = env.read("payments", "journal.jsonl");
     hook(&env, "PostToolUse", &other);
-    assert_eq!(env.read("payments", "journal.jsonl"), before, "an unrelated command writes nothing");
+    assert_eq!(
+        env.read("payments", "journal.jsonl"),
+        before,
+        "an unrelated command writes nothing"
+    );
 }
 
 #[test]
 fn tool_failure_is_noted_on_the_phase() {
     let env = TestEnv::new();
     interrupted(&env);
-    let failure = payload(&env, "PostToolUseFailure", json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": "Exit code 101", "is_interrupt": false}));
+    let failure = payload(
+        &env,
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": "Exit code 101", "is_interrupt": false}),
+    );
     assert_eq!(hook(&env, "PostToolUseFailure", &failure).0, 0);
     let state = env.state("payments");
     assert_eq!(state["phases"][0]["error"], "Bash: Exit code 101");
-    assert_eq!(state["phases"][0]["status"], "in_progress", "a failed command does not fail the phase");
+    assert_eq!(
+        state["phases"][0]["status"], "in_progress",
+        "a failed command does not fail the phase"
+    );
 }
 
 #[test]
 fn stop_records_a_heartbeat_and_strict_stop_blocks() {
     let env = TestEnv::new();
     interrupted(&env);
-    let stop = payload(&env, "Stop", json!({"stop_hook_active": false, "last_assistant_message": "done"}));
+    let stop = payload(
+        &env,
+        "Stop",
+        json!({"stop_hook_active": false, "last_assistant_message": "done"}),
+    );
     let (code, stdout, _) = hook(&env, "Stop", &stop);
-    assert_eq!((code, stdout.as_str()), (0, ""), "Stop never emits context unless it blocks");
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, ""),
+        "Stop never emits context unless it blocks"
+    );
     let state = env.state("payments");
     assert_eq!(state["last_activity"]["source"], "Stop");
-    assert_eq!(state["last_activity"]["session_id"], "11111111-2222-3333-4444-555555555555");
+    assert_eq!(
+        state["last_activity"]["session_id"],
+        "11111111-2222-3333-4444-555555555555"
+    );
 
-    std::fs::write(env.store().join("config.toml"), "strict_stop = true\nprogress_fresh_minutes = 20\n").unwrap();
+    std::fs::write(
+        env.store().join("config.toml"),
+        "strict_stop = true\nprogress_fresh_minutes = 20\n",
+    )
+    .unwrap();
     env.set_now("2026-03-01T13:00:00Z");
     let (code, stdout, _) = hook(&env, "Stop", &stop);
     assert_eq!(code, 0);
     let out: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(out["decision"], "block");
-    assert!(out["reason"].as_str().unwrap().contains("checkpoint progress design"), "{out}");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .contains("checkpoint progress design"),
+        "{out}"
+    );
     let again = payload(&env, "Stop", json!({"stop_hook_active": true}));
-    assert_eq!(hook(&env, "Stop", &again).1, "", "a stop is blocked at most once in a row");
+    assert_eq!(
+        hook(&env, "Stop", &again).1,
+        "",
+        "a stop is blocked at most once in a row"
+    );
     env.ok(&["progress", "design", "fresh note"]);
-    assert_eq!(hook(&env, "Stop", &stop).1, "", "a recent progress note lets the session stop");
+    assert_eq!(
+        hook(&env, "Stop", &stop).1,
+        "",
+        "a recent progress note lets the session stop"
+    );
 }
 
 #[test]
 fn stop_failure_pauses_and_compaction_is_journaled() {
     let env = TestEnv::new();
     interrupted(&env);
-    let failure = payload(&env, "StopFailure", json!({"error": "rate_limit", "last_assistant_message": "API Error: Request rejected (429)"}));
+    let failure = payload(
+        &env,
+        "StopFailure",
+        json!({"error": "rate_limit", "last_assistant_message": "API Error: Request rejected (429)"}),
+    );
     assert_eq!(hook(&env, "StopFailure", &failure).0, 0);
     let state = env.state("payments");
     assert_eq!(state["status"], "paused");
     assert_eq!(state["pause"]["reason"], "API error: rate_limit");
-    let compact = payload(&env, "PreCompact", json!({"trigger": "manual", "custom_instructions": null}));
+    let compact = payload(
+        &env,
+        "PreCompact",
+        json!({"trigger": "manual", "custom_instructions": null}),
+    );
     assert_eq!(hook(&env, "PreCompact", &compact).0, 0);
-    let last: Value = serde_json::from_str(env.read("payments", "journal.jsonl").lines().last().unwrap()).unwrap();
+    let last: Value = serde_json::from_str(
+        env.read("payments", "journal.jsonl")
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(last["transition"]["op"], "compaction");
     assert_eq!(last["transition"]["trigger"], "manual");
 }
@@ -157,31 +293,70 @@ fn bad_payloads_never_fail_the_session() {
     let env = TestEnv::new();
     interrupted(&env);
     let before = env.read("payments", "journal.jsonl");
-    for event in ["SessionStart", "PreCompact", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "StopFailure", "NoSuchEvent"] {
-        for input in ["", "not json", "[1, 2]", "{\"cwd\": 42}", "{\"tool_name\": {\"nested\": true}}"] {
+    for event in [
+        "SessionStart",
+        "PreCompact",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SubagentStop",
+        "StopFailure",
+        "NoSuchEvent",
+    ] {
+        for input in [
+            "",
+            "not json",
+            "[1, 2]",
+            "{\"cwd\": 42}",
+            "{\"tool_name\": {\"nested\": true}}",
+        ] {
             let (code, stdout, stderr) = hook(&env, event, input);
             assert_eq!(code, 0, "{event} with {input:?}: {stderr}");
             if input.is_empty() || input == "not json" || input == "[1, 2]" {
                 assert_eq!(stdout, "", "{event} with {input:?}");
-                assert!(stderr.starts_with("warning: checkpoint hook"), "{event} with {input:?}: {stderr}");
+                assert!(
+                    stderr.starts_with("warning: checkpoint hook"),
+                    "{event} with {input:?}: {stderr}"
+                );
             }
         }
     }
     // Payloads that parse but carry no usable fields only touch what their event owns.
     let journal = env.read("payments", "journal.jsonl");
-    let ops: Vec<String> = journal.lines().skip(before.lines().count()).map(|line| serde_json::from_str::<Value>(line).unwrap()["transition"]["op"].as_str().unwrap().to_owned()).collect();
-    assert!(ops.iter().all(|op| matches!(op.as_str(), "heartbeat" | "compaction" | "pause" | "tool_failure")), "{ops:?}");
+    let ops: Vec<String> = journal
+        .lines()
+        .skip(before.lines().count())
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["transition"]["op"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(
+        ops.iter().all(|op| matches!(
+            op.as_str(),
+            "heartbeat" | "compaction" | "pause" | "tool_failure"
+        )),
+        "{ops:?}"
+    );
 }
 
 #[test]
 fn a_locked_workflow_makes_the_hook_warn_not_fail() {
     let env = TestEnv::new();
     interrupted(&env);
-    let lock = std::fs::OpenOptions::new().write(true).open(env.workflow_dir("payments").join("lock")).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.workflow_dir("payments").join("lock"))
+        .unwrap();
     lock.lock().unwrap();
     let start = std::time::Instant::now();
     let (code, _, stderr) = hook(&env, "Stop", &payload(&env, "Stop", json!({})));
     assert_eq!(code, 0);
     assert!(stderr.contains("timed out after"), "{stderr}");
-    assert!(start.elapsed() < std::time::Duration::from_secs(5), "within the hook's timeout");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "within the hook's timeout"
+    );
 }

@@ -1,1 +1,137 @@
-//! Tests of the store.
+//! Tests of the store: the write path, the journal tail and recovery, on real temporary directories.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
+
+use std::{fs, time::Duration};
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use crate::{
+    PhaseId, PhasePlan, Plan, Transition, WorkflowId,
+    store::{JOURNAL_FILE, Recovery, STATE_FILE, Store, StoreOptions},
+};
+
+fn at(second: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, second).unwrap()
+}
+
+fn store(dir: &std::path::Path) -> Store {
+    Store::new(
+        dir,
+        StoreOptions {
+            lock_timeout: Duration::from_millis(100),
+            on_lock_wait: None,
+        },
+    )
+}
+
+fn create(store: &Store, n_phases: usize) -> WorkflowId {
+    let id = WorkflowId::new("w").unwrap();
+    let phases = (0..n_phases)
+        .map(|i| PhasePlan::from_spec(&format!("phase-with-a-longish-name-{i:05}")).unwrap())
+        .collect();
+    let workflow = Plan {
+        phases,
+        ..Plan::default()
+    }
+    .into_workflow(id.clone(), None, at(0))
+    .unwrap();
+    store.create(workflow, at(0)).unwrap();
+    id
+}
+
+#[test]
+fn long_journal_lines_are_read_from_the_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    // The `init` line of 300 phases is far longer than the tail window.
+    let id = create(&store, 300);
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.recoveries, vec![]);
+    let phase = PhaseId::new("phase-with-a-longish-name-00000").unwrap();
+    store
+        .apply(
+            &id,
+            at(1),
+            Transition::PhaseStart {
+                phase,
+                force: false,
+            },
+        )
+        .unwrap();
+    // Drop the state back to before the start: the journal's last line must be found.
+    fs::copy(
+        dir.path().join("w/state.json.bak"),
+        dir.path().join("w").join(STATE_FILE),
+    )
+    .unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(
+        loaded.recoveries,
+        vec![Recovery::JournalReplayed {
+            from_seq: 1,
+            to_seq: 2
+        }]
+    );
+    assert_eq!(loaded.workflow.seq, 2);
+}
+
+#[test]
+fn a_torn_init_line_alone_is_not_a_workflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    fs::create_dir_all(dir.path().join("w")).unwrap();
+    fs::write(
+        dir.path().join("w").join(JOURNAL_FILE),
+        "{\"seq\":1,\"at\":\"2026",
+    )
+    .unwrap();
+    let err = store.load(&WorkflowId::new("w").unwrap()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("no usable state, journal or backup"),
+        "{err}"
+    );
+}
+
+#[test]
+fn refused_transitions_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let id = create(&store, 2);
+    let journal = fs::read(dir.path().join("w").join(JOURNAL_FILE)).unwrap();
+    let phase = PhaseId::new("phase-with-a-longish-name-00000").unwrap();
+    let err = store
+        .apply(
+            &id,
+            at(1),
+            Transition::PhaseProgress {
+                phase,
+                note: "x".into(),
+            },
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("not in progress"), "{err}");
+    assert_eq!(
+        fs::read(dir.path().join("w").join(JOURNAL_FILE)).unwrap(),
+        journal
+    );
+}
+
+#[test]
+fn archive_moves_the_directory_and_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let id = create(&store, 1);
+    let target = store.archive(&id, at(5), false).unwrap();
+    assert_eq!(target, dir.path().join(".archive/w_20260301_120005"));
+    assert!(target.join(STATE_FILE).exists() && target.join(JOURNAL_FILE).exists());
+    assert_eq!(store.list().unwrap(), vec![]);
+    let id = create(&store, 1);
+    assert_eq!(
+        store.archive(&id, at(5), true).unwrap(),
+        dir.path().join("failed/w_20260301_120005")
+    );
+}

@@ -1,1 +1,333 @@
-//! Tests of the transitions.
+//! Tests of the transitions: what each does, and what each refuses without changing the state.
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use crate::{PhaseId, PhasePlan, Plan, TaskId, Transition, Workflow, WorkflowId, apply};
+
+fn at(minute: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 12, minute, 0).unwrap()
+}
+
+fn workflow(specs: &[&str]) -> Workflow {
+    let phases = specs
+        .iter()
+        .map(|spec| PhasePlan::from_spec(spec).unwrap())
+        .collect();
+    Plan {
+        phases,
+        ..Plan::default()
+    }
+    .into_workflow(WorkflowId::new("w").unwrap(), None, at(0))
+    .unwrap()
+}
+
+fn phase(id: &str) -> PhaseId {
+    PhaseId::new(id).unwrap()
+}
+
+/// Applies transitions in order, each at the next minute; panics on a refusal.
+#[track_caller]
+fn run(workflow: &mut Workflow, transitions: &[Transition]) {
+    for transition in transitions {
+        let seq = workflow.seq + 1;
+        apply(workflow, transition, seq, at(seq as u32)).unwrap();
+    }
+}
+
+/// Checks that `transition` is refused with `expect` and changes nothing.
+#[track_caller]
+fn check_refused(workflow: &Workflow, transition: Transition, expect: &str) {
+    let mut copy = workflow.clone();
+    let err = apply(&mut copy, &transition, workflow.seq + 1, at(59)).unwrap_err();
+    assert_eq!(err.to_string(), expect);
+    assert_eq!(&copy, workflow, "a refused transition changes nothing");
+}
+
+fn start(id: &str) -> Transition {
+    Transition::PhaseStart {
+        phase: phase(id),
+        force: false,
+    }
+}
+
+fn complete(id: &str) -> Transition {
+    Transition::PhaseComplete {
+        phase: phase(id),
+        artifacts: vec![],
+        commit_sha: None,
+        force: false,
+    }
+}
+
+#[test]
+fn a_phase_runs_through_its_life() {
+    let mut w = workflow(&["design", "build:design"]);
+    run(
+        &mut w,
+        &[
+            start("design"),
+            Transition::PhaseProgress {
+                phase: phase("design"),
+                note: "half".into(),
+            },
+        ],
+    );
+    assert_eq!(w.status.as_str(), "in_progress");
+    let design = w.phase(&phase("design")).unwrap();
+    assert_eq!(
+        (
+            design.attempts,
+            design.progress.as_deref(),
+            design.started_at
+        ),
+        (1, Some("half"), Some(at(1)))
+    );
+    run(
+        &mut w,
+        &[Transition::PhaseComplete {
+            phase: phase("design"),
+            artifacts: vec!["d.md".into()],
+            commit_sha: Some("abc".into()),
+            force: false,
+        }],
+    );
+    let design = w.phase(&phase("design")).unwrap();
+    assert_eq!(design.status.as_str(), "complete");
+    assert_eq!(design.commit_sha.as_deref(), Some("abc"));
+    assert_eq!(w.context.file_paths, ["d.md"]);
+    run(&mut w, &[start("build"), complete("build")]);
+    assert_eq!(w.status.as_str(), "complete");
+    assert_eq!((w.seq, w.updated_at), (5, at(5)));
+}
+
+#[test]
+fn refusals_name_the_problem() {
+    let mut w = workflow(&["design", "build:design"]);
+    check_refused(&w, start("build"), "phase `build` waits for `design`");
+    check_refused(
+        &w,
+        complete("build"),
+        "cannot complete phase `build`: it depends on `design`, which is not done",
+    );
+    check_refused(
+        &w,
+        Transition::PhaseProgress {
+            phase: phase("design"),
+            note: "x".into(),
+        },
+        "phase `design` is pending, not in progress",
+    );
+    check_refused(&w, start("nope"), "no phase `nope` in workflow `w`");
+    run(&mut w, &[start("design")]);
+    check_refused(&w, start("design"), "phase `design` is already in progress");
+    run(&mut w, &[complete("design")]);
+    check_refused(&w, start("design"), "phase `design` is complete");
+    check_refused(
+        &w,
+        Transition::PhaseApprove {
+            phase: phase("design"),
+            by: None,
+            note: None,
+        },
+        "phase `design` is complete, not awaiting approval",
+    );
+    run(&mut w, &[Transition::Abandon { reason: None }]);
+    check_refused(&w, start("build"), "workflow `w` was abandoned");
+}
+
+#[test]
+fn force_overrides_order_and_completion() {
+    let mut w = workflow(&["design", "build:design"]);
+    run(
+        &mut w,
+        &[Transition::PhaseStart {
+            phase: phase("build"),
+            force: true,
+        }],
+    );
+    assert_eq!(
+        w.phase(&phase("build")).unwrap().status.as_str(),
+        "in_progress"
+    );
+    run(
+        &mut w,
+        &[
+            start("design"),
+            complete("design"),
+            Transition::PhaseStart {
+                phase: phase("design"),
+                force: true,
+            },
+        ],
+    );
+    assert_eq!(w.phase(&phase("design")).unwrap().attempts, 2);
+}
+
+#[test]
+fn failures_count_and_the_limit_closes_the_automatic_path() {
+    let mut w = workflow(&["a"]);
+    for _ in 0..3 {
+        run(
+            &mut w,
+            &[
+                start("a"),
+                Transition::PhaseFail {
+                    phase: phase("a"),
+                    reason: "red".into(),
+                },
+            ],
+        );
+    }
+    assert_eq!(w.status.as_str(), "failed");
+    assert_eq!(w.phase(&phase("a")).unwrap().failures, 3);
+    check_refused(&w, start("a"), "phase `a` failed 3 times, the limit is 3");
+    run(
+        &mut w,
+        &[Transition::PhaseStart {
+            phase: phase("a"),
+            force: true,
+        }],
+    );
+}
+
+#[test]
+fn approval_gate_and_rejection() {
+    let mut w = workflow(&["a", "b:a"]);
+    w.phases[0].requires_approval = true;
+    run(&mut w, &[start("a"), complete("a")]);
+    assert_eq!(w.status.as_str(), "awaiting_approval");
+    check_refused(&w, start("b"), "phase `b` waits for `a`");
+    run(
+        &mut w,
+        &[Transition::PhaseReject {
+            phase: phase("a"),
+            reason: "too vague".into(),
+        }],
+    );
+    let a = w.phase(&phase("a")).unwrap();
+    assert_eq!(
+        (a.status.as_str(), a.error.as_deref(), a.failures),
+        ("failed", Some("rejected: too vague"), 1)
+    );
+    run(
+        &mut w,
+        &[
+            start("a"),
+            complete("a"),
+            Transition::PhaseApprove {
+                phase: phase("a"),
+                by: Some("ana".into()),
+                note: None,
+            },
+        ],
+    );
+    assert_eq!(
+        w.phase(&phase("a"))
+            .unwrap()
+            .approval
+            .as_ref()
+            .unwrap()
+            .by
+            .as_deref(),
+        Some("ana")
+    );
+    run(&mut w, &[start("b")]);
+}
+
+#[test]
+fn tasks_start_their_phase_and_gate_its_completion() {
+    let mut w = workflow(&["impl"]);
+    let task = |id: &str| TaskId::new(id).unwrap();
+    run(
+        &mut w,
+        &[
+            Transition::TaskAdd {
+                phase: phase("impl"),
+                task: task("t1"),
+                title: None,
+                output: Some("o1".into()),
+            },
+            Transition::TaskAdd {
+                phase: phase("impl"),
+                task: task("t2"),
+                title: None,
+                output: None,
+            },
+            Transition::TaskStart {
+                phase: phase("impl"),
+                task: task("t1"),
+            },
+        ],
+    );
+    assert_eq!(
+        w.phase(&phase("impl")).unwrap().status.as_str(),
+        "in_progress"
+    );
+    check_refused(
+        &w,
+        complete("impl"),
+        "cannot complete phase `impl`: tasks `t1`, `t2` are not done",
+    );
+    check_refused(
+        &w,
+        Transition::TaskAdd {
+            phase: phase("impl"),
+            task: task("t1"),
+            title: None,
+            output: None,
+        },
+        "task `t1` already exists in phase `impl`",
+    );
+    run(
+        &mut w,
+        &[
+            Transition::TaskDone {
+                phase: phase("impl"),
+                task: task("t1"),
+                output: None,
+            },
+            Transition::TaskDone {
+                phase: phase("impl"),
+                task: task("t2"),
+                output: None,
+            },
+            complete("impl"),
+        ],
+    );
+    assert_eq!(w.status.as_str(), "complete");
+}
+
+#[test]
+fn pause_is_lifted_by_starting_work() {
+    let mut w = workflow(&["a"]);
+    run(
+        &mut w,
+        &[Transition::Pause {
+            reason: "rate_limit".into(),
+            until: Some(at(30)),
+        }],
+    );
+    assert_eq!(w.status.as_str(), "paused");
+    run(&mut w, &[start("a")]);
+    assert_eq!(w.status.as_str(), "in_progress");
+    assert!(w.pause.is_none());
+}
+
+#[test]
+fn transitions_round_trip_through_json() {
+    let transition = Transition::PhaseComplete {
+        phase: phase("a"),
+        artifacts: vec!["x".into()],
+        commit_sha: Some("abc".into()),
+        force: true,
+    };
+    let text = serde_json::to_string(&transition).unwrap();
+    assert_eq!(
+        text,
+        r#"{"op":"phase_complete","phase":"a","artifacts":["x"],"commit_sha":"abc","force":true}"#
+    );
+    assert_eq!(
+        serde_json::from_str::<Transition>(&text).unwrap(),
+        transition
+    );
+}
