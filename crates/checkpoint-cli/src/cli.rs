@@ -57,6 +57,10 @@ pub enum Format {
     Json,
     /// A compact Markdown block written for Claude (`resume`, `status`; others print human text)
     Prompt,
+    /// A Mermaid flowchart (`graph`; others print human text)
+    Mermaid,
+    /// A Graphviz digraph (`graph`; others print human text)
+    Dot,
 }
 
 /// When to colour human output.
@@ -118,6 +122,24 @@ pub enum Command {
     Hook(commands::hook::HookArgs),
     /// Print the journal of transitions
     Log(commands::log::LogArgs),
+    /// Commit the completed phases that no commit holds yet (a git checkpoint)
+    Commit,
+    /// Record that a phase was replanned (a limit stops the automatic plan)
+    Replan(commands::phase::ReplanArgs),
+    /// Move a finished workflow to `.archive/` (a failed one to `failed/`)
+    Archive(commands::archive::ArchiveArgs),
+    /// Delete old archives by the retention in `config.toml` (never an unfinished workflow)
+    Gc(commands::archive::GcArgs),
+    /// Bring an archived workflow back
+    Restore(commands::archive::RestoreArgs),
+    /// Show what changed between two points of the journal
+    Diff(commands::history::DiffArgs),
+    /// Make a past point of the journal the current state (history is kept)
+    Rewind(commands::history::RewindArgs),
+    /// Start a new workflow from a past point of the journal
+    Fork(commands::history::ForkArgs),
+    /// Draw the phase graph with statuses (`--format mermaid` or `--format dot`)
+    Graph,
     /// Print the JSON Schema of a file format
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script

@@ -9,6 +9,7 @@ mod commands;
 mod ctx;
 mod env;
 mod exit_code;
+mod git;
 mod output;
 mod probe;
 mod report;
@@ -80,6 +81,15 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Abandon(args) => commands::lifecycle::abandon(&ctx, args),
         Command::Status => commands::status::status(&ctx),
         Command::List(args) => commands::list::run(&ctx, args),
+        Command::Commit => commands::phase::commit_now(&ctx),
+        Command::Replan(args) => commands::phase::replan(&ctx, args),
+        Command::Archive(args) => commands::archive::archive(&ctx, args),
+        Command::Gc(args) => commands::archive::gc(&ctx, args),
+        Command::Restore(args) => commands::archive::restore(&ctx, args),
+        Command::Diff(args) => commands::history::diff(&ctx, args),
+        Command::Rewind(args) => commands::history::rewind(&ctx, args),
+        Command::Fork(args) => commands::history::fork(&ctx, args),
+        Command::Graph => commands::history::graph(&ctx),
         Command::Resume(args) => commands::resume::run(&ctx, args),
         Command::Validate(args) => commands::validate::run(&ctx, args),
         Command::Show => commands::status::show(&ctx),
@@ -94,7 +104,7 @@ fn render_error(report: &Report, format: Format, color: bool) {
     let mut text = String::new();
     let rendered = match format {
         Format::Json => JSONReportHandler::new().render_report(&mut text, report.as_ref()),
-        Format::Human | Format::Prompt => {
+        _ => {
             let theme = if color {
                 GraphicalTheme::unicode()
             } else {

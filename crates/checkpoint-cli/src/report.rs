@@ -43,7 +43,7 @@ pub(crate) fn apply(
     output::warn_recoveries(&loaded.recoveries);
     match ctx.format {
         crate::cli::Format::Json => WorkflowReport::new(&loaded).emit()?,
-        crate::cli::Format::Human | crate::cli::Format::Prompt => {
+        _ => {
             let mut line = summary(&loaded.workflow);
             line.push('\n');
             output::emit(&line).into_diagnostic()?;

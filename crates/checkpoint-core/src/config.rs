@@ -6,7 +6,10 @@ use miette::NamedSource;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::{
+    error::{Error, Result},
+    retention::Retention,
+};
 
 /// The name of the config file in the store root.
 pub const CONFIG_FILE: &str = "config.toml";
@@ -34,6 +37,11 @@ pub struct Config {
     /// Minutes after which a progress note no longer counts as recent for `strict_stop`
     /// (default 20).
     pub progress_fresh_minutes: u32,
+    /// Commit the work after every N completed phases (`git add -A`, then
+    /// `checkpoint: phases N-M complete`); 0 turns it off (default 0).
+    pub commit_every: u32,
+    /// Retention of archives for `checkpoint gc`.
+    pub gc: Retention,
 }
 
 impl Default for Config {
@@ -47,6 +55,8 @@ impl Default for Config {
             prompt_budget: 6000,
             strict_stop: false,
             progress_fresh_minutes: 20,
+            commit_every: 0,
+            gc: Retention::default(),
         }
     }
 }

@@ -14,8 +14,11 @@ mod model;
 mod plan;
 mod transition;
 
+pub mod graph;
+pub mod history;
 pub mod journal;
 pub mod resume;
+pub mod retention;
 pub mod schema;
 pub mod store;
 

@@ -280,6 +280,95 @@ impl Store {
         Ok(target)
     }
 
+    /// The archived workflows in `.archive/` and `failed/`.
+    pub fn list_archives(&self) -> Result<Vec<(PathBuf, crate::retention::Archive)>> {
+        let mut archives = Vec::new();
+        for (sub, failed) in [(ARCHIVE_DIR, false), (FAILED_DIR, true)] {
+            let parent = self.root.join(sub);
+            let entries = match fs::read_dir(&parent) {
+                Ok(entries) => entries,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(Error::io("list", &parent, err)),
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                if !path.is_dir() {
+                    continue;
+                }
+                let state = fsx::read_limited(&path.join(STATE_FILE))
+                    .ok()
+                    .flatten()
+                    .and_then(|bytes| parse_state(&path.join(STATE_FILE), &bytes).ok());
+                let archived_at = archive_time(&name)
+                    .or_else(|| {
+                        entry
+                            .metadata()
+                            .ok()?
+                            .modified()
+                            .ok()
+                            .map(DateTime::<Utc>::from)
+                    })
+                    .unwrap_or(DateTime::UNIX_EPOCH);
+                let id = name.rsplitn(3, '_').last().unwrap_or(&name).to_owned();
+                archives.push((
+                    path,
+                    crate::retention::Archive {
+                        kind: state
+                            .as_ref()
+                            .and_then(|workflow| workflow.kind.clone())
+                            .unwrap_or(id),
+                        status: state.map(|workflow| workflow.status),
+                        name,
+                        archived_at,
+                        failed,
+                    },
+                ));
+            }
+        }
+        archives.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+        Ok(archives)
+    }
+
+    /// Brings an archived workflow back under its id; refuses when that id is taken.
+    pub fn restore(&self, archive: &Path) -> Result<WorkflowId> {
+        let state_path = archive.join(STATE_FILE);
+        let bytes = fsx::read_limited(&state_path)?.ok_or_else(|| Error::NotFound {
+            id: archive.display().to_string(),
+            root: self.root.clone(),
+        })?;
+        let workflow = parse_state(&state_path, &bytes)?;
+        let target = self.workflow_dir(&workflow.id);
+        if target.exists() {
+            return Err(Error::AlreadyExists {
+                id: workflow.id.to_string(),
+                dir: target,
+            });
+        }
+        fsx::rename(archive, &target)?;
+        fsx::sync_dir(&self.root).map_err(|source| Error::MaybeSaved {
+            path: target,
+            source,
+        })?;
+        Ok(workflow.id)
+    }
+
+    /// Deletes an archive directory (only `checkpoint gc` does this).
+    pub fn delete_archive(&self, archive: &Path) -> Result<()> {
+        let inside = [ARCHIVE_DIR, FAILED_DIR]
+            .iter()
+            .any(|sub| archive.parent() == Some(self.root.join(sub).as_path()));
+        if !inside {
+            return Err(Error::transition(
+                format!("`{}` is not an archive of this store", archive.display()),
+                "only directories in `.archive/` and `failed/` can be deleted",
+            ));
+        }
+        fs::remove_dir_all(archive).map_err(|err| Error::io("delete", archive, err))
+    }
+
     /// Reads and parses the whole journal of a workflow.
     pub fn journal(&self, id: &WorkflowId) -> Result<journal::Journal> {
         let dir = self.checked_dir(id)?;
@@ -341,6 +430,17 @@ impl Store {
             delay = (delay * 2).min(Duration::from_millis(50));
         }
     }
+}
+
+/// The time in an archive name `<id>_<YYYYMMDD_HHMMSS>[_<n>]`.
+fn archive_time(name: &str) -> Option<DateTime<Utc>> {
+    let parts: Vec<&str> = name.rsplit('_').collect();
+    [(1, 0), (2, 1)].iter().find_map(|&(date, time)| {
+        let stamp = format!("{}{}", parts.get(date)?, parts.get(time)?);
+        chrono::NaiveDateTime::parse_from_str(&stamp, "%Y%m%d%H%M%S")
+            .ok()
+            .map(|naive| naive.and_utc())
+    })
 }
 
 fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {

@@ -67,7 +67,7 @@ pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
     output::warn_recoveries(&loaded.recoveries);
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
-        Format::Human | Format::Prompt => output::emit(&format!(
+        _ => output::emit(&format!(
             "the context summary lists {} files\n",
             loaded.workflow.context.file_paths.len()
         ))

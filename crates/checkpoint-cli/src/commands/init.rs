@@ -85,7 +85,7 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
     }
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
-        Format::Human | Format::Prompt => {
+        _ => {
             let paint = Paint::new(ctx.color);
             let mut text = format!(
                 "created workflow {} with {} phases in `{}`\n\n",

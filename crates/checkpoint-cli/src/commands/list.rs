@@ -105,7 +105,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
             workflows: entries,
         })
         .into_diagnostic(),
-        Format::Human | Format::Prompt => {
+        _ => {
             if entries.is_empty() {
                 output::note(&format!(
                     "no workflows in `{}` or its worktrees",

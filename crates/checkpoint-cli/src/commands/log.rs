@@ -47,7 +47,7 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
             entries,
         })
         .into_diagnostic(),
-        Format::Human | Format::Prompt => {
+        _ => {
             let paint = Paint::new(ctx.color);
             let mut text = String::new();
             for entry in entries {

@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
+pub(crate) mod archive;
 pub(crate) mod completions;
 pub(crate) mod context;
+pub(crate) mod history;
 pub(crate) mod hook;
 pub(crate) mod init;
 pub(crate) mod lifecycle;

@@ -4,7 +4,7 @@ use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{ctx::Ctx, report};
+use crate::{ctx::Ctx, git, output, report};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
@@ -39,6 +39,20 @@ pub struct CompleteArgs {
     /// Complete even if dependencies or tasks are not done
     #[arg(long)]
     pub force: bool,
+    /// Commit the work now (`git add -A`, then `checkpoint: phases N-M complete`), whatever
+    /// `commit_every` says
+    #[arg(long)]
+    pub commit: bool,
+}
+
+/// Arguments of `checkpoint replan`.
+#[derive(Debug, Args)]
+pub struct ReplanArgs {
+    /// The phase id
+    pub phase: String,
+    /// Why the phase is replanned
+    #[arg(long, short = 'r')]
+    pub reason: String,
 }
 
 /// Arguments of `checkpoint fail`.
@@ -126,7 +140,7 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         commit_sha: args.commit_sha.clone(),
         force: args.force,
     };
-    report::apply(ctx, transition, |workflow| {
+    let loaded = report::apply(ctx, transition, |workflow| {
         match workflow.phase(&phase).map(|phase| phase.status) {
             Some(PhaseStatus::AwaitingApproval) => {
                 format!(
@@ -136,6 +150,84 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
             _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
         }
     })?;
+    checkpoint_commit(ctx, &loaded.workflow, args.commit)
+}
+
+/// `checkpoint commit`: commits the completed phases that no commit holds yet.
+pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
+    let loaded = ctx.load()?;
+    if git::uncommitted_phases(&loaded.workflow).is_empty() {
+        output::note("every completed phase is already in a commit");
+        return Ok(());
+    }
+    checkpoint_commit(ctx, &loaded.workflow, true)
+}
+
+/// Commits the completed phases no commit holds yet, when asked or when `commit_every` is due.
+fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<()> {
+    let pending = git::uncommitted_phases(workflow);
+    let due = ctx.config.commit_every > 0 && pending.len() >= ctx.config.commit_every as usize;
+    if pending.is_empty() || !(forced || due) {
+        return Ok(());
+    }
+    if !ctx.project_root.join(".git").exists() {
+        output::warn("not a git repository: no checkpoint commit was made");
+        return Ok(());
+    }
+    match git::commit(&ctx.project_root, ctx.store.root(), workflow, &pending) {
+        Ok(git::CommitOutcome::NothingToCommit) => {
+            output::note("nothing to commit: the checkpoint commit was skipped");
+            Ok(())
+        }
+        Ok(git::CommitOutcome::Committed {
+            sha,
+            phases,
+            message,
+        }) => {
+            let id = workflow.id.clone();
+            ctx.store.update(&id, ctx.now, |_| {
+                Ok(phases
+                    .iter()
+                    .map(|phase| Transition::PhaseCommit {
+                        phase: phase.clone(),
+                        sha: sha.clone(),
+                    })
+                    .collect())
+            })?;
+            output::note(&format!(
+                "committed {} ({})",
+                output::short_sha(&sha),
+                message.lines().next().unwrap_or_default()
+            ));
+            Ok(())
+        }
+        Err(message) => Err(miette::miette!(
+            code = "checkpoint::git::commit_failed",
+            help = "the phase is recorded as complete; fix git (for example `git config user.email`), then run `checkpoint commit`",
+            "failed to make the checkpoint commit: {message}"
+        )),
+    }
+}
+
+pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {
+    let phase = PhaseId::new(&args.phase)?;
+    report::apply(
+        ctx,
+        Transition::Replan {
+            phase: phase.clone(),
+            reason: args.reason.clone(),
+        },
+        |workflow| {
+            let count = workflow.phase(&phase).map_or(0, |phase| phase.replan_count);
+            let limit = ctx.config.max_replans;
+            let warning = if count > limit {
+                format!("; over the limit of {limit}: a person should redesign this phase")
+            } else {
+                String::new()
+            };
+            format!("recorded replan {count} of phase `{phase}`{warning}")
+        },
+    )?;
     Ok(())
 }
 

@@ -175,7 +175,7 @@ fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
             output::emit(&resume::render_prompt(&plan, ctx.now, budget)).into_diagnostic()
         }
-        Format::Human => output::emit(&output::render_plan(
+        _ => output::emit(&output::render_plan(
             &plan,
             applied,
             ctx.now,
@@ -276,7 +276,7 @@ fn choose_workflow(ctx: &Ctx, positional: Option<&str>) -> Result<Option<Workflo
 fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
     match ctx.format {
         Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, plan: None }).into_diagnostic(),
-        Format::Prompt | Format::Human => output::emit(&format!(
+        _ => output::emit(&format!(
             "No interrupted workflow in `{}`: nothing to resume.\nStart one with `checkpoint init <id> --phase <id>` (can be repeated).\n",
             ctx.store.root().display()
         ))

@@ -65,7 +65,7 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
             ))
             .into_diagnostic()
         }
-        Format::Human => output::emit(&output::render_status(
+        _ => output::emit(&output::render_status(
             workflow,
             ctx.now,
             Paint::new(ctx.color),

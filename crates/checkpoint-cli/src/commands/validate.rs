@@ -70,7 +70,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
             findings: &findings,
         })
         .into_diagnostic()?,
-        Format::Human | Format::Prompt => output::emit(&output::render_findings(
+        _ => output::emit(&output::render_findings(
             id.as_str(),
             &findings,
             Paint::new(ctx.color),

@@ -2,6 +2,7 @@
 
 mod cli;
 mod hooks;
+mod lifecycle;
 mod resume;
 mod store;
 mod support;

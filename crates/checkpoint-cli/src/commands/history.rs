@@ -1,0 +1,177 @@
+//! Time travel over the journal: `diff`, `rewind`, `fork` and `graph`.
+
+use std::fmt::Write as _;
+
+use checkpoint_core::{
+    PhaseId, Transition, WorkflowId,
+    history::{self, Change},
+};
+use clap::Args;
+use miette::{IntoDiagnostic, Result};
+use serde::Serialize;
+
+use crate::{
+    cli::Format,
+    ctx::Ctx,
+    output::{self, JSON_VERSION},
+    report::{self, WorkflowReport},
+};
+
+/// Arguments of `checkpoint diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier journal sequence number
+    pub from: u64,
+    /// The later journal sequence number [default: the last]
+    pub to: Option<u64>,
+}
+
+/// Arguments of `checkpoint rewind`.
+#[derive(Debug, Args)]
+pub struct RewindArgs {
+    /// A journal sequence number, or a phase id to redo that phase from where it last started
+    pub point: String,
+}
+
+/// Arguments of `checkpoint fork`.
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    /// The journal sequence number to start from
+    pub seq: u64,
+    /// The id of the new workflow
+    #[arg(long = "as", value_name = "ID")]
+    pub new_id: String,
+}
+
+/// The JSON document of `checkpoint diff`.
+#[derive(Debug, Serialize)]
+struct DiffReport<'a> {
+    version: u32,
+    from: u64,
+    to: u64,
+    changes: &'a [Change],
+}
+
+pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let journal = ctx.store.journal(&id)?;
+    let path = ctx
+        .store
+        .workflow_dir(&id)
+        .join(checkpoint_core::store::JOURNAL_FILE);
+    let to = args
+        .to
+        .unwrap_or_else(|| journal.entries.last().map_or(0, |entry| entry.seq));
+    let before = history::state_at(&path, &journal.entries, args.from)?;
+    let after = history::state_at(&path, &journal.entries, to)?;
+    let changes = history::diff(&before, &after);
+    match ctx.format {
+        Format::Json => output::emit_json(&DiffReport {
+            version: JSON_VERSION,
+            from: args.from,
+            to,
+            changes: &changes,
+        })
+        .into_diagnostic(),
+        _ => {
+            let mut text = format!("changes from entry {} to entry {to}:\n", args.from);
+            if changes.is_empty() {
+                text.push_str("  (none)\n");
+            }
+            for change in &changes {
+                let before = change.before.as_deref().unwrap_or("—");
+                let after = change.after.as_deref().unwrap_or("—");
+                let _ = writeln!(
+                    text,
+                    "  {:<9} {}: {before} → {after}",
+                    change.what, change.subject
+                );
+            }
+            output::emit(&text).into_diagnostic()
+        }
+    }
+}
+
+pub(crate) fn rewind(ctx: &Ctx, args: &RewindArgs) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let journal = ctx.store.journal(&id)?;
+    let path = ctx
+        .store
+        .workflow_dir(&id)
+        .join(checkpoint_core::store::JOURNAL_FILE);
+    let seq = match args.point.parse::<u64>() {
+        Ok(seq) => seq,
+        Err(_) => history::before_last_start(&journal.entries, &PhaseId::new(&args.point)?)?,
+    };
+    let past = history::state_at(&path, &journal.entries, seq)?;
+    let transition = Transition::Snapshot {
+        workflow: Box::new(past),
+        reason: format!("rewound to entry {seq}"),
+    };
+    report::apply(ctx, transition, |workflow| {
+        format!(
+            "rewound `{}` to its state after entry {seq} (as entry {}); the history is kept",
+            workflow.id, workflow.seq
+        )
+    })?;
+    Ok(())
+}
+
+pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let new_id = WorkflowId::new(&args.new_id)?;
+    let journal = ctx.store.journal(&id)?;
+    let path = ctx
+        .store
+        .workflow_dir(&id)
+        .join(checkpoint_core::store::JOURNAL_FILE);
+    let mut past = history::state_at(&path, &journal.entries, args.seq)?;
+    past.id = new_id.clone();
+    past.created_at = ctx.now;
+    past.seq = 0;
+    past.extensions.insert(
+        "forked_from".into(),
+        serde_json::json!({ "workflow": id.as_str(), "seq": args.seq }),
+    );
+    let loaded = ctx.store.create(past, ctx.now)?;
+    match ctx.format {
+        Format::Json => WorkflowReport::new(&loaded).emit(),
+        _ => output::emit(&format!(
+            "forked `{new_id}` from `{id}` at entry {}\n",
+            args.seq
+        ))
+        .into_diagnostic(),
+    }
+}
+
+pub(crate) fn graph(ctx: &Ctx) -> Result<()> {
+    let loaded = ctx.load()?;
+    let text = match ctx.format {
+        Format::Dot => checkpoint_core::graph::dot(&loaded.workflow),
+        Format::Json => {
+            let edges: Vec<(&str, &str)> = loaded
+                .workflow
+                .phases
+                .iter()
+                .flat_map(|phase| {
+                    phase
+                        .dependencies
+                        .iter()
+                        .map(move |dep| (dep.as_str(), phase.id.as_str()))
+                })
+                .collect();
+            let nodes: Vec<serde_json::Value> = loaded
+                .workflow
+                .phases
+                .iter()
+                .map(|phase| serde_json::json!({"id": phase.id, "status": phase.status}))
+                .collect();
+            return output::emit_json(
+                &serde_json::json!({"version": JSON_VERSION, "nodes": nodes, "edges": edges}),
+            )
+            .into_diagnostic();
+        }
+        _ => checkpoint_core::graph::mermaid(&loaded.workflow),
+    };
+    output::emit(&text).into_diagnostic()
+}
