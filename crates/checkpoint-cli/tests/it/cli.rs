@@ -58,6 +58,72 @@ fn tour() {
     · docs    ready
     ----- stderr -----
     ");
+    insta::assert_snapshot!(env.read("payments", "state.json").replace(&env.dir.path().display().to_string(), "[TEMP]"), @r#"
+    {
+      "schema_version": 1,
+      "id": "payments",
+      "title": "Payments refactor",
+      "status": "in_progress",
+      "created_at": "2026-03-01T12:00:00Z",
+      "updated_at": "2026-03-01T12:30:00Z",
+      "seq": 5,
+      "git": {
+        "worktree": "[TEMP]/project"
+      },
+      "context": {
+        "key_decisions": [],
+        "file_paths": [
+          "docs/design.md"
+        ],
+        "notes": []
+      },
+      "phases": [
+        {
+          "id": "design",
+          "name": "design",
+          "dependencies": [],
+          "status": "complete",
+          "started_at": "2026-03-01T12:00:00Z",
+          "completed_at": "2026-03-01T12:30:00Z",
+          "attempts": 1,
+          "failures": 0,
+          "artifacts": [
+            {
+              "path": "docs/design.md",
+              "recorded_at": "2026-03-01T12:30:00Z"
+            }
+          ],
+          "commit_sha": "a1b2c3d4e5f6",
+          "replan_count": 0
+        },
+        {
+          "id": "build",
+          "name": "build",
+          "dependencies": [
+            "design"
+          ],
+          "status": "in_progress",
+          "started_at": "2026-03-01T12:30:00Z",
+          "attempts": 1,
+          "failures": 0,
+          "progress": "auth module done, starting billing",
+          "progress_at": "2026-03-01T12:30:00Z",
+          "replan_count": 0
+        },
+        {
+          "id": "docs",
+          "name": "docs",
+          "dependencies": [
+            "design"
+          ],
+          "status": "pending",
+          "attempts": 0,
+          "failures": 0,
+          "replan_count": 0
+        }
+      ]
+    }
+    "#);
     let state = env.state("payments");
     assert_eq!(state["phases"][0]["artifacts"][0]["path"], "docs/design.md");
     assert_eq!(state["phases"][1]["status"], "in_progress");
