@@ -19,7 +19,7 @@ use crate::{
 };
 
 /// Arguments of `checkpoint resume`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ResumeArgs {
     /// The workflow to resume (like `--workflow`)
     #[arg(value_name = "WORKFLOW")]
@@ -81,6 +81,59 @@ pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 }
 
 fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
+    let chose = args.yes || args.fresh || args.abandon || args.restart.is_some() || args.dry_run;
+    if ctx.format == Format::Human && !chose && interactive() {
+        return resume_interactively(ctx, args);
+    }
+    resume_with(ctx, args)
+}
+
+/// On a terminal, when a decision is needed: show the plan, then offer the seeds' choices.
+fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
+    let Some(id) = choose_workflow(ctx, args.workflow_id.as_deref())? else {
+        return nothing_to_resume(ctx);
+    };
+    let loaded = ctx.store.load(&id)?;
+    let plan = build_plan(ctx, &loaded, &FsProbe::new(&ctx.project_root));
+    let mut chosen = ResumeArgs {
+        workflow_id: Some(id.to_string()),
+        ..args.clone()
+    };
+    if !plan.decision_required {
+        return resume_with(ctx, &chosen);
+    }
+    output::emit(&output::render_plan(
+        &plan,
+        false,
+        ctx.now,
+        Paint::new(ctx.color),
+    ))
+    .into_diagnostic()?;
+    loop {
+        let answer = ask("(r)esume, (s)tart fresh, (v)iew the state, (a)bandon, (q)uit? ")?;
+        match answer.trim() {
+            "r" | "resume" => {
+                chosen.yes = true;
+                return resume_with(ctx, &chosen);
+            }
+            "s" | "start fresh" => {
+                chosen.fresh = true;
+                return resume_with(ctx, &chosen);
+            }
+            "v" | "view" => output::emit_json(&loaded.workflow).into_diagnostic()?,
+            "a" | "abandon" => {
+                if confirm(&format!("Abandon `{id}`? Its files are kept."))? {
+                    chosen.abandon = true;
+                    return resume_with(ctx, &chosen);
+                }
+            }
+            "q" | "quit" | "" => return Ok(()),
+            _ => output::note("answer r, s, v, a or q"),
+        }
+    }
+}
+
+fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let Some(id) = choose_workflow(ctx, args.workflow_id.as_deref())? else {
         return nothing_to_resume(ctx);
     };
