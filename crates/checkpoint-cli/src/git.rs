@@ -96,6 +96,16 @@ pub(crate) fn commit(
     })
 }
 
+/// The trimmed stdout of a successful `git` command, if it printed anything.
+pub(crate) fn read(root: &Path, args: &[&str]) -> Option<String> {
+    let output = git(root, args).ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .filter(|text| !text.is_empty())
+}
+
 fn git(root: &Path, args: &[&str]) -> std::io::Result<Output> {
     Command::new("git").args(args).current_dir(root).output()
 }

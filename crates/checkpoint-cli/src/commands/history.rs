@@ -1,10 +1,11 @@
 //! Time travel over the journal: `diff`, `rewind`, `fork` and `graph`.
 
-use std::fmt::Write as _;
+use std::{fmt::Write as _, path::PathBuf};
 
 use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
     history::{self, Change},
+    journal::Journal,
 };
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
@@ -52,13 +53,19 @@ struct DiffReport<'a> {
     changes: &'a [Change],
 }
 
-pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
+/// The workflow the command means, its journal, and the journal's path.
+fn journal(ctx: &Ctx) -> Result<(WorkflowId, Journal, PathBuf)> {
     let id = ctx.workflow_id()?;
     let journal = ctx.store.journal(&id)?;
     let path = ctx
         .store
         .workflow_dir(&id)
         .join(checkpoint_core::store::JOURNAL_FILE);
+    Ok((id, journal, path))
+}
+
+pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
+    let (_, journal, path) = journal(ctx)?;
     let to = args
         .to
         .unwrap_or_else(|| journal.entries.last().map_or(0, |entry| entry.seq));
@@ -93,12 +100,7 @@ pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
 }
 
 pub(crate) fn rewind(ctx: &Ctx, args: &RewindArgs) -> Result<()> {
-    let id = ctx.workflow_id()?;
-    let journal = ctx.store.journal(&id)?;
-    let path = ctx
-        .store
-        .workflow_dir(&id)
-        .join(checkpoint_core::store::JOURNAL_FILE);
+    let (_, journal, path) = journal(ctx)?;
     let seq = match args.point.parse::<u64>() {
         Ok(seq) => seq,
         Err(_) => history::before_last_start(&journal.entries, &PhaseId::new(&args.point)?)?,
@@ -118,13 +120,8 @@ pub(crate) fn rewind(ctx: &Ctx, args: &RewindArgs) -> Result<()> {
 }
 
 pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
-    let id = ctx.workflow_id()?;
     let new_id = WorkflowId::new(&args.new_id)?;
-    let journal = ctx.store.journal(&id)?;
-    let path = ctx
-        .store
-        .workflow_dir(&id)
-        .join(checkpoint_core::store::JOURNAL_FILE);
+    let (id, journal, path) = journal(ctx)?;
     let mut past = history::state_at(&path, &journal.entries, args.seq)?;
     past.id = new_id.clone();
     past.created_at = ctx.now;

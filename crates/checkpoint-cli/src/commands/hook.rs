@@ -8,7 +8,6 @@
 use std::{
     io::Read,
     path::{Path, PathBuf},
-    process::Command,
     time::Duration,
 };
 
@@ -227,7 +226,10 @@ impl Hook {
             return Ok(());
         }
         let sha = if committed {
-            head_sha(&self.project_root)
+            crate::git::read(
+                &self.project_root,
+                &["rev-parse", "--verify", "--quiet", "HEAD"],
+            )
         } else {
             None
         };
@@ -407,20 +409,6 @@ fn is_git_commit(command: &str) -> bool {
             .skip_while(|word| word.contains('='));
         words.next() == Some("git") && words.find(|word| !word.starts_with('-')) == Some("commit")
     })
-}
-
-/// `HEAD` of the repository at `root`.
-fn head_sha(root: &Path) -> Option<String> {
-    let output = Command::new("git")
-        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
-        .current_dir(root)
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
-        .filter(|sha| !sha.is_empty())
 }
 
 #[cfg(test)]

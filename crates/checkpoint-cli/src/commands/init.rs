@@ -1,6 +1,6 @@
 //! `checkpoint init`: create a workflow from `--phase` specs or a plan file.
 
-use std::{path::PathBuf, process::Command};
+use std::path::PathBuf;
 
 use checkpoint_core::{GitContext, PhasePlan, Plan, WorkflowId};
 use clap::Args;
@@ -104,18 +104,7 @@ fn git_context(ctx: &Ctx) -> Option<GitContext> {
     if !ctx.project_root.join(".git").exists() {
         return None;
     }
-    let git = |args: &[&str]| {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(&ctx.project_root)
-            .output()
-            .ok()?;
-        output
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
-            .filter(|text| !text.is_empty())
-    };
+    let git = |args: &[&str]| crate::git::read(&ctx.project_root, args);
     Some(GitContext {
         branch: git(&["symbolic-ref", "--quiet", "--short", "HEAD"]),
         worktree: Some(ctx.project_root.to_string_lossy().into_owned()),
