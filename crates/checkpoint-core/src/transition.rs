@@ -319,6 +319,17 @@ pub fn apply(
 }
 
 fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<Utc>) -> Result<()> {
+    // Doing work lifts a pause: the agent is evidently running again.
+    if matches!(
+        transition,
+        Transition::PhaseStart { .. }
+            | Transition::PhaseProgress { .. }
+            | Transition::PhaseComplete { .. }
+            | Transition::TaskStart { .. }
+            | Transition::TaskDone { .. }
+    ) {
+        workflow.pause = None;
+    }
     match transition {
         Transition::Init { .. } | Transition::Snapshot { .. } => unreachable!("handled by `apply`"),
         Transition::PhaseStart { phase, force } => {

@@ -271,6 +271,12 @@ fn stop_failure_pauses_and_compaction_is_journaled() {
     let state = env.state("payments");
     assert_eq!(state["status"], "paused");
     assert_eq!(state["pause"]["reason"], "API error: rate_limit");
+    let plan = env.json(&["resume", "--dry-run"]);
+    assert_eq!(
+        plan["plan"]["recoveries"][0]["description"],
+        "the workflow was paused (API error: rate_limit); resuming lifts the pause"
+    );
+    assert_eq!(plan["plan"]["next"]["command"], "checkpoint start design");
     let compact = payload(
         &env,
         "PreCompact",
@@ -286,6 +292,12 @@ fn stop_failure_pauses_and_compaction_is_journaled() {
     .unwrap();
     assert_eq!(last["transition"]["op"], "compaction");
     assert_eq!(last["transition"]["trigger"], "manual");
+    env.ok(&["progress", "design", "back at it"]);
+    assert_eq!(
+        env.state("payments")["status"],
+        "in_progress",
+        "doing work lifts the pause"
+    );
 }
 
 #[test]

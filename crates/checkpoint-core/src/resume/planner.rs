@@ -155,11 +155,10 @@ pub fn plan(
         .is_some_and(|activity| now - activity.at < live_window);
     let interrupted = !workflow.status.is_finished() && !heartbeat_recent;
 
-    let recoveries = if interrupted {
-        recoveries(workflow, probe, now)
-    } else {
-        Vec::new()
-    };
+    let mut recoveries: Vec<RecoveryAction> = lift_pause(workflow, now).into_iter().collect();
+    if interrupted {
+        recoveries.extend(recoveries_after_interruption(workflow, probe));
+    }
     let mut after = workflow.clone();
     for recovery in &recoveries {
         // A recovery that does not apply is left out of the view; the writer recomputes under the lock.
@@ -236,20 +235,32 @@ fn phase_ref(workflow: &Workflow, phase: &crate::model::Phase) -> PhaseRef {
     }
 }
 
-/// The repairs an interruption calls for (the seeds' scenarios 1 and 2, and an expired pause).
-fn recoveries(workflow: &Workflow, probe: &dyn Probe, now: DateTime<Utc>) -> Vec<RecoveryAction> {
-    let mut actions = Vec::new();
-    if let Some(pause) = &workflow.pause
-        && pause.until.is_some_and(|until| until <= now)
-    {
-        actions.push(RecoveryAction {
-            code: "pause_expired",
-            phase: None,
-            task: None,
-            description: format!("the pause ({}) has expired; lifting it", pause.reason),
-            transition: Transition::Unpause,
-        });
+/// Lifts a pause whose time has come, or that names no time (a rate limit of unknown length):
+/// resuming is the user's decision to continue.
+fn lift_pause(workflow: &Workflow, now: DateTime<Utc>) -> Option<RecoveryAction> {
+    let pause = workflow.pause.as_ref()?;
+    if pause.until.is_some_and(|until| until > now) {
+        return None;
     }
+    let description = match pause.until {
+        Some(_) => format!("the pause ({}) has expired; lifting it", pause.reason),
+        None => format!(
+            "the workflow was paused ({}); resuming lifts the pause",
+            pause.reason
+        ),
+    };
+    Some(RecoveryAction {
+        code: "pause_expired",
+        phase: None,
+        task: None,
+        description,
+        transition: Transition::Unpause,
+    })
+}
+
+/// The repairs an interruption calls for (the seeds' scenarios 1 and 2).
+fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<RecoveryAction> {
+    let mut actions = Vec::new();
     let exists = |path: &str| probe.file_size(path).is_some_and(|size| size > 0);
     for phase in workflow
         .phases
