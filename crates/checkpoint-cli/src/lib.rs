@@ -29,8 +29,14 @@ pub fn command() -> clap::Command {
 
 /// Runs `checkpoint` with these arguments (the first is the program name).
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        Err(err) if err.use_stderr() && args.iter().any(|arg| arg == "--no-fail") => {
+            // `--no-fail` promises exit 0 with the message on stdout, even for a bad command line.
+            let _ = output::emit(&format!("`checkpoint` could not run: {}\n", err.render()));
+            return ExitCode::from(exit_code::SUCCESS);
+        }
         Err(err) => {
             let _ = err.print();
             return ExitCode::from(if err.use_stderr() {

@@ -42,7 +42,31 @@ pub(crate) fn run(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Ut
     }
 }
 
+/// The events this command handles; `SessionEnd` is accepted and does nothing.
+const EVENTS: &[&str] = &[
+    "SessionStart",
+    "PreCompact",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SubagentStop",
+    "StopFailure",
+    "SessionEnd",
+];
+
 fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> Result<(), String> {
+    if !EVENTS.contains(&args.event.as_str()) {
+        return Err(format!(
+            "unknown hook event `{}`; nothing recorded",
+            args.event
+        ));
+    }
+    if args.event == "SessionEnd" {
+        // Claude Code cuts SessionEnd short and skips it after any hook timeout, so nothing
+        // depends on it; the plugin declares it because a StopFailure hook in `-p` mode runs
+        // only when some SessionEnd hook exists (measured with 2.1.197).
+        return Ok(());
+    }
     let mut input = String::new();
     std::io::stdin()
         .take(MAX_PAYLOAD_BYTES)
@@ -56,6 +80,7 @@ fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> R
     if !payload.is_object() {
         return Err("the payload on stdin is not a JSON object; nothing recorded".into());
     }
+    check_payload(&args.event, &payload)?;
     let cwd = match payload.get("cwd").and_then(Value::as_str) {
         Some(cwd) if !cwd.is_empty() => PathBuf::from(cwd),
         _ => std::env::current_dir()
@@ -92,9 +117,12 @@ fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> R
         "PostToolUseFailure" => hook.post_tool_use_failure(),
         "Stop" | "SubagentStop" => hook.stop(&args.event),
         "StopFailure" => hook.stop_failure(),
-        other => Err(format!("unknown hook event `{other}`; nothing recorded")),
+        _ => Ok(()),
     }
 }
+
+/// A workflow that cannot be loaded, and why.
+type Unreadable = (WorkflowId, String);
 
 struct Hook {
     store: Store,
@@ -115,12 +143,21 @@ impl Hook {
 
     /// The unfinished workflows, most recently active first.
     fn active(&self) -> Result<Vec<Workflow>, String> {
+        Ok(self.scan()?.0)
+    }
+
+    /// The unfinished workflows, most recently active first, and the unreadable ones with why.
+    fn scan(&self) -> Result<(Vec<Workflow>, Vec<Unreadable>), String> {
         let mut active = Vec::new();
+        let mut unreadable = Vec::new();
         for id in self.store.list().map_err(|err| err.to_string())? {
             match self.store.load(&id) {
                 Ok(loaded) if !loaded.workflow.status.is_finished() => active.push(loaded.workflow),
                 Ok(_) => {}
-                Err(err) => output::warn(&format!("skipping workflow `{id}`: {err}")),
+                Err(err) => {
+                    output::warn(&format!("skipping workflow `{id}`: {err}"));
+                    unreadable.push((id, err.to_string()));
+                }
             }
         }
         active.sort_by_key(|workflow| {
@@ -133,7 +170,7 @@ impl Hook {
                     }),
             )
         });
-        Ok(active)
+        Ok((active, unreadable))
     }
 
     fn apply(
@@ -149,38 +186,45 @@ impl Hook {
 
     /// Re-injects where the work stands, so a new, resumed or compacted session picks it up.
     fn session_start(&self) -> Result<(), String> {
-        let active = self.active()?;
-        let Some((first, others)) = active.split_first() else {
-            return Ok(());
-        };
-        let probe = FsProbe::new(&self.project_root);
-        let findings = resume::validate(first, &[], &probe, &self.config, self.now);
-        let plan = resume::plan(
-            first,
-            findings,
-            &probe,
-            &PlanOptions {
-                config: self.config.clone(),
-                now: self.now,
-            },
-        );
-        let mut context = String::from(
-            "A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n",
-        );
-        context.push_str(&resume::render_prompt(
-            &plan,
-            self.now,
-            self.config.prompt_budget,
-        ));
-        if !others.is_empty() {
-            let ids: Vec<String> = others
-                .iter()
-                .map(|workflow| format!("`{}`", workflow.id))
-                .collect();
-            context.push_str(&format!(
-                "\nOther unfinished workflows: {} (see `checkpoint resume --workflow <id>`).\n",
-                ids.join(", ")
+        let (active, unreadable) = self.scan()?;
+        let mut context = String::new();
+        if let Some((first, others)) = active.split_first() {
+            let probe = FsProbe::new(&self.project_root);
+            let findings = resume::validate(first, &[], &probe, &self.config, self.now);
+            let plan = resume::plan(
+                first,
+                findings,
+                &probe,
+                &PlanOptions {
+                    config: self.config.clone(),
+                    now: self.now,
+                },
+            );
+            context.push_str("A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n");
+            context.push_str(&resume::render_prompt(
+                &plan,
+                self.now,
+                self.config.prompt_budget,
             ));
+            if !others.is_empty() {
+                let ids: Vec<String> = others
+                    .iter()
+                    .map(|workflow| format!("`{}`", workflow.id))
+                    .collect();
+                context.push_str(&format!(
+                    "\nOther unfinished workflows: {} (see `checkpoint resume --workflow <id>`).\n",
+                    ids.join(", ")
+                ));
+            }
+        }
+        if !unreadable.is_empty() {
+            context.push_str("\nThese `checkpoint` workflows cannot be read, so their saved work is not shown; tell the user and do not start them over:\n");
+            for (id, error) in &unreadable {
+                context.push_str(&format!("- `{id}`: {error}\n"));
+            }
+        }
+        if context.is_empty() {
+            return Ok(());
         }
         let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
         output::emit(&format!("{out}\n")).map_err(|err| err.to_string())
@@ -398,6 +442,44 @@ impl Hook {
             Ok(relative) => relative.to_string_lossy().into_owned(),
             Err(_) => absolute.to_string_lossy().into_owned(),
         }
+    }
+}
+
+/// Checks the fields every payload of `event` carries, so that a malformed one changes nothing.
+fn check_payload(event: &str, payload: &Value) -> Result<(), String> {
+    let string = |key: &str| payload.get(key).and_then(Value::as_str);
+    match string("hook_event_name") {
+        Some(name) if name == event => {}
+        Some(name) => {
+            return Err(format!(
+                "the payload is for `{name}`, not `{event}`; nothing recorded"
+            ));
+        }
+        None => return Err("the payload has no `hook_event_name`; nothing recorded".into()),
+    }
+    let mut required = vec!["session_id", "cwd"];
+    required.extend(match event {
+        "PreCompact" => &["trigger"][..],
+        "PostToolUse" => &["tool_name"][..],
+        "PostToolUseFailure" => &["tool_name", "error"][..],
+        "StopFailure" => &["error"][..],
+        _ => &[][..],
+    });
+    let missing: Vec<&str> = required
+        .into_iter()
+        .filter(|key| string(key).is_none())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the payload lacks the string field(s) {}; nothing recorded",
+            missing
+                .iter()
+                .map(|key| format!("`{key}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
     }
 }
 

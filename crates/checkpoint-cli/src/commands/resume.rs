@@ -21,9 +21,10 @@ use crate::{
 /// Arguments of `checkpoint resume`.
 #[derive(Debug, Clone, Args)]
 pub struct ResumeArgs {
-    /// The workflow to resume (like `--workflow`)
+    /// The workflow to resume (like `--workflow`); words after it are ignored, so that a slash
+    /// command's free text cannot break it
     #[arg(value_name = "WORKFLOW")]
-    pub workflow_id: Option<String>,
+    pub words: Vec<String>,
     /// Print any error on stdout and exit 0 (for `!` lines of slash commands, which drop the
     /// whole command when a line fails)
     #[arg(long)]
@@ -90,13 +91,13 @@ fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 
 /// On a terminal, when a decision is needed: show the plan, then offer the seeds' choices.
 fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some(id) = choose_workflow(ctx, args.workflow_id.as_deref())? else {
+    let Some(id) = choose_workflow(ctx, &args.words)? else {
         return nothing_to_resume(ctx);
     };
     let loaded = ctx.store.load(&id)?;
     let plan = build_plan(ctx, &loaded, &FsProbe::new(&ctx.project_root));
     let mut chosen = ResumeArgs {
-        workflow_id: Some(id.to_string()),
+        words: vec![id.to_string()],
         ..args.clone()
     };
     if !plan.decision_required {
@@ -134,7 +135,7 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 }
 
 fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some(id) = choose_workflow(ctx, args.workflow_id.as_deref())? else {
+    let Some(id) = choose_workflow(ctx, &args.words)? else {
         return nothing_to_resume(ctx);
     };
     let loaded = ctx.store.load(&id)?;
@@ -263,21 +264,64 @@ fn build_plan_for(
 
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
 /// when several are unfinished, and fails with the list otherwise.
-fn choose_workflow(ctx: &Ctx, positional: Option<&str>) -> Result<Option<WorkflowId>> {
-    if let Some(id) = positional {
-        let id = WorkflowId::new(id)?;
-        ctx.store.load(&id)?;
-        return Ok(Some(id));
+fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<WorkflowId>> {
+    if !words.is_empty() {
+        let known = ctx.store.list()?;
+        let found = words
+            .iter()
+            .find_map(|word| known.iter().find(|id| id.as_str() == word.as_str()));
+        return match found {
+            Some(id) => {
+                let ignored: Vec<&str> = words
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|word| *word != id.as_str())
+                    .collect();
+                if !ignored.is_empty() {
+                    output::note(&format!(
+                        "ignoring the extra words {}",
+                        ignored
+                            .iter()
+                            .map(|word| format!("`{word}`"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ));
+                }
+                ctx.store.load(id)?;
+                Ok(Some(id.clone()))
+            }
+            None => {
+                output::note(&format!(
+                    "no workflow is named {}; choosing as if none was named",
+                    words
+                        .iter()
+                        .map(|word| format!("`{word}`"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ));
+                choose_workflow(ctx, &[])
+            }
+        };
     }
     if ctx.workflow.is_some() {
         return ctx.workflow_id().map(Some);
     }
     let mut candidates: Vec<(WorkflowId, Workflow)> = Vec::new();
+    let mut unreadable = None;
     for id in ctx.store.list()? {
         match ctx.store.load(&id) {
             Ok(loaded) if loaded.workflow.status.is_finished() => {}
             Ok(loaded) => candidates.push((id, loaded.workflow)),
-            Err(err) => output::warn(&format!("skipping workflow `{id}`: {err}")),
+            Err(err) => {
+                output::warn(&format!("skipping workflow `{id}`: {err}"));
+                unreadable.get_or_insert(err);
+            }
+        }
+    }
+    if candidates.is_empty() {
+        // A workflow that cannot be read is not "nothing to resume": say why it cannot be.
+        if let Some(err) = unreadable {
+            return Err(err.into());
         }
     }
     candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.1.updated_at));

@@ -36,6 +36,9 @@ fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
         "transcript_path": "/tmp/transcript.jsonl",
         "cwd": env.project(),
         "hook_event_name": event,
+        "trigger": "manual",
+        "tool_name": "Bash",
+        "error": "unknown",
     });
     value
         .as_object_mut()
@@ -301,10 +304,11 @@ fn stop_failure_pauses_and_compaction_is_journaled() {
 }
 
 #[test]
-fn bad_payloads_never_fail_the_session() {
+fn bad_payloads_never_fail_the_session_and_change_nothing() {
     let env = TestEnv::new();
     interrupted(&env);
     let before = env.read("payments", "journal.jsonl");
+    let wrong_types = payload(&env, "Stop", json!({"session_id": 7, "cwd": 7}));
     for event in [
         "SessionStart",
         "PreCompact",
@@ -313,19 +317,33 @@ fn bad_payloads_never_fail_the_session() {
         "Stop",
         "SubagentStop",
         "StopFailure",
+        "SessionEnd",
         "NoSuchEvent",
     ] {
+        let other_event = payload(
+            &env,
+            if event == "Stop" {
+                "PreCompact"
+            } else {
+                "Stop"
+            },
+            json!({}),
+        );
+        let missing = json!({"hook_event_name": event, "cwd": env.project()}).to_string();
         for input in [
             "",
             "not json",
             "[1, 2]",
+            "{}",
             "{\"cwd\": 42}",
-            "{\"tool_name\": {\"nested\": true}}",
+            &wrong_types,
+            &other_event,
+            &missing,
         ] {
             let (code, stdout, stderr) = hook(&env, event, input);
             assert_eq!(code, 0, "{event} with {input:?}: {stderr}");
-            if input.is_empty() || input == "not json" || input == "[1, 2]" {
-                assert_eq!(stdout, "", "{event} with {input:?}");
+            assert_eq!(stdout, "", "{event} with {input:?}");
+            if event != "SessionEnd" {
                 assert!(
                     stderr.starts_with("warning: checkpoint hook"),
                     "{event} with {input:?}: {stderr}"
@@ -333,24 +351,10 @@ fn bad_payloads_never_fail_the_session() {
             }
         }
     }
-    // Payloads that parse but carry no usable fields only touch what their event owns.
-    let journal = env.read("payments", "journal.jsonl");
-    let ops: Vec<String> = journal
-        .lines()
-        .skip(before.lines().count())
-        .map(|line| {
-            serde_json::from_str::<Value>(line).unwrap()["transition"]["op"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    assert!(
-        ops.iter().all(|op| matches!(
-            op.as_str(),
-            "heartbeat" | "compaction" | "pause" | "tool_failure"
-        )),
-        "{ops:?}"
+    assert_eq!(
+        env.read("payments", "journal.jsonl"),
+        before,
+        "nothing was recorded"
     );
 }
 
@@ -370,5 +374,36 @@ fn a_locked_workflow_makes_the_hook_warn_not_fail() {
     assert!(
         start.elapsed() < std::time::Duration::from_secs(5),
         "within the hook's timeout"
+    );
+}
+
+#[test]
+fn session_start_explains_an_unreadable_workflow() {
+    let env = TestEnv::new();
+    interrupted(&env);
+    let mut state = env.state("payments");
+    state["schema_version"] = 99.into();
+    std::fs::write(
+        env.workflow_dir("payments").join("state.json"),
+        state.to_string(),
+    )
+    .unwrap();
+    let (code, stdout, _) = hook(
+        &env,
+        "SessionStart",
+        &payload(&env, "SessionStart", json!({"source": "startup"})),
+    );
+    assert_eq!(code, 0);
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    let context = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("cannot be read"), "{context}");
+    assert!(context.contains("schema version 99"), "{context}");
+    let resume = env.snapshot(&["resume", "--no-fail", "--format", "prompt"]);
+    assert!(resume.starts_with("exit status: 0"), "{resume}");
+    assert!(
+        resume.contains("schema version 99") && !resume.contains("nothing to resume"),
+        "{resume}"
     );
 }
