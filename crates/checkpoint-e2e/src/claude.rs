@@ -403,7 +403,7 @@ fn resolve_claude_bin(from_env: Option<OsString>, fallback: PathBuf) -> Result<P
     Ok(fallback)
 }
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     // This crate lives at `<root>/crates/checkpoint-e2e`.
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()

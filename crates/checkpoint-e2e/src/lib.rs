@@ -1,7 +1,8 @@
 //! End-to-end harness: the real `claude` client against a scripted mock of the Messages API.
 //!
 //! [`MockApi`] serves the API on 127.0.0.1 and records every request; [`ClaudeEnv`] runs the
-//! client in a throwaway HOME and git project pointed at that mock.
+//! client in a throwaway HOME and git project pointed at that mock; [`Plugin`] is the
+//! `checkpoint` plugin bundle under test.
 //!
 //! ```no_run
 //! use checkpoint_e2e::{ClaudeEnv, MockApi, Turn};
@@ -15,6 +16,8 @@
 
 pub mod claude;
 pub mod mock;
+pub mod plugin;
 
 pub use crate::claude::{ClaudeEnv, ClaudeOutput, JsonResult};
 pub use crate::mock::{MockApi, MockConfig, RecordedRequest, RequestKind, Turn};
+pub use crate::plugin::Plugin;

@@ -158,6 +158,24 @@ impl RecordedRequest {
         pieces.join("\n")
     }
 
+    /// Returns the text of the messages whose role is `role`, one piece per line.
+    ///
+    /// Like [`RecordedRequest::model_text`] without the `system` field and without the other
+    /// roles' messages. Hook context arrives in role `system` messages inside `messages`
+    /// (facts §e), an expanded slash command in role `user` ones (facts §a), so this tells the
+    /// two apart.
+    pub fn role_text(&self, role: &str) -> String {
+        let mut pieces = Vec::new();
+        for message in self
+            .messages()
+            .iter()
+            .filter(|message| message["role"] == role)
+        {
+            collect_text(&message["content"], &mut pieces);
+        }
+        pieces.join("\n")
+    }
+
     /// Returns the `messages` array of the body (empty when absent).
     pub fn messages(&self) -> &[Value] {
         self.body["messages"].as_array().map_or(&[], Vec::as_slice)

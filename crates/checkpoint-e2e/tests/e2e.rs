@@ -1,7 +1,26 @@
 //! End-to-end tests that drive the real `claude` client against the scripted mock Messages API.
 //!
 //! The client comes from `CHECKPOINT_CLAUDE_BIN` (or the copy `cargo xtask test` installs); without
-//! one these tests fail with a hint rather than pass vacuously.
+//! one these tests fail with a hint rather than pass vacuously. The tests of the `checkpoint`
+//! plugin also need its bundle (`CHECKPOINT_PLUGIN_DIR`, or what `cargo xtask dist` built); they
+//! live in the modules under `tests/e2e/`, all in this one test binary.
+
+#[path = "e2e/bundle.rs"]
+mod bundle;
+#[path = "e2e/client.rs"]
+mod client;
+#[path = "e2e/commands.rs"]
+mod commands;
+#[path = "e2e/hooks.rs"]
+mod hooks;
+#[path = "e2e/install.rs"]
+mod install;
+#[path = "e2e/session.rs"]
+mod session;
+#[path = "e2e/support.rs"]
+mod support;
+#[path = "e2e/tools.rs"]
+mod tools;
 
 use std::fs;
 
@@ -164,4 +183,24 @@ fn compaction_request_gets_the_configured_summary_without_consuming_the_script()
     let after = env.run(&["-p", "--resume", &session_id, "third"], &[]);
     assert_eq!(after.stdout.trim(), "AFTER-COMPACT", "{after}");
     assert!(mock.request_text(2).contains("CUSTOM-SUMMARY-MARKER"));
+}
+
+/// Files under `tests/e2e/` are not test binaries of their own: each must be a module above.
+#[test]
+fn no_forgotten_test_files() {
+    let this_file = include_str!("e2e.rs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("e2e");
+    let mut forgotten = Vec::new();
+    for entry in fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !this_file.contains(&format!("#[path = \"e2e/{name}\"]")) {
+            forgotten.push(name);
+        }
+    }
+    assert!(
+        forgotten.is_empty(),
+        "not declared in `tests/e2e.rs`: {forgotten:?}"
+    );
 }

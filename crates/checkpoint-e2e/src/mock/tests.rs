@@ -414,6 +414,14 @@ fn model_text_covers_system_messages_and_tool_results() {
     let request = &mock.main_requests()[0];
     assert_eq!(request.tool_results().len(), 2);
     assert_eq!(request.tool_results()[0]["is_error"], false);
+    // `role_text` keeps one role's messages and leaves out the top-level `system` field.
+    let system = request.role_text("system");
+    assert_eq!(system, "SYSTEM-MESSAGE-TEXT");
+    let user = request.role_text("user");
+    assert_eq!(
+        user,
+        "STRING-CONTENT\nRESULT-STRING\nRESULT-BLOCK\nAFTER-RESULT"
+    );
 }
 
 #[test]
