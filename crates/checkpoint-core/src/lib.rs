@@ -11,7 +11,9 @@ mod model;
 mod plan;
 mod transition;
 
+pub mod failpoint;
 pub mod journal;
+pub mod redact;
 pub mod schema;
 pub mod store;
 
