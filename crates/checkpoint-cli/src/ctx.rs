@@ -192,7 +192,10 @@ fn test_failpoint() -> Result<Option<Failpoint>> {
     Failpoint::parse(&spec).map(Some).ok_or_else(|| {
         let steps: Vec<&str> = Step::ALL.iter().map(|step| step.as_str()).collect();
         miette::miette!(
-            help = format!("use `<step>` or `<step>:enospc`, where step is one of {}", steps.join(", ")),
+            help = format!(
+                "use `<step>` or `<step>:enospc`, where step is one of {}",
+                steps.join(", ")
+            ),
             "invalid `{}={spec}`",
             vars::CHECKPOINT_TEST_FAILPOINT
         )

@@ -60,7 +60,7 @@ pub(crate) fn warn_recoveries(recoveries: &[Recovery]) {
 pub(crate) fn warn_redacted(redacted: usize) {
     if redacted > 0 {
         warn(&format!(
-            "{redacted} secret{} (API keys, tokens, passwords or private keys) redacted before saving",
+            "{redacted} secret{} redacted before saving (API keys, tokens, passwords or private keys)",
             if redacted == 1 { " was" } else { "s were" }
         ));
     }

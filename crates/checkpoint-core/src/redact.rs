@@ -22,7 +22,10 @@ pub fn text(text: &mut String) -> usize {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for span in &spans {
-        debug_assert!(span.start >= last, "`find` returns spans that do not overlap");
+        debug_assert!(
+            span.start >= last,
+            "`find` returns spans that do not overlap"
+        );
         out.push_str(&text[last..span.start]);
         out.push_str("[REDACTED:");
         out.push_str(span.kind);

@@ -19,7 +19,7 @@ use miette::{NamedSource, SourceOffset};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    error::{Error, Result},
+    error::{Error, Result, showable},
     failpoint::{self, Failpoint, Step},
     fsx,
     id::WorkflowId,
@@ -610,6 +610,9 @@ fn state_err_with_help(err: Error) -> Error {
     }
 }
 
+/// The hint of a state file that does not parse.
+const REBUILT_HELP: &str = "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`";
+
 /// Parses and checks a state file.
 pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     #[derive(Deserialize)]
@@ -618,6 +621,15 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     }
     let corrupt = |message: String, err: Option<&serde_json::Error>| {
         let text = String::from_utf8_lossy(bytes).into_owned();
+        if !showable(&text) {
+            return Error::Corrupt {
+                path: path.to_owned(),
+                message,
+                help: REBUILT_HELP.into(),
+                source_code: None,
+                span: None,
+            };
+        }
         let span = err.filter(|err| err.line() > 0).map(|err| {
             (
                 SourceOffset::from_location(&text, err.line(), err.column()).offset(),
@@ -628,7 +640,7 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
         Error::Corrupt {
             path: path.to_owned(),
             message,
-            help: "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`".into(),
+            help: REBUILT_HELP.into(),
             source_code: Some(NamedSource::new(path.display().to_string(), text)),
             span,
         }
@@ -658,27 +670,23 @@ fn first_difference(a: &Workflow, b: &Workflow) -> Option<String> {
     fn walk(a: &Value, b: &Value, path: &mut String) -> bool {
         let len = path.len();
         let differs = match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                x.keys().chain(y.keys()).any(|key| {
-                    path.truncate(len);
-                    path.push_str(if len == 0 { "" } else { "." });
-                    path.push_str(key);
-                    match (x.get(key), y.get(key)) {
-                        (Some(x), Some(y)) => walk(x, y, path),
-                        _ => true,
-                    }
-                })
-            }
-            (Value::Array(x), Value::Array(y)) => {
-                (0..x.len().max(y.len())).any(|index| {
-                    path.truncate(len);
-                    path.push_str(&format!("[{index}]"));
-                    match (x.get(index), y.get(index)) {
-                        (Some(x), Some(y)) => walk(x, y, path),
-                        _ => true,
-                    }
-                })
-            }
+            (Value::Object(x), Value::Object(y)) => x.keys().chain(y.keys()).any(|key| {
+                path.truncate(len);
+                path.push_str(if len == 0 { "" } else { "." });
+                path.push_str(key);
+                match (x.get(key), y.get(key)) {
+                    (Some(x), Some(y)) => walk(x, y, path),
+                    _ => true,
+                }
+            }),
+            (Value::Array(x), Value::Array(y)) => (0..x.len().max(y.len())).any(|index| {
+                path.truncate(len);
+                path.push_str(&format!("[{index}]"));
+                match (x.get(index), y.get(index)) {
+                    (Some(x), Some(y)) => walk(x, y, path),
+                    _ => true,
+                }
+            }),
             _ => a != b,
         };
         if !differs {
@@ -915,6 +923,12 @@ fn write_state_atomically(
             reason = "the caller names the path in the error"
         )]
         fs::rename(&backup_tmp, dir.join(BACKUP_FILE))?;
+        // When the backup already was this very file (a write failed after linking it), the
+        // rename of one link onto another of the same file does nothing: drop the extra link.
+        match fs::remove_file(&backup_tmp) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+            _ => {}
+        }
     }
     failpoint::check(failpoint, Step::Rename)?;
     temp.persist(&state_path).map_err(|err| err.error)?;

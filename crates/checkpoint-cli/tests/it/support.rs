@@ -2,7 +2,7 @@
 //! helpers that run the real `checkpoint` binary and render its output for snapshots.
 
 use std::{
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::{Command, Output},
 };
 
@@ -132,7 +132,15 @@ pub fn render(env: &TestEnv, output: &Output) -> String {
     )
 }
 
-/// Whether a path exists.
-pub fn exists(path: &Path) -> bool {
-    path.exists()
+/// A copy of a prepared command: its program, environment and directory, not its arguments (a
+/// `Command` is not `Clone`).
+pub fn copy(cmd: &Command) -> Command {
+    let mut copy = Command::new(cmd.get_program());
+    copy.env_clear()
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(key, value)| Some((key, value?))),
+        )
+        .current_dir(cmd.get_current_dir().unwrap());
+    copy
 }

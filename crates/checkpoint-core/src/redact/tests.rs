@@ -23,14 +23,20 @@ fn anthropic_and_openai_keys() {
         "OPENAI sk-proj-0123456789abcdefghijABCDEFGHIJ.",
         "OPENAI [REDACTED:api-key].",
     );
-    check("the sk-learn library and task-sk-1", "the sk-learn library and task-sk-1");
+    check(
+        "the sk-learn library and task-sk-1",
+        "the sk-learn library and task-sk-1",
+    );
 }
 
 #[test]
 fn aws_access_keys() {
     check("id AKIAIOSFODNN7EXAMPLE,", "id [REDACTED:aws-key],");
     check("ASIAY34FZKBOKMUTVV7A", "[REDACTED:aws-key]");
-    check("AKIA is a prefix, AKIASHORT too", "AKIA is a prefix, AKIASHORT too");
+    check(
+        "AKIA is a prefix, AKIASHORT too",
+        "AKIA is a prefix, AKIASHORT too",
+    );
 }
 
 #[test]
@@ -62,7 +68,10 @@ fn bearer_tokens() {
         "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig' url",
         "curl -H 'Authorization: Bearer [REDACTED:bearer-token]' url",
     );
-    check("bearer  abcdefgh12345678", "bearer  [REDACTED:bearer-token]");
+    check(
+        "bearer  abcdefgh12345678",
+        "bearer  [REDACTED:bearer-token]",
+    );
     check("the bearer of bad news", "the bearer of bad news");
 }
 

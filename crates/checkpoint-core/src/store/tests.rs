@@ -116,7 +116,9 @@ fn a_journal_cut_anywhere_still_loads_and_accepts_writes() {
     let loaded = store.create(initial(), now()).unwrap();
     for n in 0..4 {
         let text = format!("note {n}");
-        store.apply(&id(), now(), Transition::Note { text }).unwrap();
+        store
+            .apply(&id(), now(), Transition::Note { text })
+            .unwrap();
     }
     let journal_path = loaded.dir.join(JOURNAL_FILE);
     let whole = fs::read(&journal_path).unwrap();
@@ -127,7 +129,13 @@ fn a_journal_cut_anywhere_still_loads_and_accepts_writes() {
         let loaded = store.load(&id()).unwrap();
         assert_eq!(loaded.workflow.context.notes.len(), 4, "cut at {cut}");
         let written = store
-            .apply(&id(), now(), Transition::Note { text: "after".into() })
+            .apply(
+                &id(),
+                now(),
+                Transition::Note {
+                    text: "after".into(),
+                },
+            )
             .unwrap();
         assert_eq!(written.workflow.context.notes.len(), 5, "cut at {cut}");
         assert_eq!(store.load(&id()).unwrap().workflow, written.workflow);
@@ -164,44 +172,40 @@ fn secrets_never_reach_the_disk() {
     assert!(store.replay_matches(&id()).unwrap());
 }
 
-/// A small deterministic generator (xorshift64*), so that the fuzz smoke test needs no crate.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Mutates `seed` like a fuzzer: flip, insert, delete, duplicate or splice bytes.
-fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
+fn mutate(rng: &mut fastrand::Rng, seed: &[u8]) -> Vec<u8> {
     const INTERESTING: &[&[u8]] = &[
-        b"{", b"}", b"[", b"]", b"\"", b"\n", b"\\u0000", b"\xff", b"99999999999999999999", b"-1",
-        b"null", b"\"seq\":", b"\"op\":\"init\"", b"\"schema_version\":",
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b"\"",
+        b"\n",
+        b"\\u0000",
+        b"\xff",
+        b"99999999999999999999",
+        b"-1",
+        b"null",
+        b"\"seq\":",
+        b"\"op\":\"init\"",
+        b"\"schema_version\":",
     ];
     let mut bytes = seed.to_vec();
-    for _ in 0..=rng.below(8) {
-        let at = rng.below(bytes.len() + 1);
-        match rng.below(5) {
-            0 if at < bytes.len() => bytes[at] ^= 1 << rng.below(8),
+    for _ in 0..=rng.usize(..8) {
+        let at = rng.usize(..bytes.len() + 1);
+        match rng.usize(..5) {
+            0 if at < bytes.len() => bytes[at] ^= 1 << rng.usize(..8),
             1 => {
-                let piece = INTERESTING[rng.below(INTERESTING.len())];
+                let piece = INTERESTING[rng.usize(..INTERESTING.len())];
                 bytes.splice(at..at, piece.iter().copied());
             }
             2 if at < bytes.len() => {
-                let end = (at + rng.below(16)).min(bytes.len());
+                let end = (at + rng.usize(..16)).min(bytes.len());
                 bytes.drain(at..end);
             }
             3 => {
-                let from = rng.below(bytes.len() + 1);
-                let end = (from + rng.below(64)).min(bytes.len());
+                let from = rng.usize(..bytes.len() + 1);
+                let end = (from + rng.usize(..64)).min(bytes.len());
                 let piece = bytes[from..end].to_vec();
                 bytes.splice(at..at, piece);
             }
@@ -224,9 +228,7 @@ fn parsers_survive_random_and_mutated_input() {
             phase: crate::PhaseId::new("a").unwrap(),
             force: false,
         },
-        Transition::Note {
-            text: "n".into(),
-        },
+        Transition::Note { text: "n".into() },
     ] {
         store.apply(&id(), now(), transition).unwrap();
     }
@@ -234,10 +236,10 @@ fn parsers_survive_random_and_mutated_input() {
     let journal_bytes = fs::read(loaded.dir.join(JOURNAL_FILE)).unwrap();
     let plan = br#"{"title": "t", "phases": [{"id": "a"}, {"id": "b", "dependencies": ["a"], "on_failure": "a"}]}"#;
     let plan_toml = b"[[phases]]\nid = \"a\"\n[[phases]]\nid = \"b\"\ndepends_on = [\"a\"]\n";
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = fastrand::Rng::with_seed(0x9E37_79B9_7F4A_7C15);
     for round in 0..3000 {
         let input = match round % 5 {
-            0 => (0..rng.below(256)).map(|_| rng.next() as u8).collect(),
+            0 => (0..rng.usize(..256)).map(|_| rng.u8(..)).collect(),
             1 => mutate(&mut rng, &state),
             2 => mutate(&mut rng, &journal_bytes),
             3 => mutate(&mut rng, plan),

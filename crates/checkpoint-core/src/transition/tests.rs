@@ -33,8 +33,7 @@ pub(crate) fn arb_transition() -> impl Strategy<Value = Transition> {
         1 => Just("zz"),
     ]
     .prop_map(|id| PhaseId::new(id).unwrap());
-    let task =
-        prop::sample::select(vec!["t1", "t2", "t3"]).prop_map(|id| TaskId::new(id).unwrap());
+    let task = prop::sample::select(vec!["t1", "t2", "t3"]).prop_map(|id| TaskId::new(id).unwrap());
     let text = "[a-z ]{0,8}";
     prop_oneof![
         (phase.clone(), any::<bool>())
@@ -65,7 +64,8 @@ pub(crate) fn arb_transition() -> impl Strategy<Value = Transition> {
             title: None,
             output: None
         }),
-        (phase.clone(), task.clone()).prop_map(|(phase, task)| Transition::TaskStart { phase, task }),
+        (phase.clone(), task.clone())
+            .prop_map(|(phase, task)| Transition::TaskStart { phase, task }),
         (phase.clone(), task.clone()).prop_map(|(phase, task)| Transition::TaskDone {
             phase,
             task,
@@ -98,7 +98,11 @@ pub(crate) fn arb_transition() -> impl Strategy<Value = Transition> {
 fn check_state(workflow: &Workflow, abandoned_before: bool) -> Result<(), TestCaseError> {
     check_invariants(workflow).map_err(TestCaseError::fail)?;
     if abandoned_before {
-        prop_assert_eq!(workflow.status, WorkflowStatus::Abandoned, "abandon is final");
+        prop_assert_eq!(
+            workflow.status,
+            WorkflowStatus::Abandoned,
+            "abandon is final"
+        );
     }
     let expected = match workflow.status {
         WorkflowStatus::Abandoned => WorkflowStatus::Abandoned,
