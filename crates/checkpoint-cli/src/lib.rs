@@ -1,6 +1,11 @@
 //! The `checkpoint` command line: parses arguments, runs one subcommand, renders its result and
 //! maps errors to the documented exit codes.
 
+#![expect(
+    clippy::result_large_err,
+    reason = "`checkpoint_core::Error` carries a file's contents for its diagnostic; errors are rare"
+)]
+
 mod cli;
 mod commands;
 mod ctx;

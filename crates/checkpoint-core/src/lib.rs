@@ -4,6 +4,11 @@
 //! the current time. All filesystem access lives in [`store`] (and the small path-naming helpers
 //! in `fsx`).
 
+#![expect(
+    clippy::result_large_err,
+    reason = "`Error` carries a file's contents for its diagnostic; errors are rare and off the hot path"
+)]
+
 mod error;
 mod fsx;
 mod id;

@@ -246,23 +246,108 @@ struct Span {
     kind: &'static str,
 }
 
-/// Token prefixes: the prefix, the characters the body may use, the shortest body, the kind.
-const PREFIXES: &[(&str, fn(u8) -> bool, usize, &str)] = &[
-    ("sk-", is_key_char, 20, "api-key"),
-    ("AKIA", is_upper_alnum, 16, "aws-key"),
-    ("ASIA", is_upper_alnum, 16, "aws-key"),
-    ("ghp_", is_alnum, 30, "github-token"),
-    ("gho_", is_alnum, 30, "github-token"),
-    ("ghu_", is_alnum, 30, "github-token"),
-    ("ghs_", is_alnum, 30, "github-token"),
-    ("ghr_", is_alnum, 30, "github-token"),
-    ("github_pat_", is_word_char, 20, "github-token"),
-    ("xoxa-", is_slack_char, 10, "slack-token"),
-    ("xoxb-", is_slack_char, 10, "slack-token"),
-    ("xoxp-", is_slack_char, 10, "slack-token"),
-    ("xoxo-", is_slack_char, 10, "slack-token"),
-    ("xoxr-", is_slack_char, 10, "slack-token"),
-    ("xoxs-", is_slack_char, 10, "slack-token"),
+/// A token recognised by its prefix.
+struct Prefix {
+    prefix: &'static str,
+    /// The characters the body after the prefix may use.
+    body: fn(u8) -> bool,
+    /// The shortest body (for AWS key ids, the only length).
+    min_len: usize,
+    kind: &'static str,
+}
+
+/// Token prefixes.
+const PREFIXES: &[Prefix] = &[
+    Prefix {
+        prefix: "sk-",
+        body: is_key_char,
+        min_len: 20,
+        kind: "api-key",
+    },
+    Prefix {
+        prefix: "AKIA",
+        body: is_upper_alnum,
+        min_len: 16,
+        kind: "aws-key",
+    },
+    Prefix {
+        prefix: "ASIA",
+        body: is_upper_alnum,
+        min_len: 16,
+        kind: "aws-key",
+    },
+    Prefix {
+        prefix: "ghp_",
+        body: is_alnum,
+        min_len: 30,
+        kind: "github-token",
+    },
+    Prefix {
+        prefix: "gho_",
+        body: is_alnum,
+        min_len: 30,
+        kind: "github-token",
+    },
+    Prefix {
+        prefix: "ghu_",
+        body: is_alnum,
+        min_len: 30,
+        kind: "github-token",
+    },
+    Prefix {
+        prefix: "ghs_",
+        body: is_alnum,
+        min_len: 30,
+        kind: "github-token",
+    },
+    Prefix {
+        prefix: "ghr_",
+        body: is_alnum,
+        min_len: 30,
+        kind: "github-token",
+    },
+    Prefix {
+        prefix: "github_pat_",
+        body: is_word_char,
+        min_len: 20,
+        kind: "github-token",
+    },
+    Prefix {
+        prefix: "xoxa-",
+        body: is_slack_char,
+        min_len: 10,
+        kind: "slack-token",
+    },
+    Prefix {
+        prefix: "xoxb-",
+        body: is_slack_char,
+        min_len: 10,
+        kind: "slack-token",
+    },
+    Prefix {
+        prefix: "xoxp-",
+        body: is_slack_char,
+        min_len: 10,
+        kind: "slack-token",
+    },
+    Prefix {
+        prefix: "xoxo-",
+        body: is_slack_char,
+        min_len: 10,
+        kind: "slack-token",
+    },
+    Prefix {
+        prefix: "xoxr-",
+        body: is_slack_char,
+        min_len: 10,
+        kind: "slack-token",
+    },
+    Prefix {
+        prefix: "xoxs-",
+        body: is_slack_char,
+        min_len: 10,
+        kind: "slack-token",
+    },
 ];
 
 /// Key suffixes that make an assignment's value a secret, lowercase.
@@ -295,27 +380,32 @@ fn find(text: &str) -> Vec<Span> {
         let at_boundary = i == 0 || !is_word_char(bytes[i - 1]) && bytes[i - 1] != b'-';
         let found = if at_boundary {
             prefixed_token(bytes, i)
-                .or_else(|| bearer(bytes, i))
+                .or_else(|| bearer(bytes, i, MIN_BEARER_LEN))
                 .or_else(|| assignment(bytes, i))
         } else {
             None
         };
-        match found {
-            Some(span) if !spans.iter().any(|other: &Span| other.overlaps(span)) => {
+        match found.and_then(|span| clip(&spans, span)) {
+            Some(span) => {
                 i = span.end;
                 spans.push(span);
             }
-            _ => i += 1,
+            None => i += 1,
         }
     }
     spans.sort_by_key(|span| span.start);
     spans
 }
 
-impl Span {
-    fn overlaps(self, other: Span) -> bool {
-        self.start < other.end && other.start < self.end
+/// Cuts `span` short of the first private key block it runs into (so that the marker of the block
+/// stays whole, and a second redaction finds nothing); `None` when nothing is left.
+fn clip(spans: &[Span], mut span: Span) -> Option<Span> {
+    for other in spans {
+        if other.start < span.end && span.start < other.end {
+            span.end = other.start;
+        }
     }
+    (span.start < span.end).then_some(span)
 }
 
 /// `-----BEGIN <anything> PRIVATE KEY-----` through the matching `END` line (or the end of text).
@@ -351,7 +441,13 @@ fn private_keys(text: &str, spans: &mut Vec<Span>) {
 }
 
 fn prefixed_token(bytes: &[u8], at: usize) -> Option<Span> {
-    for &(prefix, body_char, min_len, kind) in PREFIXES {
+    for &Prefix {
+        prefix,
+        body: body_char,
+        min_len,
+        kind,
+    } in PREFIXES
+    {
         if !bytes[at..].starts_with(prefix.as_bytes()) {
             continue;
         }
@@ -375,8 +471,12 @@ fn prefixed_token(bytes: &[u8], at: usize) -> Option<Span> {
     None
 }
 
-/// `Bearer <token>` (any case): the token is redacted, the word kept.
-fn bearer(bytes: &[u8], at: usize) -> Option<Span> {
+/// The shortest token after a free-standing `Bearer` that is redacted (`the bearer of` is not).
+const MIN_BEARER_LEN: usize = 8;
+
+/// `Bearer <token>` (any case) with a token of at least `min_len` characters: the token is
+/// redacted, the word kept.
+fn bearer(bytes: &[u8], at: usize, min_len: usize) -> Option<Span> {
     const WORD: &[u8] = b"bearer";
     if bytes.len() < at + WORD.len() || !bytes[at..at + WORD.len()].eq_ignore_ascii_case(WORD) {
         return None;
@@ -393,7 +493,7 @@ fn bearer(bytes: &[u8], at: usize) -> Option<Span> {
         .iter()
         .take_while(|&&b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b))
         .count();
-    (len >= 8 && !bytes[start..].starts_with(MARKER_PREFIX.as_bytes())).then_some(Span {
+    (len >= min_len && !bytes[start..].starts_with(MARKER_PREFIX.as_bytes())).then_some(Span {
         start,
         end: start + len,
         kind: "bearer-token",
@@ -443,13 +543,22 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
     if len == 0 || bytes[start..].starts_with(MARKER_PREFIX.as_bytes()) {
         return None;
     }
-    prefixed_token(bytes, start)
-        .or_else(|| bearer(bytes, start))
-        .or(Some(Span {
-            start,
-            end: start + len,
-            kind: "secret",
-        }))
+    if is_bearer(&bytes[start..]) {
+        // `token: Bearer <token>`: the token is the secret, whatever its length.
+        return bearer(bytes, start, 1);
+    }
+    prefixed_token(bytes, start).or(Some(Span {
+        start,
+        end: start + len,
+        kind: "secret",
+    }))
+}
+
+/// Whether `bytes` starts with the word `bearer` (any case) and a space.
+fn is_bearer(bytes: &[u8]) -> bool {
+    bytes.len() > 6
+        && bytes[..6].eq_ignore_ascii_case(b"bearer")
+        && matches!(bytes[6], b' ' | b'\t')
 }
 
 fn count_spaces(bytes: &[u8]) -> usize {

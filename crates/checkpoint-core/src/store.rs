@@ -357,26 +357,26 @@ impl Store {
                 Ok(state) => replayed = state,
                 Err(err) => mismatch = Some(err.to_string()),
             }
-            if let (Some(disk), Some(state)) = (&on_disk, &replayed) {
-                if disk.seq == entry.seq {
-                    mismatch = first_difference(disk, state).map(|path| {
-                        format!(
-                            "`{STATE_FILE}` differs from the journal's replay to entry {} at `{path}`",
-                            entry.seq
-                        )
-                    });
-                }
-            }
-        }
-        if mismatch.is_none() {
-            if let Some(state) = &replayed {
-                mismatch = first_difference(&loaded.workflow, state).map(|path| {
+            if let (Some(disk), Some(state)) = (&on_disk, &replayed)
+                && disk.seq == entry.seq
+            {
+                mismatch = first_difference(disk, state).map(|path| {
                     format!(
-                        "the loaded state (entry {}) differs from the journal's replay (entry {}) at `{path}`",
-                        loaded.workflow.seq, state.seq
+                        "`{STATE_FILE}` differs from the journal's replay to entry {} at `{path}`",
+                        entry.seq
                     )
                 });
             }
+        }
+        if mismatch.is_none()
+            && let Some(state) = &replayed
+        {
+            mismatch = first_difference(&loaded.workflow, state).map(|path| {
+                format!(
+                    "the loaded state (entry {}) differs from the journal's replay (entry {}) at `{path}`",
+                    loaded.workflow.seq, state.seq
+                )
+            });
         }
         Ok(Verification {
             journal_seq,
@@ -557,10 +557,10 @@ fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> 
                 Transition::Init { .. } | Transition::Snapshot { .. }
             )
         });
-        if starts_whole {
-            if let Ok(Some(workflow)) = journal::replay(journal_path, None, &journal.entries) {
-                return Ok((workflow, "journal"));
-            }
+        if starts_whole
+            && let Ok(Some(workflow)) = journal::replay(journal_path, None, &journal.entries)
+        {
+            return Ok((workflow, "journal"));
         }
     }
     let backup_path = dir.join(BACKUP_FILE);
@@ -734,10 +734,13 @@ fn read_journal(path: &Path) -> Result<journal::Journal> {
     }
 }
 
+/// A torn last line of the journal: where it starts, and its bytes.
+type TornLine = (u64, Vec<u8>);
+
 /// Reads the journal's end: the last complete sequence number and a torn last line, if any.
 ///
 /// Reads a few kilobytes from the end, more only when the last line is longer.
-fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<(u64, Vec<u8>)>)> {
+fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<TornLine>)> {
     refuse_symlink(path)?;
     let mut file = match fs::File::open(path) {
         Ok(file) => file,
@@ -760,7 +763,7 @@ fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<(u64, Vec<u8>)>)> {
             .read_to_end(&mut tail)
             .map_err(|err| Error::io("read", path, err))?;
         match tail.iter().rposition(|&b| b == b'\n') {
-            None if whole => return Ok((None, (!tail.is_empty()).then(|| (0, tail)))),
+            None if whole => return Ok((None, (!tail.is_empty()).then_some((0, tail)))),
             None => {}
             Some(end) => {
                 let torn = (end + 1 < tail.len())

@@ -5,6 +5,11 @@
 //! The counts are those of a CI run; `CHECKPOINT_LONG_TESTS=1` raises them for release checks,
 //! and `CHECKPOINT_TEST_SEED=<n>` replays a random run.
 
+#![expect(
+    clippy::print_stdout,
+    reason = "the tests report their seeds and counts (shown with `--nocapture`)"
+)]
+
 use std::{
     fs,
     path::{Path, PathBuf},

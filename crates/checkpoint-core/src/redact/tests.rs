@@ -113,6 +113,23 @@ fn generic_assignments() {
 }
 
 #[test]
+fn values_next_to_other_secrets_stay_redacted_once() {
+    // Found by the `redact` fuzz target: a second pass must find nothing.
+    check(
+        "clientpassword=[R-----BEGIN RSA PRIVATE KEY-----\nMII\n-----END RSA PRIVATE KEY-----",
+        "clientpassword=[REDACTED:secret][REDACTED:private-key]",
+    );
+    check(
+        "token: Bearer abcdefgh, api_key=Bearer x",
+        "token: Bearer [REDACTED:bearer-token], api_key=Bearer [REDACTED:bearer-token]",
+    );
+    check(
+        "token: Bearer [REDACTED:bearer-token]",
+        "token: Bearer [REDACTED:bearer-token]",
+    );
+}
+
+#[test]
 fn counts_every_secret_and_keeps_the_rest() {
     let mut text =
         "a AKIAIOSFODNN7EXAMPLE b token=x c ghp_1234567890abcdefghijABCDEFGHIJ123456".to_owned();

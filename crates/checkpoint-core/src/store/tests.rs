@@ -1,6 +1,11 @@
 //! Tests of the store: random transitions against the journal, truncated journals, secrets, and
 //! random bytes fed to every parser.
 
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests read and damage the store's files directly"
+)]
+
 use std::{fs, path::Path, time::Duration};
 
 use chrono::{DateTime, Utc};
@@ -47,7 +52,7 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 proptest! {
-    // Every case writes files with fsync: few cases, raised with `PROPTEST_CASES` for release checks.
+    // Every case writes files with fsync: few cases keep the suite fast.
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     #[test]
