@@ -10,6 +10,7 @@ use std::{
 
 use checkpoint_core::{
     CONFIG_FILE, Config, WorkflowId,
+    failpoint::{self, Failpoint, Step},
     store::{Loaded, Store, StoreOptions},
 };
 use chrono::{DateTime, Utc};
@@ -62,6 +63,7 @@ impl Ctx {
             StoreOptions {
                 lock_timeout: lock_timeout()?,
                 on_lock_wait: Some(warn_lock_wait),
+                failpoint: test_failpoint()?,
             },
         );
         Ok(Self {
@@ -187,6 +189,32 @@ fn lock_timeout() -> Result<Duration> {
             }),
         _ => Ok(Duration::from_secs_f64(DEFAULT_LOCK_TIMEOUT_SECS)),
     }
+}
+
+/// The hidden `CHECKPOINT_TEST_FAILPOINT`, refused by a build without failpoints so that a test
+/// never believes it injected an error that was not.
+pub(crate) fn test_failpoint() -> Result<Option<Failpoint>> {
+    let spec = match env::var(vars::CHECKPOINT_TEST_FAILPOINT) {
+        Ok(spec) if !spec.is_empty() => spec,
+        _ => return Ok(None),
+    };
+    if !failpoint::ENABLED {
+        miette::bail!(
+            "`{}` is set, but this build of `checkpoint` has no failpoints",
+            vars::CHECKPOINT_TEST_FAILPOINT
+        );
+    }
+    Failpoint::parse(&spec).map(Some).ok_or_else(|| {
+        let steps: Vec<&str> = Step::ALL.iter().map(|step| step.as_str()).collect();
+        miette::miette!(
+            help = format!(
+                "use `<step>` or `<step>:enospc`, where step is one of {}",
+                steps.join(", ")
+            ),
+            "invalid `{}={spec}`",
+            vars::CHECKPOINT_TEST_FAILPOINT
+        )
+    })
 }
 
 fn warn_lock_wait(path: &Path) {

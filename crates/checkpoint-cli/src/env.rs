@@ -8,6 +8,9 @@ pub const CHECKPOINT_WORKFLOW: &str = "CHECKPOINT_WORKFLOW";
 pub const CHECKPOINT_LOCK_TIMEOUT: &str = "CHECKPOINT_LOCK_TIMEOUT";
 /// Hidden: the current time as RFC 3339, for reproducible tests.
 pub const CHECKPOINT_TEST_NOW: &str = "CHECKPOINT_TEST_NOW";
+/// Hidden, for tests: inject an I/O error in the store's write path, as `<step>` or
+/// `<step>:enospc` (see `checkpoint_core::failpoint`); refused by builds without failpoints.
+pub const CHECKPOINT_TEST_FAILPOINT: &str = "CHECKPOINT_TEST_FAILPOINT";
 /// Disables colour when set to a non-empty value.
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Forces colour when set to a non-empty value.

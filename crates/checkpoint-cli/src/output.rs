@@ -56,6 +56,16 @@ pub(crate) fn warn_recoveries(recoveries: &[Recovery]) {
     }
 }
 
+/// Says on stderr that secrets were redacted before the state was written.
+pub(crate) fn warn_redacted(redacted: usize) {
+    if redacted > 0 {
+        warn(&format!(
+            "{redacted} secret{} redacted before saving (API keys, tokens, passwords or private keys)",
+            if redacted == 1 { " was" } else { "s were" }
+        ));
+    }
+}
+
 /// One sentence describing a recovery.
 pub(crate) fn describe_recovery(recovery: &Recovery) -> String {
     match recovery {

@@ -41,6 +41,7 @@ pub(crate) fn apply(
     let id = ctx.workflow_id()?;
     let loaded = ctx.store.apply(&id, ctx.now, transition)?;
     output::warn_recoveries(&loaded.recoveries);
+    output::warn_redacted(loaded.redacted);
     match ctx.format {
         crate::cli::Format::Json => WorkflowReport::new(&loaded).emit()?,
         _ => {

@@ -4,6 +4,17 @@ use std::{io, path::PathBuf};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
+/// The longest line a diagnostic shows with a label under it.
+///
+/// miette cannot draw a label past column 65535 (it panics), and a snippet of such a line would be
+/// unreadable anyway: a file with longer lines is named in the error but not shown.
+const MAX_SHOWN_LINE: usize = 1000;
+
+/// Whether a diagnostic may show `text` with a label: no line is longer than [`MAX_SHOWN_LINE`].
+pub(crate) fn showable(text: &str) -> bool {
+    text.split('\n').all(|line| line.len() <= MAX_SHOWN_LINE)
+}
+
 /// A shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

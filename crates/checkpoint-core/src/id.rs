@@ -34,10 +34,25 @@ fn validate(what: &'static str, value: &str) -> Result<()> {
     match reason {
         Some(reason) => Err(Error::InvalidId {
             what,
-            value: value.escape_debug().to_string(),
+            value: shown(value),
             reason,
         }),
         None => Ok(()),
+    }
+}
+
+/// A refused id as an error shows it: escaped, and cut after 64 characters.
+fn shown(value: &str) -> String {
+    const SHOWN: usize = 64;
+    let escaped: String = value
+        .chars()
+        .take(SHOWN)
+        .flat_map(char::escape_debug)
+        .collect();
+    if value.chars().nth(SHOWN).is_some() {
+        format!("{escaped}… ({} bytes)", value.len())
+    } else {
+        escaped
     }
 }
 

@@ -14,9 +14,11 @@ mod model;
 mod plan;
 mod transition;
 
+pub mod failpoint;
 pub mod graph;
 pub mod history;
 pub mod journal;
+pub mod redact;
 pub mod resume;
 pub mod retention;
 pub mod schema;

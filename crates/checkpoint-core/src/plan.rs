@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
-    error::{Error, Result},
+    error::{Error, Result, showable},
     id::{PhaseId, WorkflowId},
     model::{ContextSummary, GitContext, Phase, SCHEMA_VERSION, Workflow, WorkflowStatus},
 };
@@ -110,7 +110,7 @@ impl Plan {
             path: path.to_owned(),
             message,
             source_code: NamedSource::new(path.display().to_string(), text.to_owned()),
-            span,
+            span: span.filter(|_| showable(text)),
         })
     }
 

@@ -19,12 +19,14 @@ use miette::{NamedSource, SourceOffset};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    error::{Error, Result},
+    error::{Error, Result, showable},
+    failpoint::{self, Failpoint, Step},
     fsx,
     id::WorkflowId,
     journal::{self, Entry},
     model::{SCHEMA_VERSION, Workflow},
     plan::validate_graph,
+    redact,
     transition::{Transition, apply},
 };
 
@@ -54,6 +56,9 @@ pub struct StoreOptions {
     pub lock_timeout: Duration,
     /// Called once when a lock is contended, before waiting (the CLI prints a message).
     pub on_lock_wait: Option<fn(&Path)>,
+    /// An I/O error to inject in the write path; honoured only when the crate is built with the
+    /// `failpoints` feature (see [`failpoint::ENABLED`]), ignored otherwise.
+    pub failpoint: Option<Failpoint>,
 }
 
 /// A directory of workflows, usually `.claude/checkpoints/`.
@@ -116,7 +121,31 @@ pub struct Loaded {
     pub recoveries: Vec<Recovery>,
     /// The workflow's directory.
     pub dir: PathBuf,
+    /// How many secrets were redacted from the transitions before they were written.
+    pub redacted: usize,
     repair: Repair,
+}
+
+/// What [`Store::verify`] found: whether a workflow's state agrees with its journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    /// The sequence number of the journal's last complete entry (0 when it has none).
+    pub journal_seq: u64,
+    /// The sequence number of `state.json` on disk, when it parses.
+    pub state_file_seq: Option<u64>,
+    /// The sequence number of the state as loaded, after recovery.
+    pub loaded_seq: u64,
+    /// What loading recovered, in memory only: verifying writes nothing.
+    pub recoveries: Vec<Recovery>,
+    /// Why the state does not match the journal, or `None` when it does.
+    pub mismatch: Option<String>,
+}
+
+impl Verification {
+    /// Whether the state equals the journal's replay.
+    pub fn replay_matches(&self) -> bool {
+        self.mismatch.is_none()
+    }
 }
 
 /// Repairs a writer must persist before its own write.
@@ -192,6 +221,9 @@ impl Store {
                 dir,
             });
         }
+        let mut workflow = workflow;
+        // Secrets are redacted before anything is applied or written.
+        let redacted = redact::workflow(&mut workflow);
         let mut next = workflow.clone();
         let transition = Transition::Init {
             workflow: Box::new(workflow),
@@ -202,11 +234,12 @@ impl Store {
             at: now,
             transition,
         };
-        commit(&dir, &[entry], &next)?;
+        commit(&dir, &[entry], &next, self.options.failpoint)?;
         Ok(Loaded {
             workflow: next,
             recoveries: Vec::new(),
             dir,
+            redacted,
             repair: Repair::default(),
         })
     }
@@ -228,7 +261,9 @@ impl Store {
         let mut next = loaded.workflow.clone();
         let mut seq = loaded.repair.journal_seq.max(next.seq);
         let mut entries = Vec::with_capacity(transitions.len());
-        for transition in transitions {
+        for mut transition in transitions {
+            // Secrets are redacted before anything is applied or written.
+            loaded.redacted += redact::transition(&mut transition);
             seq += 1;
             apply(&mut next, &transition, seq, now)?;
             entries.push(Entry {
@@ -240,7 +275,7 @@ impl Store {
         let needs_state_write = loaded.repair.corrupt_state || loaded.repair.state_stale;
         persist_repairs(&dir, now, &mut loaded)?;
         if !entries.is_empty() || needs_state_write {
-            commit(&dir, &entries, &next)?;
+            commit(&dir, &entries, &next, self.options.failpoint)?;
         }
         loaded.workflow = next;
         Ok(loaded)
@@ -379,6 +414,73 @@ impl Store {
         }
     }
 
+    /// Checks a workflow against its journal, without the lock and without writing anything.
+    ///
+    /// The state as loaded (after recovery) must equal the replay of the whole journal, and
+    /// `state.json` on disk must equal the replay up to its own sequence number: it may lag
+    /// behind the journal after a crash, but never differ from it.
+    pub fn verify(&self, id: &WorkflowId) -> Result<Verification> {
+        let loaded = self.load(id)?;
+        let journal_path = loaded.dir.join(JOURNAL_FILE);
+        let journal = read_journal(&journal_path)?;
+        let journal_seq = journal.entries.last().map_or(0, |entry| entry.seq);
+        let state_path = loaded.dir.join(STATE_FILE);
+        let on_disk = match fsx::read_limited(&state_path)? {
+            Some(bytes) => parse_state(&state_path, &bytes).ok(),
+            None => None,
+        };
+        let mut mismatch = match &on_disk {
+            Some(disk) if disk.seq > journal_seq => Some(format!(
+                "`{STATE_FILE}` is at entry {}, past the journal's last entry {journal_seq}",
+                disk.seq
+            )),
+            _ if journal.entries.is_empty() => Some("the journal has no entries".to_owned()),
+            _ => None,
+        };
+        let mut replayed: Option<Workflow> = None;
+        for entry in &journal.entries {
+            if mismatch.is_some() {
+                break;
+            }
+            match journal::replay(&journal_path, replayed.take(), std::slice::from_ref(entry)) {
+                Ok(state) => replayed = state,
+                Err(err) => mismatch = Some(err.to_string()),
+            }
+            if let (Some(disk), Some(state)) = (&on_disk, &replayed)
+                && disk.seq == entry.seq
+            {
+                mismatch = first_difference(disk, state).map(|path| {
+                    format!(
+                        "`{STATE_FILE}` differs from the journal's replay to entry {} at `{path}`",
+                        entry.seq
+                    )
+                });
+            }
+        }
+        if mismatch.is_none()
+            && let Some(state) = &replayed
+        {
+            mismatch = first_difference(&loaded.workflow, state).map(|path| {
+                format!(
+                    "the loaded state (entry {}) differs from the journal's replay (entry {}) at `{path}`",
+                    loaded.workflow.seq, state.seq
+                )
+            });
+        }
+        Ok(Verification {
+            journal_seq,
+            state_file_seq: on_disk.map(|disk| disk.seq),
+            loaded_seq: loaded.workflow.seq,
+            recoveries: loaded.recoveries,
+            mismatch,
+        })
+    }
+
+    /// Whether the workflow's state equals the replay of its journal (see [`Store::verify`]).
+    pub fn replay_matches(&self, id: &WorkflowId) -> Result<bool> {
+        Ok(self.verify(id)?.replay_matches())
+    }
+
     fn checked_dir(&self, id: &WorkflowId) -> Result<PathBuf> {
         let dir = self.workflow_dir(id);
         match fs::symlink_metadata(&dir) {
@@ -394,9 +496,7 @@ impl Store {
 
     fn lock(&self, dir: &Path) -> Result<fs::File> {
         let path = dir.join(LOCK_FILE);
-        if fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink()) {
-            return Err(Error::Symlink { path });
-        }
+        refuse_symlink(&path)?;
         let file = private_options()
             .read(true)
             .write(true)
@@ -542,6 +642,7 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
         workflow,
         recoveries,
         dir: dir.to_owned(),
+        redacted: 0,
         repair,
     })
 }
@@ -609,6 +710,9 @@ fn state_err_with_help(err: Error) -> Error {
     }
 }
 
+/// The hint of a state file that does not parse.
+const REBUILT_HELP: &str = "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`";
+
 /// Parses and checks a state file.
 pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     #[derive(Deserialize)]
@@ -617,6 +721,15 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     }
     let corrupt = |message: String, err: Option<&serde_json::Error>| {
         let text = String::from_utf8_lossy(bytes).into_owned();
+        if !showable(&text) {
+            return Error::Corrupt {
+                path: path.to_owned(),
+                message,
+                help: REBUILT_HELP.into(),
+                source_code: None,
+                span: None,
+            };
+        }
         let span = err.filter(|err| err.line() > 0).map(|err| {
             (
                 SourceOffset::from_location(&text, err.line(), err.column()).offset(),
@@ -627,7 +740,7 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
         Error::Corrupt {
             path: path.to_owned(),
             message,
-            help: "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`".into(),
+            help: REBUILT_HELP.into(),
             source_code: Some(NamedSource::new(path.display().to_string(), text)),
             span,
         }
@@ -649,6 +762,45 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
         serde_json::from_slice(bytes).map_err(|err| corrupt(err.to_string(), Some(&err)))?;
     check_invariants(&workflow).map_err(|message| corrupt(message, None))?;
     Ok(workflow)
+}
+
+/// The path of the first field where two workflows differ, like `phases[0].progress`.
+fn first_difference(a: &Workflow, b: &Workflow) -> Option<String> {
+    use serde_json::Value;
+    fn walk(a: &Value, b: &Value, path: &mut String) -> bool {
+        let len = path.len();
+        let differs = match (a, b) {
+            (Value::Object(x), Value::Object(y)) => x.keys().chain(y.keys()).any(|key| {
+                path.truncate(len);
+                path.push_str(if len == 0 { "" } else { "." });
+                path.push_str(key);
+                match (x.get(key), y.get(key)) {
+                    (Some(x), Some(y)) => walk(x, y, path),
+                    _ => true,
+                }
+            }),
+            (Value::Array(x), Value::Array(y)) => (0..x.len().max(y.len())).any(|index| {
+                path.truncate(len);
+                path.push_str(&format!("[{index}]"));
+                match (x.get(index), y.get(index)) {
+                    (Some(x), Some(y)) => walk(x, y, path),
+                    _ => true,
+                }
+            }),
+            _ => a != b,
+        };
+        if !differs {
+            path.truncate(len);
+        }
+        differs
+    }
+    if a == b {
+        return None;
+    }
+    let to_value = |workflow| serde_json::to_value(workflow).expect("a workflow always serializes");
+    let mut path = String::new();
+    walk(&to_value(a), &to_value(b), &mut path);
+    Some(path)
 }
 
 /// Checks what serde cannot: the phase graph and references.
@@ -682,13 +834,14 @@ fn read_journal(path: &Path) -> Result<journal::Journal> {
     }
 }
 
-/// A torn last journal line: where it starts and its bytes.
+/// A torn last line of the journal: where it starts, and its bytes.
 type TornLine = (u64, Vec<u8>);
 
 /// Reads the journal's end: the last complete sequence number and a torn last line, if any.
 ///
 /// Reads a few kilobytes from the end, more only when the last line is longer.
 fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<TornLine>)> {
+    refuse_symlink(path)?;
     let mut file = match fs::File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((None, None)),
@@ -758,7 +911,7 @@ fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loaded) -> Resul
         }
     }
     if let Some((offset, bytes)) = loaded.repair.torn_at.take() {
-        let kept = dir.join(format!("{JOURNAL_FILE}.torn-{stamp}"));
+        let kept = unused_path(dir, &format!("{JOURNAL_FILE}.torn-{stamp}"));
         write_new_file(&kept, &bytes)?;
         let journal_path = dir.join(JOURNAL_FILE);
         let file = fs::OpenOptions::new()
@@ -777,7 +930,7 @@ fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loaded) -> Resul
     }
     if loaded.repair.corrupt_state {
         let state_path = dir.join(STATE_FILE);
-        let kept = dir.join(format!("{STATE_FILE}.corrupt-{stamp}"));
+        let kept = unused_path(dir, &format!("{STATE_FILE}.corrupt-{stamp}"));
         fsx::rename(&state_path, &kept)?;
         for recovery in &mut loaded.recoveries {
             if let Recovery::StateRebuilt { kept_as, .. } = recovery {
@@ -798,64 +951,114 @@ fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loaded) -> Resul
 
 /// Appends `entries` to the journal, then replaces the state. Failures after the journal append
 /// began are [`Error::MaybeSaved`]: the journal may hold the transitions.
-fn commit(dir: &Path, entries: &[Entry], state: &Workflow) -> Result<()> {
+///
+/// `failpoint` injects an error at one step (tests only, see [`failpoint`]); each step is marked
+/// by a `failpoint::check` call just before the operation it stands for.
+fn commit(
+    dir: &Path,
+    entries: &[Entry],
+    state: &Workflow,
+    failpoint: Option<Failpoint>,
+) -> Result<()> {
     let mut text = serde_json::to_string_pretty(state).expect("a workflow always serializes");
     text.push('\n');
     let journal_path = dir.join(JOURNAL_FILE);
     if !entries.is_empty() {
         let lines: String = entries.iter().map(Entry::to_line).collect();
+        refuse_symlink(&journal_path)?;
         let created = !journal_path.exists();
         let mut journal = private_options()
             .append(true)
             .create(true)
             .open(&journal_path)
             .map_err(|err| Error::io("open", &journal_path, err))?;
-        journal
-            .write_all(lines.as_bytes())
+        let maybe = |source: io::Error| Error::MaybeSaved {
+            path: journal_path.clone(),
+            source,
+        };
+        if let Err(err) = failpoint::check(failpoint, Step::JournalAppend) {
+            // As a crash mid-append would, the injected failure leaves a torn line.
+            let half = &lines.as_bytes()[..lines.len() / 2];
+            journal.write_all(half).and(Err(err)).map_err(maybe)?;
+        }
+        journal.write_all(lines.as_bytes()).map_err(maybe)?;
+        failpoint::check(failpoint, Step::JournalFsync)
             .and_then(|()| journal.sync_data())
-            .map_err(|source| Error::MaybeSaved {
-                path: journal_path.clone(),
-                source,
-            })?;
+            .map_err(maybe)?;
         if created {
-            fsx::sync_dir(dir).map_err(|source| Error::MaybeSaved {
-                path: journal_path.clone(),
-                source,
-            })?;
+            failpoint::check(failpoint, Step::DirFsync)
+                .and_then(|()| fsx::sync_dir(dir))
+                .map_err(maybe)?;
         }
     }
     let maybe = |source: io::Error| Error::MaybeSaved {
         path: dir.join(STATE_FILE),
         source,
     };
-    write_state_atomically(dir, text.as_bytes()).map_err(maybe)
+    write_state_atomically(dir, text.as_bytes(), failpoint).map_err(maybe)
 }
 
-fn write_state_atomically(dir: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_state_atomically(
+    dir: &Path,
+    bytes: &[u8],
+    failpoint: Option<Failpoint>,
+) -> io::Result<()> {
     let state_path = dir.join(STATE_FILE);
     let mut temp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .permissions(private_file_permissions())
         .tempfile_in(dir)?;
+    failpoint::check(failpoint, Step::TempWrite)?;
     temp.write_all(bytes)?;
+    failpoint::check(failpoint, Step::TempFsync)?;
     temp.as_file().sync_all()?;
     if state_path.exists() {
-        // The backup is a hard link to the old file, which is never written in place.
+        // The backup is a hard link to the old file, which is never written in place; it is
+        // made under a temporary name and renamed, so that it never writes through a link.
+        failpoint::check(failpoint, Step::BackupLink)?;
         let backup_tmp = dir.join(format!("{TEMP_PREFIX}bak"));
         let _ = fs::remove_file(&backup_tmp);
-        match fs::hard_link(&state_path, &backup_tmp) {
-            #[expect(
-                clippy::disallowed_methods,
-                reason = "the caller names the path in the error"
-            )]
-            Ok(()) => fs::rename(&backup_tmp, dir.join(BACKUP_FILE))?,
-            Err(_) => {
-                fs::copy(&state_path, dir.join(BACKUP_FILE))?;
-            }
+        if fs::hard_link(&state_path, &backup_tmp).is_err() {
+            fs::copy(&state_path, &backup_tmp)?;
+        }
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the caller names the path in the error"
+        )]
+        fs::rename(&backup_tmp, dir.join(BACKUP_FILE))?;
+        // When the backup already was this very file (a write failed after linking it), the
+        // rename of one link onto another of the same file does nothing: drop the extra link.
+        match fs::remove_file(&backup_tmp) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+            _ => {}
         }
     }
+    failpoint::check(failpoint, Step::Rename)?;
     temp.persist(&state_path).map_err(|err| err.error)?;
+    failpoint::check(failpoint, Step::DirFsync)?;
     fsx::sync_dir(dir)
+}
+
+/// `dir/name`, or `dir/name-2`, `dir/name-3`… when taken: a file kept aside never replaces an
+/// earlier one kept in the same millisecond (the caller holds the lock).
+fn unused_path(dir: &Path, name: &str) -> PathBuf {
+    let mut path = dir.join(name);
+    let mut n = 1;
+    while fs::symlink_metadata(&path).is_ok() {
+        n += 1;
+        path = dir.join(format!("{name}-{n}"));
+    }
+    path
+}
+
+/// Refuses a path that is a symbolic link: the store never reads or writes through one.
+fn refuse_symlink(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(Error::Symlink {
+            path: path.to_owned(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -754,4 +754,4 @@ fn unfinished_dependencies(workflow: &Workflow, id: &PhaseId) -> Result<Vec<Stri
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

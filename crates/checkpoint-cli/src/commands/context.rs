@@ -65,6 +65,7 @@ pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
             .collect())
     })?;
     output::warn_recoveries(&loaded.recoveries);
+    output::warn_redacted(loaded.redacted);
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
         _ => output::emit(&format!(

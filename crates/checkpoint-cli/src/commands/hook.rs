@@ -101,6 +101,7 @@ fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> R
         StoreOptions {
             lock_timeout: HOOK_LOCK_TIMEOUT,
             on_lock_wait: None,
+            failpoint: ctx::test_failpoint().map_err(|err| err.to_string())?,
         },
     );
     let hook = Hook {

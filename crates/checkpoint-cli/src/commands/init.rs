@@ -77,6 +77,7 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
         archived = Some(ctx.store.archive(&id, ctx.now, false)?);
     }
     let loaded = ctx.store.create(workflow, ctx.now)?;
+    output::warn_redacted(loaded.redacted);
     if let Some(path) = &archived {
         output::note(&format!(
             "archived the previous `{id}` to `{}`",

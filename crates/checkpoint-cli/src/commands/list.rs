@@ -88,6 +88,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
             StoreOptions {
                 lock_timeout: std::time::Duration::ZERO,
                 on_lock_wait: None,
+                failpoint: None,
             },
         );
         for id in store.list()? {

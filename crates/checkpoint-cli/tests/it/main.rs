@@ -1,6 +1,7 @@
 //! The integration tests of the `checkpoint` binary: one test binary, one module per area.
 
 mod cli;
+mod durability;
 mod hooks;
 mod lifecycle;
 mod resume;

@@ -251,14 +251,7 @@ fn parallel_writers_lose_nothing() {
                         "{}",
                         String::from_utf8_lossy(&output.stderr)
                     );
-                    cmd = {
-                        let mut fresh = std::process::Command::new(cmd.get_program());
-                        fresh
-                            .env_clear()
-                            .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
-                            .current_dir(cmd.get_current_dir().unwrap());
-                        fresh
-                    };
+                    cmd = crate::support::copy(&cmd);
                 }
             })
         })

@@ -131,3 +131,16 @@ pub fn render(env: &TestEnv, output: &Output) -> String {
         filter(&output.stderr)
     )
 }
+
+/// A copy of a prepared command: its program, environment and directory, not its arguments (a
+/// `Command` is not `Clone`).
+pub fn copy(cmd: &Command) -> Command {
+    let mut copy = Command::new(cmd.get_program());
+    copy.env_clear()
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(key, value)| Some((key, value?))),
+        )
+        .current_dir(cmd.get_current_dir().unwrap());
+    copy
+}

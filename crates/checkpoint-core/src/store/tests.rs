@@ -23,6 +23,7 @@ fn store(dir: &std::path::Path) -> Store {
         StoreOptions {
             lock_timeout: Duration::from_millis(100),
             on_lock_wait: None,
+            failpoint: None,
         },
     )
 }
@@ -135,3 +136,5 @@ fn archive_moves_the_directory_and_keeps_everything() {
         dir.path().join("failed/w_20260301_120005")
     );
 }
+
+mod props;

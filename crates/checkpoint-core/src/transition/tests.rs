@@ -331,3 +331,7 @@ fn transitions_round_trip_through_json() {
         transition
     );
 }
+
+mod props;
+
+pub(crate) use props::{arb_transition, initial};
