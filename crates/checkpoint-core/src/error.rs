@@ -1,6 +1,6 @@
 //! The error type of the core library, with stable diagnostic codes and hints.
 
-use std::{io, path::PathBuf};
+use std::{io, path::PathBuf, sync::Arc};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
@@ -8,6 +8,9 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in the core, each with a stable code.
+///
+/// Source code is shared behind an `Arc` so that the error, and every `Result` carrying it, stays
+/// small (clippy's `result_large_err`).
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum Error {
     /// An identifier has characters or a shape we refuse.
@@ -41,7 +44,7 @@ pub enum Error {
         path: PathBuf,
         message: String,
         #[source_code]
-        source_code: NamedSource<String>,
+        source_code: Arc<NamedSource<String>>,
         #[label("here")]
         span: Option<SourceSpan>,
     },
@@ -126,7 +129,7 @@ pub enum Error {
         message: String,
         help: String,
         #[source_code]
-        source_code: Option<NamedSource<String>>,
+        source_code: Option<Arc<NamedSource<String>>>,
         #[label("here")]
         span: Option<SourceSpan>,
     },

@@ -10,6 +10,7 @@ use std::{
     fs,
     io::{self, Read, Seek, SeekFrom, Write},
     path::{Path, PathBuf},
+    sync::Arc,
     thread,
     time::{Duration, Instant},
 };
@@ -456,10 +457,10 @@ fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> 
                 Transition::Init { .. } | Transition::Snapshot { .. }
             )
         });
-        if starts_whole {
-            if let Ok(Some(workflow)) = journal::replay(journal_path, None, &journal.entries) {
-                return Ok((workflow, "journal"));
-            }
+        if starts_whole
+            && let Ok(Some(workflow)) = journal::replay(journal_path, None, &journal.entries)
+        {
+            return Ok((workflow, "journal"));
         }
     }
     let backup_path = dir.join(BACKUP_FILE);
@@ -528,7 +529,10 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
             path: path.to_owned(),
             message,
             help: "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`".into(),
-            source_code: Some(NamedSource::new(path.display().to_string(), text)),
+            source_code: Some(Arc::new(NamedSource::new(
+                path.display().to_string(),
+                text,
+            ))),
             span,
         }
     };
@@ -582,10 +586,13 @@ fn read_journal(path: &Path) -> Result<journal::Journal> {
     }
 }
 
+/// A torn last line of the journal: the offset where it starts, and its bytes.
+type TornLine = (u64, Vec<u8>);
+
 /// Reads the journal's end: the last complete sequence number and a torn last line, if any.
 ///
 /// Reads a few kilobytes from the end, more only when the last line is longer.
-fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<(u64, Vec<u8>)>)> {
+fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<TornLine>)> {
     let mut file = match fs::File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((None, None)),
@@ -607,7 +614,7 @@ fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<(u64, Vec<u8>)>)> {
             .read_to_end(&mut tail)
             .map_err(|err| Error::io("read", path, err))?;
         match tail.iter().rposition(|&b| b == b'\n') {
-            None if whole => return Ok((None, (!tail.is_empty()).then(|| (0, tail)))),
+            None if whole => return Ok((None, (!tail.is_empty()).then_some((0, tail)))),
             None => {}
             Some(end) => {
                 let torn = (end + 1 < tail.len())
