@@ -13,6 +13,7 @@ mod transition;
 
 pub mod journal;
 pub mod schema;
+pub mod seeds;
 pub mod store;
 
 pub use crate::{
