@@ -174,7 +174,7 @@ pub enum Error {
         path: PathBuf,
         format: &'static str,
         message: String,
-        help: String,
+        help: &'static str,
         #[source_code]
         source_code: Arc<NamedSource<String>>,
         #[label("here")]

@@ -58,7 +58,7 @@ pub(crate) fn invalid(format: SeedFormat, path: &Path, bytes: &[u8], message: St
         path: path.to_owned(),
         format: format.describe(),
         message,
-        help: "the file was left untouched; correct it by hand and import it again".into(),
+        help: "the file was left untouched; correct it by hand and import it again",
         source_code: Arc::new(NamedSource::new(path.display().to_string(), text_of(bytes))),
         span: None,
     }
@@ -76,7 +76,7 @@ fn parse_error(format: SeedFormat, path: &Path, bytes: &[u8], err: &serde_json::
         path: path.to_owned(),
         format: format.describe(),
         message,
-        help: PARSE_HELP.into(),
+        help: PARSE_HELP,
         source_code: Arc::new(NamedSource::new(path.display().to_string(), text)),
         span: offset.map(|offset| (offset, 0).into()),
     }

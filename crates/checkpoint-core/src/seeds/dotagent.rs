@@ -53,6 +53,8 @@ struct PhaseFile {
     phase_status: Option<String>,
     completed_phases: Option<Vec<CompletedPhase>>,
     user_checkpoints: Option<Vec<UserCheckpoint>>,
+    /// Why the current phase failed, as a reasonable writer records it.
+    last_error: Option<String>,
     /// The phases in order, which `checkpoint export` writes for a workflow whose phases are not
     /// dotagent's five.
     phases: Option<Vec<String>>,
@@ -225,6 +227,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                 phase.attempts = phase.attempts.max(1);
                 phase.failures = 1;
                 phase.completed_at = None;
+                phase.error = file.last_error.clone();
             }
             "awaiting_approval" | "waiting_approval" => {
                 phase.status = PhaseStatus::AwaitingApproval;
@@ -245,6 +248,13 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         complete_pending(&mut phases.phases[..index]);
     }
 
+    let failed = phases
+        .phases
+        .iter()
+        .any(|phase| phase.status == PhaseStatus::Failed);
+    if !failed {
+        carry.object_mut(ROOT).keep(&raw, "last_error");
+    }
     let mut documents = vec![(ROOT, raw.clone())];
     if let Some(execution) = &source.execution {
         let (file, raw): (ExecutionFile, _) = parse(FORMAT, &execution.path, &execution.bytes)?;
@@ -312,6 +322,12 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
         current.map_or(Value::Null, |phase| Value::from(phase.name.as_str())),
     );
     top.insert("phase_status".into(), Value::from(status));
+    if let Some(error) = current
+        .filter(|phase| phase.status == PhaseStatus::Failed)
+        .and_then(|phase| phase.error.as_deref())
+    {
+        top.insert("last_error".into(), Value::from(error));
+    }
 
     let completed = done_in_order(workflow)
         .into_iter()

@@ -260,7 +260,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                 phase.status = PhaseStatus::AwaitingApproval;
                 phase.requires_approval = true;
                 phase.attempts = phase.attempts.max(1);
-                phase.completed_at = time;
+                phase.completed_at = phase.completed_at.or(time);
                 phase.approval = None;
             }
             Outcome::InProgress => {

@@ -45,6 +45,7 @@ struct PipelinePhase {
     timestamp: Option<Value>,
     commit_sha: Option<String>,
     progress_description: Option<String>,
+    error: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -182,6 +183,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         }
         phase.commit_sha = entry.commit_sha.clone();
         phase.progress = entry.progress_description.clone();
+        phase.error = entry.error.clone();
         match list {
             Some(COMPLETED) => carry.list_mut(COMPLETED).push(Slot::logged(
                 phase.id.as_str(),
@@ -338,6 +340,9 @@ fn entry(phase: &Phase, part: Part) -> Map<String, Value> {
             "progress_description".into(),
             Value::from(progress.as_str()),
         );
+    }
+    if let Some(error) = phase.error.as_deref().filter(|_| !phase.status.is_done()) {
+        entry.insert("error".into(), Value::from(error));
     }
     entry
 }
