@@ -103,12 +103,16 @@ pub enum Command {
     Abandon(commands::lifecycle::AbandonArgs),
     /// Show where a workflow stands
     Status,
-    /// List the workflows in the checkpoint directory
+    /// List the workflows, then other checkpoint systems' state files found in the project
     List,
     /// Print the raw state (`state.json`)
     Show,
     /// Print the journal of transitions
     Log(commands::log::LogArgs),
+    /// Create a workflow from another checkpoint system's state file (left untouched)
+    Import(commands::import::ImportArgs),
+    /// Write the workflow as another checkpoint system's state file
+    Export(commands::export::ExportArgs),
     /// Print the JSON Schema of a file format
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script

@@ -2,6 +2,8 @@
 
 pub(crate) mod completions;
 pub(crate) mod context;
+pub(crate) mod export;
+pub(crate) mod import;
 pub(crate) mod init;
 pub(crate) mod lifecycle;
 pub(crate) mod list;

@@ -1,5 +1,6 @@
 //! The integration tests of the `checkpoint` binary: one test binary, one module per area.
 
 mod cli;
+mod seeds;
 mod store;
 mod support;
