@@ -251,6 +251,10 @@ pub(crate) fn time_value(time: DateTime<Utc>) -> Value {
     Value::String(time_text(time))
 }
 
+/// The longest id [`id_from`] makes, leaving room for a `-<n>` that tells apart two names that
+/// make the same id (ids may have 128 characters).
+const MAX_ID_FROM: usize = 120;
+
 /// Turns a name into a valid id: other characters become `-`, and a leading `.` or `..` go.
 pub(crate) fn id_from(text: &str) -> Option<String> {
     let mut id: String = text
@@ -268,6 +272,7 @@ pub(crate) fn id_from(text: &str) -> Option<String> {
         id = id.replace("..", ".");
     }
     let id = id.trim_start_matches('.');
-    let id = &id[..id.len().min(128)];
+    // Every character is ASCII by now, so any byte index is a character boundary.
+    let id = &id[..id.len().min(MAX_ID_FROM)];
     (!id.is_empty()).then(|| id.to_owned())
 }

@@ -172,7 +172,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
     let n_phases = match file.total_phases.and_then(Num::ordinal) {
         Some(total) => total.max(mentioned),
         // After step 9 comes the next phase's step 1.
-        None if last_completed => mentioned + 1,
+        None if last_completed => mentioned.saturating_add(1),
         None => mentioned,
     };
     if n_phases > MAX_PHASES {

@@ -804,3 +804,41 @@ fn an_id_given_on_import_leaves_the_file_id_alone() {
     let state = parse(&export(SeedFormat::Dotagent, &workflow).unwrap().bytes);
     assert_eq!(state["workflow_id"], "wf-20260301-auth");
 }
+
+/// Hostile or odd values are errors or kept as written, never a panic.
+#[test]
+fn odd_values_do_not_panic() {
+    let options = ImportOptions {
+        id: None,
+        now: now(),
+    };
+    let long = "P".repeat(300);
+    let phase_file = format!(
+        r#"{{"current_phase": "{long}", "completed_phases": [{{"phase": "{long}x"}}], "phase_status": "in_progress"}}"#
+    );
+    let source = SeedSource::new(Path::new("phase.json"), phase_file.into_bytes());
+    let workflow = import(SeedFormat::Dotagent, &source, &options).unwrap();
+    assert!(
+        workflow
+            .phases
+            .iter()
+            .all(|phase| phase.id.as_str().len() <= 128)
+    );
+    let huge = r#"{"last_execution": {"phase": 4294967295, "step": 9, "status": "completed"}}"#;
+    let source = SeedSource::new(Path::new("s.json"), huge.as_bytes().to_vec());
+    let err = import(SeedFormat::NineStep, &source, &options).unwrap_err();
+    assert!(
+        err.to_string().contains("it names 4294967295 phases"),
+        "{err}"
+    );
+    let times =
+        r#"{"completed_phases": [{"id": "a", "timestamp": "yesterday"}], "current_phase": null}"#;
+    let source = SeedSource::new(Path::new("p.json"), times.as_bytes().to_vec());
+    let workflow = import(SeedFormat::Orchestkit, &source, &options).unwrap();
+    assert_eq!(workflow.phases[0].completed_at, None);
+    let back = parse(&export(SeedFormat::Orchestkit, &workflow).unwrap().bytes);
+    assert_eq!(
+        back["completed_phases"][0]["timestamp"], "yesterday",
+        "kept as written"
+    );
+}
