@@ -1,8 +1,8 @@
 //! The workflow model, crash-safe store and resume planner behind the `checkpoint` CLI.
 //!
 //! The crate does no terminal I/O and reads no environment: callers pass in paths, settings and
-//! the current time. All filesystem access lives in [`store`] (and the small path-naming helpers
-//! in `fsx`).
+//! the current time. All filesystem access lives in [`store`], in the part of [`seeds`] that finds,
+//! reads and writes other systems' state files, and in the small path-naming helpers in `fsx`.
 
 mod error;
 mod fsx;
