@@ -140,6 +140,10 @@ pub enum Command {
     Fork(commands::history::ForkArgs),
     /// Draw the phase graph with statuses (`--format mermaid` or `--format dot`)
     Graph,
+    /// Create a workflow from another checkpoint system's state file (left untouched)
+    Import(commands::import::ImportArgs),
+    /// Write the workflow as another checkpoint system's state file
+    Export(commands::export::ExportArgs),
     /// Print the JSON Schema of a file format
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script

@@ -136,6 +136,11 @@ impl Ctx {
             Err(_) => path.to_owned(),
         }
     }
+
+    /// A path as shown to people: relative to the current directory where it is inside it.
+    pub(crate) fn display_path(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.cwd).unwrap_or(path).to_owned()
+    }
 }
 
 /// The nearest ancestor of `cwd` holding `.git` (a directory, or a file in a worktree).

@@ -100,6 +100,8 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Validate(args) => commands::validate::run(&ctx, args),
         Command::Show => commands::status::show(&ctx),
         Command::Log(args) => commands::log::run(&ctx, args),
+        Command::Import(args) => commands::import::run(&ctx, args),
+        Command::Export(args) => commands::export::run(&ctx, args),
         Command::Schema(_) | Command::Completions(_) | Command::Hook(_) => {
             unreachable!("handled above")
         }
@@ -144,7 +146,12 @@ fn exit_code_of(report: &Report) -> u8 {
         Some(Error::UnknownPhase { .. } | Error::UnknownTask { .. } | Error::NotFound { .. }) => {
             exit_code::NOT_FOUND
         }
-        Some(Error::AlreadyExists { .. }) => exit_code::REFUSED,
+        Some(
+            Error::AlreadyExists { .. } | Error::OutputExists { .. } | Error::SeedExport { .. },
+        ) => exit_code::REFUSED,
+        Some(Error::SeedLocate { .. }) => exit_code::NOT_FOUND,
+        Some(Error::SeedParse { .. }) => exit_code::UNTRUSTED,
+        Some(Error::UnknownSeed { .. }) => exit_code::USAGE,
         Some(Error::Locked { .. }) => exit_code::LOCKED,
         Some(
             Error::Corrupt { .. }

@@ -1,6 +1,6 @@
 //! The error type of the core library, with stable diagnostic codes and hints.
 
-use std::{io, path::PathBuf};
+use std::{io, path::PathBuf, sync::Arc};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
@@ -19,6 +19,9 @@ pub(crate) fn showable(text: &str) -> bool {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in the core, each with a stable code.
+///
+/// Source code is shared behind an `Arc` so that the error, and every `Result` carrying it, stays
+/// small (clippy's `result_large_err`).
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum Error {
     /// An identifier has characters or a shape we refuse.
@@ -52,7 +55,7 @@ pub enum Error {
         path: PathBuf,
         message: String,
         #[source_code]
-        source_code: NamedSource<String>,
+        source_code: Arc<NamedSource<String>>,
         #[label("here")]
         span: Option<SourceSpan>,
     },
@@ -152,7 +155,7 @@ pub enum Error {
         message: String,
         help: String,
         #[source_code]
-        source_code: Option<NamedSource<String>>,
+        source_code: Option<Arc<NamedSource<String>>>,
         #[label("here")]
         span: Option<SourceSpan>,
     },
@@ -190,6 +193,54 @@ pub enum Error {
         size: u64,
         limit: u64,
     },
+    /// A file of another checkpoint system does not parse, or does not describe a workflow.
+    #[error("failed to import `{path}` as {format}: {message}")]
+    #[diagnostic(code(checkpoint::seed::invalid), help("{help}"))]
+    SeedParse {
+        path: PathBuf,
+        format: &'static str,
+        message: String,
+        help: &'static str,
+        #[source_code]
+        source_code: Arc<NamedSource<String>>,
+        #[label("here")]
+        span: Option<SourceSpan>,
+    },
+
+    /// A file is not in any format `checkpoint import` reads.
+    #[error("failed to recognise `{path}` as the state of another checkpoint system")]
+    #[diagnostic(
+        code(checkpoint::seed::unknown),
+        help("name its format with `--from <format>`: {formats}")
+    )]
+    UnknownSeed { path: PathBuf, formats: String },
+
+    /// A directory holds no state file of another checkpoint system, or several.
+    #[error("{message}")]
+    #[diagnostic(code(checkpoint::seed::locate), help("{help}"))]
+    SeedLocate {
+        path: PathBuf,
+        message: String,
+        help: String,
+    },
+
+    /// A workflow cannot be written in another system's format.
+    #[error("failed to export workflow `{id}` as {format}: {message}")]
+    #[diagnostic(code(checkpoint::seed::export), help("{help}"))]
+    SeedExport {
+        id: String,
+        format: &'static str,
+        message: String,
+        help: String,
+    },
+
+    /// An output file exists and replacing it was not asked for.
+    #[error("refusing to overwrite `{path}`")]
+    #[diagnostic(
+        code(checkpoint::output_exists),
+        help("pass `--force` to replace it, or choose another `--output`")
+    )]
+    OutputExists { path: PathBuf },
 }
 
 impl Error {

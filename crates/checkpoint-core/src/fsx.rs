@@ -2,7 +2,7 @@
 
 use std::{
     fs,
-    io::{self, Read},
+    io::{self, Read, Write},
     path::Path,
 };
 
@@ -63,4 +63,60 @@ pub(crate) fn rename(from: &Path, to: &Path) -> Result<()> {
 /// Fsyncs a directory so that renames inside it are durable.
 pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, fsynced, then renamed over.
+///
+/// Unless `overwrite` is set, an existing file is an [`Error::OutputExists`] and is left alone.
+/// A replaced file keeps its permission bits; a new one is readable by everyone (mode 0644).
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let old_permissions = fs::metadata(path).ok().map(|meta| meta.permissions());
+    if old_permissions.is_some() && !overwrite {
+        return Err(Error::OutputExists {
+            path: path.to_owned(),
+        });
+    }
+    let mut temp = tempfile::Builder::new()
+        .prefix(".checkpoint-export-")
+        .tempfile_in(parent)
+        .map_err(|err| Error::io("create a temporary file in", parent, err))?;
+    let permissions = old_permissions.unwrap_or_else(default_permissions);
+    temp.write_all(bytes)
+        .and_then(|()| temp.as_file().set_permissions(permissions))
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(|err| Error::io("write", temp.path().to_owned(), err))?;
+    let persisted = if overwrite {
+        temp.persist(path)
+    } else {
+        temp.persist_noclobber(path)
+    };
+    match persisted {
+        Ok(_) => {}
+        Err(err) if err.error.kind() == io::ErrorKind::AlreadyExists => {
+            return Err(Error::OutputExists {
+                path: path.to_owned(),
+            });
+        }
+        Err(err) => return Err(Error::io("write", path, err.error)),
+    }
+    sync_dir(parent).map_err(|err| Error::io("sync", parent, err))
+}
+
+fn default_permissions() -> fs::Permissions {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::PermissionsExt::from_mode(0o644)
+    }
+    #[cfg(not(unix))]
+    {
+        let mut permissions = fs::metadata(".")
+            .map(|meta| meta.permissions())
+            .expect("the current directory has metadata");
+        permissions.set_readonly(false);
+        permissions
+    }
 }

@@ -1,8 +1,8 @@
 //! The workflow model, crash-safe store and resume planner behind the `checkpoint` CLI.
 //!
 //! The crate does no terminal I/O and reads no environment: callers pass in paths, settings and
-//! the current time. All filesystem access lives in [`store`] (and the small path-naming helpers
-//! in `fsx`).
+//! the current time. All filesystem access lives in [`store`], in the part of [`seeds`] that finds,
+//! reads and writes other systems' state files, and in the small path-naming helpers in `fsx`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -22,6 +22,7 @@ pub mod redact;
 pub mod resume;
 pub mod retention;
 pub mod schema;
+pub mod seeds;
 pub mod store;
 
 pub use crate::{

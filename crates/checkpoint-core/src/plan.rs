@@ -1,7 +1,7 @@
 //! Phase plans: what `checkpoint init` turns into a workflow, from `--phase` specs or a JSON or
 //! TOML plan file, with the phase graph checked to be a DAG.
 
-use std::{collections::HashMap, path::Path};
+use std::{collections::HashMap, path::Path, sync::Arc};
 
 use chrono::{DateTime, Utc};
 use miette::{NamedSource, SourceOffset};
@@ -109,7 +109,10 @@ impl Plan {
         Err(Error::PlanParse {
             path: path.to_owned(),
             message,
-            source_code: NamedSource::new(path.display().to_string(), text.to_owned()),
+            source_code: Arc::new(NamedSource::new(
+                path.display().to_string(),
+                text.to_owned(),
+            )),
             span: span.filter(|_| showable(text)),
         })
     }

@@ -10,6 +10,7 @@ use std::{
     fs,
     io::{self, Read, Seek, SeekFrom, Write},
     path::{Path, PathBuf},
+    sync::Arc,
     thread,
     time::{Duration, Instant},
 };
@@ -741,7 +742,7 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
             path: path.to_owned(),
             message,
             help: REBUILT_HELP.into(),
-            source_code: Some(NamedSource::new(path.display().to_string(), text)),
+            source_code: Some(Arc::new(NamedSource::new(path.display().to_string(), text))),
             span,
         }
     };

@@ -1,4 +1,5 @@
-//! `checkpoint list`: the workflows of the repository and of all its git worktrees.
+//! `checkpoint list`: the workflows of the repository and of all its git worktrees, then the
+//! state files of other checkpoint systems found there (read-only, marked with their format).
 
 use std::{
     fmt::Write as _,
@@ -6,7 +7,8 @@ use std::{
 };
 
 use checkpoint_core::{
-    PhaseStatus, WorkflowId, WorkflowStatus,
+    PhaseStatus, Workflow, WorkflowStatus,
+    seeds::{self, Discovered, ImportOptions},
     store::{Store, StoreOptions},
 };
 use chrono::{DateTime, Utc};
@@ -42,7 +44,7 @@ struct ListReport {
 /// One workflow in the list.
 #[derive(Debug, Serialize)]
 struct ListEntry {
-    id: WorkflowId,
+    id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     title: Option<String>,
     status: Option<WorkflowStatus>,
@@ -53,16 +55,113 @@ struct ListEntry {
     updated_at: Option<DateTime<Utc>>,
     /// The workflow's directory.
     dir: String,
-    /// The worktree (or directory) whose checkpoint directory holds it.
+    /// The worktree (or directory) where it was found.
     root: String,
+    /// For another system's state file: its format.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'static str>,
+    /// For another system's state file: its path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
 
+impl ListEntry {
+    /// The entry of a workflow that loaded.
+    fn of(workflow: Workflow, dir: String, root: String) -> Self {
+        let current = workflow
+            .phases
+            .iter()
+            .find(|phase| {
+                matches!(
+                    phase.status,
+                    PhaseStatus::InProgress | PhaseStatus::AwaitingApproval | PhaseStatus::Failed
+                )
+            })
+            .map(|phase| phase.id.to_string());
+        let active = workflow
+            .last_activity
+            .as_ref()
+            .map_or(workflow.updated_at, |activity| {
+                activity.at.max(workflow.updated_at)
+            });
+        Self {
+            phases_done: workflow.n_done(),
+            phases_total: workflow.phases.len(),
+            title: workflow.title,
+            status: Some(workflow.status),
+            current_phase: current,
+            updated_at: Some(active),
+            id: workflow.id.to_string(),
+            dir,
+            root,
+            source: None,
+            path: None,
+            error: None,
+        }
+    }
+
+    /// The entry of a workflow that did not load.
+    fn unreadable(id: String, dir: String, root: String, error: String) -> Self {
+        Self {
+            id,
+            title: None,
+            status: None,
+            phases_done: 0,
+            phases_total: 0,
+            current_phase: None,
+            updated_at: None,
+            dir,
+            root,
+            source: None,
+            path: None,
+            error: Some(error),
+        }
+    }
+
+    /// The entry of another system's state file, as it would be imported.
+    fn seed(ctx: &Ctx, found: &Discovered, root: &Path) -> Self {
+        let options = ImportOptions {
+            id: None,
+            now: ctx.now,
+        };
+        let dir = found
+            .path
+            .parent()
+            .unwrap_or(Path::new(""))
+            .to_string_lossy()
+            .into_owned();
+        let root = root.to_string_lossy().into_owned();
+        let imported = seeds::read_source(found.format, &found.path)
+            .and_then(|source| seeds::import(found.format, &source, &options));
+        let mut entry = match imported {
+            Ok(workflow) => Self::of(workflow, dir, root),
+            Err(err) => {
+                let stem = found.path.file_stem().unwrap_or_default();
+                Self::unreadable(
+                    stem.to_string_lossy().into_owned(),
+                    dir,
+                    root,
+                    err.to_string(),
+                )
+            }
+        };
+        entry.source = Some(found.format.name());
+        let path = found
+            .path
+            .strip_prefix(&ctx.project_root)
+            .unwrap_or(&found.path);
+        entry.path = Some(path.to_string_lossy().into_owned());
+        entry
+    }
+}
+
 pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
+    let worktrees = probe::worktree_roots(&ctx.project_root);
     let mut stores: Vec<(PathBuf, PathBuf)> =
         vec![(ctx.project_root.clone(), ctx.store.root().to_owned())];
-    for root in probe::worktree_roots(&ctx.project_root) {
+    for root in &worktrees {
         stores.push((root.clone(), root.join(".claude").join("checkpoints")));
     }
     if args.all {
@@ -92,7 +191,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
             },
         );
         for id in store.list()? {
-            entries.push(entry(&store, root, id));
+            let workflow_dir = store.workflow_dir(&id).to_string_lossy().into_owned();
+            let root = root.to_string_lossy().into_owned();
+            entries.push(match store.load(&id) {
+                Ok(loaded) => ListEntry::of(loaded.workflow, workflow_dir, root),
+                Err(err) => {
+                    ListEntry::unreadable(id.to_string(), workflow_dir, root, err.to_string())
+                }
+            });
         }
     }
     entries.sort_by(|a, b| {
@@ -100,6 +206,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
             .cmp(&a.updated_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    for found in seeds::discover(&ctx.project_root, &worktrees) {
+        let root = worktrees
+            .iter()
+            .find(|root| found.path.starts_with(root))
+            .unwrap_or(&ctx.project_root)
+            .clone();
+        entries.push(ListEntry::seed(ctx, &found, &root));
+    }
     match ctx.format {
         Format::Json => output::emit_json(&ListReport {
             version: JSON_VERSION,
@@ -114,60 +228,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
                 ));
                 return Ok(());
             }
-            output::emit(&render(ctx, &entries)).into_diagnostic()
-        }
-    }
-}
-
-fn entry(store: &Store, root: &Path, id: WorkflowId) -> ListEntry {
-    let dir = store.workflow_dir(&id).to_string_lossy().into_owned();
-    let root = root.to_string_lossy().into_owned();
-    match store.load(&id) {
-        Ok(loaded) => {
-            let workflow = loaded.workflow;
-            let current = workflow
-                .phases
-                .iter()
-                .find(|phase| {
-                    matches!(
-                        phase.status,
-                        PhaseStatus::InProgress
-                            | PhaseStatus::AwaitingApproval
-                            | PhaseStatus::Failed
-                    )
-                })
-                .map(|phase| phase.id.to_string());
-            ListEntry {
-                phases_done: workflow.n_done(),
-                phases_total: workflow.phases.len(),
-                title: workflow.title,
-                status: Some(workflow.status),
-                current_phase: current,
-                updated_at: Some(
-                    workflow
-                        .last_activity
-                        .map_or(workflow.updated_at, |activity| {
-                            activity.at.max(workflow.updated_at)
-                        }),
-                ),
-                id,
-                dir,
-                root,
-                error: None,
+            output::emit(&render(ctx, &entries)).into_diagnostic()?;
+            if entries.iter().any(|entry| entry.source.is_some()) {
+                output::note(
+                    "entries in [brackets] are other checkpoint systems' files, read-only here; switch with `checkpoint import <path>`",
+                );
             }
+            Ok(())
         }
-        Err(err) => ListEntry {
-            id,
-            title: None,
-            status: None,
-            phases_done: 0,
-            phases_total: 0,
-            current_phase: None,
-            updated_at: None,
-            dir,
-            root,
-            error: Some(err.to_string()),
-        },
     }
 }
 
@@ -175,24 +243,19 @@ fn render(ctx: &Ctx, entries: &[ListEntry]) -> String {
     let paint = Paint::new(ctx.color);
     let width = entries
         .iter()
-        .map(|entry| entry.id.as_str().len())
+        .map(|entry| entry.id.len())
         .max()
         .unwrap_or(0);
     let project_root = ctx.project_root.to_string_lossy();
     let mut text = String::new();
     for entry in entries {
-        let id = format!("{:width$}", entry.id.as_str());
-        let place = if entry.root == project_root {
-            String::new()
-        } else {
-            paint.dim(&format!("  [{}]", entry.root))
-        };
+        let id = format!("{:width$}", entry.id);
         match entry.status {
             None => {
                 let error = entry.error.as_deref().unwrap_or("unknown error");
-                let _ = writeln!(
+                let _ = write!(
                     text,
-                    "{}  {}{place}",
+                    "{}  {}",
                     paint.bold(&id),
                     paint.red(&format!("unreadable: {error}"))
                 );
@@ -207,9 +270,9 @@ fn render(ctx: &Ctx, entries: &[ListEntry]) -> String {
                     .updated_at
                     .map(|at| output::ago(at, ctx.now))
                     .unwrap_or_default();
-                let _ = writeln!(
+                let _ = write!(
                     text,
-                    "{}  {}  {} of {} phases done{current}, {when}{place}",
+                    "{}  {}  {} of {} phases done{current}, {when}",
                     paint.bold(&id),
                     output::workflow_status(status, paint),
                     entry.phases_done,
@@ -217,6 +280,12 @@ fn render(ctx: &Ctx, entries: &[ListEntry]) -> String {
                 );
             }
         }
+        if let (Some(source), Some(path)) = (entry.source, &entry.path) {
+            let _ = write!(text, "  {}", paint.dim(&format!("[{source}: `{path}`]")));
+        } else if entry.root != project_root {
+            let _ = write!(text, "{}", paint.dim(&format!("  [{}]", entry.root)));
+        }
+        text.push('\n');
     }
     text
 }

@@ -3,8 +3,10 @@
 pub(crate) mod archive;
 pub(crate) mod completions;
 pub(crate) mod context;
+pub(crate) mod export;
 pub(crate) mod history;
 pub(crate) mod hook;
+pub(crate) mod import;
 pub(crate) mod init;
 pub(crate) mod lifecycle;
 pub(crate) mod list;

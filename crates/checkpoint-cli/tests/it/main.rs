@@ -5,5 +5,6 @@ mod durability;
 mod hooks;
 mod lifecycle;
 mod resume;
+mod seeds;
 mod store;
 mod support;

@@ -1,0 +1,123 @@
+//! `checkpoint import`: create a workflow from another checkpoint system's state file, which is
+//! left untouched.
+
+use std::path::{Component, Path, PathBuf};
+
+use checkpoint_core::{
+    Workflow, WorkflowId,
+    seeds::{self, ImportOptions, SeedFormat},
+    store::Recovery,
+};
+use clap::{Args, ValueEnum};
+use miette::{IntoDiagnostic, Result};
+use serde::Serialize;
+
+use crate::{
+    cli::Format,
+    commands::init,
+    ctx::Ctx,
+    output::{self, JSON_VERSION, Paint},
+};
+
+/// Arguments of `checkpoint import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The state file, or a project directory holding exactly one
+    pub path: PathBuf,
+    /// The file's format [default: recognised from its contents, else its place]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub from: Option<FormatArg>,
+    /// The id of the new workflow [default: the file's own id, feature or branch name]
+    #[arg(long = "as", value_name = "ID")]
+    pub id: Option<String>,
+    /// Archive an existing workflow with this id first, then import
+    #[arg(long)]
+    pub fresh: bool,
+}
+
+/// The state file formats of other checkpoint systems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// dotagent's `memory/state/phase.json`, with `execution.json` beside it
+    Dotagent,
+    /// OrchestKit's `.claude/pipeline-state.json`
+    Orchestkit,
+    /// The checkpoint-recovery pattern's `.claude/data/checkpoints/<workflow>.json`
+    CheckpointRecovery,
+    /// The checkpoints directory's `.claude/checkpoints/<type>_<project>_<time>.json`
+    CheckpointsDir,
+    /// The nine-step workflow's state file in a worktree (`.workflow-state.json`)
+    NineStep,
+}
+
+impl From<FormatArg> for SeedFormat {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Dotagent => Self::Dotagent,
+            FormatArg::Orchestkit => Self::Orchestkit,
+            FormatArg::CheckpointRecovery => Self::CheckpointRecovery,
+            FormatArg::CheckpointsDir => Self::CheckpointsDir,
+            FormatArg::NineStep => Self::NineStep,
+        }
+    }
+}
+
+/// The JSON document of `checkpoint import`.
+#[derive(Debug, Serialize)]
+struct ImportReport<'a> {
+    version: u32,
+    source: Source<'a>,
+    workflow: &'a Workflow,
+    recoveries: &'a [Recovery],
+}
+
+/// The file a workflow was imported from.
+#[derive(Debug, Serialize)]
+struct Source<'a> {
+    format: &'static str,
+    path: &'a Path,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
+    // `.` components are left out, so that messages show `memory/…` rather than `./memory/…`.
+    let path: PathBuf = ctx
+        .cwd
+        .join(&args.path)
+        .components()
+        .filter(|component| !matches!(component, Component::CurDir))
+        .collect();
+    let found = seeds::locate(&path, args.from.map(SeedFormat::from))?;
+    let source = seeds::read_source(found.format, &found.path)?;
+    let options = ImportOptions {
+        id: args.id.as_deref().map(WorkflowId::new).transpose()?,
+        now: ctx.now,
+    };
+    let workflow = seeds::import(found.format, &source, &options)?;
+    let loaded = init::create(ctx, workflow, args.fresh)?;
+    let path = ctx.display_path(&found.path);
+    match ctx.format {
+        Format::Json => output::emit_json(&ImportReport {
+            version: JSON_VERSION,
+            source: Source {
+                format: found.format.name(),
+                path: &path,
+            },
+            workflow: &loaded.workflow,
+            recoveries: &loaded.recoveries,
+        })
+        .into_diagnostic(),
+        _ => {
+            let paint = Paint::new(ctx.color);
+            let mut text = format!(
+                "imported {} `{}` as workflow {} with {} phases in `{}`\n\n",
+                found.format.describe(),
+                path.display(),
+                paint.bold(loaded.workflow.id.as_str()),
+                loaded.workflow.phases.len(),
+                loaded.dir.display()
+            );
+            text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));
+            output::emit(&text).into_diagnostic()
+        }
+    }
+}

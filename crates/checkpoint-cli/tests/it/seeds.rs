@@ -1,0 +1,473 @@
+//! Switching from another checkpoint system: `import`, `export` and the seed files in `list`, on
+//! the fixtures in `tests/fixtures/seeds/<format>/<scenario>/`.
+
+use std::path::{Path, PathBuf};
+
+use insta::assert_snapshot;
+use serde_json::Value;
+
+use crate::support::{NOW, TestEnv};
+
+/// The formats, each with the path of its state file in a fixture and the field that becomes
+/// the import's time (the documented normalisation of a round trip through the store).
+const FORMATS: [(&str, &str, Option<&str>); 5] = [
+    ("dotagent", "memory/state/phase.json", Some("last_updated")),
+    (
+        "orchestkit",
+        ".claude/pipeline-state.json",
+        Some("updated_at"),
+    ),
+    (
+        "checkpoint-recovery",
+        ".claude/data/checkpoints/implement_027_auth.json",
+        None,
+    ),
+    (
+        "checkpoints-dir",
+        ".claude/checkpoints/orchestrate_auth_system_20251003_184530.json",
+        Some("updated_at"),
+    ),
+    ("nine-step", ".workflow-state.json", None),
+];
+
+const SCENARIOS: [&str; 5] = [
+    "fresh",
+    "mid-run",
+    "failed",
+    "awaiting-approval",
+    "complete",
+];
+
+fn fixture(format: &str, scenario: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/seeds")
+        .join(format)
+        .join(scenario)
+}
+
+/// Copies a fixture into the test project, laid out as the seed puts it.
+fn copy_fixture(env: &TestEnv, format: &str, scenario: &str) {
+    copy_dir(&fixture(format, scenario), &env.project());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The only workflow in the store.
+fn only_workflow(env: &TestEnv) -> String {
+    let list = env.json(&["list"]);
+    let ours: Vec<&Value> = list["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry.get("source").is_none())
+        .collect();
+    assert_eq!(ours.len(), 1, "{list:#}");
+    ours[0]["id"].as_str().unwrap().to_owned()
+}
+
+/// Imports every scenario of every format from its project directory, snapshots the resulting
+/// `state.json`, and checks that the original was not touched and that `export` gives it back.
+#[test]
+fn import_snapshots_and_round_trips() {
+    let mut n = 0;
+    for (format, state_file, time_field) in FORMATS {
+        for scenario in SCENARIOS {
+            if !fixture(format, scenario).exists() {
+                continue;
+            }
+            n += 1;
+            let env = TestEnv::new();
+            copy_fixture(&env, format, scenario);
+            let original_path = match (format, scenario) {
+                ("checkpoints-dir", "failed") => env
+                    .project()
+                    .join(".claude/checkpoints/failed/implement_dark_mode_20251003_192230.json"),
+                _ => env.project().join(state_file),
+            };
+            let original = read(&original_path);
+            env.ok(&["import", "."]);
+            assert_eq!(
+                read(&original_path),
+                original,
+                "{format}/{scenario} is untouched"
+            );
+            let id = only_workflow(&env);
+            assert_snapshot!(format!("{format}-{scenario}"), env.read(&id, "state.json"));
+            let journal = env.read(&id, "journal.jsonl");
+            assert_eq!(
+                journal.lines().count(),
+                1,
+                "one `init` entry holds everything"
+            );
+            assert!(journal.contains("\"op\":\"init\""));
+
+            let exported: Value =
+                serde_json::from_str(&env.ok(&["export", "--to", format])).unwrap();
+            let mut expected: Value = serde_json::from_str(&original).unwrap();
+            if let Some(field) = time_field {
+                expected[field] = Value::from(NOW);
+            }
+            assert_eq!(
+                exported, expected,
+                "{format}/{scenario} comes back from `export`"
+            );
+        }
+    }
+    assert_eq!(n, 22);
+}
+
+#[test]
+fn import_prints_what_was_imported() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "orchestkit", "mid-run");
+    assert_snapshot!(env.snapshot(&["import", ".claude/pipeline-state.json"]), @r"
+    exit status: 0
+    ----- stdout -----
+    imported an OrchestKit pipeline state `.claude/pipeline-state.json` as workflow feat-issue-42-dashboard with 5 phases in `[TEMP]/project/.claude/checkpoints/feat-issue-42-dashboard`
+
+    feat-issue-42-dashboard  in progress
+    2 of 5 phases done · updated just now
+
+    ✓ create-issues    done  10 days ago
+    ✓ scaffold-commit  done  10 days ago  (a1b2c3d)
+    → write-source     in progress
+                       progress: auth module done, starting billing
+    · write-tests      blocked by write-source
+    · final-commit     blocked by write-source, write-tests
+    ----- stderr -----
+    ");
+    let env = TestEnv::new();
+    copy_fixture(&env, "nine-step", "failed");
+    let imported = env.json(&["import", ".workflow-state.json", "--as", "quotes"]);
+    assert_eq!(imported["source"]["format"], "nine-step");
+    assert_eq!(imported["source"]["path"], ".workflow-state.json");
+    assert_eq!(imported["workflow"]["id"], "quotes");
+    assert_eq!(imported["workflow"]["status"], "failed");
+    let status = env.json(&["status"]);
+    let failed: Vec<&Value> = status["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|phase| phase["view"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["id"], "p2-s4");
+    assert_eq!(
+        status["workflow"]["phases"][12]["on_failure"], "p2-s3",
+        "the code review sends the work back to the implementation"
+    );
+}
+
+#[test]
+fn broken_files_are_diagnosed_and_left_alone() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "dotagent", "broken");
+    let path = env.project().join("memory/state/phase.json");
+    let before = read(&path);
+    assert_snapshot!(env.snapshot(&["import", "memory"]), @r#"
+    exit status: 4
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::seed::locate
+
+      × found no state file of another checkpoint system in `[TEMP]/project/memory`
+      help: looked for `memory/state/phase.json`, `.claude/pipeline-state.json`, `.claude/data/checkpoints/*.json`, `.claude/checkpoints/*.json` and `.workflow-state.json`; pass the file itself, with `--from <format>` if its name is unusual
+    "#);
+    assert_snapshot!(env.snapshot(&["import", "."]), @r#"
+    exit status: 6
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::seed::invalid
+
+      × failed to import `[TEMP]/project/memory/state/phase.json` as dotagent state: invalid type: string "REQUIREMENTS", expected struct CompletedPhase at line 6 column 37 (in field `completed_phases`)
+       ╭─[[TEMP]/project/memory/state/phase.json:6:37]
+     5 │   "phase_status": "in_progress",
+     6 │   "completed_phases": ["REQUIREMENTS"],
+       ·                                     ▲
+       ·                                     ╰── here
+     7 │   "interruption_safe": false
+       ╰────
+      help: the file was left untouched; fix it at the marked place (or restore it from a backup) and import it again
+    "#);
+    assert_eq!(read(&path), before);
+    assert!(!env.store().exists(), "nothing was created");
+
+    let env = TestEnv::new();
+    copy_fixture(&env, "nine-step", "broken");
+    let output = env.snapshot(&["import", ".workflow-state.json", "--format", "json"]);
+    assert!(output.starts_with("exit status: 6"), "{output}");
+    assert!(
+        output.contains("\"code\": \"checkpoint::seed::invalid\""),
+        "{output}"
+    );
+    assert!(
+        output.contains("at line 5 column 3 (in field `current_step`)"),
+        "{output}"
+    );
+}
+
+#[test]
+fn formats_are_recognised_or_named() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.project().join("state")).unwrap();
+    std::fs::copy(
+        fixture("nine-step", "awaiting-approval").join(".workflow-state.json"),
+        env.project().join("state/feature.json"),
+    )
+    .unwrap();
+    let imported = env.json(&["import", "state/feature.json"]);
+    assert_eq!(
+        imported["source"]["format"], "nine-step",
+        "known by its contents"
+    );
+    std::fs::write(env.project().join("notes.json"), "{\"todo\": []}\n").unwrap();
+    assert_snapshot!(env.snapshot(&["import", "notes.json"]), @r"
+    exit status: 2
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::seed::unknown
+
+      × failed to recognise `[TEMP]/project/notes.json` as the state of another checkpoint system
+      help: name its format with `--from <format>`: `dotagent`, `orchestkit`, `checkpoint-recovery`, `checkpoints-dir`, `nine-step`
+    ");
+    let output = env.snapshot(&["import", "notes.json", "--from", "orchestkit"]);
+    assert!(output.starts_with("exit status: 6"), "{output}");
+    assert!(output.contains("the plan has no phases"), "{output}");
+    // Only `--from` can tell what this file is: it has no key that is OrchestKit's alone.
+    std::fs::write(
+        env.project().join("pipeline.json"),
+        r#"{"completed_phases": [{"id": "issues", "name": "Create issues", "timestamp": "2026-02-19T10:05:00Z"}], "current_phase": null}"#,
+    )
+    .unwrap();
+    assert_eq!(env.run(&["import", "pipeline.json"]).status.code(), Some(2));
+    let imported = env.json(&[
+        "import",
+        "pipeline.json",
+        "--from",
+        "orchestkit",
+        "--as",
+        "p",
+    ]);
+    assert_eq!(imported["workflow"]["status"], "complete");
+}
+
+#[test]
+fn import_refuses_a_taken_id_unless_fresh() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "dotagent", "mid-run");
+    env.ok(&["import", "."]);
+    let output = env.snapshot(&["import", "."]);
+    assert!(output.starts_with("exit status: 3"), "{output}");
+    assert!(
+        output.contains("workflow `wf-20260301-auth` already exists"),
+        "{output}"
+    );
+    env.ok(&["import", ".", "--as", "auth"]);
+    env.ok(&["import", ".", "--fresh"]);
+    assert!(
+        env.store()
+            .join(".archive/wf-20260301-auth_20260301_120000/state.json")
+            .exists(),
+        "the earlier import was archived"
+    );
+}
+
+#[test]
+fn list_shows_seed_files_after_our_workflows() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "checkpoints-dir", "mid-run");
+    copy_fixture(&env, "checkpoints-dir", "failed");
+    copy_fixture(&env, "orchestkit", "broken");
+    env.ok(&["init", "payments", "--phase", "design"]);
+    assert_snapshot!(env.snapshot(&["list"]), @r"
+    exit status: 0
+    ----- stdout -----
+    payments                                 pending  0 of 1 phases done, just now
+    pipeline-state                           unreadable: failed to import `[TEMP]/project/.claude/pipeline-state.json` as an OrchestKit pipeline state: trailing comma at line 5 column 3 (in field `commit_sha`)  [orchestkit: `.claude/pipeline-state.json`]
+    orchestrate_auth_system_20251003_184530  in progress  1 of 5 phases done, at `phase-2`, 149 days ago  [checkpoints-dir: `.claude/checkpoints/orchestrate_auth_system_20251003_184530.json`]
+    implement_dark_mode_20251003_192230      failed  2 of 4 phases done, at `phase-3`, 149 days ago  [checkpoints-dir: `.claude/checkpoints/failed/implement_dark_mode_20251003_192230.json`]
+    ----- stderr -----
+    entries in [brackets] are other checkpoint systems' files, read-only here; switch with `checkpoint import <path>`
+    ");
+    // A checkpoints-directory file and our workflow directory of the same name live side by side.
+    env.ok(&[
+        "import",
+        ".claude/checkpoints/orchestrate_auth_system_20251003_184530.json",
+    ]);
+    let list = env.json(&["list"]);
+    let entries = list["workflows"].as_array().unwrap();
+    let described: Vec<(String, Option<&str>)> = entries
+        .iter()
+        .map(|entry| {
+            (
+                entry["id"].as_str().unwrap().to_owned(),
+                entry.get("source").and_then(Value::as_str),
+            )
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            ("orchestrate_auth_system_20251003_184530".to_owned(), None),
+            ("payments".to_owned(), None),
+            ("pipeline-state".to_owned(), Some("orchestkit")),
+            (
+                "orchestrate_auth_system_20251003_184530".to_owned(),
+                Some("checkpoints-dir")
+            ),
+            (
+                "implement_dark_mode_20251003_192230".to_owned(),
+                Some("checkpoints-dir")
+            ),
+        ]
+    );
+    assert_eq!(
+        entries[3]["path"],
+        ".claude/checkpoints/orchestrate_auth_system_20251003_184530.json"
+    );
+    assert!(
+        entries[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("trailing comma")
+    );
+}
+
+#[test]
+fn export_to_a_file_is_atomic_and_refuses_to_overwrite() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "dotagent", "mid-run");
+    env.ok(&["import", "."]);
+    env.ok(&["task", "done", "implementation", "task-002"]);
+    let stdout = env.snapshot(&["export", "--to", "dotagent"]);
+    assert!(
+        stdout.contains("warning: `execution.json` belongs beside the state file"),
+        "{stdout}"
+    );
+    std::fs::create_dir_all(env.project().join("out")).unwrap();
+    assert_snapshot!(env.snapshot(&["export", "--to", "dotagent", "--output", "out/phase.json"]), @r"
+    exit status: 0
+    ----- stdout -----
+    wrote `out/phase.json`
+    wrote `out/execution.json`
+    ----- stderr -----
+    ");
+    let execution: Value =
+        serde_json::from_str(&read(&env.project().join("out/execution.json"))).unwrap();
+    assert_eq!(execution["tasks"][1]["status"], "completed");
+    assert_eq!(execution["tasks"][1]["agent"], "executor-sonnet");
+    let before = read(&env.project().join("out/phase.json"));
+    assert_snapshot!(env.snapshot(&["export", "--to", "dotagent", "--output", "out/phase.json"]), @r"
+    exit status: 3
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::output_exists
+
+      × refusing to overwrite `[TEMP]/project/out/phase.json`
+      help: pass `--force` to replace it, or choose another `--output`
+    ");
+    assert_eq!(read(&env.project().join("out/phase.json")), before);
+    env.ok(&["complete", "implementation", "--force"]);
+    let written = env.json(&[
+        "export",
+        "--to",
+        "dotagent",
+        "--output",
+        "out/phase.json",
+        "--force",
+    ]);
+    assert_eq!(written["written"][0], "out/phase.json");
+    let phase: Value = serde_json::from_str(&read(&env.project().join("out/phase.json"))).unwrap();
+    assert_eq!(phase["current_phase"], "VERIFICATION");
+    let leftovers: Vec<String> = std::fs::read_dir(env.project().join("out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert_eq!(
+        leftovers,
+        Vec::<String>::new(),
+        "no temporary files are left"
+    );
+}
+
+#[test]
+fn export_names_what_a_format_cannot_hold() {
+    let env = TestEnv::new();
+    env.ok(&[
+        "init",
+        "payments",
+        "--phase",
+        "design",
+        "--phase",
+        "build:design",
+    ]);
+    assert_snapshot!(env.snapshot(&["export", "--to", "nine-step"]), @r"
+    exit status: 3
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::seed::export
+
+      × failed to export workflow `payments` as a nine-step workflow state: phase `design` is not a step of a nine-step phase
+      help: the nine-step state holds phases of nine steps, with ids `p<phase>-s<step>` (for example `p2-s4`); export this workflow to another format
+    ");
+    let pipeline: Value = serde_json::from_str(&env.ok(&["export", "--to", "orchestkit"])).unwrap();
+    assert_eq!(pipeline["remaining_phases"][1]["dependencies"][0], "design");
+}
+
+/// The nine-step workflow keeps a state file in each git worktree; `list` looks in all of them.
+#[test]
+fn list_finds_nine_step_state_in_git_worktrees() {
+    let env = TestEnv::bare();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=test", "-c", "user.email=test@example.com"])
+            .args(args)
+            .current_dir(env.project())
+            .env("HOME", env.dir.path().join("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+    };
+    git(&["init", "--quiet"]);
+    git(&["commit", "--quiet", "--allow-empty", "-m", "start"]);
+    git(&[
+        "worktree",
+        "add",
+        "--quiet",
+        "-b",
+        "feat-real-time-quotes",
+        "../worktree",
+    ]);
+    std::fs::copy(
+        fixture("nine-step", "mid-run").join(".workflow-state.json"),
+        env.dir.path().join("worktree/.workflow-state.json"),
+    )
+    .unwrap();
+    let list = env.json(&["list"]);
+    assert_eq!(list["workflows"][0]["source"], "nine-step");
+    assert_eq!(list["workflows"][0]["id"], "real-time-quotes");
+    assert_eq!(list["workflows"][0]["current_phase"], Value::Null);
+    assert!(
+        list["workflows"][0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("worktree/.workflow-state.json")
+    );
+}
