@@ -44,14 +44,25 @@ impl Probe for FsProbe {
         }
         let mut cache = self.commits.lock().ok()?;
         *cache.entry(sha.to_owned()).or_insert_with(|| {
+            // `rev-parse --verify --quiet` exits 1 for a missing commit and 128 when git cannot
+            // tell (not a repository).
             let status = Command::new("git")
-                .args(["cat-file", "-e", &format!("{sha}^{{commit}}")])
+                .args([
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{sha}^{{commit}}"),
+                ])
                 .current_dir(&self.root)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
                 .ok()?;
-            Some(status.success())
+            match status.code() {
+                Some(0) => Some(true),
+                Some(1) => Some(false),
+                _ => None,
+            }
         })
     }
 

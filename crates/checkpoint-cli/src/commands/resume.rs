@@ -5,6 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
     resume::{self, PlanOptions, ResumePlan},
+    seeds::{self, Discovered, ImportOptions},
     store::Loaded,
 };
 use clap::Args;
@@ -15,7 +16,7 @@ use crate::{
     cli::Format,
     ctx::{Ctx, WorkflowChoiceError},
     output::{self, JSON_VERSION, Paint},
-    probe::FsProbe,
+    probe::{self, FsProbe},
 };
 
 /// Arguments of `checkpoint resume`.
@@ -59,6 +60,16 @@ struct ResumeReport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     archived_to: Option<String>,
     plan: Option<&'a ResumePlan>,
+    /// When the plan is of another system's state file: its format and path (read only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<SeedSource>,
+}
+
+/// Another checkpoint system's state file that a read-only plan was made from.
+#[derive(Debug, Serialize)]
+struct SeedSource {
+    format: &'static str,
+    path: String,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
@@ -136,7 +147,10 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 
 fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let Some(id) = choose_workflow(ctx, &args.words)? else {
-        return nothing_to_resume(ctx);
+        return match seed_to_resume(ctx, &args.words) {
+            Some((found, workflow)) => resume_seed(ctx, args, &found, &workflow),
+            None => nothing_to_resume(ctx),
+        };
     };
     let loaded = ctx.store.load(&id)?;
     let probe = FsProbe::new(&ctx.project_root);
@@ -223,6 +237,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             applied,
             archived_to,
             plan: Some(&plan),
+            source: None,
         })
         .into_diagnostic(),
         Format::Prompt => {
@@ -370,9 +385,86 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<WorkflowId>> {
     }
 }
 
+/// The unfinished state file of another checkpoint system to plan from, when our store has
+/// none: the one a word names (by path or id), else the most recent.
+fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Option<(Discovered, Workflow)> {
+    let options = ImportOptions {
+        id: None,
+        now: ctx.now,
+    };
+    let mut found: Vec<(Discovered, Workflow)> =
+        seeds::discover(&ctx.project_root, &probe::worktree_roots(&ctx.project_root))
+            .into_iter()
+            .filter_map(|found| {
+                let workflow = seeds::read_source(found.format, &found.path)
+                    .and_then(|source| seeds::import(found.format, &source, &options))
+                    .ok()?;
+                (!workflow.status.is_finished()).then_some((found, workflow))
+            })
+            .collect();
+    if let Some(index) = found.iter().position(|(seed, workflow)| {
+        words.iter().any(|word| {
+            word == workflow.id.as_str()
+                || ctx.cwd.join(word) == seed.path
+                || seed.path.ends_with(word)
+        })
+    }) {
+        return Some(found.swap_remove(index));
+    }
+    found.sort_by_key(|(_, workflow)| std::cmp::Reverse(workflow.updated_at));
+    found.into_iter().next()
+}
+
+/// A read-only plan of another system's state file: nothing is written until it is imported.
+fn resume_seed(
+    ctx: &Ctx,
+    args: &ResumeArgs,
+    found: &Discovered,
+    workflow: &Workflow,
+) -> Result<()> {
+    let probe = FsProbe::new(&ctx.project_root);
+    let plan = build_plan_for(ctx, workflow, &[], &probe);
+    let path = found
+        .path
+        .strip_prefix(&ctx.project_root)
+        .unwrap_or(&found.path)
+        .to_string_lossy()
+        .into_owned();
+    let note = format!(
+        "This plan is of {}'s state file `{path}`, read only: `checkpoint` writes nothing to it. To continue with `checkpoint`, import it first: `checkpoint import {path}`.\n",
+        found.format.name()
+    );
+    match ctx.format {
+        Format::Json => output::emit_json(&ResumeReport {
+            version: JSON_VERSION,
+            applied: false,
+            archived_to: None,
+            plan: Some(&plan),
+            source: Some(SeedSource {
+                format: found.format.name(),
+                path,
+            }),
+        })
+        .into_diagnostic(),
+        Format::Prompt => {
+            let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
+            output::emit(&format!(
+                "{note}\n{}",
+                resume::render_prompt(&plan, ctx.now, budget.saturating_sub(note.len() + 1))
+            ))
+            .into_diagnostic()
+        }
+        _ => output::emit(&format!(
+            "{note}\n{}",
+            output::render_plan(&plan, false, ctx.now, Paint::new(ctx.color))
+        ))
+        .into_diagnostic(),
+    }
+}
+
 fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
     match ctx.format {
-        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, plan: None }).into_diagnostic(),
+        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, plan: None, source: None }).into_diagnostic(),
         _ => output::emit(&format!(
             "No interrupted workflow in `{}`: nothing to resume.\nStart one with `checkpoint init <id> --phase <id>` (can be repeated).\n",
             ctx.store.root().display()

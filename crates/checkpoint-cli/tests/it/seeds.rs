@@ -471,3 +471,104 @@ fn list_finds_nine_step_state_in_git_worktrees() {
             .ends_with("worktree/.workflow-state.json")
     );
 }
+
+/// Every file under `dir`, with its contents, to prove a read-only command wrote nothing.
+fn snapshot_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .map(|entry| {
+            (
+                entry.path().to_owned(),
+                std::fs::read(entry.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Each seed's resume rule gives the same next step in our planner, read directly from its
+/// file (nothing is written until the user imports).
+#[test]
+fn resume_follows_each_seeds_rules_read_only() {
+    // (format, scenario, next action, its phase): the seeds' own rules, in our terms.
+    let cases = [
+        ("dotagent", "fresh", "start", "requirements"),
+        // IMPLEMENTATION in progress: continue the execution loop.
+        ("dotagent", "mid-run", "start", "implementation"),
+        // Interrupted during user approval: re-present it, do not re-run the architects.
+        ("dotagent", "awaiting-approval", "approve", "architecture"),
+        ("dotagent", "failed", "retry", "verification"),
+        ("orchestkit", "fresh", "start", "create-issues"),
+        // Continue from current_phase, respecting its progress description.
+        ("orchestkit", "mid-run", "start", "write-source"),
+        ("orchestkit", "failed", "retry", "write-tests"),
+        ("checkpoint-recovery", "fresh", "start", "phase-1"),
+        // Skip completed phases and execute from current_phase.
+        ("checkpoint-recovery", "mid-run", "start", "phase-3"),
+        ("checkpoints-dir", "fresh", "start", "phase-1"),
+        // "(r)esume - Continue from Phase N+1" after N completed.
+        ("checkpoints-dir", "mid-run", "start", "phase-2"),
+        ("checkpoints-dir", "failed", "retry", "phase-3"),
+        ("nine-step", "fresh", "start", "p1-s1"),
+        // waiting_approval: the approval at step 2.5 comes next.
+        ("nine-step", "awaiting-approval", "approve", "p1-s2"),
+        // failed at a reviewer step (4): return to the step before (3).
+        ("nine-step", "failed", "rollback", "p2-s3"),
+        // completed or in progress: proceed to the next step.
+        ("nine-step", "mid-run", "start", "p2-s6"),
+    ];
+    for (format, scenario, action, phase) in cases {
+        let env = TestEnv::bare();
+        env.set_now("2026-03-05T12:00:00Z");
+        copy_fixture(&env, format, scenario);
+        // The work the state refers to exists (validation of missing artifacts is tested elsewhere).
+        for _ in 0..4 {
+            let report = env.json(&["resume"]);
+            let missing: Vec<String> = report["plan"]["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|finding| {
+                    matches!(
+                        finding["code"].as_str(),
+                        Some("artifact.missing" | "output.missing")
+                    )
+                })
+                .map(|finding| {
+                    finding["message"]
+                        .as_str()
+                        .unwrap()
+                        .split('`')
+                        .nth(1)
+                        .unwrap()
+                        .to_owned()
+                })
+                .collect();
+            for path in &missing {
+                let path = env.project().join(path);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, "done").unwrap();
+            }
+        }
+        let before = snapshot_tree(&env.project());
+        let report = env.json(&["resume"]);
+        let case = format!("{format}/{scenario}: {}", report["plan"]["next"]);
+        assert_eq!(report["source"]["format"], format, "{case}");
+        assert_eq!(report["applied"], false, "{case}");
+        assert_eq!(report["plan"]["next"]["action"], action, "{case}");
+        assert_eq!(report["plan"]["next"]["phase"], phase, "{case}");
+        assert_eq!(
+            snapshot_tree(&env.project()),
+            before,
+            "{case}: nothing may be written"
+        );
+        let prompt = env.ok(&["resume", "--format", "prompt"]);
+        assert!(
+            prompt.contains("read only") && prompt.contains("checkpoint import"),
+            "{case}: {prompt}"
+        );
+    }
+}
