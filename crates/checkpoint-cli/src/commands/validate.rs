@@ -1,9 +1,6 @@
 //! `checkpoint validate`: check a workflow's state, journal, files and git context.
 
-use checkpoint_core::{
-    journal,
-    resume::{self, Finding, Severity},
-};
+use checkpoint_core::resume::{self, Finding, Severity};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
@@ -84,47 +81,25 @@ pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
     }
 }
 
-/// Replays the whole journal and compares it with the state.
+/// Replays the whole journal and compares it with the state (`Store::verify`).
 fn replay_finding(ctx: &Ctx, loaded: &checkpoint_core::store::Loaded) -> Option<Finding> {
-    let path = loaded.dir.join(checkpoint_core::store::JOURNAL_FILE);
-    let journal = match ctx.store.journal(&loaded.workflow.id) {
-        Ok(journal) => journal,
-        Err(err) => {
-            return Some(finding(
-                Severity::Error,
-                "journal.unreadable",
-                format!("the journal cannot be read: {err}"),
-            ));
-        }
-    };
-    if journal.entries.is_empty() {
-        return Some(finding(
-            Severity::Warning,
-            "journal.missing",
-            "the workflow has no journal: its history cannot be checked".into(),
-        ));
-    }
-    match journal::replay(&path, None, &journal.entries) {
-        Ok(Some(replayed)) if replayed == loaded.workflow => None,
-        Ok(Some(replayed)) => Some(finding(
-            Severity::Error,
-            "journal.mismatch",
-            format!(
-                "replaying the journal ({} entries, up to {}) does not give the state (at {})",
-                journal.entries.len(),
-                replayed.seq,
-                loaded.workflow.seq
-            ),
-        )),
-        Ok(None) => Some(finding(
-            Severity::Error,
-            "journal.mismatch",
-            "the journal holds no `init` entry".into(),
-        )),
+    match ctx.store.verify(&loaded.workflow.id) {
+        Ok(verification) => verification.mismatch.map(|mismatch| {
+            let (severity, code) = if mismatch.contains("no entries") {
+                (Severity::Warning, "journal.missing")
+            } else {
+                (Severity::Error, "journal.mismatch")
+            };
+            finding(
+                severity,
+                code,
+                format!("the journal does not replay to the state: {mismatch}"),
+            )
+        }),
         Err(err) => Some(finding(
             Severity::Error,
-            "journal.mismatch",
-            format!("the journal does not replay: {err}"),
+            "journal.unreadable",
+            format!("the journal cannot be read: {err}"),
         )),
     }
 }

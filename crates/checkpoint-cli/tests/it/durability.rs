@@ -476,6 +476,96 @@ fn two_different_commands_racing_are_serialized() {
     );
 }
 
+/// Runs `checkpoint hook <event>` with `payload` on stdin, in the background.
+fn spawn_hook(env: &TestEnv, event: &str, payload: &serde_json::Value) -> std::process::Child {
+    use std::io::Write as _;
+    let mut child = env
+        .cmd()
+        .args(["hook", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    child
+}
+
+#[test]
+fn hooks_and_commands_racing_are_serialized() {
+    let rounds = if long() { 100 } else { 20 };
+    let env = TestEnv::new();
+    for round in 0..rounds {
+        let id = format!("h{round}");
+        started(&env, &id);
+        let base =
+            serde_json::json!({"session_id": "s", "transcript_path": "/t", "cwd": env.project()});
+        let mut stop = base.clone();
+        stop["hook_event_name"] = "Stop".into();
+        let mut failure = base.clone();
+        failure["hook_event_name"] = "PostToolUseFailure".into();
+        failure["tool_name"] = "Bash".into();
+        failure["error"] = format!("Exit code {round}").into();
+        let hooks = [
+            spawn_hook(&env, "Stop", &stop),
+            spawn_hook(&env, "PostToolUseFailure", &failure),
+        ];
+        let progress = env
+            .cmd()
+            .args([
+                "--workflow",
+                &id,
+                "progress",
+                "design",
+                &format!("note {round}"),
+            ])
+            .output()
+            .unwrap();
+        assert!(progress.status.success(), "{progress:?}");
+        for hook in hooks {
+            let output = hook.wait_with_output().unwrap();
+            assert_eq!(output.status.code(), Some(0), "{output:?}");
+        }
+        // With several workflows the hooks touch every unfinished one; this round's must have all three.
+        let ops: Vec<&str> = journal(&env, &id).iter().map(|(_, t)| t.op()).collect();
+        for op in ["heartbeat", "tool_failure", "phase_progress"] {
+            assert!(ops.contains(&op), "round {round}: {ops:?}");
+        }
+        let state = env.state(&id);
+        assert_eq!(state["phases"][0]["progress"], format!("note {round}"));
+        assert_consistent(&env, &id);
+    }
+}
+
+#[test]
+fn secrets_in_hook_payloads_never_reach_the_disk() {
+    let env = TestEnv::new();
+    started(&env, "w");
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
+    let failure = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": env.project(),
+        "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+        "error": format!("curl failed: Authorization: Bearer {key}"),
+    });
+    let output = spawn_hook(&env, "PostToolUseFailure", &failure)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    for file in ["state.json", "journal.jsonl"] {
+        let text = env.read("w", file);
+        assert!(
+            !text.contains(key) && !text.contains("abcdefghijklmnop"),
+            "{file}: {text}"
+        );
+        assert!(text.contains("[REDACTED"), "{file}");
+    }
+}
+
 // Hostile and broken input.
 
 #[test]
