@@ -4,6 +4,7 @@
 mod codegen;
 mod demo;
 mod dist;
+mod fuzz;
 mod test;
 
 use std::{
@@ -34,6 +35,12 @@ enum Task {
     },
     /// Build everything and run an example three-phase workflow in `target/demo/`
     Demo,
+    /// Run every fuzz target for a bounded time (installs cargo-fuzz if needed)
+    Fuzz {
+        /// Seconds per target
+        #[arg(long, default_value_t = 10)]
+        seconds: u32,
+    },
     /// Run the whole test suite, with the real Claude Code CLI for the end-to-end tests
     Test {
         /// Extra arguments for `cargo test`
@@ -53,6 +60,7 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(&root).map(|_| ()),
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Demo => demo::run(&root),
+        Task::Fuzz { seconds } => fuzz::run(&root, seconds),
         Task::Test { cargo_args } => test::run(&root, &cargo_args),
     };
     match result {
