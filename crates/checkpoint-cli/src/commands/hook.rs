@@ -14,6 +14,7 @@ use std::{
 use checkpoint_core::{
     Config, PhaseStatus, Transition, Workflow, WorkflowId,
     resume::{self, PlanOptions},
+    seeds,
     store::{Store, StoreOptions},
 };
 use chrono::{DateTime, Utc};
@@ -64,7 +65,12 @@ fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> R
     if args.event == "SessionEnd" {
         // Claude Code cuts SessionEnd short and skips it after any hook timeout, so nothing
         // depends on it; the plugin declares it because a StopFailure hook in `-p` mode runs
-        // only when some SessionEnd hook exists (measured with 2.1.197).
+        // only when some SessionEnd hook exists (measured with 2.1.197). The payload is read so
+        // that the client never writes into a closed pipe.
+        let _ = std::io::copy(
+            &mut std::io::stdin().take(MAX_PAYLOAD_BYTES),
+            &mut std::io::sink(),
+        );
         return Ok(());
     }
     let mut input = String::new();
@@ -93,6 +99,10 @@ fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> R
         None => project_root.join(".claude").join("checkpoints"),
     };
     if !root.is_dir() {
+        // No workflow of ours; a new session may still find another system's unfinished state.
+        if args.event == "SessionStart" {
+            return seed_context(&project_root, &Config::default(), now);
+        }
         return Ok(());
     }
     let config = ctx::load_config(&root).map_err(|err| format!("{err}"))?;
@@ -225,10 +235,9 @@ impl Hook {
             }
         }
         if context.is_empty() {
-            return Ok(());
+            return seed_context(&self.project_root, &self.config, self.now);
         }
-        let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
-        output::emit(&format!("{out}\n")).map_err(|err| err.to_string())
+        emit_context(&context)
     }
 
     /// Records the compaction, so the `compact` SessionStart finds the position saved.
@@ -444,6 +453,52 @@ impl Hook {
             Err(_) => absolute.to_string_lossy().into_owned(),
         }
     }
+}
+
+/// Prints SessionStart's `additionalContext`.
+fn emit_context(context: &str) -> Result<(), String> {
+    let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
+    output::emit(&format!("{out}\n")).map_err(|err| err.to_string())
+}
+
+/// Re-injects an unfinished workflow of one of the five systems `checkpoint` replaces, read
+/// only, so their users keep their place when they switch; prints nothing when there is none.
+fn seed_context(project_root: &Path, config: &Config, now: DateTime<Utc>) -> Result<(), String> {
+    let options = seeds::ImportOptions { id: None, now };
+    let found = seeds::discover(project_root, &[])
+        .into_iter()
+        .find_map(|found| {
+            let workflow = seeds::read_source(found.format, &found.path)
+                .and_then(|source| seeds::import(found.format, &source, &options))
+                .ok()?;
+            (!workflow.status.is_finished()).then_some((found, workflow))
+        });
+    let Some((found, workflow)) = found else {
+        return Ok(());
+    };
+    let path = found
+        .path
+        .strip_prefix(project_root)
+        .unwrap_or(&found.path)
+        .display()
+        .to_string();
+    let probe = FsProbe::new(project_root);
+    let findings = resume::validate(&workflow, &[], &probe, config, now);
+    let plan = resume::plan(
+        &workflow,
+        findings,
+        &probe,
+        &PlanOptions {
+            config: config.clone(),
+            now,
+        },
+    );
+    let mut context = format!(
+        "This project has an unfinished workflow in {}'s state file `{path}`. `checkpoint` reads it without changing it; to record further progress with `checkpoint`, import it first: `checkpoint import {path}`.\n\n",
+        found.format.name()
+    );
+    context.push_str(&resume::render_prompt(&plan, now, config.prompt_budget));
+    emit_context(&context)
 }
 
 /// Checks the fields every payload of `event` carries, so that a malformed one changes nothing.
