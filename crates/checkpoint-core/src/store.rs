@@ -157,6 +157,8 @@ struct Repair {
     temp_files: Vec<PathBuf>,
     journal_seq: u64,
     state_stale: bool,
+    /// The journal ends before the state: it is moved aside and restarted from the state.
+    journal_behind: bool,
 }
 
 impl Store {
@@ -261,7 +263,25 @@ impl Store {
         let transitions = decide(&loaded.workflow)?;
         let mut next = loaded.workflow.clone();
         let mut seq = loaded.repair.journal_seq.max(next.seq);
-        let mut entries = Vec::with_capacity(transitions.len());
+        let mut entries = Vec::with_capacity(transitions.len() + 1);
+        if loaded.repair.journal_behind {
+            // Appending after a journal that ends before the state would leave a gap in its
+            // numbering: the old journal is kept aside, and a new one starts from the state.
+            let transition = Transition::Snapshot {
+                workflow: Box::new(next.clone()),
+                reason: format!(
+                    "the journal ended at entry {} before the state's entry {}; it is kept as `{JOURNAL_FILE}.behind-<time>` and restarts here",
+                    loaded.repair.journal_seq, next.seq
+                ),
+            };
+            seq += 1;
+            apply(&mut next, &transition, seq, now)?;
+            entries.push(Entry {
+                seq,
+                at: now,
+                transition,
+            });
+        }
         for mut transition in transitions {
             // Secrets are redacted before anything is applied or written.
             loaded.redacted += redact::transition(&mut transition);
@@ -604,12 +624,14 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
                         journal_seq,
                         state_seq: workflow.seq,
                     });
+                    repair.journal_behind = true;
                 }
                 None if workflow.seq > 0 && journal_path.exists() => {
                     recoveries.push(Recovery::JournalBehind {
                         journal_seq: 0,
                         state_seq: workflow.seq,
                     });
+                    repair.journal_behind = true;
                 }
                 _ => {}
             }
@@ -910,6 +932,13 @@ fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loaded) -> Resul
             Err(err) if err.kind() == io::ErrorKind::NotFound => {}
             Err(err) => return Err(Error::io("remove", path, err)),
         }
+    }
+    if loaded.repair.journal_behind {
+        let journal_path = dir.join(JOURNAL_FILE);
+        let kept = unused_path(dir, &format!("{JOURNAL_FILE}.behind-{stamp}"));
+        fsx::rename(&journal_path, &kept)?;
+        // A torn tail belonged to the journal that was just kept aside.
+        loaded.repair.torn_at = None;
     }
     if let Some((offset, bytes)) = loaded.repair.torn_at.take() {
         let kept = unused_path(dir, &format!("{JOURNAL_FILE}.torn-{stamp}"));

@@ -785,6 +785,25 @@ fn a_journal_truncated_before_the_state_loses_nothing() {
     );
     env.ok(&["note", "after"]);
     assert_eq!(notes(&env.state("w")), ["n0", "n1", "n2", "after"]);
+    // The short journal is kept aside, and the new one starts from the state, so the history
+    // that remains replays to the state with no gap in its numbering.
+    let dir = env.workflow_dir("w");
+    let kept: Vec<String> = files(&dir)
+        .into_iter()
+        .filter(|name| name.starts_with("journal.jsonl.behind-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{:?}", files(&dir));
+    assert_eq!(
+        fs::read_to_string(dir.join(&kept[0])).unwrap(),
+        format!("{keep}{{\"seq\":3,\"at\"")
+    );
+    let ops: Vec<&str> = crate::durability::journal(&env, "w")
+        .iter()
+        .map(|(_, t)| t.op())
+        .collect();
+    assert_eq!(ops, ["snapshot", "note"]);
+    assert_consistent(&env, "w");
+    env.ok(&["validate"]);
 }
 
 /// Undoes `chattr +i` even when the test fails, so that the temporary directory can be removed.
