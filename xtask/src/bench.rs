@@ -33,6 +33,7 @@ pub(crate) struct Options {
     pub quick: bool,
     pub runs: Option<usize>,
     pub binary: Option<PathBuf>,
+    pub baseline: Option<PathBuf>,
     pub filter: Option<String>,
 }
 
@@ -280,7 +281,12 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
         groups.list.push(find);
     }
 
-    let cases = groups.into_cases(&wanted);
+    let mut cases = groups.into_cases(&wanted);
+    if let Some(baseline) = &options.baseline {
+        let baseline = fs::canonicalize(baseline)
+            .map_err(|err| format!("failed to find `{}`: {err}", baseline.display()))?;
+        with_baseline(&mut cases, &binary, &baseline);
+    }
     eprintln!("measuring {} cases", cases.len());
     let machine = report::Machine::describe();
     let samples = harness::measure(&cases, plan.schedule)?;
@@ -300,10 +306,15 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
         binary.strip_prefix(root).unwrap_or(&binary).display(),
         size as f64 / 1e6
     );
+    let baseline_text = options
+        .baseline
+        .as_ref()
+        .map(|path| format!("`{}`", path.display()));
     let text = report::render(
         &report::Context {
             command: &command,
             binary: &binary_text,
+            baseline: baseline_text.as_deref(),
             machine: &machine,
             rounds: plan.schedule.rounds,
             warmups: plan.schedule.warmups,
@@ -353,6 +364,31 @@ impl Groups {
         .filter(|case| wanted(&case.key))
         .collect()
     }
+}
+
+/// Adds, after each case of `binary`, the same case run by `baseline` (its key ends in
+/// `@baseline`), so both binaries are measured in the same rounds.
+fn with_baseline(cases: &mut Vec<Case>, binary: &Path, baseline: &Path) {
+    let swap = |program: &mut PathBuf| {
+        if program == binary {
+            baseline.clone_into(program);
+        }
+    };
+    let mut all = Vec::with_capacity(cases.len() * 2);
+    for case in cases.drain(..) {
+        let mut twin = (case.program == binary).then(|| case.clone());
+        all.push(case);
+        if let Some(twin) = &mut twin {
+            twin.key.push_str(report::BASELINE_SUFFIX);
+            twin.label.push_str(" (baseline)");
+            swap(&mut twin.program);
+            if let Some(Setup::Run { program, .. }) = &mut twin.setup {
+                swap(program);
+            }
+        }
+        all.extend(twin);
+    }
+    *cases = all;
 }
 
 fn simple(key: &str, label: &str, program: &Path, args: &[&str], cwd: &Path) -> Case {

@@ -48,6 +48,9 @@ enum Task {
         /// Measure this `checkpoint` binary (relative to the workspace root) instead of building the bundle's
         #[arg(long, value_name = "PATH")]
         binary: Option<PathBuf>,
+        /// Also measure this `checkpoint` binary in the same rounds, and compare
+        #[arg(long, value_name = "PATH")]
+        baseline: Option<PathBuf>,
         /// Only the cases whose key (as in `target/bench/raw.csv`) contains this text, and the floors
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
             quick,
             runs,
             binary,
+            baseline,
             filter,
         } => bench::run(
             &root,
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
                 quick,
                 runs,
                 binary,
+                baseline,
                 filter,
             },
         ),

@@ -20,7 +20,7 @@ const CLEARED_VARS: &[&str] = &[
 ];
 
 /// One measured command.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Case {
     /// A short stable name, for `--filter` and `raw.csv`: `status/100`.
     pub key: String,
@@ -38,7 +38,7 @@ pub(crate) struct Case {
 }
 
 /// Untimed preparation of a run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Setup {
     /// Runs a command, which must succeed.
     Run {
@@ -51,7 +51,7 @@ pub(crate) enum Setup {
 }
 
 /// The check of a case's output, run once before timing.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Expect {
     /// No output at all.
     Nothing,

@@ -10,6 +10,8 @@ use crate::bench::{
 /// The keys of the two floors every ratio is taken against.
 pub(crate) const TRUE_KEY: &str = "floor/true";
 pub(crate) const EXIT_KEY: &str = "floor/exit";
+/// The end of the key of a case run by the `--baseline` binary.
+pub(crate) const BASELINE_SUFFIX: &str = "@baseline";
 /// The key of the floor for a durable write (not a ratio column).
 pub(crate) const DURABLE_KEY: &str = "floor/durable";
 
@@ -99,6 +101,7 @@ pub(crate) struct Target {
 pub(crate) struct Context<'a> {
     pub command: &'a str,
     pub binary: &'a str,
+    pub baseline: Option<&'a str>,
     pub machine: &'a Machine,
     pub rounds: usize,
     pub warmups: usize,
@@ -118,7 +121,11 @@ pub(crate) fn render(context: &Context<'_>, cases: &[Case], samples: &[Samples])
     let machine = context.machine;
     let _ = writeln!(text, "# `checkpoint` benchmarks\n");
     let _ = writeln!(text, "Command: `{}`.", context.command);
-    let _ = writeln!(text, "Binary: {}.\n", context.binary);
+    let _ = writeln!(text, "Binary: {}.", context.binary);
+    if let Some(baseline) = context.baseline {
+        let _ = writeln!(text, "Baseline: {baseline}.");
+    }
+    let _ = writeln!(text);
     let _ = writeln!(text, "## Machine\n");
     let _ = writeln!(text, "- CPU: {}", machine.cpu);
     let _ = writeln!(text, "- Cores: {}", machine.cores);
@@ -164,6 +171,9 @@ pub(crate) fn render(context: &Context<'_>, cases: &[Case], samples: &[Samples])
             ratio(exit_secs)
         );
     }
+    if context.baseline.is_some() {
+        render_baseline(&mut text, cases, samples);
+    }
     let _ = writeln!(text, "\n## Targets\n");
     let _ = writeln!(text, "| Target | Measured | Result |");
     let _ = writeln!(text, "| --- | --- | --- |");
@@ -182,6 +192,34 @@ pub(crate) fn render(context: &Context<'_>, cases: &[Case], samples: &[Samples])
         }
     }
     text
+}
+
+/// Each case against the same case run by the baseline binary, paired by round.
+fn render_baseline(text: &mut String, cases: &[Case], samples: &[Samples]) {
+    let _ = writeln!(text, "\n## Against the baseline\n");
+    let _ = writeln!(
+        text,
+        "The paired ratio is the median over rounds of (this binary's time / the baseline's); below 1 is faster.\n"
+    );
+    let _ = writeln!(text, "| Case | Median | Baseline median | Paired ratio |");
+    let _ = writeln!(text, "| --- | ---: | ---: | ---: |");
+    for (case, own) in cases.iter().zip(samples) {
+        let twin_key = format!("{}{BASELINE_SUFFIX}", case.key);
+        let Some(twin) = cases.iter().position(|case| case.key == twin_key) else {
+            continue;
+        };
+        let twin = &samples[twin].secs;
+        let median = |secs: &[Option<f64>]| stats::median(&stats::present(secs));
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} |",
+            case.label,
+            millis(median(&own.secs)),
+            millis(median(twin)),
+            stats::paired_ratio(&own.secs, twin)
+                .map_or_else(|| "–".into(), |ratio| format!("{ratio:.3}×"))
+        );
+    }
 }
 
 /// A duration in milliseconds, to two decimals.
