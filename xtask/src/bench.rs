@@ -83,14 +83,20 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if plan.schedule.rounds == 0 {
         return Err("`--runs` must be at least 1".into());
     }
-    let binary = match &options.binary {
-        Some(path) => fs::canonicalize(path)
-            .map_err(|err| format!("failed to find `{}`: {err}", path.display()))?,
+    let original = match &options.binary {
+        Some(path) => path.clone(),
         None => dist::run(root)?.join("bin").join("checkpoint"),
     };
     let dir = crate::target_dir(root).join("bench");
-    fs::create_dir_all(&dir)
-        .map_err(|err| format!("failed to create `{}`: {err}", dir.display()))?;
+    // Fresh copies: how fast a binary starts depends on its file's history in the page cache
+    // (a byte-identical but older copy started 0.2 ms slower here), so both binaries get the same.
+    let bin_dir = dir.join("bin");
+    fixtures::fresh_dir(&bin_dir)?;
+    let binary = copy_binary(&original, &bin_dir.join("checkpoint"))?;
+    let baseline = match &options.baseline {
+        Some(path) => Some(copy_binary(path, &bin_dir.join("checkpoint-baseline"))?),
+        None => None,
+    };
     let wanted = |key: &str| {
         key.starts_with("floor/")
             || options
@@ -282,10 +288,8 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     }
 
     let mut cases = groups.into_cases(&wanted);
-    if let Some(baseline) = &options.baseline {
-        let baseline = fs::canonicalize(baseline)
-            .map_err(|err| format!("failed to find `{}`: {err}", baseline.display()))?;
-        with_baseline(&mut cases, &binary, &baseline);
+    if let Some(baseline) = &baseline {
+        with_baseline(&mut cases, &binary, baseline);
     }
     eprintln!("measuring {} cases", cases.len());
     let machine = report::Machine::describe();
@@ -303,7 +307,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     let size = fs::metadata(&binary).map_or(0, |meta| meta.len());
     let binary_text = format!(
         "`{}` ({:.1} MB)",
-        binary.strip_prefix(root).unwrap_or(&binary).display(),
+        original.strip_prefix(root).unwrap_or(&original).display(),
         size as f64 / 1e6
     );
     let baseline_text = options
@@ -330,6 +334,18 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     println!("{text}");
     eprintln!("wrote {}", report_path.display());
     Ok(())
+}
+
+/// Copies a binary to `to`, keeping it executable; returns `to`.
+fn copy_binary(from: &Path, to: &Path) -> Result<PathBuf> {
+    fs::copy(from, to).map_err(|err| {
+        format!(
+            "failed to copy `{}` to `{}`: {err}",
+            from.display(),
+            to.display()
+        )
+    })?;
+    Ok(to.to_owned())
 }
 
 /// The cases by kind, in the order of the report.
@@ -379,7 +395,7 @@ fn with_baseline(cases: &mut Vec<Case>, binary: &Path, baseline: &Path) {
         let mut twin = (case.program == binary).then(|| case.clone());
         all.push(case);
         if let Some(twin) = &mut twin {
-            twin.key.push_str(report::BASELINE_SUFFIX);
+            twin.key.push_str(harness::BASELINE_SUFFIX);
             twin.label.push_str(" (baseline)");
             swap(&mut twin.program);
             if let Some(Setup::Run { program, .. }) = &mut twin.setup {

@@ -19,6 +19,9 @@ const CLEARED_VARS: &[&str] = &[
     "CHECKPOINT_LOCK_TIMEOUT",
 ];
 
+/// The end of the key of a case run by the `--baseline` binary.
+pub(crate) const BASELINE_SUFFIX: &str = "@baseline";
+
 /// One measured command.
 #[derive(Debug, Clone)]
 pub(crate) struct Case {
@@ -237,17 +240,30 @@ pub(crate) fn measure(cases: &[Case], schedule: Schedule) -> Result<Vec<Samples>
         })
         .collect();
     let started = Instant::now();
-    let mut order: Vec<usize> = (0..cases.len()).collect();
+    let mut units = units(cases);
+    for unit in &units {
+        // A case and its twin run in the same rounds.
+        let stride = unit.iter().map(|&index| strides[index]).min().unwrap_or(1);
+        for &index in unit {
+            strides[index] = stride;
+        }
+    }
     let mut random = SplitMix64(0x5eed_c0ff_ee00_0001);
     for round in 0..schedule.rounds {
         // A new order every round, so that no case always follows the same one (a case that
-        // walks a big tree evicts caches the next one would find warm).
-        for i in (1..order.len()).rev() {
-            order.swap(i, (random.next() % (i as u64 + 1)) as usize);
+        // walks a big tree evicts caches the next one would find warm); a case and its twin
+        // run back to back, in either order.
+        for i in (1..units.len()).rev() {
+            units.swap(i, (random.next() % (i as u64 + 1)) as usize);
         }
-        for &index in &order {
-            if round % strides[index] == 0 {
-                samples[index].secs[round] = Some(cases[index].time()?);
+        for unit in &mut units {
+            if random.next() % 2 == 1 {
+                unit.reverse();
+            }
+            for &index in unit.iter() {
+                if round % strides[index] == 0 {
+                    samples[index].secs[round] = Some(cases[index].time()?);
+                }
             }
         }
         if (round + 1) % 10 == 0 || round + 1 == schedule.rounds {
@@ -260,6 +276,21 @@ pub(crate) fn measure(cases: &[Case], schedule: Schedule) -> Result<Vec<Samples>
         }
     }
     Ok(samples)
+}
+
+/// The cases that run back to back: each case with its baseline twin, if any.
+fn units(cases: &[Case]) -> Vec<Vec<usize>> {
+    let mut units = Vec::new();
+    for (index, case) in cases.iter().enumerate() {
+        if case.key.ends_with(BASELINE_SUFFIX) {
+            continue;
+        }
+        let twin_key = format!("{}{BASELINE_SUFFIX}", case.key);
+        let mut unit = vec![index];
+        unit.extend(cases.iter().position(|other| other.key == twin_key));
+        units.push(unit);
+    }
+    units
 }
 
 /// A small deterministic pseudo-random generator (SplitMix64), for the order of the rounds.

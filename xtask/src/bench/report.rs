@@ -3,15 +3,13 @@
 use std::{fmt::Write as _, fs, path::Path, process::Command};
 
 use crate::bench::{
-    harness::{Case, Samples},
+    harness::{BASELINE_SUFFIX, Case, Samples},
     stats,
 };
 
 /// The keys of the two floors every ratio is taken against.
 pub(crate) const TRUE_KEY: &str = "floor/true";
 pub(crate) const EXIT_KEY: &str = "floor/exit";
-/// The end of the key of a case run by the `--baseline` binary.
-pub(crate) const BASELINE_SUFFIX: &str = "@baseline";
 /// The key of the floor for a durable write (not a ratio column).
 pub(crate) const DURABLE_KEY: &str = "floor/durable";
 
@@ -199,7 +197,7 @@ fn render_baseline(text: &mut String, cases: &[Case], samples: &[Samples]) {
     let _ = writeln!(text, "\n## Against the baseline\n");
     let _ = writeln!(
         text,
-        "The paired ratio is the median over rounds of (this binary's time / the baseline's); below 1 is faster.\n"
+        "Each case ran back to back with its baseline twin, in either order; the paired ratio is the median over rounds of (this binary's time / the baseline's), below 1 is faster.\n"
     );
     let _ = writeln!(text, "| Case | Median | Baseline median | Paired ratio |");
     let _ = writeln!(text, "| --- | ---: | ---: | ---: |");
