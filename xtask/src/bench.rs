@@ -89,7 +89,8 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     };
     let dir = crate::target_dir(root).join("bench");
     // Fresh copies: how fast a binary starts depends on its file's history in the page cache
-    // (a byte-identical but older copy started 0.2 ms slower here), so both binaries get the same.
+    // (a byte-identical but older copy started 0.2 ms slower here), so every binary we build
+    // or measure gets the same history.
     let bin_dir = dir.join("bin");
     fixtures::fresh_dir(&bin_dir)?;
     let binary = copy_binary(&original, &bin_dir.join("checkpoint"))?;
@@ -122,8 +123,15 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     let mut groups = Groups::default();
     let floors = dir.join("floors");
     let static_crt = dist::static_crt();
-    let exit = fixtures::rust_program(&floors, "exit", fixtures::EXIT_SOURCE, static_crt)?;
-    let durable = fixtures::rust_program(&floors, "durable", fixtures::DURABLE_SOURCE, static_crt)?;
+    // Copied like the binaries under test, for the same page-cache history.
+    let exit = copy_binary(
+        &fixtures::rust_program(&floors, "exit", fixtures::EXIT_SOURCE, static_crt)?,
+        &bin_dir.join("exit"),
+    )?;
+    let durable = copy_binary(
+        &fixtures::rust_program(&floors, "durable", fixtures::DURABLE_SOURCE, static_crt)?,
+        &bin_dir.join("durable"),
+    )?;
     let durable_dir = floors.join("durable-store");
     fixtures::fresh_dir(&durable_dir)?;
     groups.floor.push(simple(
