@@ -92,7 +92,7 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
 /// Builds the release binary, statically linked where the toolchain allows; returns its path.
 fn build_release(root: &Path) -> Result<PathBuf> {
     let target = host_target();
-    let static_ok = target.ends_with("-linux-gnu") && static_glibc_available();
+    let static_ok = static_crt();
     let mut command = cargo();
     command.args([
         "build",
@@ -117,6 +117,12 @@ fn build_release(root: &Path) -> Result<PathBuf> {
         .join(target)
         .join("release")
         .join("checkpoint"))
+}
+
+/// Whether release binaries link the C library statically: on GNU/Linux, when its static
+/// library is installed.
+pub(crate) fn static_crt() -> bool {
+    host_target().ends_with("-linux-gnu") && static_glibc_available()
 }
 
 /// The host target triple, from `rustc -vV`.

@@ -1,6 +1,7 @@
 //! Project automation in the [cargo-xtask](https://github.com/matklad/cargo-xtask) style:
 //! `cargo xtask <task>`, with no dependencies beyond the workspace's own.
 
+mod bench;
 mod codegen;
 mod demo;
 mod dist;
@@ -41,6 +42,26 @@ enum Task {
         #[arg(long, default_value_t = 10)]
         seconds: u32,
     },
+    /// Benchmark the release binary against the floor and the seed's bash + jq scripts (report in
+    /// `target/bench/report.md`)
+    Bench {
+        /// A smoke run: fewer runs and smaller sizes (about two minutes)
+        #[arg(long)]
+        quick: bool,
+        /// Rounds of the round-robin; fast commands run in every round, slow ones less often
+        /// [default: 200, or 40 with `--quick`]
+        #[arg(long, value_name = "N")]
+        runs: Option<usize>,
+        /// Measure this `checkpoint` binary (relative to the workspace root) instead of building the bundle's
+        #[arg(long, value_name = "PATH")]
+        binary: Option<PathBuf>,
+        /// Also measure this `checkpoint` binary in the same rounds, and compare
+        #[arg(long, value_name = "PATH")]
+        baseline: Option<PathBuf>,
+        /// Only the cases whose key (as in `target/bench/raw.csv`) contains this text, and the floors
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
+    },
     /// Run the whole test suite, with the real Claude Code CLI for the end-to-end tests
     Test {
         /// Extra arguments for `cargo test`
@@ -62,6 +83,22 @@ fn main() -> ExitCode {
         Task::Demo => demo::run(&root),
         Task::Fuzz { seconds } => fuzz::run(&root, seconds),
         Task::Test { cargo_args } => test::run(&root, &cargo_args),
+        Task::Bench {
+            quick,
+            runs,
+            binary,
+            baseline,
+            filter,
+        } => bench::run(
+            &root,
+            &bench::Options {
+                quick,
+                runs,
+                binary,
+                baseline,
+                filter,
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,7 +14,11 @@ mod output;
 mod probe;
 mod report;
 
-use std::{ffi::OsString, process::ExitCode};
+use std::{
+    ffi::{OsStr, OsString},
+    path::Path,
+    process::ExitCode,
+};
 
 use clap::{CommandFactory, Parser};
 use miette::{GraphicalReportHandler, GraphicalTheme, JSONReportHandler, Report};
@@ -30,6 +34,12 @@ pub fn command() -> clap::Command {
 /// Runs `checkpoint` with these arguments (the first is the program name).
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
+    let dir = std::env::var_os(env::CHECKPOINT_DIR);
+    let workflow = std::env::var_os(env::CHECKPOINT_WORKFLOW);
+    if let Some(event) = plain_hook_event(&args, dir.as_deref(), workflow.as_deref()) {
+        hook(event, dir.as_deref().map(Path::new));
+        return ExitCode::from(exit_code::SUCCESS);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) if err.use_stderr() && args.iter().any(|arg| arg == "--no-fail") => {
@@ -61,9 +71,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Schema(args) => return commands::schema::run(args),
         Command::Completions(args) => return commands::completions::run(args),
         Command::Hook(args) => {
-            // Hooks never fail a session: everything is reported inside, and the exit code is 0.
-            let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
-            commands::hook::run(args, cli.global.dir.as_deref(), now);
+            hook(&args.event, cli.global.dir.as_deref());
             return Ok(());
         }
         _ => {}
@@ -106,6 +114,38 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
             unreachable!("handled above")
         }
     }
+}
+
+/// The event of `checkpoint hook <event>` when that is the whole command line and clap would
+/// accept the environment as it is, so that the hook can skip building the clap command tree:
+/// Claude Code runs the hook on every session start, tool use and stop, and the tree costs
+/// most of what a hook with no workflow spends above a bare process start.
+///
+/// `dir` and `workflow` are `CHECKPOINT_DIR` and `CHECKPOINT_WORKFLOW`, which clap reads too: an
+/// empty directory or a workflow id that is not UTF-8 is a usage error there, left to clap.
+fn plain_hook_event<'a>(
+    args: &'a [OsString],
+    dir: Option<&OsStr>,
+    workflow: Option<&OsStr>,
+) -> Option<&'a str> {
+    let [_, command, event] = args else {
+        return None;
+    };
+    let event = event
+        .to_str()
+        .filter(|event| !event.is_empty() && !event.starts_with('-'))?;
+    let env_ok =
+        dir.is_none_or(|dir| !dir.is_empty()) && workflow.is_none_or(|id| id.to_str().is_some());
+    (command == "hook" && env_ok).then_some(event)
+}
+
+/// Runs a hook. Hooks never fail a session: everything is reported inside, and the exit code is 0.
+fn hook(event: &str, dir: Option<&Path>) {
+    let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
+    let args = commands::hook::HookArgs {
+        event: event.to_owned(),
+    };
+    commands::hook::run(&args, dir, now);
 }
 
 fn render_error(report: &Report, format: Format, color: bool) {
@@ -177,5 +217,55 @@ mod tests {
     #[test]
     fn verify_cli() {
         command().debug_assert();
+    }
+
+    /// The hook's fast path takes only command lines that clap parses as the same hook, with
+    /// no directory given.
+    #[test]
+    fn plain_hook_event_agrees_with_clap() {
+        let cases: &[(&[&str], Option<&str>)] = &[
+            (&["hook", "SessionStart"], Some("SessionStart")),
+            (&["hook", "Stop"], Some("Stop")),
+            (&["hook", "help"], Some("help")),
+            (&["hook", ""], None),
+            (&["hook", "--help"], None),
+            (&["hook", "-h"], None),
+            (&["hook"], None),
+            (&["hook", "Stop", "--format", "json"], None),
+            (&["--dir", "x", "hook", "Stop"], None),
+            (&["status", "Stop"], None),
+            (&["hooks", "Stop"], None),
+        ];
+        for (args, expect) in cases {
+            let argv: Vec<OsString> = std::iter::once("checkpoint")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            assert_eq!(plain_hook_event(&argv, None, None), *expect, "{args:?}");
+            if let Some(event) = expect {
+                let cli = Cli::try_parse_from(&argv).unwrap();
+                let Command::Hook(hook) = &cli.command else {
+                    panic!("{args:?} is not a hook");
+                };
+                assert_eq!(hook.event, *event);
+                if std::env::var_os(env::CHECKPOINT_DIR).is_none() {
+                    assert_eq!(cli.global.dir, None);
+                }
+            }
+        }
+        let argv: Vec<OsString> = ["checkpoint", "hook", "Stop"].map(OsString::from).to_vec();
+        let dir = Some(OsStr::new("/tmp/store"));
+        assert_eq!(plain_hook_event(&argv, dir, None), Some("Stop"));
+        assert_eq!(plain_hook_event(&argv, Some(OsStr::new("")), None), None);
+        assert_eq!(
+            plain_hook_event(&argv, None, Some(OsStr::new(""))),
+            Some("Stop")
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let not_utf8 = Some(OsStr::from_bytes(b"\xff"));
+            assert_eq!(plain_hook_event(&argv, None, not_utf8), None);
+        }
     }
 }

@@ -738,6 +738,20 @@ const REBUILT_HELP: &str = "the state is rebuilt from `journal.jsonl` or `state.
 
 /// Parses and checks a state file.
 pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
+    // A good state of a known version, the common case, takes one parse; anything else takes
+    // the careful path below, which says why the file cannot be used.
+    if let Ok(workflow) = serde_json::from_slice::<Workflow>(bytes)
+        && workflow.schema_version <= SCHEMA_VERSION
+        && check_invariants(&workflow).is_ok()
+    {
+        return Ok(workflow);
+    }
+    parse_state_carefully(path, bytes)
+}
+
+/// Parses a state that may be newer or corrupt: the version first, so that a newer file is
+/// never reported as corrupt, then the whole state.
+fn parse_state_carefully(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     #[derive(Deserialize)]
     struct VersionPeek {
         schema_version: Option<serde_json::Value>,

@@ -137,4 +137,61 @@ fn archive_moves_the_directory_and_keeps_everything() {
     );
 }
 
+#[test]
+fn state_files_parse_or_say_why_not() {
+    #[track_caller]
+    fn check(state: &serde_json::Value, expect: &str) {
+        let path = std::path::Path::new("state.json");
+        let text = serde_json::to_string_pretty(state).unwrap();
+        let outcome = match crate::store::parse_state(path, text.as_bytes()) {
+            Ok(workflow) => format!("ok: `{}`", workflow.id),
+            Err(crate::Error::NewerVersion { found, .. }) => format!("newer: {found}"),
+            Err(crate::Error::Corrupt { message, .. }) => format!("corrupt: {message}"),
+            Err(err) => format!("other: {err}"),
+        };
+        assert_eq!(outcome, expect);
+    }
+    let workflow = Plan {
+        phases: vec![
+            PhasePlan::from_spec("design").unwrap(),
+            PhasePlan::from_spec("build:design").unwrap(),
+        ],
+        ..Plan::default()
+    }
+    .into_workflow(WorkflowId::new("w").unwrap(), None, at(0))
+    .unwrap();
+    let good = serde_json::to_value(&workflow).unwrap();
+    check(&good, "ok: `w`");
+
+    // A newer version is refused as such, whether or not it still reads as this version.
+    let mut newer = good.clone();
+    newer["schema_version"] = 2.into();
+    newer["future_field"] = "x".into();
+    check(&newer, "newer: 2");
+    newer["phases"] = "a newer shape".into();
+    check(&newer, "newer: 2");
+
+    let mut unversioned = good.clone();
+    unversioned
+        .as_object_mut()
+        .unwrap()
+        .remove("schema_version");
+    check(&unversioned, "corrupt: missing or invalid `schema_version`");
+
+    let mut twice = good.clone();
+    twice["phases"][1]["id"] = "design".into();
+    twice["phases"][1]["dependencies"] = serde_json::json!([]);
+    check(
+        &twice,
+        "corrupt: invalid plan: phase `design` is declared twice",
+    );
+
+    let mut wrong_type = good;
+    wrong_type["seq"] = "one".into();
+    check(
+        &wrong_type,
+        "corrupt: invalid type: string \"one\", expected u64 at line 7 column 14",
+    );
+}
+
 mod props;

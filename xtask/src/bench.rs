@@ -1,0 +1,766 @@
+//! `cargo xtask bench`: what each `checkpoint` command costs, next to the floor (`/bin/true` and
+//! an empty Rust program) and to the seed systems' bash + jq scripts, measured side by side in
+//! round-robin rounds; the report goes to stdout and `target/bench/report.md`.
+
+mod fixtures;
+mod harness;
+mod report;
+mod stats;
+
+use std::{
+    env,
+    ffi::OsString,
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use chrono::{Duration, Utc};
+
+use crate::{
+    Result,
+    bench::{
+        fixtures::{Fixtures, PhaseProject},
+        harness::{Case, Expect, Samples, Schedule, Setup},
+        report::{DURABLE_KEY, EXIT_KEY, TRUE_KEY, Target},
+    },
+    dist,
+};
+
+/// Options of `cargo xtask bench`.
+#[derive(Debug)]
+pub(crate) struct Options {
+    pub quick: bool,
+    pub runs: Option<usize>,
+    pub binary: Option<PathBuf>,
+    pub baseline: Option<PathBuf>,
+    pub filter: Option<String>,
+}
+
+/// The sizes and the schedule of a run.
+struct Plan {
+    phases: Vec<usize>,
+    journals: [u64; 2],
+    worktrees: usize,
+    files_per_worktree: usize,
+    schedule: Schedule,
+}
+
+impl Plan {
+    fn new(options: &Options) -> Self {
+        if options.quick {
+            Self {
+                phases: vec![5, 100, 1_000],
+                journals: [100, 10_000],
+                worktrees: 20,
+                files_per_worktree: 500,
+                schedule: Schedule {
+                    rounds: options.runs.unwrap_or(40),
+                    warmups: 2,
+                    budget_secs: 1.5,
+                    min_runs: 5,
+                },
+            }
+        } else {
+            Self {
+                phases: vec![5, 100, 1_000, 10_000],
+                journals: [100, 100_000],
+                worktrees: 20,
+                files_per_worktree: 5_000,
+                schedule: Schedule {
+                    rounds: options.runs.unwrap_or(200),
+                    warmups: 3,
+                    budget_secs: 10.0,
+                    min_runs: 10,
+                },
+            }
+        }
+    }
+}
+
+pub(crate) fn run(root: &Path, options: &Options) -> Result {
+    let plan = Plan::new(options);
+    if plan.schedule.rounds == 0 {
+        return Err("`--runs` must be at least 1".into());
+    }
+    let original = match &options.binary {
+        Some(path) => path.clone(),
+        None => dist::run(root)?.join("bin").join("checkpoint"),
+    };
+    let dir = crate::target_dir(root).join("bench");
+    // Fresh copies: how fast a binary starts depends on its file's history in the page cache
+    // (a byte-identical but older copy started 0.2 ms slower here), so every binary we build
+    // or measure gets the same history.
+    let bin_dir = dir.join("bin");
+    fixtures::fresh_dir(&bin_dir)?;
+    let binary = copy_binary(&original, &bin_dir.join("checkpoint"))?;
+    let baseline = match &options.baseline {
+        Some(path) => Some(copy_binary(path, &bin_dir.join("checkpoint-baseline"))?),
+        None => None,
+    };
+    let wanted = |key: &str| {
+        key.starts_with("floor/")
+            || options
+                .filter
+                .as_deref()
+                .is_none_or(|filter| key.contains(filter))
+    };
+    let has_jq = Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    let mut notes = Vec::new();
+    if !has_jq {
+        notes.push("`jq` was not found: the seed systems' scripts were not measured.".to_owned());
+    }
+
+    eprintln!("generating the fixtures in {}", dir.display());
+    let fixtures = Fixtures {
+        binary: binary.clone(),
+        t0: Utc::now() - Duration::hours(3),
+    };
+    let scripts = root.join("xtask").join("bench");
+    let mut groups = Groups::default();
+    let floors = dir.join("floors");
+    let static_crt = dist::static_crt();
+    // Copied like the binaries under test, for the same page-cache history.
+    let exit = copy_binary(
+        &fixtures::rust_program(&floors, "exit", fixtures::EXIT_SOURCE, static_crt)?,
+        &bin_dir.join("exit"),
+    )?;
+    let durable = copy_binary(
+        &fixtures::rust_program(&floors, "durable", fixtures::DURABLE_SOURCE, static_crt)?,
+        &bin_dir.join("durable"),
+    )?;
+    let durable_dir = floors.join("durable-store");
+    fixtures::fresh_dir(&durable_dir)?;
+    groups.floor.push(simple(
+        TRUE_KEY,
+        "`/bin/true`",
+        Path::new("/bin/true"),
+        &[],
+        &dir,
+    ));
+    groups.floor.push(simple(
+        EXIT_KEY,
+        "Rust program that only exits",
+        &exit,
+        &[],
+        &dir,
+    ));
+    groups.floor.push(Case {
+        args: vec![durable_dir.into()],
+        expect: Expect::Nothing,
+        ..simple(
+            DURABLE_KEY,
+            "Rust program doing `complete`'s writes and syncs (journal, 50 KB state, directory)",
+            &durable,
+            &[],
+            &dir,
+        )
+    });
+
+    if wanted("hook/none") {
+        let project = dir.join("no-workflow");
+        fixtures::fresh_dir(&project)?;
+        fixtures::git(&project, &["init", "--quiet"])?;
+        groups.hook.push(hook_case(
+            "hook/none",
+            "`hook SessionStart`, no workflow",
+            &binary,
+            &project,
+            &dir,
+            Expect::Nothing,
+        )?);
+    }
+
+    for &n in &plan.phases {
+        let keys = [
+            "hook",
+            "status",
+            "resume",
+            "complete",
+            "seed-status",
+            "seed-advance",
+        ]
+        .map(|kind| format!("{kind}/{n}"));
+        if !keys.iter().any(|key| wanted(key)) {
+            continue;
+        }
+        eprintln!("  a workflow of {n} phases");
+        let project = fixtures.phase_project(&dir.join(format!("phases-{n}")), n, true)?;
+        fixtures.validate(&project.dir)?;
+        let size = format!("{} phases", thousands(n as u64));
+        groups.hook.push(hook_case(
+            &keys[0],
+            &format!("`hook SessionStart`, {size}"),
+            &binary,
+            &project.dir,
+            &dir,
+            Expect::Contains("additionalContext"),
+        )?);
+        groups.status.push(simple(
+            &keys[1],
+            &format!("`status --format json`, {size}"),
+            &binary,
+            &["status", "--format", "json"],
+            &project.dir,
+        ));
+        groups.resume.push(resume_case(
+            &keys[2],
+            &format!("`resume --dry-run --format json`, {size}"),
+            &binary,
+            &project.dir,
+        ));
+        groups
+            .complete
+            .push(complete_case(&keys[3], &size, &binary, &project, &dir)?);
+        if has_jq {
+            let (status, advance) = seed_cases(
+                &keys[4], &keys[5], &size, &project, &fixtures, &scripts, &dir,
+            )?;
+            groups.seed.push(status);
+            groups.seed_advance.push(advance);
+        }
+    }
+
+    for n in plan.journals {
+        let key = format!("journal/{n}");
+        if !wanted(&key) {
+            continue;
+        }
+        eprintln!("  a journal of {n} entries");
+        let project = fixtures.journal_project(&dir.join(format!("journal-{n}")), n)?;
+        fixtures.validate(&project.dir)?;
+        groups.journal.push(resume_case(
+            &key,
+            &format!(
+                "`resume --dry-run --format json`, 100 phases without commits, {} journal entries",
+                thousands(n)
+            ),
+            &binary,
+            &project.dir,
+        ));
+    }
+
+    let list_key = format!("list/{}", plan.worktrees);
+    let find_key = format!("find/{}", plan.worktrees);
+    let mut list_reads = None;
+    if wanted(&list_key) || wanted(&find_key) {
+        eprintln!(
+            "  {} worktrees of {} files",
+            plan.worktrees, plan.files_per_worktree
+        );
+        let root_dir = dir.join("worktrees");
+        let main = fixtures.worktrees(&root_dir, plan.worktrees, plan.files_per_worktree)?;
+        let size = format!(
+            "{} worktrees of {} files",
+            plan.worktrees,
+            thousands(plan.files_per_worktree as u64)
+        );
+        let list = Case {
+            expect: Expect::Lines(plan.worktrees),
+            ..simple(
+                &list_key,
+                &format!("`list`, {size}"),
+                &binary,
+                &["list"],
+                &main,
+            )
+        };
+        let find_args: Vec<OsString> = vec![
+            root_dir.clone().into(),
+            "-name".into(),
+            "state.json".into(),
+            "-path".into(),
+            "*/.claude/checkpoints/*".into(),
+        ];
+        let find = Case {
+            key: find_key.clone(),
+            label: format!(
+                "`find <root> -name state.json -path '*/.claude/checkpoints/*'`, {size}"
+            ),
+            program: "find".into(),
+            args: find_args,
+            cwd: dir.clone(),
+            stdin: None,
+            setup: None,
+            expect: Expect::Lines(plan.worktrees),
+        };
+        list_reads = Some(DirectoryReads {
+            list: directory_reads(&list),
+            find: directory_reads(&find),
+        });
+        groups.list.push(list);
+        groups.list.push(find);
+    }
+
+    let mut cases = groups.into_cases(&wanted);
+    if let Some(baseline) = &baseline {
+        with_baseline(&mut cases, &binary, baseline);
+    }
+    eprintln!("measuring {} cases", cases.len());
+    let machine = report::Machine::describe();
+    let samples = harness::measure(&cases, plan.schedule)?;
+
+    let lookup = Lookup {
+        cases: &cases,
+        samples: &samples,
+    };
+    let targets = targets(&lookup, &plan, list_reads.as_ref(), &mut notes);
+    let command = format!(
+        "cargo xtask {}",
+        env::args().skip(1).collect::<Vec<_>>().join(" ")
+    );
+    let size = fs::metadata(&binary).map_or(0, |meta| meta.len());
+    let binary_text = format!(
+        "`{}` ({:.1} MB)",
+        original.strip_prefix(root).unwrap_or(&original).display(),
+        size as f64 / 1e6
+    );
+    let baseline_text = options
+        .baseline
+        .as_ref()
+        .map(|path| format!("`{}`", path.display()));
+    let text = report::render(
+        &report::Context {
+            command: &command,
+            binary: &binary_text,
+            baseline: baseline_text.as_deref(),
+            machine: &machine,
+            rounds: plan.schedule.rounds,
+            warmups: plan.schedule.warmups,
+            targets: &targets,
+            notes: &notes,
+        },
+        &cases,
+        &samples,
+    );
+    let report_path = dir.join("report.md");
+    fixtures::write_file(&report_path, &text)?;
+    report::write_raw(&dir.join("raw.csv"), &cases, &samples)?;
+    println!("{text}");
+    eprintln!("wrote {}", report_path.display());
+    Ok(())
+}
+
+/// Copies a binary to `to`, keeping it executable; returns `to`.
+fn copy_binary(from: &Path, to: &Path) -> Result<PathBuf> {
+    fs::copy(from, to).map_err(|err| {
+        format!(
+            "failed to copy `{}` to `{}`: {err}",
+            from.display(),
+            to.display()
+        )
+    })?;
+    Ok(to.to_owned())
+}
+
+/// The cases by kind, in the order of the report.
+#[derive(Default)]
+struct Groups {
+    floor: Vec<Case>,
+    hook: Vec<Case>,
+    status: Vec<Case>,
+    resume: Vec<Case>,
+    complete: Vec<Case>,
+    seed: Vec<Case>,
+    seed_advance: Vec<Case>,
+    list: Vec<Case>,
+    journal: Vec<Case>,
+}
+
+impl Groups {
+    fn into_cases(self, wanted: &dyn Fn(&str) -> bool) -> Vec<Case> {
+        [
+            self.floor,
+            self.hook,
+            self.status,
+            self.resume,
+            self.complete,
+            self.seed,
+            self.seed_advance,
+            self.list,
+            self.journal,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|case| wanted(&case.key))
+        .collect()
+    }
+}
+
+/// Adds, after each case of `binary`, the same case run by `baseline` (its key ends in
+/// `@baseline`), so both binaries are measured in the same rounds.
+fn with_baseline(cases: &mut Vec<Case>, binary: &Path, baseline: &Path) {
+    let swap = |program: &mut PathBuf| {
+        if program == binary {
+            baseline.clone_into(program);
+        }
+    };
+    let mut all = Vec::with_capacity(cases.len() * 2);
+    for case in cases.drain(..) {
+        let mut twin = (case.program == binary).then(|| case.clone());
+        all.push(case);
+        if let Some(twin) = &mut twin {
+            twin.key.push_str(harness::BASELINE_SUFFIX);
+            twin.label.push_str(" (baseline)");
+            swap(&mut twin.program);
+            if let Some(Setup::Run { program, .. }) = &mut twin.setup {
+                swap(program);
+            }
+        }
+        all.extend(twin);
+    }
+    *cases = all;
+}
+
+fn simple(key: &str, label: &str, program: &Path, args: &[&str], cwd: &Path) -> Case {
+    Case {
+        key: key.into(),
+        label: label.into(),
+        program: program.to_owned(),
+        args: args.iter().map(OsString::from).collect(),
+        cwd: cwd.to_owned(),
+        stdin: None,
+        setup: None,
+        expect: Expect::Anything,
+    }
+}
+
+/// `checkpoint hook SessionStart` with Claude Code's payload on stdin.
+fn hook_case(
+    key: &str,
+    label: &str,
+    binary: &Path,
+    project: &Path,
+    dir: &Path,
+    expect: Expect,
+) -> Result<Case> {
+    let payloads = dir.join("payloads");
+    fs::create_dir_all(&payloads)
+        .map_err(|err| format!("failed to create `{}`: {err}", payloads.display()))?;
+    let payload = payloads.join(format!("{}.json", key.replace('/', "-")));
+    fixtures::write_file(&payload, &fixtures::session_start_payload(project))?;
+    Ok(Case {
+        stdin: Some(payload),
+        expect,
+        ..simple(key, label, binary, &["hook", "SessionStart"], project)
+    })
+}
+
+fn resume_case(key: &str, label: &str, binary: &Path, project: &Path) -> Case {
+    Case {
+        expect: Expect::Contains("\"plan\""),
+        ..simple(
+            key,
+            label,
+            binary,
+            &["resume", "--dry-run", "--format", "json"],
+            project,
+        )
+    }
+}
+
+/// `checkpoint complete` of the phase in progress, in a copy of the project; each run is
+/// preceded by an untimed `start --force` of the same phase, so the state keeps its size.
+fn complete_case(
+    key: &str,
+    size: &str,
+    binary: &Path,
+    project: &PhaseProject,
+    dir: &Path,
+) -> Result<Case> {
+    let copy = dir.join(format!("phases-{}-write", project.n_phases));
+    fixtures::remove_dir(&copy)?;
+    fixtures::run_quiet(Command::new("cp").arg("-a").arg(&project.dir).arg(&copy))?;
+    let phase = project.current();
+    Ok(Case {
+        setup: Some(Setup::Run {
+            program: binary.to_owned(),
+            args: vec!["start".into(), phase.clone().into(), "--force".into()],
+            cwd: copy.clone(),
+        }),
+        expect: Expect::Contains("completed phase"),
+        ..simple(
+            key,
+            &format!("`complete <phase>` (after an untimed `start --force`), {size}"),
+            binary,
+            &["complete", &phase],
+            &copy,
+        )
+    })
+}
+
+/// The seed's status script and state write, over the equivalent `pipeline-state.json`.
+fn seed_cases(
+    status_key: &str,
+    advance_key: &str,
+    size: &str,
+    project: &PhaseProject,
+    fixtures: &Fixtures,
+    scripts: &Path,
+    dir: &Path,
+) -> Result<(Case, Case)> {
+    let state = fixtures::seed_state(project, fixtures.t0);
+    let text = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&state).expect("JSON serializes")
+    );
+    let seed_dir = dir.join(format!("seed-{}", project.n_phases));
+    fixtures::fresh_dir(&seed_dir.join(".claude"))?;
+    let state_path = seed_dir.join(".claude").join("pipeline-state.json");
+    let pristine = seed_dir.join("pipeline-state.pristine.json");
+    let advanced = seed_dir.join(".claude").join("advanced-state.json");
+    for path in [&state_path, &pristine, &advanced] {
+        fixtures::write_file(path, &text)?;
+    }
+    let bash = Path::new("bash");
+    let status_script = scripts.join("show-status.sh");
+    let advance_script = scripts.join("advance.sh");
+    let status = Case {
+        args: vec![status_script.into(), state_path.into()],
+        expect: Expect::Contains("Remaining ("),
+        ..simple(
+            status_key,
+            &format!("seed: bash + jq status script, {size}"),
+            bash,
+            &[],
+            &seed_dir,
+        )
+    };
+    let sha = project
+        .shas
+        .iter()
+        .flatten()
+        .next()
+        .map_or("0000000", |sha| &sha[..7]);
+    let advance = Case {
+        args: vec![
+            advance_script.into(),
+            advanced.clone().into(),
+            sha.into(),
+            format!("src/module_{:05}.rs", project.n_done).into(),
+        ],
+        setup: Some(Setup::Copy {
+            from: pristine,
+            to: advanced,
+        }),
+        expect: Expect::Nothing,
+        ..simple(
+            advance_key,
+            &format!("seed: bash + jq state write after a phase (temp file + `mv`), {size}"),
+            bash,
+            &[],
+            &seed_dir,
+        )
+    };
+    Ok((status, advance))
+}
+
+/// The directories `list` and `find` read, where `strace` could tell.
+struct DirectoryReads {
+    list: Option<Vec<String>>,
+    find: Option<Vec<String>>,
+}
+
+/// The directories a command lists (`getdents64` under `strace`), or `None` without strace.
+fn directory_reads(case: &Case) -> Option<Vec<String>> {
+    let log = env::temp_dir().join(format!(
+        "checkpoint-bench-strace-{}.log",
+        std::process::id()
+    ));
+    let status = Command::new("strace")
+        .args(["-f", "-y", "-e", "trace=getdents64", "-o"])
+        .arg(&log)
+        .arg(&case.program)
+        .args(&case.args)
+        .current_dir(&case.cwd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    let text = fs::read_to_string(&log).ok();
+    let _ = fs::remove_file(&log);
+    if !status.success() {
+        return None;
+    }
+    let mut dirs: Vec<String> = text?
+        .lines()
+        .filter_map(|line| {
+            let rest = &line[line.find("getdents64(")?..];
+            let start = rest.find('<')? + 1;
+            let end = rest.find(">,")?;
+            Some(rest[start..end].to_owned())
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    Some(dirs)
+}
+
+/// Samples by case key.
+struct Lookup<'a> {
+    cases: &'a [Case],
+    samples: &'a [Samples],
+}
+
+impl Lookup<'_> {
+    fn secs(&self, key: &str) -> Option<&[Option<f64>]> {
+        let index = self.cases.iter().position(|case| case.key == key)?;
+        Some(&self.samples[index].secs)
+    }
+
+    fn ratio(&self, numerator: &str, denominator: &str) -> Option<f64> {
+        stats::paired_ratio(self.secs(numerator)?, self.secs(denominator)?)
+    }
+
+    fn median(&self, key: &str) -> Option<f64> {
+        stats::median(&stats::present(self.secs(key)?))
+    }
+}
+
+/// The issue's targets, as this run measured them.
+fn targets(
+    lookup: &Lookup<'_>,
+    plan: &Plan,
+    list_reads: Option<&DirectoryReads>,
+    notes: &mut Vec<String>,
+) -> Vec<Target> {
+    let within = |text: &str, key: &str, limit: f64| {
+        let ratio = lookup.ratio(key, TRUE_KEY);
+        Target {
+            text: format!("{text} within {limit}× of `/bin/true`"),
+            measured: ratio.map_or_else(|| "–".into(), |ratio| format!("{ratio:.2}×")),
+            met: ratio.map(|ratio| ratio <= limit),
+        }
+    };
+    let faster = |text: &str, key: &str| {
+        let ratio = lookup.ratio("seed-status/100", key);
+        Target {
+            text: format!("{text} at least 50× faster than the bash + jq status script"),
+            measured: ratio.map_or_else(|| "–".into(), |ratio| format!("{ratio:.1}× faster")),
+            met: ratio.map(|ratio| ratio >= 50.0),
+        }
+    };
+    // The shorter journal's workflow is the same 100 phases without commit SHAs: what the
+    // resume targets would measure without one `git` process per SHA.
+    let no_commits = format!("journal/{}", plan.journals[0]);
+    let mut resume = within(
+        "`resume --dry-run --format json` at 100 phases",
+        "resume/100",
+        2.0,
+    );
+    let mut resume_faster = faster("`resume` at 100 phases", "resume/100");
+    if let (Some(ratio), Some(seed)) = (
+        lookup.ratio(&no_commits, TRUE_KEY),
+        lookup.ratio("seed-status/100", &no_commits),
+    ) {
+        resume.measured = format!("{} ({ratio:.2}× without commit SHAs)", resume.measured);
+        resume_faster.measured = format!(
+            "{} ({seed:.1}× without commit SHAs)",
+            resume_faster.measured
+        );
+    }
+    let mut targets = vec![
+        within("`hook SessionStart` with no workflow", "hook/none", 1.3),
+        within("`status --format json` at 100 phases", "status/100", 2.0),
+        resume,
+        faster("`status` at 100 phases", "status/100"),
+        resume_faster,
+    ];
+    let mut complete = within("`complete` at 100 phases", "complete/100", 3.0);
+    if let Some(floor) = lookup.ratio(DURABLE_KEY, TRUE_KEY) {
+        complete.measured = format!(
+            "{} (its writes and syncs alone: {floor:.2}×)",
+            complete.measured
+        );
+    }
+    targets.push(complete);
+    let complete_big = lookup.median("complete/10000");
+    targets.push(Target {
+        text: "`complete` at 10,000 phases under 15 ms".into(),
+        measured: report::millis(complete_big),
+        met: complete_big.map(|secs| secs < 0.015),
+    });
+
+    let list_key = format!("list/{}", plan.worktrees);
+    let find_key = format!("find/{}", plan.worktrees);
+    let timing = format!(
+        "{} vs `find` {}",
+        report::millis(lookup.median(&list_key)),
+        report::millis(lookup.median(&find_key))
+    );
+    let (measured, met) = match list_reads {
+        Some(DirectoryReads {
+            list: Some(list),
+            find,
+        }) => {
+            let outside: Vec<&String> = list
+                .iter()
+                .filter(|dir| !dir.contains("/.git") && !dir.contains("/.claude/checkpoints"))
+                .collect();
+            if !outside.is_empty() {
+                notes.push(format!(
+                    "`list` read directories outside `.git` and `.claude/checkpoints`: {}",
+                    outside
+                        .iter()
+                        .map(|dir| format!("`{dir}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            (
+                format!(
+                    "lists {} directories, {} outside `.git`/`.claude/checkpoints` (`find` lists {}); {timing}",
+                    list.len(),
+                    outside.len(),
+                    find.as_ref()
+                        .map_or_else(|| "?".into(), |find| find.len().to_string())
+                ),
+                Some(outside.is_empty()),
+            )
+        }
+        Some(DirectoryReads { list: None, .. }) => {
+            notes.push(
+                "`strace` was not found or failed: which directories `list` reads was not checked."
+                    .into(),
+            );
+            (timing, None)
+        }
+        None => ("–".into(), None),
+    };
+    targets.push(Target {
+        text: format!(
+            "`list` over {} worktrees without walking their files",
+            plan.worktrees
+        ),
+        measured,
+        met,
+    });
+
+    let [short, long] = plan.journals;
+    let ratio = lookup.ratio(&format!("journal/{long}"), &format!("journal/{short}"));
+    targets.push(Target {
+        text: format!(
+            "`resume` with {} journal entries not slower than with {short} (paired ratio ≤ 1.05, for noise)",
+            thousands(long)
+        ),
+        measured: ratio.map_or_else(|| "–".into(), |ratio| format!("{ratio:.3}×")),
+        met: ratio.map(|ratio| ratio <= 1.05),
+    });
+    targets
+}
+
+/// `12345` as `12,345`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut text = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
+}
