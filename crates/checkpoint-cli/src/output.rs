@@ -7,7 +7,7 @@ use std::{
 };
 
 use anstyle::{AnsiColor, Style};
-use checkpoint_core::{Phase, PhaseStatus, Workflow, WorkflowStatus, store::Recovery};
+use checkpoint_core::{DoneSet, Phase, PhaseStatus, Workflow, WorkflowStatus, store::Recovery};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -207,19 +207,20 @@ pub(crate) enum PhaseView {
     Blocked,
 }
 
-pub(crate) fn phase_view(workflow: &Workflow, phase: &Phase) -> PhaseView {
+pub(crate) fn phase_view(done: &DoneSet<'_>, phase: &Phase) -> PhaseView {
     match phase.status {
         PhaseStatus::Complete | PhaseStatus::Skipped => PhaseView::Done,
         PhaseStatus::InProgress => PhaseView::InProgress,
         PhaseStatus::AwaitingApproval => PhaseView::AwaitingApproval,
         PhaseStatus::Failed => PhaseView::Failed,
-        PhaseStatus::Pending if workflow.dependencies_done(phase) => PhaseView::Ready,
+        PhaseStatus::Pending if done.dependencies_done(phase) => PhaseView::Ready,
         PhaseStatus::Pending => PhaseView::Blocked,
     }
 }
 
 /// The human status view of a workflow.
 pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Paint) -> String {
+    let done = workflow.done_set();
     let mut out = String::new();
     let title = workflow
         .title
@@ -258,7 +259,7 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
     let _ = writeln!(out);
     for phase in &workflow.phases {
         let id = format!("{:width$}", phase.id.as_str());
-        let line = match phase_view(workflow, phase) {
+        let line = match phase_view(&done, phase) {
             PhaseView::Done => {
                 let when = phase
                     .completed_at
@@ -315,12 +316,7 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
             }
             PhaseView::Ready => format!("· {id}  ready"),
             PhaseView::Blocked => {
-                let waiting: Vec<&str> = phase
-                    .dependencies
-                    .iter()
-                    .filter(|dep| !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()))
-                    .map(|dep| dep.as_str())
-                    .collect();
+                let waiting: Vec<&str> = done.waiting_for(phase).map(|dep| dep.as_str()).collect();
                 paint.dim(&format!("· {id}  blocked by {}", waiting.join(", ")))
             }
         };

@@ -66,12 +66,71 @@ impl Probe for FsProbe {
         })
     }
 
+    fn commits_exist(&self, shas: &[&str]) -> Vec<Option<bool>> {
+        match shas {
+            [] => Vec::new(),
+            [sha] => vec![self.commit_exists(sha)],
+            _ => batch_check(&self.root, shas).unwrap_or_else(|| vec![None; shas.len()]),
+        }
+    }
+
     fn worktree(&self) -> Option<String> {
         self.root
             .join(".git")
             .exists()
             .then(|| self.root.to_string_lossy().into_owned())
     }
+}
+
+/// Asks one `git cat-file --batch-check` whether each name is a commit; `None` where git cannot
+/// tell (not a repository, an ambiguous short SHA, a name that is not hexadecimal).
+fn batch_check(root: &Path, shas: &[&str]) -> Option<Vec<Option<bool>>> {
+    use std::io::{BufRead, BufReader, Write};
+    if !root.join(".git").exists() {
+        return None;
+    }
+    let mut child = Command::new("git")
+        .args(["cat-file", "--batch-check"])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let input: String = shas
+        .iter()
+        .filter(|sha| sha.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(|sha| format!("{sha}\n"))
+        .collect();
+    let mut stdin = child.stdin.take()?;
+    // The input is small; git answers line by line, so write it all, then read.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let lines: Vec<String> = BufReader::new(child.stdout.take()?)
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    let _ = writer.join();
+    if !child.wait().ok()?.success() {
+        return None;
+    }
+    let mut answers = lines.into_iter();
+    Some(
+        shas.iter()
+            .map(|sha| {
+                if !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
+                let line = answers.next()?;
+                if line.ends_with(" missing") {
+                    Some(false)
+                } else if line.ends_with(" ambiguous") {
+                    None
+                } else {
+                    Some(line.split(' ').nth(1) == Some("commit"))
+                }
+            })
+            .collect(),
+    )
 }
 
 /// The git directory of a worktree: `.git` itself, or where a `.git` file points.

@@ -373,6 +373,18 @@ impl Workflow {
         self.phases.iter().position(|phase| &phase.id == id)
     }
 
+    /// The set of done phases, for answering dependency questions about many phases in constant
+    /// time each.
+    pub fn done_set(&self) -> DoneSet<'_> {
+        DoneSet(
+            self.phases
+                .iter()
+                .filter(|phase| phase.status.is_done())
+                .map(|phase| &phase.id)
+                .collect(),
+        )
+    }
+
     /// Whether every dependency of `phase` is done.
     pub fn dependencies_done(&self, phase: &Phase) -> bool {
         phase
@@ -418,6 +430,27 @@ impl Workflow {
             _ if self.pause.is_some() => WorkflowStatus::Paused,
             _ => self.derived_status(),
         };
+    }
+}
+
+/// The ids of a workflow's done (complete or skipped) phases.
+#[derive(Debug, Clone)]
+pub struct DoneSet<'a>(std::collections::HashSet<&'a PhaseId>);
+
+impl<'a> DoneSet<'a> {
+    /// Whether the phase with this id is done.
+    pub fn is_done(&self, id: &PhaseId) -> bool {
+        self.0.contains(id)
+    }
+
+    /// Whether every dependency of `phase` is done.
+    pub fn dependencies_done(&self, phase: &Phase) -> bool {
+        phase.dependencies.iter().all(|dep| self.is_done(dep))
+    }
+
+    /// The dependencies of `phase` that are not done.
+    pub fn waiting_for<'p>(&self, phase: &'p Phase) -> impl Iterator<Item = &'p PhaseId> {
+        phase.dependencies.iter().filter(|dep| !self.is_done(dep))
     }
 }
 

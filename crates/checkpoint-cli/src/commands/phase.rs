@@ -291,10 +291,11 @@ fn next_hint(workflow: &Workflow) -> String {
     if workflow.status == checkpoint_core::WorkflowStatus::Complete {
         return "; the workflow is complete".into();
     }
+    let done = workflow.done_set();
     let ready: Vec<String> = workflow
         .phases
         .iter()
-        .filter(|phase| phase.status == PhaseStatus::Pending && workflow.dependencies_done(phase))
+        .filter(|phase| phase.status == PhaseStatus::Pending && done.dependencies_done(phase))
         .map(|phase| format!("`{}`", phase.id))
         .collect();
     if ready.is_empty() {

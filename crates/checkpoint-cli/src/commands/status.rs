@@ -34,17 +34,14 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
     let workflow = &loaded.workflow;
     match ctx.format {
         Format::Json => {
+            let done = workflow.done_set();
             let phases = workflow
                 .phases
                 .iter()
                 .map(|phase| PhaseSummary {
                     id: &phase.id,
-                    view: output::phase_view(workflow, phase),
-                    waiting_for: phase
-                        .dependencies
-                        .iter()
-                        .filter(|dep| !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()))
-                        .collect(),
+                    view: output::phase_view(&done, phase),
+                    waiting_for: done.waiting_for(phase).collect(),
                 })
                 .collect();
             output::emit_json(&StatusReport {

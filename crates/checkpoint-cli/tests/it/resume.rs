@@ -581,3 +581,42 @@ fn git(env: &TestEnv, args: &[&str]) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn commits_are_checked_together() {
+    let env = TestEnv::new();
+    std::fs::remove_dir_all(env.project().join(".git")).unwrap();
+    git(&env, &["init", "-q", "-b", "main"]);
+    git(&env, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    let head = String::from_utf8(
+        std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(env.project())
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b", "--phase", "c"]);
+    for (phase, sha) in [
+        ("a", head.trim()),
+        ("b", "0123456789abcdef0123456789abcdef01234567"),
+        ("c", &head.trim()[..7]),
+    ] {
+        env.ok(&["complete", phase, "--commit-sha", sha]);
+    }
+    let report = env
+        .cmd()
+        .args(["--format", "json", "validate"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let missing: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "git.commit_missing")
+        .map(|f| f["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["b"], "{report}");
+}

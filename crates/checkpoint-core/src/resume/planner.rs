@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::{
     config::Config,
     id::{PhaseId, TaskId},
-    model::{Activity, ContextSummary, PhaseStatus, TaskStatus, Workflow, WorkflowStatus},
+    model::{Activity, ContextSummary, DoneSet, PhaseStatus, TaskStatus, Workflow, WorkflowStatus},
     resume::validate::{Finding, Probe, Severity},
     transition::{Transition, apply},
 };
@@ -166,12 +166,13 @@ pub fn plan(
         let _ = apply(&mut after, &recovery.transition, seq, now);
     }
 
+    let done = after.done_set();
     let refs = |filter: &dyn Fn(&crate::model::Phase) -> bool| -> Vec<PhaseRef> {
         after
             .phases
             .iter()
             .filter(|phase| filter(phase))
-            .map(|phase| phase_ref(&after, phase))
+            .map(|phase| phase_ref(&done, phase))
             .collect()
     };
     let completed = refs(&|phase| phase.status.is_done());
@@ -179,9 +180,9 @@ pub fn plan(
     let awaiting_approval = refs(&|phase| phase.status == PhaseStatus::AwaitingApproval);
     let failed = refs(&|phase| phase.status == PhaseStatus::Failed);
     let ready =
-        refs(&|phase| phase.status == PhaseStatus::Pending && after.dependencies_done(phase));
+        refs(&|phase| phase.status == PhaseStatus::Pending && done.dependencies_done(phase));
     let blocked =
-        refs(&|phase| phase.status == PhaseStatus::Pending && !after.dependencies_done(phase));
+        refs(&|phase| phase.status == PhaseStatus::Pending && !done.dependencies_done(phase));
 
     let (next, decision_required) = next_action(&after, &findings, now, &ready, heartbeat_recent);
     ResumePlan {
@@ -206,7 +207,7 @@ pub fn plan(
     }
 }
 
-fn phase_ref(workflow: &Workflow, phase: &crate::model::Phase) -> PhaseRef {
+fn phase_ref(done: &DoneSet<'_>, phase: &crate::model::Phase) -> PhaseRef {
     PhaseRef {
         id: phase.id.clone(),
         name: phase.name.clone(),
@@ -216,12 +217,7 @@ fn phase_ref(workflow: &Workflow, phase: &crate::model::Phase) -> PhaseRef {
         commit_sha: phase.commit_sha.clone(),
         progress: phase.progress.clone(),
         error: phase.error.clone(),
-        waiting_for: phase
-            .dependencies
-            .iter()
-            .filter(|dep| !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()))
-            .cloned()
-            .collect(),
+        waiting_for: done.waiting_for(phase).cloned().collect(),
         tasks: (!phase.tasks.is_empty()).then(|| {
             (
                 phase

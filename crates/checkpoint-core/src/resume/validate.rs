@@ -22,6 +22,10 @@ pub trait Probe {
     fn git_branch(&self) -> Option<String>;
     /// Whether a commit exists in the repository; `None` when git cannot tell.
     fn commit_exists(&self, sha: &str) -> Option<bool>;
+    /// [`Probe::commit_exists`] for several commits at once (one git process, not one each).
+    fn commits_exist(&self, shas: &[&str]) -> Vec<Option<bool>> {
+        shas.iter().map(|sha| self.commit_exists(sha)).collect()
+    }
     /// The worktree's top-level directory now.
     fn worktree(&self) -> Option<String>;
 }
@@ -225,6 +229,7 @@ fn check_times(
 }
 
 fn check_progression(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding>) {
+    let done = workflow.done_set();
     for phase in &workflow.phases {
         let active = matches!(
             phase.status,
@@ -234,7 +239,7 @@ fn check_progression(workflow: &Workflow, config: &Config, findings: &mut Vec<Fi
             continue;
         }
         for dep in &phase.dependencies {
-            if !workflow.phase(dep).is_some_and(|dep| dep.status.is_done()) {
+            if !done.is_done(dep) {
                 let (severity, verb) = if phase.status == PhaseStatus::InProgress {
                     (Severity::Warning, "is in progress")
                 } else {
@@ -347,17 +352,28 @@ fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>
                 Some("paths in the state are relative to the project root, so a moved worktree is fine if it is the same checkout".into()),
             ));
     }
-    for phase in &workflow.phases {
-        if let Some(sha) = &phase.commit_sha
-            && probe.commit_exists(sha) == Some(false)
-        {
+    let with_commits: Vec<(&crate::model::Phase, &str)> = workflow
+        .phases
+        .iter()
+        .filter_map(|phase| phase.commit_sha.as_deref().map(|sha| (phase, sha)))
+        .collect();
+    let mut shas: Vec<&str> = with_commits.iter().map(|(_, sha)| *sha).collect();
+    shas.sort_unstable();
+    shas.dedup();
+    let exists: std::collections::HashMap<&str, Option<bool>> = shas
+        .iter()
+        .copied()
+        .zip(probe.commits_exist(&shas))
+        .collect();
+    for (phase, sha) in with_commits {
+        if exists.get(sha).copied().flatten() == Some(false) {
             findings.push(Finding::new(
-                    Severity::Error,
-                    "git.commit_missing",
-                    Some(&phase.id),
-                    format!("commit `{sha}` of phase `{}` is not in the repository", phase.id),
-                    Some("the history was rewritten or this is another clone; fetch it, or redo the phase".into()),
-                ));
+                Severity::Error,
+                "git.commit_missing",
+                Some(&phase.id),
+                format!("commit `{sha}` of phase `{}` is not in the repository", phase.id),
+                Some("the history was rewritten or this is another clone; fetch it, or redo the phase".into()),
+            ));
         }
     }
 }
