@@ -585,7 +585,7 @@ fn git(env: &TestEnv, args: &[&str]) {
 #[test]
 fn commits_are_checked_together() {
     let env = TestEnv::new();
-    std::fs::remove_dir_all(env.project().join(".git")).unwrap();
+    fs::remove_dir_all(env.project().join(".git")).unwrap();
     git(&env, &["init", "-q", "-b", "main"]);
     git(&env, &["commit", "-q", "--allow-empty", "-m", "start"]);
     let head = String::from_utf8(
