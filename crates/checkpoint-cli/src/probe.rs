@@ -67,8 +67,18 @@ impl Probe for FsProbe {
     }
 
     fn commits_exist(&self, shas: &[&str]) -> Vec<Option<bool>> {
+        if shas.is_empty() {
+            return Vec::new();
+        }
+        // Found in the object database: no git process. Anything else git confirms, in one go.
+        let found = objects_exist(&self.root, shas);
+        if found
+            .as_ref()
+            .is_some_and(|found| found.iter().all(|&found| found))
+        {
+            return vec![Some(true); shas.len()];
+        }
         match shas {
-            [] => Vec::new(),
             [sha] => vec![self.commit_exists(sha)],
             _ => batch_check(&self.root, shas).unwrap_or_else(|| vec![None; shas.len()]),
         }
@@ -133,6 +143,120 @@ fn batch_check(root: &Path, shas: &[&str]) -> Option<Vec<Option<bool>>> {
     )
 }
 
+/// The repository's common git directory (shared by all its worktrees), canonicalized.
+fn common_dir(root: &Path) -> Option<PathBuf> {
+    let git_dir = git_dir(root)?;
+    let common = match fs::read_to_string(git_dir.join("commondir")) {
+        Ok(text) => {
+            let path = PathBuf::from(text.trim());
+            if path.is_absolute() {
+                path
+            } else {
+                git_dir.join(path)
+            }
+        }
+        Err(_) => git_dir,
+    };
+    Some(fs::canonicalize(&common).unwrap_or(common))
+}
+
+/// Looks commits up in the object database without running git: loose objects by file name,
+/// packed ones by binary search in the pack indexes (version 2, SHA-1). `None` when this
+/// repository needs git to answer (alternates, another hash, an unreadable index).
+pub(crate) fn objects_exist(root: &Path, shas: &[&str]) -> Option<Vec<bool>> {
+    let objects = common_dir(root)?.join("objects");
+    if objects.join("info").join("alternates").exists() {
+        return None;
+    }
+    let mut indexes = Vec::new();
+    if let Ok(entries) = fs::read_dir(objects.join("pack")) {
+        for entry in entries.flatten() {
+            if entry.path().extension().is_some_and(|ext| ext == "idx") {
+                let bytes = fs::read(entry.path()).ok()?;
+                let valid = bytes.len() >= 8 + 256 * 4
+                    && bytes[..8] == [0xff, b't', b'O', b'c', 0, 0, 0, 2];
+                if !valid {
+                    return None;
+                }
+                indexes.push(bytes);
+            }
+        }
+    }
+    shas.iter()
+        .map(|sha| {
+            let sha = sha.to_ascii_lowercase();
+            if sha.len() < 4 || sha.len() > 40 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            Some(
+                loose_exists(&objects, &sha)
+                    || indexes.iter().any(|index| packed_exists(index, &sha)),
+            )
+        })
+        .collect()
+}
+
+fn loose_exists(objects: &Path, sha: &str) -> bool {
+    let dir = objects.join(&sha[..2]);
+    if sha.len() == 40 {
+        return dir.join(&sha[2..]).is_file();
+    }
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.starts_with(&sha[2..]))
+        })
+    })
+}
+
+/// Binary search of a version 2 pack index for an object name starting with `sha`.
+fn packed_exists(index: &[u8], sha: &str) -> bool {
+    let Some(prefix) = (0..sha.len() / 2)
+        .map(|i| u8::from_str_radix(&sha[2 * i..2 * i + 2], 16).ok())
+        .collect::<Option<Vec<u8>>>()
+    else {
+        return false;
+    };
+    let odd = (sha.len() % 2 == 1)
+        .then(|| u8::from_str_radix(&sha[sha.len() - 1..], 16).unwrap_or(0) << 4);
+    let fanout = |i: usize| -> usize {
+        let at = 8 + i * 4;
+        index
+            .get(at..at + 4)
+            .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let first = usize::from(
+        sha.get(..2)
+            .and_then(|byte| u8::from_str_radix(byte, 16).ok())
+            .unwrap_or(0),
+    );
+    let (mut lo, mut hi) = (
+        if first == 0 { 0 } else { fanout(first - 1) },
+        fanout(first),
+    );
+    let name = |i: usize| index.get(8 + 256 * 4 + i * 20..8 + 256 * 4 + i * 20 + 20);
+    // Find the first name not below the prefix (with its odd nibble), then check it matches.
+    let key: Vec<u8> = prefix.iter().copied().chain(odd).collect();
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match name(mid) {
+            Some(candidate) if candidate < key.as_slice() => lo = mid + 1,
+            Some(_) => hi = mid,
+            None => return false,
+        }
+    }
+    name(lo).is_some_and(|candidate| {
+        candidate.starts_with(&prefix)
+            && odd.is_none_or(|nibble| {
+                candidate
+                    .get(prefix.len())
+                    .is_some_and(|b| b & 0xf0 == nibble)
+            })
+    })
+}
+
 /// The git directory of a worktree: `.git` itself, or where a `.git` file points.
 pub(crate) fn git_dir(root: &Path) -> Option<PathBuf> {
     let dot_git = root.join(".git");
@@ -152,21 +276,9 @@ pub(crate) fn git_dir(root: &Path) -> Option<PathBuf> {
 /// first, read from git's files without running git.
 pub(crate) fn worktree_roots(root: &Path) -> Vec<PathBuf> {
     let mut roots = vec![root.to_owned()];
-    let Some(git_dir) = git_dir(root) else {
+    let Some(common) = common_dir(root) else {
         return roots;
     };
-    let common = match fs::read_to_string(git_dir.join("commondir")) {
-        Ok(text) => {
-            let path = PathBuf::from(text.trim());
-            if path.is_absolute() {
-                path
-            } else {
-                git_dir.join(path)
-            }
-        }
-        Err(_) => git_dir,
-    };
-    let common = fs::canonicalize(&common).unwrap_or(common);
     if common.file_name().is_some_and(|name| name == ".git")
         && let Some(main) = common.parent()
     {
@@ -192,4 +304,82 @@ pub(crate) fn worktree_roots(root: &Path) -> Vec<PathBuf> {
         }
     });
     roots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(root: &Path, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    }
+
+    #[test]
+    fn objects_are_found_loose_and_packed_without_git() {
+        let dir = tempfile_dir();
+        let root = dir.as_path();
+        git(root, &["init", "-q"]);
+        git(root, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let first = git(root, &["rev-parse", "HEAD"]);
+        git(root, &["gc", "-q"]);
+        git(root, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let second = git(root, &["rev-parse", "HEAD"]);
+        assert!(
+            !root
+                .join(".git/objects")
+                .join(&first[..2])
+                .join(&first[2..])
+                .exists(),
+            "the first commit is packed"
+        );
+        let missing = "0123456789abcdef0123456789abcdef01234567";
+        let shas = [
+            first.as_str(),
+            &first[..7],
+            &first[..9],
+            second.as_str(),
+            &second[..7],
+            missing,
+            &missing[..7],
+        ];
+        assert_eq!(
+            objects_exist(root, &shas),
+            Some(vec![true, true, true, true, true, false, false])
+        );
+        let probe = FsProbe::new(root);
+        assert_eq!(
+            probe.commits_exist(&shas),
+            vec![
+                Some(true),
+                Some(true),
+                Some(true),
+                Some(true),
+                Some(true),
+                Some(false),
+                Some(false)
+            ]
+        );
+        let _ = fs::remove_dir_all(root);
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "checkpoint-probe-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 }
