@@ -102,10 +102,13 @@ fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 
 /// On a terminal, when a decision is needed: show the plan, then offer the seeds' choices.
 fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some(id) = choose_workflow(ctx, &args.words)? else {
+    let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
         return nothing_to_resume(ctx);
     };
-    let loaded = ctx.store.load(&id)?;
+    let loaded = match loaded {
+        Some(loaded) => loaded,
+        None => ctx.store.load(&id)?,
+    };
     let plan = build_plan(ctx, &loaded, &FsProbe::new(&ctx.project_root));
     let mut chosen = ResumeArgs {
         words: vec![id.to_string()],
@@ -146,13 +149,17 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 }
 
 fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some(id) = choose_workflow(ctx, &args.words)? else {
+    let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
         return match seed_to_resume(ctx, &args.words) {
             Some((found, workflow)) => resume_seed(ctx, args, &found, &workflow),
             None => nothing_to_resume(ctx),
         };
     };
-    let loaded = ctx.store.load(&id)?;
+    // The workflow was usually loaded to choose it: not twice.
+    let loaded = match loaded {
+        Some(loaded) => loaded,
+        None => ctx.store.load(&id)?,
+    };
     let probe = FsProbe::new(&ctx.project_root);
     let mut plan = build_plan(ctx, &loaded, &probe);
     let last_active = plan.last_active;
@@ -279,7 +286,7 @@ fn build_plan_for(
 
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
 /// when several are unfinished, and fails with the list otherwise.
-fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<WorkflowId>> {
+fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Option<Loaded>)>> {
     if !words.is_empty() {
         let known = ctx.store.list()?;
         let found = words
@@ -302,8 +309,8 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<WorkflowId>> {
                             .join(" ")
                     ));
                 }
-                ctx.store.load(id)?;
-                Ok(Some(id.clone()))
+                let loaded = ctx.store.load(id)?;
+                Ok(Some((id.clone(), Some(loaded))))
             }
             None => {
                 output::note(&format!(
@@ -319,14 +326,14 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<WorkflowId>> {
         };
     }
     if ctx.workflow.is_some() {
-        return ctx.workflow_id().map(Some);
+        return ctx.workflow_id().map(|id| Some((id, None)));
     }
-    let mut candidates: Vec<(WorkflowId, Workflow)> = Vec::new();
+    let mut candidates: Vec<(WorkflowId, Loaded)> = Vec::new();
     let mut unreadable = None;
     for id in ctx.store.list()? {
         match ctx.store.load(&id) {
             Ok(loaded) if loaded.workflow.status.is_finished() => {}
-            Ok(loaded) => candidates.push((id, loaded.workflow)),
+            Ok(loaded) => candidates.push((id, loaded)),
             Err(err) => {
                 output::warn(&format!("skipping workflow `{id}`: {err}"));
                 unreadable.get_or_insert(err);
@@ -339,21 +346,21 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<WorkflowId>> {
             return Err(err.into());
         }
     }
-    candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.1.updated_at));
+    candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.1.workflow.updated_at));
     match candidates.len() {
         0 => Ok(None),
-        1 => Ok(candidates.pop().map(|(id, _)| id)),
+        1 => Ok(candidates.pop().map(|(id, loaded)| (id, Some(loaded)))),
         _ => {
             let lines: Vec<String> = candidates
                 .iter()
                 .enumerate()
-                .map(|(i, (id, workflow))| {
+                .map(|(i, (id, loaded))| {
                     format!(
                         "{}. {id} ({} of {} phases done, {})",
                         i + 1,
-                        workflow.n_done(),
-                        workflow.phases.len(),
-                        output::ago(workflow.updated_at, ctx.now)
+                        loaded.workflow.n_done(),
+                        loaded.workflow.phases.len(),
+                        output::ago(loaded.workflow.updated_at, ctx.now)
                     )
                 })
                 .collect();
@@ -369,7 +376,8 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<WorkflowId>> {
                     .ok()
                     .filter(|n| (1..=candidates.len()).contains(n))
                 {
-                    return Ok(Some(candidates.swap_remove(index - 1).0));
+                    let (id, loaded) = candidates.swap_remove(index - 1);
+                    return Ok(Some((id, Some(loaded))));
                 }
             }
             Err(WorkflowChoiceError {
