@@ -152,11 +152,6 @@ impl Hook {
         self.str("session_id").map(str::to_owned)
     }
 
-    /// The unfinished workflows, most recently active first.
-    fn active(&self) -> Result<Vec<Workflow>, String> {
-        Ok(self.scan()?.0)
-    }
-
     /// The unfinished workflows, most recently active first, and the unreadable ones with why.
     fn scan(&self) -> Result<(Vec<Workflow>, Vec<Unreadable>), String> {
         let mut active = Vec::new();
@@ -184,15 +179,29 @@ impl Hook {
         Ok((active, unreadable))
     }
 
-    fn apply(
+    /// Applies the transitions `decide` returns to every unfinished workflow, deciding under
+    /// each one's lock (one load each); returns the workflows as they are afterwards.
+    fn update_unfinished(
         &self,
-        id: &WorkflowId,
-        decide: impl FnOnce(&Workflow) -> Vec<Transition>,
-    ) -> Result<(), String> {
-        self.store
-            .update(id, self.now, |workflow| Ok(decide(workflow)))
-            .map(|_| ())
-            .map_err(|err| format!("failed to update workflow `{id}`: {err}"))
+        decide: impl Fn(&Workflow) -> Vec<Transition>,
+    ) -> Result<Vec<Workflow>, String> {
+        let mut updated = Vec::new();
+        for id in self.store.list().map_err(|err| err.to_string())? {
+            let loaded = self
+                .store
+                .update(&id, self.now, |workflow| {
+                    Ok(if workflow.status.is_finished() {
+                        Vec::new()
+                    } else {
+                        decide(workflow)
+                    })
+                })
+                .map_err(|err| format!("failed to update workflow `{id}`: {err}"))?;
+            if !loaded.workflow.status.is_finished() {
+                updated.push(loaded.workflow);
+            }
+        }
+        Ok(updated)
     }
 
     /// Re-injects where the work stands, so a new, resumed or compacted session picks it up.
@@ -243,13 +252,12 @@ impl Hook {
     /// Records the compaction, so the `compact` SessionStart finds the position saved.
     fn pre_compact(&self) -> Result<(), String> {
         let trigger = self.str("trigger").unwrap_or("unknown").to_owned();
-        for workflow in self.active()? {
-            let transition = Transition::Compaction {
+        self.update_unfinished(|_| {
+            vec![Transition::Compaction {
                 trigger: trigger.clone(),
                 session_id: self.session_id(),
-            };
-            self.apply(&workflow.id, |_| vec![transition])?;
-        }
+            }]
+        })?;
         Ok(())
     }
 
@@ -287,70 +295,63 @@ impl Hook {
         } else {
             None
         };
-        for workflow in self.active()? {
+        let root = &self.project_root;
+        self.update_unfinished(|workflow| {
             let in_progress = workflow
                 .phases
                 .iter()
                 .any(|phase| phase.status == PhaseStatus::InProgress);
             if !in_progress && sha.is_none() {
-                continue;
+                return Vec::new();
             }
-            let root = self.project_root.clone();
-            let written = written.clone();
-            let sha = sha.clone();
-            self.apply(&workflow.id, move |workflow| {
-                let mut transitions = Vec::new();
-                if let Some(path) = &written {
-                    if !workflow.context.file_paths.contains(path) {
-                        transitions.push(Transition::FilePath { path: path.clone() });
-                    }
-                    for phase in workflow.phases.iter().filter(|phase| {
-                        phase.status == PhaseStatus::InProgress && phase.outputs.contains(path)
-                    }) {
-                        let done = phase.outputs.iter().all(|output| {
-                            std::fs::metadata(root.join(output))
-                                .is_ok_and(|meta| meta.len() > 0 || meta.is_dir())
-                        });
-                        let tasks_done = phase
-                            .tasks
-                            .iter()
-                            .all(|task| task.status == checkpoint_core::TaskStatus::Done);
-                        if done && tasks_done && workflow.dependencies_done(phase) {
-                            transitions.push(Transition::PhaseComplete {
-                                phase: phase.id.clone(),
-                                artifacts: phase.outputs.clone(),
-                                commit_sha: None,
-                                force: false,
-                            });
-                        }
-                    }
+            let mut transitions = Vec::new();
+            if let Some(path) = &written {
+                if !workflow.context.file_paths.contains(path) {
+                    transitions.push(Transition::FilePath { path: path.clone() });
                 }
-                if let Some(sha) = &sha {
-                    let target = workflow
-                        .phases
+                for phase in workflow.phases.iter().filter(|phase| {
+                    phase.status == PhaseStatus::InProgress && phase.outputs.contains(path)
+                }) {
+                    let done = phase.outputs.iter().all(|output| {
+                        std::fs::metadata(root.join(output))
+                            .is_ok_and(|meta| meta.len() > 0 || meta.is_dir())
+                    });
+                    let tasks_done = phase
+                        .tasks
                         .iter()
-                        .find(|phase| phase.status == PhaseStatus::InProgress)
-                        .or_else(|| {
-                            workflow
-                                .phases
-                                .iter()
-                                .filter(|phase| {
-                                    phase.status.is_done() && phase.commit_sha.is_none()
-                                })
-                                .max_by_key(|phase| phase.completed_at)
-                        });
-                    if let Some(phase) =
-                        target.filter(|phase| phase.commit_sha.as_deref() != Some(sha))
-                    {
-                        transitions.push(Transition::PhaseCommit {
+                        .all(|task| task.status == checkpoint_core::TaskStatus::Done);
+                    if done && tasks_done && workflow.dependencies_done(phase) {
+                        transitions.push(Transition::PhaseComplete {
                             phase: phase.id.clone(),
-                            sha: sha.clone(),
+                            artifacts: phase.outputs.clone(),
+                            commit_sha: None,
+                            force: false,
                         });
                     }
                 }
-                transitions
-            })?;
-        }
+            }
+            if let Some(sha) = &sha {
+                let target = workflow
+                    .phases
+                    .iter()
+                    .find(|phase| phase.status == PhaseStatus::InProgress)
+                    .or_else(|| {
+                        workflow
+                            .phases
+                            .iter()
+                            .filter(|phase| phase.status.is_done() && phase.commit_sha.is_none())
+                            .max_by_key(|phase| phase.completed_at)
+                    });
+                if let Some(phase) = target.filter(|phase| phase.commit_sha.as_deref() != Some(sha))
+                {
+                    transitions.push(Transition::PhaseCommit {
+                        phase: phase.id.clone(),
+                        sha: sha.clone(),
+                    });
+                }
+            }
+            transitions
+        })?;
         Ok(())
     }
 
@@ -363,21 +364,19 @@ impl Hook {
             .chars()
             .take(500)
             .collect();
-        for workflow in self.active()? {
-            let Some(phase) = workflow
+        self.update_unfinished(|workflow| {
+            workflow
                 .phases
                 .iter()
                 .find(|phase| phase.status == PhaseStatus::InProgress)
-            else {
-                continue;
-            };
-            let transition = Transition::ToolFailure {
-                phase: phase.id.clone(),
-                tool: tool.clone(),
-                error: error.clone(),
-            };
-            self.apply(&workflow.id, |_| vec![transition])?;
-        }
+                .map(|phase| Transition::ToolFailure {
+                    phase: phase.id.clone(),
+                    tool: tool.clone(),
+                    error: error.clone(),
+                })
+                .into_iter()
+                .collect()
+        })?;
         Ok(())
     }
 
@@ -385,12 +384,13 @@ impl Hook {
     /// recent progress note.
     fn stop(&self, event: &str) -> Result<(), String> {
         let mut block = None;
-        for workflow in self.active()? {
-            let transition = Transition::Heartbeat {
+        let updated = self.update_unfinished(|_| {
+            vec![Transition::Heartbeat {
                 source: event.to_owned(),
                 session_id: self.session_id(),
-            };
-            self.apply(&workflow.id, |_| vec![transition])?;
+            }]
+        })?;
+        for workflow in updated {
             let already_blocked = self
                 .payload
                 .get("stop_hook_active")
@@ -420,15 +420,13 @@ impl Hook {
     /// Pauses the unfinished workflows after an API failure such as a rate limit.
     fn stop_failure(&self) -> Result<(), String> {
         let error = self.str("error").unwrap_or("unknown").to_owned();
-        for workflow in self.active()? {
-            let reason = format!("API error: {error}");
-            self.apply(&workflow.id, |_| {
-                vec![Transition::Pause {
-                    reason,
-                    until: None,
-                }]
-            })?;
-        }
+        let reason = format!("API error: {error}");
+        self.update_unfinished(|_| {
+            vec![Transition::Pause {
+                reason: reason.clone(),
+                until: None,
+            }]
+        })?;
         Ok(())
     }
 
