@@ -34,5 +34,5 @@ pub use crate::{
         Phase, PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow, WorkflowStatus,
     },
     plan::{PhasePlan, Plan},
-    transition::{Transition, apply},
+    transition::{Transition, apply, apply_in_place},
 };

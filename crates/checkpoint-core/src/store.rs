@@ -24,11 +24,11 @@ use crate::{
     failpoint::{self, Failpoint, Step},
     fsx,
     id::WorkflowId,
-    journal::{self, Entry},
+    journal::{self, Entry, Scan, Tail},
     model::{SCHEMA_VERSION, Workflow},
     plan::validate_graph,
     redact,
-    transition::{Transition, apply},
+    transition::{Transition, apply_in_place},
 };
 
 /// The current state, pretty-printed JSON.
@@ -47,8 +47,26 @@ pub const ARCHIVE_DIR: &str = ".archive";
 /// The directory of archived failed workflows, under the store root.
 pub const FAILED_DIR: &str = "failed";
 
-/// How many bytes of the journal's end are read to find its last sequence number.
+/// How many bytes of the journal's end are read at first to find its last entries.
 const TAIL_BYTES: u64 = 4096;
+
+/// A `state.json` at least this large is not rewritten by every write: see [`may_defer`].
+pub const DEFER_STATE_BYTES: u64 = 256 * 1024;
+/// The most journal entries a large `state.json` may lag behind by design.
+pub const MAX_DEFERRED_ENTRIES: u64 = 64;
+/// The most journal bytes a large `state.json` may lag behind by design.
+pub const MAX_DEFERRED_BYTES: u64 = 256 * 1024;
+
+/// Whether a `state.json` of `state_len` bytes may stay `lag` journal entries (`lag_bytes`
+/// bytes) behind the journal rather than be rewritten.
+///
+/// Rewriting a large state costs a serialization and a write of the whole file for a change of a
+/// few bytes, so a write to a large workflow appends to the journal (the source of truth, fsynced
+/// first as always) and rewrites `state.json` only once the journal is that far ahead; readers
+/// replay the difference. Small states, the usual case, are rewritten every time.
+pub fn may_defer(state_len: u64, lag: u64, lag_bytes: u64) -> bool {
+    state_len >= DEFER_STATE_BYTES && lag < MAX_DEFERRED_ENTRIES && lag_bytes < MAX_DEFERRED_BYTES
+}
 
 /// Settings of a [`Store`], chosen by the caller.
 #[derive(Debug, Clone)]
@@ -159,6 +177,12 @@ struct Repair {
     state_stale: bool,
     /// The journal ends before the state: it is moved aside and restarted from the state.
     journal_behind: bool,
+    /// The size of `state.json` as read (0 when it was missing or unusable).
+    state_len: u64,
+    /// The sequence number of `state.json` as read.
+    state_seq: u64,
+    /// The size of the journal entries after `state_seq`, newlines included.
+    lag_bytes: u64,
 }
 
 impl Store {
@@ -231,13 +255,18 @@ impl Store {
         let transition = Transition::Init {
             workflow: Box::new(workflow),
         };
-        apply(&mut next, &transition, 1, now)?;
+        apply_in_place(&mut next, &transition, 1, now)?;
         let entry = Entry {
             seq: 1,
             at: now,
             transition,
         };
-        commit(&dir, &[entry], &next, self.options.failpoint)?;
+        commit(
+            &dir,
+            &[entry.to_line()],
+            Some(&next),
+            self.options.failpoint,
+        )?;
         Ok(Loaded {
             workflow: next,
             recoveries: Vec::new(),
@@ -261,7 +290,9 @@ impl Store {
         let _lock = self.lock(&dir)?;
         let mut loaded = load_dir(id, &self.root, &dir)?;
         let transitions = decide(&loaded.workflow)?;
-        let mut next = loaded.workflow.clone();
+        // A refusal fails the whole update and drops the loaded state, so it is changed in
+        // place rather than copied first.
+        let next = &mut loaded.workflow;
         let mut seq = loaded.repair.journal_seq.max(next.seq);
         let mut entries = Vec::with_capacity(transitions.len() + 1);
         if loaded.repair.journal_behind {
@@ -275,7 +306,7 @@ impl Store {
                 ),
             };
             seq += 1;
-            apply(&mut next, &transition, seq, now)?;
+            apply_in_place(next, &transition, seq, now)?;
             entries.push(Entry {
                 seq,
                 at: now,
@@ -286,19 +317,30 @@ impl Store {
             // Secrets are redacted before anything is applied or written.
             loaded.redacted += redact::transition(&mut transition);
             seq += 1;
-            apply(&mut next, &transition, seq, now)?;
+            apply_in_place(next, &transition, seq, now)?;
             entries.push(Entry {
                 seq,
                 at: now,
                 transition,
             });
         }
-        let needs_state_write = loaded.repair.corrupt_state || loaded.repair.state_stale;
+        let lines: Vec<String> = entries.iter().map(Entry::to_line).collect();
+        let repair = &loaded.repair;
+        // How far `state.json` would lag behind the journal if it were not rewritten.
+        let lag = next.seq.saturating_sub(repair.state_seq);
+        let lag_bytes = repair.lag_bytes + lines.iter().map(|line| line.len() as u64).sum::<u64>();
+        let write_state = repair.corrupt_state
+            || repair.state_stale
+            || (lag > 0
+                && (entries
+                    .iter()
+                    .any(|entry| entry.transition.replaces_state())
+                    || !may_defer(repair.state_len, lag, lag_bytes)));
         persist_repairs(&dir, now, &mut loaded)?;
-        if !entries.is_empty() || needs_state_write {
-            commit(&dir, &entries, &next, self.options.failpoint)?;
+        if !lines.is_empty() || write_state {
+            let state = write_state.then_some(&loaded.workflow);
+            commit(&dir, &lines, state, self.options.failpoint)?;
         }
-        loaded.workflow = next;
         Ok(loaded)
     }
 
@@ -317,6 +359,14 @@ impl Store {
     pub fn archive(&self, id: &WorkflowId, now: DateTime<Utc>, failed: bool) -> Result<PathBuf> {
         let dir = self.checked_dir(id)?;
         let _lock = self.lock(&dir)?;
+        // An archive is read by its `state.json` alone, so a state left behind the journal on
+        // purpose (see `may_defer`) is brought up to date first.
+        if let Ok(loaded) = load_dir(id, &self.root, &dir)
+            && loaded.recoveries.is_empty()
+            && loaded.workflow.seq > loaded.repair.state_seq
+        {
+            commit(&dir, &[], Some(&loaded.workflow), self.options.failpoint)?;
+        }
         let parent = self
             .root
             .join(if failed { FAILED_DIR } else { ARCHIVE_DIR });
@@ -579,18 +629,11 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
         repair.temp_files = temp_files;
     }
 
-    let (tail_seq, torn) = journal_tail(&journal_path)?;
-    repair.journal_seq = tail_seq.unwrap_or(0);
-    if let Some((offset, bytes)) = torn {
-        recoveries.push(Recovery::TornJournalLine {
-            bytes: bytes.len(),
-            kept_as: None,
-        });
-        repair.torn_at = Some((offset, bytes));
-    }
-
-    let state = match fsx::read_limited(&state_path)? {
-        Some(bytes) => match parse_state(&state_path, &bytes) {
+    // The state is read before the journal: a writer appends to the journal before it replaces
+    // the state, so a journal read afterwards holds every entry the state lacks.
+    let state_bytes = fsx::read_limited(&state_path)?;
+    let state = match &state_bytes {
+        Some(bytes) => match parse_state(&state_path, bytes) {
             Err(err @ Error::NewerVersion { .. }) => return Err(err),
             parsed => parsed,
         },
@@ -599,25 +642,42 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
             root: root.to_owned(),
         }),
     };
+    let state_len = state_bytes.map_or(0, |bytes| bytes.len() as u64);
+
+    let tail = read_tail(&journal_path, state.as_ref().ok().map(|state| state.seq))?;
+    let tail_seq = tail.last_seq;
+    repair.journal_seq = tail_seq.unwrap_or(0);
+    if let Some((offset, bytes)) = tail.torn {
+        recoveries.push(Recovery::TornJournalLine {
+            bytes: bytes.len(),
+            kept_as: None,
+        });
+        repair.torn_at = Some((offset, bytes));
+    }
 
     let workflow = match state {
         Ok(mut workflow) => {
+            repair.state_len = state_len;
+            repair.state_seq = workflow.seq;
             match tail_seq {
                 Some(journal_seq) if journal_seq > workflow.seq => {
-                    let journal = read_journal(&journal_path)?;
                     let from_seq = workflow.seq;
-                    let missing: Vec<Entry> = journal
-                        .entries
-                        .into_iter()
-                        .filter(|entry| entry.seq > from_seq)
-                        .collect();
-                    workflow = journal::replay(&journal_path, Some(workflow), &missing)?
+                    repair.lag_bytes = tail.after_bytes;
+                    let whole = tail
+                        .after
+                        .iter()
+                        .any(|entry| entry.transition.replaces_state());
+                    workflow = journal::replay(&journal_path, Some(workflow), &tail.after)?
                         .expect("replay onto a state yields a state");
-                    recoveries.push(Recovery::JournalReplayed {
-                        from_seq,
-                        to_seq: workflow.seq,
-                    });
-                    repair.state_stale = true;
+                    // A large state is rewritten only every so often (see `may_defer`): a lag
+                    // within those bounds is how it is kept, not something to recover from.
+                    if whole || !may_defer(state_len, workflow.seq - from_seq, tail.after_bytes) {
+                        recoveries.push(Recovery::JournalReplayed {
+                            from_seq,
+                            to_seq: workflow.seq,
+                        });
+                        repair.state_stale = true;
+                    }
                 }
                 Some(journal_seq) if journal_seq < workflow.seq => {
                     recoveries.push(Recovery::JournalBehind {
@@ -871,17 +931,17 @@ fn read_journal(path: &Path) -> Result<journal::Journal> {
     }
 }
 
-/// A torn last line of the journal: where it starts, and its bytes.
-type TornLine = (u64, Vec<u8>);
-
-/// Reads the journal's end: the last complete sequence number and a torn last line, if any.
+/// Reads the journal's end: its last complete sequence number, a torn last line, and the
+/// entries after sequence number `after` when one is given.
 ///
-/// Reads a few kilobytes from the end, more only when the last line is longer.
-fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<TornLine>)> {
+/// Reads backwards from the end a few kilobytes at a time, so that the cost follows what is
+/// needed, not the journal's length. Anything unusual in those lines (one that is not an entry,
+/// numbers out of order) is left to the whole-file parser, which says where it is.
+fn read_tail(path: &Path, after: Option<u64>) -> Result<Tail> {
     refuse_symlink(path)?;
     let mut file = match fs::File::open(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((None, None)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Tail::default()),
         Err(err) => return Err(Error::io("open", path, err)),
     };
     let len = file
@@ -894,28 +954,37 @@ fn journal_tail(path: &Path) -> Result<(Option<u64>, Option<TornLine>)> {
         let whole = start == 0;
         file.seek(SeekFrom::Start(start))
             .map_err(|err| Error::io("read", path, err))?;
-        let mut tail = Vec::with_capacity(window as usize);
+        let mut bytes = Vec::with_capacity(window as usize);
         (&mut file)
             .take(window)
-            .read_to_end(&mut tail)
+            .read_to_end(&mut bytes)
             .map_err(|err| Error::io("read", path, err))?;
-        match tail.iter().rposition(|&b| b == b'\n') {
-            None if whole => return Ok((None, (!tail.is_empty()).then_some((0, tail)))),
-            None => {}
-            Some(end) => {
-                let torn = (end + 1 < tail.len())
-                    .then(|| (start + end as u64 + 1, tail[end + 1..].to_vec()));
-                if let Some(seq) = journal::last_seq_in_tail(&tail[..=end], whole) {
-                    return Ok((Some(seq), torn));
-                }
-                if whole || tail[..end].contains(&b'\n') {
-                    // The last complete line is whole in the window but has no sequence number.
-                    return Ok((None, torn));
-                }
-            }
+        match journal::scan_tail(&bytes, start, whole, after) {
+            Scan::Done(tail) => return Ok(tail),
+            Scan::NeedMore if !whole => window = (window * 4).min(len),
+            Scan::NeedMore | Scan::Unusual => return read_tail_whole(path, after),
         }
-        window = (window * 4).min(len);
     }
+}
+
+/// [`read_tail`] from a parse of the whole journal, whose errors name the line.
+fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<Tail> {
+    let journal = read_journal(path)?;
+    let last_seq = journal.entries.last().map(|entry| entry.seq);
+    let after: Vec<Entry> = match after {
+        Some(after) => journal
+            .entries
+            .into_iter()
+            .filter(|entry| entry.seq > after)
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(Tail {
+        last_seq,
+        torn: journal.torn,
+        after_bytes: after.iter().map(|entry| entry.to_line().len() as u64).sum(),
+        after,
+    })
 }
 
 fn temp_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -993,22 +1062,28 @@ fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loaded) -> Resul
     Ok(())
 }
 
-/// Appends `entries` to the journal, then replaces the state. Failures after the journal append
-/// began are [`Error::MaybeSaved`]: the journal may hold the transitions.
+/// Appends `lines` (journal entries) to the journal, then replaces the state when `state` is
+/// given. Failures after the journal append began are [`Error::MaybeSaved`]: the journal may
+/// hold the transitions.
 ///
 /// `failpoint` injects an error at one step (tests only, see [`failpoint`]); each step is marked
 /// by a `failpoint::check` call just before the operation it stands for.
 fn commit(
     dir: &Path,
-    entries: &[Entry],
-    state: &Workflow,
+    lines: &[String],
+    state: Option<&Workflow>,
     failpoint: Option<Failpoint>,
 ) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(state).expect("a workflow always serializes");
-    text.push('\n');
+    // Serialized before anything is written, so that nothing can fail between the two writes
+    // but the writes themselves.
+    let text = state.map(|state| {
+        let mut text = serde_json::to_string_pretty(state).expect("a workflow always serializes");
+        text.push('\n');
+        text
+    });
     let journal_path = dir.join(JOURNAL_FILE);
-    if !entries.is_empty() {
-        let lines: String = entries.iter().map(Entry::to_line).collect();
+    if !lines.is_empty() {
+        let lines = lines.concat();
         refuse_symlink(&journal_path)?;
         let created = !journal_path.exists();
         let mut journal = private_options()
@@ -1035,6 +1110,9 @@ fn commit(
                 .map_err(maybe)?;
         }
     }
+    let Some(text) = text else {
+        return Ok(());
+    };
     let maybe = |source: io::Error| Error::MaybeSaved {
         path: dir.join(STATE_FILE),
         source,

@@ -223,6 +223,11 @@ pub enum Transition {
 }
 
 impl Transition {
+    /// Whether the transition carries a whole workflow (`init`, `snapshot`) rather than a change.
+    pub fn replaces_state(&self) -> bool {
+        matches!(self, Self::Init { .. } | Self::Snapshot { .. })
+    }
+
     /// A short name of the operation, as in the journal's `op` field.
     pub fn op(&self) -> &'static str {
         match self {
@@ -288,11 +293,29 @@ pub fn apply(
     seq: u64,
     at: DateTime<Utc>,
 ) -> Result<()> {
-    let mut next = match transition {
+    if transition.replaces_state() {
+        return apply_in_place(workflow, transition, seq, at);
+    }
+    let mut next = workflow.clone();
+    apply_in_place(&mut next, transition, seq, at)?;
+    *workflow = next;
+    Ok(())
+}
+
+/// Applies `transition` like [`apply`], without copying the workflow first: a refused transition
+/// may leave it partly changed.
+///
+/// For callers that discard the workflow on a refusal (a write under the lock, a replay), where
+/// a copy of a large workflow would cost more than the change itself.
+pub fn apply_in_place(
+    workflow: &mut Workflow,
+    transition: &Transition,
+    seq: u64,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    match transition {
         Transition::Init { workflow: init } | Transition::Snapshot { workflow: init, .. } => {
-            let mut next = (**init).clone();
-            next.refresh_status();
-            next
+            workflow.clone_from(init);
         }
         _ => {
             if workflow.status == WorkflowStatus::Abandoned
@@ -306,15 +329,12 @@ pub fn apply(
                     "start a new workflow with `checkpoint init`, or restore an earlier point with `checkpoint rewind`",
                 ));
             }
-            let mut next = workflow.clone();
-            apply_change(&mut next, transition, at)?;
-            next
+            apply_change(workflow, transition, at)?;
         }
-    };
-    next.seq = seq;
-    next.updated_at = at;
-    next.refresh_status();
-    *workflow = next;
+    }
+    workflow.seq = seq;
+    workflow.updated_at = at;
+    workflow.refresh_status();
     Ok(())
 }
 

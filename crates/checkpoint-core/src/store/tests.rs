@@ -10,7 +10,10 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use crate::{
     PhaseId, PhasePlan, Plan, Transition, WorkflowId,
-    store::{JOURNAL_FILE, Recovery, STATE_FILE, Store, StoreOptions},
+    store::{
+        DEFER_STATE_BYTES, JOURNAL_FILE, MAX_DEFERRED_ENTRIES, Recovery, STATE_FILE, Store,
+        StoreOptions,
+    },
 };
 
 fn at(second: u32) -> DateTime<Utc> {
@@ -195,3 +198,106 @@ fn state_files_parse_or_say_why_not() {
 }
 
 mod props;
+
+/// The sequence number of `state.json` as it is on disk.
+fn seq_on_disk(dir: &std::path::Path) -> u64 {
+    let bytes = fs::read(dir.join(STATE_FILE)).unwrap();
+    crate::store::parse_state(&dir.join(STATE_FILE), &bytes)
+        .unwrap()
+        .seq
+}
+
+/// A workflow whose `state.json` is large enough for its writes to be deferred.
+fn create_large(store: &Store) -> (WorkflowId, std::path::PathBuf) {
+    let id = create(store, 2_000);
+    let dir = store.workflow_dir(&id);
+    let len = fs::metadata(dir.join(STATE_FILE)).unwrap().len();
+    assert!(len >= DEFER_STATE_BYTES, "the state is only {len} bytes");
+    let phase = PhaseId::new("phase-with-a-longish-name-00000").unwrap();
+    let start = Transition::PhaseStart {
+        phase,
+        force: false,
+    };
+    store.apply(&id, at(1), start).unwrap();
+    (id, dir)
+}
+
+fn note(i: u64) -> Transition {
+    Transition::Note {
+        text: format!("note {i}"),
+    }
+}
+
+#[test]
+fn a_large_state_is_rewritten_every_so_often_and_always_loads_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let (id, wdir) = create_large(&store);
+    let mut deferred = 0;
+    let mut rewritten = 0;
+    for i in 0..(2 * MAX_DEFERRED_ENTRIES) {
+        let before = seq_on_disk(&wdir);
+        let loaded = store.apply(&id, at(2), note(i)).unwrap();
+        let after = seq_on_disk(&wdir);
+        if after == before {
+            deferred += 1;
+        } else {
+            assert_eq!(
+                after, loaded.workflow.seq,
+                "a rewrite writes the newest state"
+            );
+            rewritten += 1;
+        }
+        assert!(loaded.workflow.seq - after < MAX_DEFERRED_ENTRIES);
+        // A reader gets every entry, and a lag by design is not reported as a recovery.
+        let read = store.load(&id).unwrap();
+        assert_eq!(read.recoveries, vec![]);
+        assert_eq!(read.workflow, loaded.workflow);
+    }
+    assert!(
+        deferred > rewritten && rewritten >= 2,
+        "{deferred} deferred, {rewritten} rewritten"
+    );
+    let verification = store.verify(&id).unwrap();
+    assert!(verification.replay_matches(), "{verification:?}");
+    assert!(verification.state_file_seq < Some(verification.journal_seq));
+}
+
+#[test]
+fn a_large_state_lagging_past_the_bounds_is_reported_and_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let (id, wdir) = create_large(&store);
+    let old = fs::read(wdir.join(STATE_FILE)).unwrap();
+    let old_seq = seq_on_disk(&wdir);
+    for i in 0..(MAX_DEFERRED_ENTRIES + 5) {
+        store.apply(&id, at(2), note(i)).unwrap();
+    }
+    // As after a crash between the journal's append and the state's rewrite, or a state put back
+    // by hand: further behind than any writer leaves it.
+    fs::write(wdir.join(STATE_FILE), &old).unwrap();
+    let loaded = store.load(&id).unwrap();
+    let last = loaded.workflow.seq;
+    assert_eq!(
+        loaded.recoveries,
+        vec![Recovery::JournalReplayed {
+            from_seq: old_seq,
+            to_seq: last
+        }]
+    );
+    store.apply(&id, at(3), note(99)).unwrap();
+    assert_eq!(seq_on_disk(&wdir), last + 1);
+    assert_eq!(store.load(&id).unwrap().recoveries, vec![]);
+}
+
+#[test]
+fn a_large_state_is_brought_up_to_date_before_it_is_archived() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let (id, wdir) = create_large(&store);
+    store.apply(&id, at(2), note(1)).unwrap();
+    let last = store.load(&id).unwrap().workflow.seq;
+    assert!(seq_on_disk(&wdir) < last, "the note's write was deferred");
+    let target = store.archive(&id, at(5), false).unwrap();
+    assert_eq!(seq_on_disk(&target), last);
+}

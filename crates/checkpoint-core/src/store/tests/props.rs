@@ -254,7 +254,8 @@ fn parsers_survive_random_and_mutated_input() {
         if let Ok(parsed) = journal::parse(Path::new("journal.jsonl"), &input) {
             let _ = journal::replay(Path::new("journal.jsonl"), None, &parsed.entries);
         }
-        let _ = journal::last_seq_in_tail(&input, round % 2 == 0);
+        let _ = journal::scan_tail(&input, 0, true, Some(round % 7));
+        let _ = journal::scan_tail(&input, 1, false, None);
         let text = String::from_utf8_lossy(&input);
         let _ = Plan::parse(Path::new("plan.json"), &text).and_then(|plan| plan.validate());
         let _ = Plan::parse(Path::new("plan.toml"), &text).and_then(|plan| plan.validate());
