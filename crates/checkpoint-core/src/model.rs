@@ -403,20 +403,25 @@ impl Workflow {
 
     /// The status implied by the phases, ignoring pauses and abandonment.
     pub fn derived_status(&self) -> WorkflowStatus {
-        let any = |status: PhaseStatus| self.phases.iter().any(|phase| phase.status == status);
-        if !self.phases.is_empty() && self.phases.iter().all(|phase| phase.status.is_done()) {
+        // One pass: this runs after every transition, replays included.
+        let (mut done, mut in_progress, mut failed, mut started) = (0, false, false, false);
+        for phase in &self.phases {
+            match phase.status {
+                PhaseStatus::AwaitingApproval => return WorkflowStatus::AwaitingApproval,
+                PhaseStatus::Pending => continue,
+                PhaseStatus::InProgress => in_progress = true,
+                PhaseStatus::Failed => failed = true,
+                PhaseStatus::Complete | PhaseStatus::Skipped => done += 1,
+            }
+            started = true;
+        }
+        if !self.phases.is_empty() && done == self.phases.len() {
             WorkflowStatus::Complete
-        } else if any(PhaseStatus::AwaitingApproval) {
-            WorkflowStatus::AwaitingApproval
-        } else if any(PhaseStatus::InProgress) {
+        } else if in_progress {
             WorkflowStatus::InProgress
-        } else if any(PhaseStatus::Failed) {
+        } else if failed {
             WorkflowStatus::Failed
-        } else if self
-            .phases
-            .iter()
-            .any(|phase| phase.status != PhaseStatus::Pending)
-        {
+        } else if started {
             WorkflowStatus::InProgress
         } else {
             WorkflowStatus::Pending
@@ -435,7 +440,7 @@ impl Workflow {
 
 /// The ids of a workflow's done (complete or skipped) phases.
 #[derive(Debug, Clone)]
-pub struct DoneSet<'a>(std::collections::HashSet<&'a PhaseId>);
+pub struct DoneSet<'a>(foldhash::HashSet<&'a PhaseId>);
 
 impl<'a> DoneSet<'a> {
     /// Whether the phase with this id is done.

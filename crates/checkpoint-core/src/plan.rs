@@ -1,7 +1,7 @@
 //! Phase plans: what `checkpoint init` turns into a workflow, from `--phase` specs or a JSON or
 //! TOML plan file, with the phase graph checked to be a DAG.
 
-use std::{collections::HashMap, path::Path, sync::Arc};
+use std::{path::Path, sync::Arc};
 
 use chrono::{DateTime, Utc};
 use miette::{NamedSource, SourceOffset};
@@ -177,7 +177,13 @@ impl Plan {
 pub(crate) fn validate_graph<'a>(
     phases: impl Iterator<Item = (&'a PhaseId, &'a [PhaseId], Option<&'a PhaseId>)> + Clone,
 ) -> Result<()> {
-    let mut index = HashMap::new();
+    // Loading a large state runs this on every command: the map is sized once and hashed with
+    // foldhash (ids come from our own files, so a keyed hash buys nothing here), and the
+    // dependencies are kept in one flat list.
+    let mut index = foldhash::HashMap::with_capacity_and_hasher(
+        phases.clone().count(),
+        foldhash::fast::RandomState::default(),
+    );
     for (i, (id, _, _)) in phases.clone().enumerate() {
         if index.insert(id, i).is_some() {
             return Err(Error::InvalidPlan {
@@ -192,25 +198,31 @@ pub(crate) fn validate_graph<'a>(
             help: "declare phases with `--phase <id>[:<dep>,<dep>]` (can be repeated) or `--plan <file>`".into(),
         });
     }
-    let deps: Vec<Vec<usize>> = phases
-        .clone()
-        .map(|(id, deps, on_failure)| {
-            if let Some(target) = on_failure.filter(|target| !index.contains_key(target)) {
+    // The dependencies of phase `i` are `deps[starts[i]..starts[i + 1]]`.
+    let mut starts = Vec::with_capacity(index.len() + 1);
+    let mut deps = Vec::with_capacity(index.len());
+    for (id, phase_deps, on_failure) in phases.clone() {
+        if let Some(target) = on_failure.filter(|target| !index.contains_key(target)) {
+            return Err(Error::InvalidPlan {
+                message: format!("phase `{id}` names an unknown `on_failure` phase `{target}`"),
+                help: format!("known phases: {}", join_ids(index.keys().copied())),
+            });
+        }
+        starts.push(deps.len());
+        for dep in phase_deps {
+            let Some(&at) = index.get(dep) else {
                 return Err(Error::InvalidPlan {
-                    message: format!("phase `{id}` names an unknown `on_failure` phase `{target}`"),
-                    help: format!("known phases: {}", join_ids(index.keys().copied())),
+                    message: format!("phase `{id}` depends on unknown phase `{dep}`"),
+                    help: format!(
+                        "declare `{dep}` as a phase, or remove the dependency; known phases: {}",
+                        join_ids(index.keys().copied())
+                    ),
                 });
-            }
-            deps.iter()
-                .map(|dep| {
-                    index.get(dep).copied().ok_or_else(|| Error::InvalidPlan {
-                        message: format!("phase `{id}` depends on unknown phase `{dep}`"),
-                        help: format!("declare `{dep}` as a phase, or remove the dependency; known phases: {}", join_ids(index.keys().copied())),
-                    })
-                })
-                .collect()
-        })
-        .collect::<Result<_>>()?;
+            };
+            deps.push(at);
+        }
+    }
+    starts.push(deps.len());
     // Depth-first search with colours: 0 unvisited, 1 on the stack, 2 finished.
     let ids: Vec<&PhaseId> = phases.map(|(id, _, _)| id).collect();
     let mut colour = vec![0u8; ids.len()];
@@ -222,7 +234,7 @@ pub(crate) fn validate_graph<'a>(
         colour[start] = 1;
         while let Some((node, next)) = stack.last_mut() {
             let node = *node;
-            if let Some(&dep) = deps[node].get(*next) {
+            if let Some(&dep) = deps[starts[node]..starts[node + 1]].get(*next) {
                 *next += 1;
                 match colour[dep] {
                     0 => {

@@ -53,9 +53,9 @@ const TAIL_BYTES: u64 = 4096;
 /// A `state.json` at least this large is not rewritten by every write: see [`may_defer`].
 pub const DEFER_STATE_BYTES: u64 = 256 * 1024;
 /// The most journal entries a large `state.json` may lag behind by design.
-pub const MAX_DEFERRED_ENTRIES: u64 = 64;
+pub const MAX_DEFERRED_ENTRIES: u64 = 16;
 /// The most journal bytes a large `state.json` may lag behind by design.
-pub const MAX_DEFERRED_BYTES: u64 = 256 * 1024;
+pub const MAX_DEFERRED_BYTES: u64 = 64 * 1024;
 
 /// Whether a `state.json` of `state_len` bytes may stay `lag` journal entries (`lag_bytes`
 /// bytes) behind the journal rather than be rewritten.
@@ -911,7 +911,7 @@ pub fn check_invariants(workflow: &Workflow) -> std::result::Result<(), String> 
     }))
     .map_err(|err| err.to_string())?;
     for phase in &workflow.phases {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = foldhash::HashSet::default();
         for task in &phase.tasks {
             if !seen.insert(&task.id) {
                 return Err(format!(
