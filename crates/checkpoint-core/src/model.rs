@@ -33,8 +33,12 @@ pub struct Workflow {
     /// The overall status, derived from the phases unless paused or abandoned.
     pub status: WorkflowStatus,
     /// When the workflow was created.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
     /// When the last transition was applied.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub updated_at: DateTime<Utc>,
     /// The sequence number of the last journal entry applied to this state.
     pub seq: u64,
@@ -134,6 +138,8 @@ pub struct Decision {
     /// What was decided, and why.
     pub text: String,
     /// When it was recorded.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
 }
 
@@ -143,6 +149,8 @@ pub struct Note {
     /// The note.
     pub text: String,
     /// When it was recorded.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
 }
 
@@ -152,9 +160,16 @@ pub struct Pause {
     /// Why it was paused, for example `rate_limit`.
     pub reason: String,
     /// When it was paused.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
     /// When work may continue, where known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::timestamp::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub until: Option<DateTime<Utc>>,
 }
 
@@ -162,6 +177,8 @@ pub struct Pause {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Activity {
     /// When it was seen.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
     /// What reported it, for example `Stop` or `cli`.
     pub source: String,
@@ -178,6 +195,8 @@ pub struct Replan {
     /// Why.
     pub reason: String,
     /// When.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
 }
 
@@ -197,10 +216,20 @@ pub struct Phase {
     /// The phase status.
     pub status: PhaseStatus,
     /// When the current attempt started.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::timestamp::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub started_at: Option<DateTime<Utc>>,
     /// When the phase completed (or was skipped).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::timestamp::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub completed_at: Option<DateTime<Utc>>,
     /// How many times the phase was started.
     #[serde(default)]
@@ -212,7 +241,12 @@ pub struct Phase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
     /// When the progress note was last written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::timestamp::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub progress_at: Option<DateTime<Utc>>,
     /// Artifact paths the phase must produce.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -293,6 +327,8 @@ pub struct Artifact {
     /// The path, relative to the project root where possible.
     pub path: String,
     /// When it was recorded.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub recorded_at: DateTime<Utc>,
 }
 
@@ -303,6 +339,8 @@ pub struct Approval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// When.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
     /// Any remark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -323,10 +361,20 @@ pub struct Task {
     #[serde(default)]
     pub attempts: u32,
     /// When the current attempt started.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::timestamp::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub started_at: Option<DateTime<Utc>>,
     /// When it finished.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "crate::timestamp::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub completed_at: Option<DateTime<Utc>>,
     /// The file the task writes; its existence proves the task ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -201,6 +201,7 @@ pub(crate) fn validate_graph<'a>(
     // The dependencies of phase `i` are `deps[starts[i]..starts[i + 1]]`.
     let mut starts = Vec::with_capacity(index.len() + 1);
     let mut deps = Vec::with_capacity(index.len());
+    let mut previous: Option<&PhaseId> = None;
     for (id, phase_deps, on_failure) in phases.clone() {
         if let Some(target) = on_failure.filter(|target| !index.contains_key(target)) {
             return Err(Error::InvalidPlan {
@@ -210,6 +211,11 @@ pub(crate) fn validate_graph<'a>(
         }
         starts.push(deps.len());
         for dep in phase_deps {
+            // Most phases depend on the one before them: no lookup for those.
+            if previous == Some(dep) {
+                deps.push(starts.len() - 2);
+                continue;
+            }
             let Some(&at) = index.get(dep) else {
                 return Err(Error::InvalidPlan {
                     message: format!("phase `{id}` depends on unknown phase `{dep}`"),
@@ -221,6 +227,7 @@ pub(crate) fn validate_graph<'a>(
             };
             deps.push(at);
         }
+        previous = Some(id);
     }
     starts.push(deps.len());
     // Depth-first search with colours: 0 unvisited, 1 on the stack, 2 finished.

@@ -31,7 +31,7 @@ use crate::{
     transition::{Transition, apply_in_place},
 };
 
-/// The current state, pretty-printed JSON.
+/// The current state, as JSON (indented unless it is large, see [`DEFER_STATE_BYTES`]).
 pub const STATE_FILE: &str = "state.json";
 /// The state before the last write.
 pub const BACKUP_FILE: &str = "state.json.bak";
@@ -800,7 +800,9 @@ const REBUILT_HELP: &str = "the state is rebuilt from `journal.jsonl` or `state.
 pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     // A good state of a known version, the common case, takes one parse; anything else takes
     // the careful path below, which says why the file cannot be used.
-    if let Ok(workflow) = serde_json::from_slice::<Workflow>(bytes)
+    // UTF-8 is checked once for the whole file, which is cheaper than string by string.
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && let Ok(workflow) = serde_json::from_str::<Workflow>(text)
         && workflow.schema_version <= SCHEMA_VERSION
         && check_invariants(&workflow).is_ok()
     {
@@ -1076,11 +1078,7 @@ fn commit(
 ) -> Result<()> {
     // Serialized before anything is written, so that nothing can fail between the two writes
     // but the writes themselves.
-    let text = state.map(|state| {
-        let mut text = serde_json::to_string_pretty(state).expect("a workflow always serializes");
-        text.push('\n');
-        text
-    });
+    let text = state.map(state_text);
     let journal_path = dir.join(JOURNAL_FILE);
     if !lines.is_empty() {
         let lines = lines.concat();
@@ -1117,7 +1115,18 @@ fn commit(
         path: dir.join(STATE_FILE),
         source,
     };
-    write_state_atomically(dir, text.as_bytes(), failpoint).map_err(maybe)
+    write_state_atomically(dir, &text, failpoint).map_err(maybe)
+}
+
+/// The text of `state.json`: indented JSON, or for a state of [`DEFER_STATE_BYTES`] or more,
+/// JSON without indentation, which is a third smaller and as much faster to read back.
+fn state_text(state: &Workflow) -> Vec<u8> {
+    let mut text = serde_json::to_vec(state).expect("a workflow always serializes");
+    if (text.len() as u64) < DEFER_STATE_BYTES {
+        text = serde_json::to_vec_pretty(state).expect("a workflow always serializes");
+    }
+    text.push(b'\n');
+    text
 }
 
 fn write_state_atomically(

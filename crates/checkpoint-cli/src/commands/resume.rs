@@ -105,11 +105,11 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
         return nothing_to_resume(ctx);
     };
-    let loaded = match loaded {
+    let loaded = crate::ctx::keep_until_exit(match loaded {
         Some(loaded) => loaded,
         None => ctx.store.load(&id)?,
-    };
-    let plan = build_plan(ctx, &loaded, &FsProbe::new(&ctx.project_root));
+    });
+    let plan = build_plan(ctx, loaded, &FsProbe::new(&ctx.project_root));
     let mut chosen = ResumeArgs {
         words: vec![id.to_string()],
         ..args.clone()
@@ -156,12 +156,12 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         };
     };
     // The workflow was usually loaded to choose it: not twice.
-    let loaded = match loaded {
+    let loaded = crate::ctx::keep_until_exit(match loaded {
         Some(loaded) => loaded,
         None => ctx.store.load(&id)?,
-    };
+    });
     let probe = FsProbe::new(&ctx.project_root);
-    let mut plan = build_plan(ctx, &loaded, &probe);
+    let mut plan = build_plan(ctx, loaded, &probe);
     let last_active = plan.last_active;
     let rebuilt = plan
         .findings

@@ -54,7 +54,7 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
         }
         Format::Prompt => {
             let probe = crate::probe::FsProbe::new(&ctx.project_root);
-            let plan = crate::commands::resume::build_plan(ctx, &loaded, &probe);
+            let plan = crate::commands::resume::build_plan(ctx, loaded, &probe);
             output::emit(&checkpoint_core::resume::render_prompt(
                 &plan,
                 ctx.now,

@@ -233,6 +233,20 @@ fn a_large_state_is_rewritten_every_so_often_and_always_loads_whole() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path());
     let (id, wdir) = create_large(&store);
+    // A large state is written without indentation, a small one with it.
+    let text = fs::read_to_string(wdir.join(STATE_FILE)).unwrap();
+    assert!(text.starts_with("{\"schema_version\":") && text.lines().count() == 1);
+    let small = create(
+        &Store::new(&dir.path().join("small"), store.options.clone()),
+        3,
+    );
+    let small = fs::read_to_string(
+        dir.path()
+            .join("small")
+            .join(small.as_str())
+            .join(STATE_FILE),
+    );
+    assert!(small.unwrap().starts_with("{\n  \"schema_version\": 1,"));
     let mut deferred = 0;
     let mut rewritten = 0;
     for i in 0..(2 * MAX_DEFERRED_ENTRIES) {
