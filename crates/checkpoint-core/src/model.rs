@@ -232,10 +232,10 @@ pub struct Phase {
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub completed_at: Option<DateTime<Utc>>,
     /// How many times the phase was started.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u32,
     /// How many of those attempts failed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub failures: u32,
     /// A note on partial work, for resuming mid-phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -261,7 +261,7 @@ pub struct Phase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// How many times the phase was replanned.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub replan_count: u32,
     /// Whether completing the phase waits for a person's approval.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -278,6 +278,11 @@ pub struct Phase {
     /// Tasks inside the phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<Task>,
+}
+
+/// Counters are left out while zero: in a large state, every phase would repeat them.
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 fn is_false(value: &bool) -> bool {
@@ -358,7 +363,7 @@ pub struct Task {
     /// The task status.
     pub status: TaskStatus,
     /// How many times the task was started.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u32,
     /// When the current attempt started.
     #[serde(

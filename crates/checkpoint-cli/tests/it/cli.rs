@@ -86,15 +86,13 @@ fn tour() {
           "started_at": "2026-03-01T12:00:00Z",
           "completed_at": "2026-03-01T12:30:00Z",
           "attempts": 1,
-          "failures": 0,
           "artifacts": [
             {
               "path": "docs/design.md",
               "recorded_at": "2026-03-01T12:30:00Z"
             }
           ],
-          "commit_sha": "a1b2c3d4e5f6",
-          "replan_count": 0
+          "commit_sha": "a1b2c3d4e5f6"
         },
         {
           "id": "build",
@@ -105,10 +103,8 @@ fn tour() {
           "status": "in_progress",
           "started_at": "2026-03-01T12:30:00Z",
           "attempts": 1,
-          "failures": 0,
           "progress": "auth module done, starting billing",
-          "progress_at": "2026-03-01T12:30:00Z",
-          "replan_count": 0
+          "progress_at": "2026-03-01T12:30:00Z"
         },
         {
           "id": "docs",
@@ -116,10 +112,7 @@ fn tour() {
           "dependencies": [
             "design"
           ],
-          "status": "pending",
-          "attempts": 0,
-          "failures": 0,
-          "replan_count": 0
+          "status": "pending"
         }
       ]
     }

@@ -209,7 +209,7 @@ fn seq_on_disk(dir: &std::path::Path) -> u64 {
 
 /// A workflow whose `state.json` is large enough for its writes to be deferred.
 fn create_large(store: &Store) -> (WorkflowId, std::path::PathBuf) {
-    let id = create(store, 2_000);
+    let id = create(store, 3_000);
     let dir = store.workflow_dir(&id);
     let len = fs::metadata(dir.join(STATE_FILE)).unwrap().len();
     assert!(len >= DEFER_STATE_BYTES, "the state is only {len} bytes");
