@@ -489,7 +489,8 @@ impl Store {
     ///
     /// The state as loaded (after recovery) must equal the replay of the whole journal, and
     /// `state.json` on disk must equal the replay up to its own sequence number: it may lag
-    /// behind the journal after a crash, but never differ from it.
+    /// behind the journal (after a crash, or by design for a large state, see [`may_defer`]),
+    /// but never differ from it.
     pub fn verify(&self, id: &WorkflowId) -> Result<Verification> {
         let loaded = self.load(id)?;
         let journal_path = loaded.dir.join(JOURNAL_FILE);
