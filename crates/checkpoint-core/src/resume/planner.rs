@@ -9,7 +9,7 @@ use crate::{
     id::{PhaseId, TaskId},
     model::{Activity, ContextSummary, DoneSet, PhaseStatus, TaskStatus, Workflow, WorkflowStatus},
     resume::validate::{Finding, Probe, Severity},
-    transition::{Transition, apply},
+    transition::{Transition, apply_in_place},
 };
 
 /// What the planner needs besides the state.
@@ -159,12 +159,26 @@ pub fn plan(
     if interrupted {
         recoveries.extend(recoveries_after_interruption(workflow, probe));
     }
-    let mut after = workflow.clone();
+    // The state after the recoveries, copied once at most (not at all without recoveries).
+    // A recovery that does not apply is left out of the view; the writer recomputes under the
+    // lock. Its refusal may have changed the copy partly, so the copy is then made again from
+    // the recoveries that did apply.
+    let mut after = std::borrow::Cow::Borrowed(workflow);
+    let mut applied: Vec<&Transition> = Vec::new();
     for recovery in &recoveries {
-        // A recovery that does not apply is left out of the view; the writer recomputes under the lock.
         let seq = after.seq + 1;
-        let _ = apply(&mut after, &recovery.transition, seq, now);
+        if apply_in_place(after.to_mut(), &recovery.transition, seq, now).is_ok() {
+            applied.push(&recovery.transition);
+            continue;
+        }
+        let mut again = workflow.clone();
+        for transition in &applied {
+            let seq = again.seq + 1;
+            let _ = apply_in_place(&mut again, transition, seq, now);
+        }
+        after = std::borrow::Cow::Owned(again);
     }
+    let after = &*after;
 
     let done = after.done_set();
     let refs = |filter: &dyn Fn(&crate::model::Phase) -> bool| -> Vec<PhaseRef> {
@@ -184,7 +198,7 @@ pub fn plan(
     let blocked =
         refs(&|phase| phase.status == PhaseStatus::Pending && !done.dependencies_done(phase));
 
-    let (next, decision_required) = next_action(&after, &findings, now, &ready, heartbeat_recent);
+    let (next, decision_required) = next_action(after, &findings, now, &ready, heartbeat_recent);
     ResumePlan {
         workflow: after.id.clone(),
         title: after.title.clone(),

@@ -277,6 +277,20 @@ fn check_progression(workflow: &Workflow, config: &Config, findings: &mut Vec<Fi
     }
 }
 
+/// `probe.file_size(path)`, remembered in `sizes`.
+fn cached_file_size<'a>(
+    sizes: &mut Vec<(&'a str, Option<u64>)>,
+    probe: &dyn Probe,
+    path: &'a str,
+) -> Option<u64> {
+    if let Some((_, size)) = sizes.iter().find(|(seen, _)| *seen == path) {
+        return *size;
+    }
+    let size = probe.file_size(path);
+    sizes.push((path, size));
+    size
+}
+
 fn check_files(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>) {
     for phase in workflow
         .phases
@@ -286,8 +300,11 @@ fn check_files(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Findin
         if phase.status == PhaseStatus::Skipped {
             continue;
         }
+        // A phase's outputs are usually also its artifacts: each file is looked at once.
+        let mut sizes = Vec::new();
+        let mut file_size = |path| cached_file_size(&mut sizes, probe, path);
         for artifact in &phase.artifacts {
-            if probe.file_size(&artifact.path).is_none() {
+            if file_size(&artifact.path).is_none() {
                 findings.push(Finding::new(
                     Severity::Error,
                     "artifact.missing",
@@ -298,7 +315,7 @@ fn check_files(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Findin
             }
         }
         for output in &phase.outputs {
-            match probe.file_size(output) {
+            match file_size(output) {
                 None => findings.push(Finding::new(
                     Severity::Error,
                     "output.missing",
@@ -402,5 +419,88 @@ fn check_limits(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding
                 Some("replanning is looping: a person should redesign this phase".into()),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use chrono::DateTime;
+
+    use super::*;
+    use crate::{Artifact, Phase, PhasePlan, PhaseStatus, Plan, WorkflowId};
+
+    /// Files that exist by size; records every path it is asked about.
+    struct Files {
+        sizes: Vec<(&'static str, u64)>,
+        asked: RefCell<Vec<String>>,
+    }
+
+    impl Probe for Files {
+        fn file_size(&self, path: &str) -> Option<u64> {
+            self.asked.borrow_mut().push(path.to_owned());
+            self.sizes
+                .iter()
+                .find(|(name, _)| *name == path)
+                .map(|(_, size)| *size)
+        }
+        fn git_branch(&self) -> Option<String> {
+            None
+        }
+        fn commit_exists(&self, _: &str) -> Option<bool> {
+            None
+        }
+        fn worktree(&self) -> Option<String> {
+            None
+        }
+    }
+
+    fn done(phase: &mut Phase, artifacts: &[&str], outputs: &[&str]) {
+        phase.status = PhaseStatus::Complete;
+        phase.artifacts = artifacts
+            .iter()
+            .map(|path| Artifact {
+                path: (*path).to_owned(),
+                recorded_at: DateTime::UNIX_EPOCH,
+            })
+            .collect();
+        phase.outputs = outputs.iter().map(|path| (*path).to_owned()).collect();
+    }
+
+    #[test]
+    fn each_file_of_a_phase_is_looked_at_once_and_every_finding_is_kept() {
+        let plan = Plan {
+            phases: vec![
+                PhasePlan::from_spec("a").unwrap(),
+                PhasePlan::from_spec("b").unwrap(),
+            ],
+            ..Plan::default()
+        };
+        let mut workflow = plan
+            .into_workflow(WorkflowId::new("w").unwrap(), None, DateTime::UNIX_EPOCH)
+            .unwrap();
+        done(
+            &mut workflow.phases[0],
+            &["a.md", "gone.md"],
+            &["a.md", "gone.md", "empty.md"],
+        );
+        done(&mut workflow.phases[1], &["a.md"], &["a.md"]);
+        let files = Files {
+            sizes: vec![("a.md", 10), ("empty.md", 0)],
+            asked: RefCell::default(),
+        };
+        let mut findings = Vec::new();
+        check_files(&workflow, &files, &mut findings);
+        assert_eq!(
+            *files.asked.borrow(),
+            ["a.md", "gone.md", "empty.md", "a.md"],
+            "once per file and phase"
+        );
+        let codes: Vec<_> = findings.iter().map(|finding| finding.code).collect();
+        assert_eq!(
+            codes,
+            ["artifact.missing", "output.missing", "output.empty"]
+        );
     }
 }
