@@ -131,6 +131,59 @@ pub enum Recovery {
     },
 }
 
+/// One sentence describing a recovery, as warnings and `validate` put it.
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self {
+            Recovery::JournalReplayed { from_seq, to_seq } => {
+                format!(
+                    "`state.json` lagged behind the journal (a write was interrupted); replayed entries {} to {to_seq}",
+                    from_seq + 1
+                )
+            }
+            Recovery::StateRebuilt {
+                reason,
+                source,
+                kept_as,
+            } => match kept_as {
+                Some(kept) => format!(
+                    "rebuilt the state from the {source} ({reason}); the bad file is kept as `{}`",
+                    kept.display()
+                ),
+                None => format!(
+                    "the state was rebuilt from the {source} in memory ({reason}); the next write keeps the bad file aside"
+                ),
+            },
+            Recovery::TornJournalLine { bytes, kept_as } => match kept_as {
+                Some(kept) => format!(
+                    "the journal ended in a torn line of {bytes} bytes (an interrupted append); it was moved to `{}`",
+                    kept.display()
+                ),
+                None => format!(
+                    "the journal ends in a torn line of {bytes} bytes (an interrupted append); it is ignored"
+                ),
+            },
+            Recovery::TempFiles { paths, removed } => format!(
+                "{} temporary file{} of an interrupted write {}",
+                paths.len(),
+                if paths.len() == 1 { "" } else { "s" },
+                if *removed {
+                    "removed"
+                } else {
+                    "found; the next write removes them"
+                }
+            ),
+            Recovery::JournalBehind {
+                journal_seq,
+                state_seq,
+            } => format!(
+                "the journal ends at entry {journal_seq} but the state is at {state_seq}: the journal was truncated or replaced, so its history is incomplete"
+            ),
+        };
+        f.write_str(&text)
+    }
+}
+
 /// A loaded workflow and what was recovered to load it.
 #[derive(Debug, Clone)]
 pub struct Loaded {

@@ -112,52 +112,34 @@ pub fn validate(
 }
 
 fn recovery_finding(recovery: &Recovery) -> Finding {
-    match recovery {
-        Recovery::JournalReplayed { from_seq, to_seq } => Finding::new(
-            Severity::Info,
-            "state.replayed",
-            None,
-            format!("`state.json` lagged behind the journal (an interrupted write); entries {} to {to_seq} were replayed", from_seq + 1),
-            None,
-        ),
-        Recovery::StateRebuilt { reason, source, kept_as } => Finding::new(
+    let (severity, code, hint) = match recovery {
+        Recovery::JournalReplayed { .. } => (Severity::Info, "state.replayed", None),
+        Recovery::StateRebuilt { .. } => (
             Severity::Error,
             "state.rebuilt",
-            None,
-            format!(
-                "the state was rebuilt from the {source}: {reason}{}",
-                kept_as.as_ref().map(|path| format!("; the bad file is kept as `{}`", path.display())).unwrap_or_default()
+            Some(
+                "check the rebuilt state (`checkpoint status`), then confirm it with `checkpoint resume --yes`",
             ),
-            Some("check the rebuilt state (`checkpoint status`), then confirm it with `checkpoint resume --yes`".into()),
         ),
-        Recovery::TornJournalLine { bytes, kept_as } => Finding::new(
+        Recovery::TornJournalLine { .. } => (
             Severity::Warning,
             "journal.torn",
-            None,
-            format!(
-                "the journal ended in a torn line of {bytes} bytes (a crash mid-append); it was {}",
-                match kept_as {
-                    Some(path) => format!("moved to `{}`", path.display()),
-                    None => "ignored".into(),
-                }
-            ),
-            Some("the transition it held never completed; repeat it if it matters".into()),
+            Some("the transition it held never completed; repeat it if it matters"),
         ),
-        Recovery::TempFiles { paths, removed } => Finding::new(
-            Severity::Info,
-            "write.temp_files",
-            None,
-            format!("{} temporary file(s) of an interrupted write {}", paths.len(), if *removed { "were removed" } else { "will be removed by the next write" }),
-            None,
-        ),
-        Recovery::JournalBehind { journal_seq, state_seq } => Finding::new(
+        Recovery::TempFiles { .. } => (Severity::Info, "write.temp_files", None),
+        Recovery::JournalBehind { .. } => (
             Severity::Warning,
             "journal.behind",
-            None,
-            format!("the journal ends at entry {journal_seq} but the state is at {state_seq}: history is incomplete"),
-            Some("the state is used as is; `checkpoint log` shows only what the journal kept".into()),
+            Some("the state is used as is; `checkpoint log` shows only what the journal kept"),
         ),
-    }
+    };
+    Finding::new(
+        severity,
+        code,
+        None,
+        recovery.to_string(),
+        hint.map(str::to_owned),
+    )
 }
 
 fn check_times(
