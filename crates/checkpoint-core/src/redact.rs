@@ -384,9 +384,16 @@ fn find(text: &str) -> Vec<Span> {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
     private_keys(text, &mut spans);
+    // Where a secret ends, its marker will end in `]`, a boundary: treating that position as
+    // one already is what makes a second redaction find nothing more.
+    let block_ends: Vec<usize> = spans.iter().map(|span| span.end).collect();
+    let mut last_end = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let at_boundary = i == 0 || !is_word_char(bytes[i - 1]) && bytes[i - 1] != b'-';
+        let at_boundary = i == 0
+            || !is_word_char(bytes[i - 1]) && bytes[i - 1] != b'-'
+            || i == last_end
+            || block_ends.binary_search(&i).is_ok();
         let found = if at_boundary {
             prefixed_token(bytes, i)
                 .or_else(|| bearer(bytes, i, MIN_BEARER_LEN))
@@ -397,6 +404,7 @@ fn find(text: &str) -> Vec<Span> {
         match found.and_then(|span| clip(&spans, span)) {
             Some(span) => {
                 i = span.end;
+                last_end = span.end;
                 spans.push(span);
             }
             None => i += 1,
