@@ -545,8 +545,13 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
     i += count_spaces(&bytes[i..]);
     let (start, len) = match bytes.get(i) {
         Some(&quote @ (b'"' | b'\'')) => {
+            // A quoted value ends at its line's end at the latest: a span across lines would
+            // join them, and could make a private key header for a second pass to find.
             let start = i + 1;
-            let len = bytes[start..].iter().take_while(|&&b| b != quote).count();
+            let len = bytes[start..]
+                .iter()
+                .take_while(|&&b| b != quote && b != b'\n')
+                .count();
             (start, len)
         }
         _ => {

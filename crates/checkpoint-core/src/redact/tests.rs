@@ -271,3 +271,18 @@ fn a_secret_right_before_an_assignment_goes_in_one_pass() {
     let mut again = text.clone();
     assert_eq!(redact::text(&mut again), 0);
 }
+
+#[test]
+fn a_quoted_value_never_joins_lines() {
+    // Found by the `redact` fuzz target: the value ran to the next quote, lines away, and its
+    // marker joined a `-----BEGIN` line to a `PRIVATE KEY-----` one for a second pass to find.
+    let input = "\"client_secret\": \"yn Bearer ab0defgh1234\n-----BEGIN\"RSAN RSA PRIVATE KEY------";
+    let mut text = input.to_owned();
+    assert_eq!(redact::text(&mut text), 1, "{text}");
+    assert_eq!(
+        text,
+        "\"client_secret\": \"[REDACTED:secret]\n-----BEGIN\"RSAN RSA PRIVATE KEY------"
+    );
+    let mut again = text.clone();
+    assert_eq!(redact::text(&mut again), 0);
+}
