@@ -276,7 +276,8 @@ fn a_secret_right_before_an_assignment_goes_in_one_pass() {
 fn a_quoted_value_never_joins_lines() {
     // Found by the `redact` fuzz target: the value ran to the next quote, lines away, and its
     // marker joined a `-----BEGIN` line to a `PRIVATE KEY-----` one for a second pass to find.
-    let input = "\"client_secret\": \"yn Bearer ab0defgh1234\n-----BEGIN\"RSAN RSA PRIVATE KEY------";
+    let input =
+        "\"client_secret\": \"yn Bearer ab0defgh1234\n-----BEGIN\"RSAN RSA PRIVATE KEY------";
     let mut text = input.to_owned();
     assert_eq!(redact::text(&mut text), 1, "{text}");
     assert_eq!(
