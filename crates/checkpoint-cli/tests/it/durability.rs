@@ -145,15 +145,51 @@ struct CrashCounts {
 #[cfg(unix)]
 #[test]
 fn sigkill_at_random_moments_keeps_every_acknowledged_transition() {
+    crash_loop("crash", if long() { 1000 } else { 200 }, started);
+}
+
+/// The same on workflows large enough for their state to be replaced only every few writes:
+/// most kills land while `state.json` lags behind the journal by design.
+#[test]
+fn sigkill_on_a_large_workflow_keeps_every_acknowledged_transition() {
+    crash_loop("crash-large", if long() { 300 } else { 60 }, started_large);
+}
+
+/// A started workflow whose `state.json` is over the size where its writes are deferred.
+fn started_large(env: &TestEnv, id: &str) {
+    let mut phases = vec![
+        serde_json::json!({"id": "design"}),
+        serde_json::json!({"id": "build", "dependencies": ["design"]}),
+    ];
+    phases.extend((0..2_000).map(|i| {
+        serde_json::json!({
+            "id": format!("later-{i:04}"),
+            "name": format!("A later phase with a name of some length, number {i}"),
+            "dependencies": ["build"],
+        })
+    }));
+    let plan = env.dir.path().join(format!("{id}-plan.json"));
+    fs::write(&plan, serde_json::json!({ "phases": phases }).to_string()).unwrap();
+    env.ok(&["init", id, "--plan", plan.to_str().unwrap()]);
+    env.ok(&["--workflow", id, "start", "design"]);
+    let size = fs::metadata(env.workflow_dir(id).join("state.json"))
+        .unwrap()
+        .len();
+    assert!(
+        size >= checkpoint_core::store::DEFER_STATE_BYTES,
+        "{size} bytes"
+    );
+}
+
+fn crash_loop(label: &str, kills: usize, start: fn(&TestEnv, &str)) {
     use std::os::unix::process::ExitStatusExt;
 
-    let kills = if long() { 1000 } else { 200 };
-    let mut rng = rng("crash");
+    let mut rng = rng(label);
     let env = TestEnv::new();
     let started_at = Instant::now();
 
     // The kill lands anywhere from the spawn to a little after an uninterrupted command's end.
-    started(&env, "calibrate");
+    start(&env, "calibrate");
     let mut durations: Vec<Duration> = (0..5)
         .map(|n| {
             let start = Instant::now();
@@ -171,7 +207,7 @@ fn sigkill_at_random_moments_keeps_every_acknowledged_transition() {
         // A new workflow every 50 kills keeps each journal short to verify.
         if kill % 50 == 0 {
             id = format!("w{kill}");
-            started(&env, &id);
+            start(&env, &id);
             acknowledged.clear();
         }
         let text = format!("k{kill}");
@@ -244,7 +280,7 @@ fn sigkill_at_random_moments_keeps_every_acknowledged_transition() {
         assert_eq!(verification.loaded_seq, workflow["seq"].as_u64().unwrap());
     }
     println!(
-        "crash: {} kills in {:.1?} ({} mid-command, {} after the command finished; kill window {window} µs); recoveries seen by the next read: {:?}",
+        "{label}: {} kills in {:.1?} ({} mid-command, {} after the command finished; kill window {window} µs); recoveries seen by the next read: {:?}",
         counts.kills,
         started_at.elapsed(),
         counts.killed_mid_command,
