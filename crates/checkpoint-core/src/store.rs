@@ -58,14 +58,19 @@ pub const MAX_DEFERRED_ENTRIES: u64 = 16;
 pub const MAX_DEFERRED_BYTES: u64 = 64 * 1024;
 
 /// Whether a `state.json` of `state_len` bytes may stay `lag` journal entries (`lag_bytes`
-/// bytes) behind the journal rather than be rewritten.
+/// bytes) behind the journal rather than be rewritten; `whole` when those entries include one
+/// that carries a whole workflow (`init`, `snapshot`), which is never left to a replay.
 ///
 /// Rewriting a large state costs a serialization and a write of the whole file for a change of a
 /// few bytes, so a write to a large workflow appends to the journal (the source of truth, fsynced
 /// first as always) and rewrites `state.json` only once the journal is that far ahead; readers
-/// replay the difference. Small states, the usual case, are rewritten every time.
-pub fn may_defer(state_len: u64, lag: u64, lag_bytes: u64) -> bool {
-    state_len >= DEFER_STATE_BYTES && lag < MAX_DEFERRED_ENTRIES && lag_bytes < MAX_DEFERRED_BYTES
+/// replay the difference. Small states, the usual case, are rewritten every time. Writers and
+/// readers ask the same question: what a writer leaves behind, a reader does not report.
+pub fn may_defer(state_len: u64, lag: u64, lag_bytes: u64, whole: bool) -> bool {
+    !whole
+        && state_len >= DEFER_STATE_BYTES
+        && lag < MAX_DEFERRED_ENTRIES
+        && lag_bytes < MAX_DEFERRED_BYTES
 }
 
 /// Settings of a [`Store`], chosen by the caller.
@@ -385,10 +390,14 @@ impl Store {
         let write_state = repair.corrupt_state
             || repair.state_stale
             || (lag > 0
-                && (entries
-                    .iter()
-                    .any(|entry| entry.transition.replaces_state())
-                    || !may_defer(repair.state_len, lag, lag_bytes)));
+                && !may_defer(
+                    repair.state_len,
+                    lag,
+                    lag_bytes,
+                    entries
+                        .iter()
+                        .any(|entry| entry.transition.replaces_state()),
+                ));
         persist_repairs(&dir, now, &mut loaded)?;
         if !lines.is_empty() || write_state {
             let state = write_state.then_some(&loaded.workflow);
@@ -725,7 +734,7 @@ fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
                         .expect("replay onto a state yields a state");
                     // A large state is rewritten only every so often (see `may_defer`): a lag
                     // within those bounds is how it is kept, not something to recover from.
-                    if whole || !may_defer(state_len, workflow.seq - from_seq, tail.after_bytes) {
+                    if !may_defer(state_len, workflow.seq - from_seq, tail.after_bytes, whole) {
                         recoveries.push(Recovery::JournalReplayed {
                             from_seq,
                             to_seq: workflow.seq,
