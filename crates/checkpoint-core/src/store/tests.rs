@@ -236,17 +236,10 @@ fn a_large_state_is_rewritten_every_so_often_and_always_loads_whole() {
     // A large state is written without indentation, a small one with it.
     let text = fs::read_to_string(wdir.join(STATE_FILE)).unwrap();
     assert!(text.starts_with("{\"schema_version\":") && text.lines().count() == 1);
-    let small = create(
-        &Store::new(&dir.path().join("small"), store.options.clone()),
-        3,
-    );
-    let small = fs::read_to_string(
-        dir.path()
-            .join("small")
-            .join(small.as_str())
-            .join(STATE_FILE),
-    );
-    assert!(small.unwrap().starts_with("{\n  \"schema_version\": 1,"));
+    let small_store = Store::new(&dir.path().join("small"), store.options.clone());
+    let small = create(&small_store, 3);
+    let small = fs::read_to_string(small_store.workflow_dir(&small).join(STATE_FILE)).unwrap();
+    assert!(small.starts_with("{\n  \"schema_version\": 1,"));
     let mut deferred = 0;
     let mut rewritten = 0;
     for i in 0..(2 * MAX_DEFERRED_ENTRIES) {
