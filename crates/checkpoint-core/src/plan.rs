@@ -11,7 +11,9 @@ use serde::Deserialize;
 use crate::{
     error::{Error, Result, showable},
     id::{PhaseId, WorkflowId},
-    model::{ContextSummary, GitContext, Phase, SCHEMA_VERSION, Workflow, WorkflowStatus},
+    model::{
+        ContextSummary, GitContext, Phase, SCHEMA_VERSION, Workflow, WorkflowStatus, validate_graph,
+    },
 };
 
 /// A plan: the phases of a new workflow, with optional metadata.
@@ -171,113 +173,6 @@ impl Plan {
             extensions: serde_json::Map::new(),
         })
     }
-}
-
-/// Checks that phase ids are unique, every reference is known, and dependencies form a DAG.
-pub(crate) fn validate_graph<'a>(
-    phases: impl Iterator<Item = (&'a PhaseId, &'a [PhaseId], Option<&'a PhaseId>)> + Clone,
-) -> Result<()> {
-    // Loading a large state runs this on every command: the map is sized once and hashed with
-    // foldhash (ids come from our own files, so a keyed hash buys nothing here), and the
-    // dependencies are kept in one flat list.
-    let mut index = foldhash::HashMap::with_capacity_and_hasher(
-        phases.clone().count(),
-        foldhash::fast::RandomState::default(),
-    );
-    for (i, (id, _, _)) in phases.clone().enumerate() {
-        if index.insert(id, i).is_some() {
-            return Err(Error::InvalidPlan {
-                message: format!("phase `{id}` is declared twice"),
-                help: "give every phase a unique id".into(),
-            });
-        }
-    }
-    if index.is_empty() {
-        return Err(Error::InvalidPlan {
-            message: "the plan has no phases".into(),
-            help: "declare phases with `--phase <id>[:<dep>,<dep>]` (can be repeated) or `--plan <file>`".into(),
-        });
-    }
-    // The dependencies of phase `i` are `deps[starts[i]..starts[i + 1]]`.
-    let mut starts = Vec::with_capacity(index.len() + 1);
-    let mut deps = Vec::with_capacity(index.len());
-    let mut previous: Option<&PhaseId> = None;
-    for (id, phase_deps, on_failure) in phases.clone() {
-        if let Some(target) = on_failure.filter(|target| !index.contains_key(target)) {
-            return Err(Error::InvalidPlan {
-                message: format!("phase `{id}` names an unknown `on_failure` phase `{target}`"),
-                help: format!("known phases: {}", join_ids(index.keys().copied())),
-            });
-        }
-        starts.push(deps.len());
-        for dep in phase_deps {
-            // Most phases depend on the one before them: no lookup for those.
-            if previous == Some(dep) {
-                deps.push(starts.len() - 2);
-                continue;
-            }
-            let Some(&at) = index.get(dep) else {
-                return Err(Error::InvalidPlan {
-                    message: format!("phase `{id}` depends on unknown phase `{dep}`"),
-                    help: format!(
-                        "declare `{dep}` as a phase, or remove the dependency; known phases: {}",
-                        join_ids(index.keys().copied())
-                    ),
-                });
-            };
-            deps.push(at);
-        }
-        previous = Some(id);
-    }
-    starts.push(deps.len());
-    // Depth-first search with colours: 0 unvisited, 1 on the stack, 2 finished.
-    let ids: Vec<&PhaseId> = phases.map(|(id, _, _)| id).collect();
-    let mut colour = vec![0u8; ids.len()];
-    for start in 0..ids.len() {
-        if colour[start] != 0 {
-            continue;
-        }
-        let mut stack = vec![(start, 0usize)];
-        colour[start] = 1;
-        while let Some((node, next)) = stack.last_mut() {
-            let node = *node;
-            if let Some(&dep) = deps[starts[node]..starts[node + 1]].get(*next) {
-                *next += 1;
-                match colour[dep] {
-                    0 => {
-                        colour[dep] = 1;
-                        stack.push((dep, 0));
-                    }
-                    1 => {
-                        let from = stack.iter().position(|(n, _)| *n == dep).unwrap_or(0);
-                        let mut cycle: Vec<&str> = stack[from..]
-                            .iter()
-                            .map(|(n, _)| ids[*n].as_str())
-                            .collect();
-                        cycle.push(ids[dep].as_str());
-                        return Err(Error::InvalidPlan {
-                            message: format!("the dependencies form a cycle: {}", cycle.join(" -> ")),
-                            help: "remove one of these dependencies so that phases can run in some order".into(),
-                        });
-                    }
-                    _ => {}
-                }
-            } else {
-                colour[node] = 2;
-                stack.pop();
-            }
-        }
-    }
-    Ok(())
-}
-
-fn join_ids<'a>(ids: impl Iterator<Item = &'a PhaseId>) -> String {
-    let mut ids: Vec<&str> = ids.map(PhaseId::as_str).collect();
-    ids.sort_unstable();
-    ids.iter()
-        .map(|id| format!("`{id}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

@@ -8,12 +8,12 @@ use serde_json::{Map, Value};
 use crate::{
     error::{Error, Result},
     id::WorkflowId,
+    model::check_invariants,
     model::{ContextSummary, Phase, PhaseStatus, SCHEMA_VERSION, Workflow, WorkflowStatus},
     seeds::{
         carry::{Builder, Carry, reconcile},
         checkpoints_dir, document, dotagent, nine_step, orchestkit, recovery,
     },
-    store::check_invariants,
 };
 
 /// A checkpoint system whose state files `checkpoint` reads and writes.

@@ -7,8 +7,8 @@ use crate::{
     PhasePlan, Plan, Transition, WorkflowId, apply,
     id::{PhaseId, TaskId},
     journal::{self, Entry},
+    model::check_invariants,
     model::{PhaseStatus, Workflow, WorkflowStatus},
-    store::check_invariants,
 };
 
 /// The workflow every sequence starts from: `a`, then `b` and `c` after `a` (`c` needs approval).

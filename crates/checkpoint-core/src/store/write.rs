@@ -1,0 +1,208 @@
+//! Writing a workflow: journal append, atomic replace of `state.json` with its backup, deferral
+//! of the rewrite of a large state, and private permissions.
+
+use std::{
+    fs,
+    io::{self, Write},
+    path::{Path, PathBuf},
+};
+
+use crate::{
+    error::{Error, Result},
+    failpoint::{self, Failpoint, Step},
+    fsx,
+    model::Workflow,
+    store::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
+};
+
+/// A `state.json` at least this large is not rewritten by every write: see [`may_defer`].
+pub const DEFER_STATE_BYTES: u64 = 256 * 1024;
+/// The most journal entries a large `state.json` may lag behind by design.
+pub const MAX_DEFERRED_ENTRIES: u64 = 16;
+/// The most journal bytes a large `state.json` may lag behind by design.
+pub const MAX_DEFERRED_BYTES: u64 = 64 * 1024;
+
+/// Whether a `state.json` of `state_len` bytes may stay `lag` journal entries (`lag_bytes`
+/// bytes) behind the journal rather than be rewritten; `whole` when those entries include one
+/// that carries a whole workflow (`init`, `snapshot`), which is never left to a replay.
+///
+/// Rewriting a large state costs a serialization and a write of the whole file for a change of a
+/// few bytes, so a write to a large workflow appends to the journal (the source of truth, fsynced
+/// first as always) and rewrites `state.json` only once the journal is that far ahead; readers
+/// replay the difference. Small states, the usual case, are rewritten every time. Writers and
+/// readers ask the same question: what a writer leaves behind, a reader does not report.
+pub fn may_defer(state_len: u64, lag: u64, lag_bytes: u64, whole: bool) -> bool {
+    !whole
+        && state_len >= DEFER_STATE_BYTES
+        && lag < MAX_DEFERRED_ENTRIES
+        && lag_bytes < MAX_DEFERRED_BYTES
+}
+
+/// Appends `lines` (journal entries) to the journal, then replaces the state when `state` is
+/// given. Failures after the journal append began are [`Error::MaybeSaved`]: the journal may
+/// hold the transitions.
+///
+/// `failpoint` injects an error at one step (tests only, see [`failpoint`]); each step is marked
+/// by a `failpoint::check` call just before the operation it stands for.
+pub(super) fn commit(
+    dir: &Path,
+    lines: &[String],
+    state: Option<&Workflow>,
+    failpoint: Option<Failpoint>,
+) -> Result<()> {
+    // Serialized before anything is written, so that nothing can fail between the two writes
+    // but the writes themselves.
+    let text = state.map(state_text);
+    let journal_path = dir.join(JOURNAL_FILE);
+    if !lines.is_empty() {
+        let lines = lines.concat();
+        refuse_symlink(&journal_path)?;
+        let created = !journal_path.exists();
+        let mut journal = private_options()
+            .append(true)
+            .create(true)
+            .open(&journal_path)
+            .map_err(|err| Error::io("open", &journal_path, err))?;
+        let maybe = |source: io::Error| Error::MaybeSaved {
+            path: journal_path.clone(),
+            source,
+        };
+        if let Err(err) = failpoint::check(failpoint, Step::JournalAppend) {
+            // As a crash mid-append would, the injected failure leaves a torn line.
+            let half = &lines.as_bytes()[..lines.len() / 2];
+            journal.write_all(half).and(Err(err)).map_err(maybe)?;
+        }
+        journal.write_all(lines.as_bytes()).map_err(maybe)?;
+        failpoint::check(failpoint, Step::JournalFsync)
+            .and_then(|()| journal.sync_data())
+            .map_err(maybe)?;
+        if created {
+            failpoint::check(failpoint, Step::DirFsync)
+                .and_then(|()| fsx::sync_dir(dir))
+                .map_err(maybe)?;
+        }
+    }
+    let Some(text) = text else {
+        return Ok(());
+    };
+    let maybe = |source: io::Error| Error::MaybeSaved {
+        path: dir.join(STATE_FILE),
+        source,
+    };
+    write_state_atomically(dir, &text, failpoint).map_err(maybe)
+}
+
+/// The text of `state.json`: indented JSON, or for a state of [`DEFER_STATE_BYTES`] or more,
+/// JSON without indentation, which is a third smaller and as much faster to read back.
+fn state_text(state: &Workflow) -> Vec<u8> {
+    let mut text = serde_json::to_vec(state).expect("a workflow always serializes");
+    if (text.len() as u64) < DEFER_STATE_BYTES {
+        text = serde_json::to_vec_pretty(state).expect("a workflow always serializes");
+    }
+    text.push(b'\n');
+    text
+}
+
+fn write_state_atomically(
+    dir: &Path,
+    bytes: &[u8],
+    failpoint: Option<Failpoint>,
+) -> io::Result<()> {
+    let state_path = dir.join(STATE_FILE);
+    let mut temp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .permissions(private_file_permissions())
+        .tempfile_in(dir)?;
+    failpoint::check(failpoint, Step::TempWrite)?;
+    temp.write_all(bytes)?;
+    failpoint::check(failpoint, Step::TempFsync)?;
+    temp.as_file().sync_all()?;
+    if state_path.exists() {
+        // The backup is a hard link to the old file, which is never written in place; it is
+        // made under a temporary name and renamed, so that it never writes through a link.
+        failpoint::check(failpoint, Step::BackupLink)?;
+        let backup_tmp = dir.join(format!("{TEMP_PREFIX}bak"));
+        let _ = fs::remove_file(&backup_tmp);
+        if fs::hard_link(&state_path, &backup_tmp).is_err() {
+            fs::copy(&state_path, &backup_tmp)?;
+        }
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the caller names the path in the error"
+        )]
+        fs::rename(&backup_tmp, dir.join(BACKUP_FILE))?;
+        // When the backup already was this very file (a write failed after linking it), the
+        // rename of one link onto another of the same file does nothing: drop the extra link.
+        match fs::remove_file(&backup_tmp) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+            _ => {}
+        }
+    }
+    failpoint::check(failpoint, Step::Rename)?;
+    temp.persist(&state_path).map_err(|err| err.error)?;
+    failpoint::check(failpoint, Step::DirFsync)?;
+    fsx::sync_dir(dir)
+}
+
+/// `dir/name`, or `dir/name-2`, `dir/name-3`… when taken: a file kept aside never replaces an
+/// earlier one kept in the same millisecond (the caller holds the lock).
+pub(super) fn unused_path(dir: &Path, name: &str) -> PathBuf {
+    let mut path = dir.join(name);
+    let mut n = 1;
+    while fs::symlink_metadata(&path).is_ok() {
+        n += 1;
+        path = dir.join(format!("{name}-{n}"));
+    }
+    path
+}
+
+/// Refuses a path that is a symbolic link: the store never reads or writes through one.
+pub(super) fn refuse_symlink(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(Error::Symlink {
+            path: path.to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = private_options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|err| Error::io("create", path, err))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|err| Error::io("write", path, err))
+}
+
+pub(super) fn create_private_dir(path: &Path) -> Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(path)
+        .map_err(|err| Error::io("create directory", path, err))
+}
+
+pub(super) fn private_options() -> fs::OpenOptions {
+    let mut options = fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+fn private_file_permissions() -> fs::Permissions {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::PermissionsExt::from_mode(0o600)
+    }
+    #[cfg(not(unix))]
+    {
+        fs::metadata(".")
+            .map(|meta| meta.permissions())
+            .expect("the current directory has metadata")
+    }
+}
