@@ -2,9 +2,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
-use crate::commands;
+use crate::{
+    commands,
+    output::{ColorChoice, Format},
+};
 
 /// Durable checkpoints for long, multi-phase AI-agent workflows.
 ///
@@ -46,32 +49,6 @@ pub struct GlobalArgs {
     /// The workflow to act on (implied when only one is active)
     #[arg(long, short = 'w', global = true, env = crate::env::CHECKPOINT_WORKFLOW, value_name = "ID")]
     pub workflow: Option<String>,
-}
-
-/// How results are printed on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Concise text for people
-    Human,
-    /// One JSON document (with a `version` field)
-    Json,
-    /// A compact Markdown block written for Claude (`resume`, `status`; others print human text)
-    Prompt,
-    /// A Mermaid flowchart (`graph`; others print human text)
-    Mermaid,
-    /// A Graphviz digraph (`graph`; others print human text)
-    Dot,
-}
-
-/// When to colour human output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when stdout is a terminal and `NO_COLOR` is unset
-    Auto,
-    /// Always colour
-    Always,
-    /// Never colour
-    Never,
 }
 
 /// The subcommands.

@@ -9,7 +9,7 @@ use std::{
 };
 
 use checkpoint_core::{
-    CONFIG_FILE, Config, WorkflowId,
+    CONFIG_FILE, Config, Transition, Workflow, WorkflowId,
     failpoint::{self, Failpoint, Step},
     store::{Loaded, Store, StoreOptions},
 };
@@ -17,8 +17,9 @@ use chrono::{DateTime, Utc};
 use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 
 use crate::{
-    cli::{ColorChoice, Format, GlobalArgs},
     env as vars,
+    output::{self, ColorChoice, Format},
+    report::WorkflowReport,
 };
 
 /// The default lock timeout, in seconds.
@@ -46,14 +47,60 @@ pub(crate) struct WorkflowChoiceError {
     pub help: String,
 }
 
+/// Where and how a command runs, as plain values: from the command line and the environment
+/// for a command, from the payload for a hook.
+pub(crate) struct Settings {
+    /// The directory the command runs in.
+    pub cwd: PathBuf,
+    /// The checkpoint directory, when given (relative to `cwd`).
+    pub dir: Option<PathBuf>,
+    pub workflow: Option<String>,
+    pub format: Format,
+    pub color: bool,
+    pub now: DateTime<Utc>,
+    pub lock_timeout: Duration,
+    pub on_lock_wait: Option<fn(&Path)>,
+}
+
+impl Settings {
+    /// The settings of a command run from the command line: the current directory, the real
+    /// (or test) clock, `CHECKPOINT_LOCK_TIMEOUT`, and a message while waiting for a lock.
+    pub(crate) fn from_env(
+        dir: Option<&Path>,
+        workflow: Option<&str>,
+        format: Format,
+        color: ColorChoice,
+    ) -> Result<Self> {
+        Ok(Self {
+            cwd: env::current_dir()
+                .into_diagnostic()
+                .wrap_err("failed to read the current directory")?,
+            dir: dir.map(Path::to_owned),
+            workflow: workflow.map(str::to_owned),
+            format,
+            color: use_color(color),
+            now: now()?,
+            lock_timeout: lock_timeout()?,
+            on_lock_wait: Some(warn_lock_wait),
+        })
+    }
+}
+
 impl Ctx {
-    pub(crate) fn new(global: &GlobalArgs) -> Result<Self> {
-        let cwd = env::current_dir()
-            .into_diagnostic()
-            .wrap_err("failed to read the current directory")?;
+    pub(crate) fn new(settings: Settings) -> Result<Self> {
+        let Settings {
+            cwd,
+            dir,
+            workflow,
+            format,
+            color,
+            now,
+            lock_timeout,
+            on_lock_wait,
+        } = settings;
         let project_root = project_root(&cwd);
-        let root = match &global.dir {
-            Some(dir) if dir.is_absolute() => dir.clone(),
+        let root = match dir {
+            Some(dir) if dir.is_absolute() => dir,
             Some(dir) => cwd.join(dir),
             None => project_root.join(".claude").join("checkpoints"),
         };
@@ -61,20 +108,20 @@ impl Ctx {
         let store = Store::new(
             &root,
             StoreOptions {
-                lock_timeout: lock_timeout()?,
-                on_lock_wait: Some(warn_lock_wait),
+                lock_timeout,
+                on_lock_wait,
                 failpoint: test_failpoint()?,
             },
         );
         Ok(Self {
             config,
             store,
-            now: now()?,
-            format: global.format,
-            color: use_color(global.color),
+            now,
+            format,
+            color,
             cwd,
             project_root,
-            workflow: global.workflow.clone(),
+            workflow,
         })
     }
 
@@ -126,6 +173,28 @@ impl Ctx {
     pub(crate) fn load(&self) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
         Ok(keep_until_exit(self.store.load(&id)?))
+    }
+
+    /// Applies one transition to the workflow the command means and reports the result:
+    /// `summary` gives the human line.
+    pub(crate) fn apply(
+        &self,
+        transition: Transition,
+        summary: impl FnOnce(&Workflow) -> String,
+    ) -> Result<&'static Loaded> {
+        let id = self.workflow_id()?;
+        let loaded = keep_until_exit(self.store.apply(&id, self.now, transition)?);
+        output::warn_recoveries(&loaded.recoveries);
+        output::warn_redacted(loaded.redacted);
+        match self.format {
+            Format::Json => WorkflowReport::new(loaded).emit()?,
+            _ => {
+                let mut line = summary(&loaded.workflow);
+                line.push('\n');
+                output::emit(&line).into_diagnostic()?;
+            }
+        }
+        Ok(loaded)
     }
 
     /// A path relative to the project root where it is inside it, for storing in the state.
@@ -223,7 +292,7 @@ pub(crate) fn test_failpoint() -> Result<Option<Failpoint>> {
 }
 
 fn warn_lock_wait(path: &Path) {
-    crate::output::warn(&format!("waiting for the lock on `{}`", path.display()));
+    output::warn(&format!("waiting for the lock on `{}`", path.display()));
 }
 
 /// Resolves the colour choice: the flag, then `NO_COLOR`, then `CLICOLOR_FORCE`/`FORCE_COLOR`, then the terminal.

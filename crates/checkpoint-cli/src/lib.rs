@@ -24,7 +24,7 @@ use clap::{CommandFactory, Parser};
 use miette::{GraphicalReportHandler, GraphicalTheme, JSONReportHandler, Report};
 
 pub use crate::cli::Cli;
-use crate::cli::{Command, Format};
+use crate::{cli::Command, output::Format};
 
 /// The clap command, for completions, the man page and tests.
 pub fn command() -> clap::Command {
@@ -76,7 +76,13 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         }
         _ => {}
     }
-    let ctx = ctx::Ctx::new(&cli.global)?;
+    let global = &cli.global;
+    let ctx = ctx::Ctx::new(ctx::Settings::from_env(
+        global.dir.as_deref(),
+        global.workflow.as_deref(),
+        global.format,
+        global.color,
+    )?)?;
     match &cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Start(args) => commands::phase::start(&ctx, args),

@@ -9,7 +9,34 @@ use std::{
 use anstyle::{AnsiColor, Style};
 use checkpoint_core::{DoneSet, Phase, PhaseStatus, Workflow, WorkflowStatus, store::Recovery};
 use chrono::{DateTime, Utc};
+use clap::ValueEnum;
 use serde::Serialize;
+
+/// How results are printed on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Concise text for people
+    Human,
+    /// One JSON document (with a `version` field)
+    Json,
+    /// A compact Markdown block written for Claude (`resume`, `status`; others print human text)
+    Prompt,
+    /// A Mermaid flowchart (`graph`; others print human text)
+    Mermaid,
+    /// A Graphviz digraph (`graph`; others print human text)
+    Dot,
+}
+
+/// When to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and `NO_COLOR` is unset
+    Auto,
+    /// Always colour
+    Always,
+    /// Never colour
+    Never,
+}
 
 /// The version of every JSON document `checkpoint` prints.
 pub(crate) const JSON_VERSION: u32 = 1;

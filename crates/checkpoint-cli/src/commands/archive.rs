@@ -8,9 +8,8 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::Format,
     ctx::Ctx,
-    output::{self, JSON_VERSION},
+    output::{self, Format, JSON_VERSION},
 };
 
 /// Arguments of `checkpoint archive`.

@@ -4,7 +4,11 @@ use checkpoint_core::Transition;
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
 
-use crate::{cli::Format, ctx::Ctx, output, report::WorkflowReport};
+use crate::{
+    ctx::Ctx,
+    output::{self, Format},
+    report::WorkflowReport,
+};
 
 /// Arguments of `checkpoint note`.
 #[derive(Debug, Args)]
@@ -29,8 +33,7 @@ pub struct FilesArgs {
 }
 
 pub(crate) fn note(ctx: &Ctx, args: &NoteArgs) -> Result<()> {
-    crate::report::apply(
-        ctx,
+    ctx.apply(
         Transition::Note {
             text: args.text.clone(),
         },
@@ -40,8 +43,7 @@ pub(crate) fn note(ctx: &Ctx, args: &NoteArgs) -> Result<()> {
 }
 
 pub(crate) fn decide(ctx: &Ctx, args: &DecideArgs) -> Result<()> {
-    crate::report::apply(
-        ctx,
+    ctx.apply(
         Transition::Decide {
             text: args.text.clone(),
         },

@@ -8,10 +8,9 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::Format,
     commands::import::FormatArg,
     ctx::Ctx,
-    output::{self, JSON_VERSION},
+    output::{self, Format, JSON_VERSION},
 };
 
 /// Arguments of `checkpoint export`.

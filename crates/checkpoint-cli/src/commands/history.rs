@@ -12,10 +12,9 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::Format,
     ctx::Ctx,
-    output::{self, JSON_VERSION},
-    report::{self, WorkflowReport},
+    output::{self, Format, JSON_VERSION},
+    report::WorkflowReport,
 };
 
 /// Arguments of `checkpoint diff`.
@@ -110,7 +109,7 @@ pub(crate) fn rewind(ctx: &Ctx, args: &RewindArgs) -> Result<()> {
         workflow: Box::new(past),
         reason: format!("rewound to entry {seq}"),
     };
-    report::apply(ctx, transition, |workflow| {
+    ctx.apply(transition, |workflow| {
         format!(
             "rewound `{}` to its state after entry {seq} (as entry {}); the history is kept",
             workflow.id, workflow.seq

@@ -13,10 +13,9 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::Format,
     commands::init,
     ctx::Ctx,
-    output::{self, JSON_VERSION, Paint},
+    output::{self, Format, JSON_VERSION, Paint},
 };
 
 /// Arguments of `checkpoint import`.

@@ -7,9 +7,8 @@ use clap::Args;
 use miette::{IntoDiagnostic, Result, WrapErr};
 
 use crate::{
-    cli::Format,
     ctx::Ctx,
-    output::{self, Paint},
+    output::{self, Format, Paint},
     report::WorkflowReport,
 };
 

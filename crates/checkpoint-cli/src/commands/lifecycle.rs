@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use miette::{IntoDiagnostic, Result, WrapErr};
 
-use crate::{ctx::Ctx, output, report};
+use crate::{ctx::Ctx, output};
 
 /// Arguments of `checkpoint pause`.
 #[derive(Debug, Args)]
@@ -38,8 +38,7 @@ pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
         ),
         None => None,
     };
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::Pause {
             reason: args.reason.clone(),
             until,
@@ -57,13 +56,12 @@ pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
 }
 
 pub(crate) fn unpause(ctx: &Ctx) -> Result<()> {
-    report::apply(ctx, Transition::Unpause, |_| "no longer paused".into())?;
+    ctx.apply(Transition::Unpause, |_| "no longer paused".into())?;
     Ok(())
 }
 
 pub(crate) fn abandon(ctx: &Ctx, args: &AbandonArgs) -> Result<()> {
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::Abandon {
             reason: args.reason.clone(),
         },

@@ -7,20 +7,18 @@ use std::{
 };
 
 use checkpoint_core::{
-    PhaseStatus, Workflow, WorkflowStatus,
+    PhaseStatus, Workflow,
     seeds::{self, Discovered, ImportOptions},
     store::{Store, StoreOptions},
 };
-use chrono::{DateTime, Utc};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
-    cli::Format,
     ctx::Ctx,
-    output::{self, JSON_VERSION, Paint},
+    output::{self, Format, JSON_VERSION, Paint},
     probe,
+    report::{ListEntry, ListReport},
 };
 
 /// Directories `--all` never descends into.
@@ -32,39 +30,6 @@ pub struct ListArgs {
     /// Also walk the directory tree under the current directory for checkpoint directories
     #[arg(long)]
     pub all: bool,
-}
-
-/// The JSON document of `checkpoint list`.
-#[derive(Debug, Serialize)]
-struct ListReport {
-    version: u32,
-    workflows: Vec<ListEntry>,
-}
-
-/// One workflow in the list.
-#[derive(Debug, Serialize)]
-struct ListEntry {
-    id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    title: Option<String>,
-    status: Option<WorkflowStatus>,
-    phases_done: usize,
-    phases_total: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    current_phase: Option<String>,
-    updated_at: Option<DateTime<Utc>>,
-    /// The workflow's directory.
-    dir: String,
-    /// The worktree (or directory) where it was found.
-    root: String,
-    /// For another system's state file: its format.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    source: Option<&'static str>,
-    /// For another system's state file: its path.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
 }
 
 impl ListEntry {

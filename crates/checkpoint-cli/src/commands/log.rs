@@ -8,9 +8,8 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::Format,
     ctx::Ctx,
-    output::{self, JSON_VERSION, Paint},
+    output::{self, Format, JSON_VERSION, Paint},
 };
 
 /// Arguments of `checkpoint log`.

@@ -4,7 +4,7 @@ use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{ctx::Ctx, git, output, report};
+use crate::{ctx::Ctx, git, output};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
@@ -100,8 +100,7 @@ pub struct RejectArgs {
 
 pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::PhaseStart {
             phase: phase.clone(),
             force: args.force,
@@ -116,8 +115,7 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
 
 pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::PhaseProgress {
             phase: phase.clone(),
             note: args.note.clone(),
@@ -140,7 +138,7 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         commit_sha: args.commit_sha.clone(),
         force: args.force,
     };
-    let loaded = report::apply(ctx, transition, |workflow| {
+    let loaded = ctx.apply(transition, |workflow| {
         match workflow.phase(&phase).map(|phase| phase.status) {
             Some(PhaseStatus::AwaitingApproval) => {
                 format!(
@@ -211,8 +209,7 @@ fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<()>
 
 pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::Replan {
             phase: phase.clone(),
             reason: args.reason.clone(),
@@ -233,8 +230,7 @@ pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {
 
 pub(crate) fn fail(ctx: &Ctx, args: &FailArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::PhaseFail {
             phase: phase.clone(),
             reason: args.reason.clone(),
@@ -249,8 +245,7 @@ pub(crate) fn fail(ctx: &Ctx, args: &FailArgs) -> Result<()> {
 
 pub(crate) fn skip(ctx: &Ctx, args: &SkipArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::PhaseSkip {
             phase: phase.clone(),
             reason: args.reason.clone(),
@@ -267,7 +262,7 @@ pub(crate) fn approve(ctx: &Ctx, args: &ApproveArgs) -> Result<()> {
         by: args.by.clone(),
         note: args.note.clone(),
     };
-    report::apply(ctx, transition, |workflow| {
+    ctx.apply(transition, |workflow| {
         format!("approved phase `{phase}`{}", next_hint(workflow))
     })?;
     Ok(())
@@ -275,8 +270,7 @@ pub(crate) fn approve(ctx: &Ctx, args: &ApproveArgs) -> Result<()> {
 
 pub(crate) fn reject(ctx: &Ctx, args: &RejectArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    report::apply(
-        ctx,
+    ctx.apply(
         Transition::PhaseReject {
             phase: phase.clone(),
             reason: args.reason.clone(),

@@ -10,13 +10,12 @@ use checkpoint_core::{
 };
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
-    cli::Format,
     ctx::{Ctx, WorkflowChoiceError},
-    output::{self, JSON_VERSION, Paint},
+    output::{self, Format, JSON_VERSION, Paint},
     probe::{self, FsProbe},
+    report::{ResumeReport, SeedSource},
 };
 
 /// Arguments of `checkpoint resume`.
@@ -48,28 +47,6 @@ pub struct ResumeArgs {
     /// The size budget of `--format prompt`, in bytes [default: `prompt_budget` in `config.toml`, else 6000]
     #[arg(long, value_name = "BYTES")]
     pub budget: Option<usize>,
-}
-
-/// The JSON document of `checkpoint resume`.
-#[derive(Debug, Serialize)]
-struct ResumeReport<'a> {
-    version: u32,
-    /// Whether the recoveries (and any chosen action) were written.
-    applied: bool,
-    /// Where an archived workflow went (`--fresh`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    archived_to: Option<String>,
-    plan: Option<&'a ResumePlan>,
-    /// When the plan is of another system's state file: its format and path (read only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    source: Option<SeedSource>,
-}
-
-/// Another checkpoint system's state file that a read-only plan was made from.
-#[derive(Debug, Serialize)]
-struct SeedSource {
-    format: &'static str,
-    path: String,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {

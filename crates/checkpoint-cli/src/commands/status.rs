@@ -5,9 +5,8 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::Format,
     ctx::Ctx,
-    output::{self, JSON_VERSION, Paint, PhaseView},
+    output::{self, Format, JSON_VERSION, Paint, PhaseView},
 };
 
 /// The JSON document of `checkpoint status`.

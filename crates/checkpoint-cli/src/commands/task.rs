@@ -4,7 +4,7 @@ use checkpoint_core::{PhaseId, TaskId, Transition};
 use clap::{Args, Subcommand};
 use miette::Result;
 
-use crate::{ctx::Ctx, report};
+use crate::ctx::Ctx;
 
 /// The `task` subcommands.
 #[derive(Debug, Subcommand)]
@@ -104,7 +104,7 @@ pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
             "failed",
         ),
     };
-    report::apply(ctx, transition, |_| {
+    ctx.apply(transition, |_| {
         format!("{verb} task `{task}` of phase `{phase}`")
     })?;
     Ok(())

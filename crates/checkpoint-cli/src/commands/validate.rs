@@ -6,9 +6,8 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::Format,
     ctx::Ctx,
-    output::{self, JSON_VERSION, Paint},
+    output::{self, Format, JSON_VERSION, Paint},
     probe::FsProbe,
 };
 
