@@ -143,7 +143,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let rebuilt = plan
         .findings
         .iter()
-        .any(|finding| finding.code == "state.rebuilt");
+        .any(|finding| finding.code == resume::FindingCode::StateRebuilt);
     let mut applied = false;
     let mut archived_to = None;
 

@@ -1,6 +1,6 @@
 //! `checkpoint validate`: check a workflow's state, journal, files and git context.
 
-use checkpoint_core::resume::{self, Finding, Severity};
+use checkpoint_core::resume::{self, Finding, FindingCode, Severity};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
@@ -85,9 +85,9 @@ fn replay_finding(ctx: &Ctx, loaded: &checkpoint_core::store::Loaded) -> Option<
     match ctx.store.verify(&loaded.workflow.id) {
         Ok(verification) => verification.mismatch.map(|mismatch| {
             let (severity, code) = if mismatch.contains("no entries") {
-                (Severity::Warning, "journal.missing")
+                (Severity::Warning, FindingCode::JournalMissing)
             } else {
-                (Severity::Error, "journal.mismatch")
+                (Severity::Error, FindingCode::JournalMismatch)
             };
             finding(
                 severity,
@@ -97,13 +97,13 @@ fn replay_finding(ctx: &Ctx, loaded: &checkpoint_core::store::Loaded) -> Option<
         }),
         Err(err) => Some(finding(
             Severity::Error,
-            "journal.unreadable",
+            FindingCode::JournalUnreadable,
             format!("the journal cannot be read: {err}"),
         )),
     }
 }
 
-fn finding(severity: Severity, code: &'static str, message: String) -> Finding {
+fn finding(severity: Severity, code: FindingCode, message: String) -> Finding {
     Finding {
         severity,
         code,

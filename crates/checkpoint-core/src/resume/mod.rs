@@ -1,10 +1,12 @@
 //! Resume: validate a state, recover from interruptions, and plan the next step.
 
+mod codes;
 mod planner;
 mod prompt;
 mod validate;
 
 pub use crate::resume::{
+    codes::{Action, FindingCode, RecoveryCode},
     planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,
     validate::{Finding, Probe, Severity, validate},

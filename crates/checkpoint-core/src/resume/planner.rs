@@ -8,7 +8,10 @@ use crate::{
     config::Config,
     id::{PhaseId, TaskId},
     model::{Activity, ContextSummary, DoneSet, PhaseStatus, TaskStatus, Workflow, WorkflowStatus},
-    resume::validate::{Finding, Probe, Severity},
+    resume::{
+        codes::{Action, FindingCode, RecoveryCode},
+        validate::{Finding, Probe, Severity},
+    },
     transition::{Transition, apply_in_place},
 };
 
@@ -57,7 +60,7 @@ pub struct PhaseRef {
 pub struct RecoveryAction {
     /// A stable code: `orphaned_phase`, `orphaned_task`, `phase_output_present`,
     /// `task_output_present` or `pause_expired`.
-    pub code: &'static str,
+    pub code: RecoveryCode,
     /// The phase concerned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseId>,
@@ -76,7 +79,7 @@ pub struct RecoveryAction {
 pub struct NextAction {
     /// `start`, `continue`, `retry`, `rollback`, `approve`, `decide`, `confirm`, `wait`,
     /// `done` or `abandoned`.
-    pub action: &'static str,
+    pub action: Action,
     /// The phase it concerns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseId>,
@@ -260,7 +263,7 @@ fn lift_pause(workflow: &Workflow, now: DateTime<Utc>) -> Option<RecoveryAction>
         ),
     };
     Some(RecoveryAction {
-        code: "pause_expired",
+        code: RecoveryCode::PauseExpired,
         phase: None,
         task: None,
         description,
@@ -282,7 +285,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
             match task.status {
                 TaskStatus::Running => match &task.output {
                     Some(output) if exists(output) => actions.push(RecoveryAction {
-                        code: "task_output_present",
+                        code: RecoveryCode::TaskOutputPresent,
                         phase: Some(phase.id.clone()),
                         task: Some(task.id.clone()),
                         description: format!("task `{}` of phase `{}` was running and its output `{output}` exists: marking it done", task.id, phase.id),
@@ -291,7 +294,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
                     _ => {
                         open_tasks += 1;
                         actions.push(RecoveryAction {
-                            code: "orphaned_task",
+                            code: RecoveryCode::OrphanedTask,
                             phase: Some(phase.id.clone()),
                             task: Some(task.id.clone()),
                             description: format!("task `{}` of phase `{}` was running with no output: back to pending for attempt {}", task.id, phase.id, task.attempts + 1),
@@ -307,7 +310,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
             !phase.outputs.is_empty() && phase.outputs.iter().all(|output| exists(output));
         if outputs_present && open_tasks == 0 {
             actions.push(RecoveryAction {
-                code: "phase_output_present",
+                code: RecoveryCode::PhaseOutputPresent,
                 phase: Some(phase.id.clone()),
                 task: None,
                 description: format!(
@@ -323,7 +326,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
             });
         } else if phase.tasks.is_empty() || open_tasks > 0 {
             actions.push(RecoveryAction {
-                code: "orphaned_phase",
+                code: RecoveryCode::OrphanedPhase,
                 phase: Some(phase.id.clone()),
                 task: None,
                 description: format!(
@@ -346,7 +349,7 @@ fn next_action(
     ready: &[PhaseRef],
     heartbeat_recent: bool,
 ) -> (NextAction, bool) {
-    let action = |action: &'static str,
+    let action = |action: Action,
                   phase: Option<&PhaseId>,
                   command: Option<String>,
                   reason: String| NextAction {
@@ -359,13 +362,18 @@ fn next_action(
     match workflow.status {
         WorkflowStatus::Complete => {
             return (
-                action("done", None, None, "every phase is complete".into()),
+                action(Action::Done, None, None, "every phase is complete".into()),
                 false,
             );
         }
         WorkflowStatus::Abandoned => {
             return (
-                action("abandoned", None, None, "the workflow was abandoned".into()),
+                action(
+                    Action::Abandoned,
+                    None,
+                    None,
+                    "the workflow was abandoned".into(),
+                ),
                 false,
             );
         }
@@ -373,11 +381,11 @@ fn next_action(
     }
     if findings
         .iter()
-        .any(|finding| finding.code == "state.rebuilt")
+        .any(|finding| finding.code == FindingCode::StateRebuilt)
     {
         return (
             action(
-                "confirm",
+                Action::Confirm,
                 None,
                 Some("checkpoint resume --yes".into()),
                 "the state was rebuilt after corruption: check it, then confirm".into(),
@@ -388,12 +396,12 @@ fn next_action(
     if let Some(finding) = findings.iter().find(|finding| {
         matches!(
             finding.code,
-            "phase.repeated_failure" | "phase.replan_limit"
+            FindingCode::PhaseRepeatedFailure | FindingCode::PhaseReplanLimit
         )
     }) {
         return (
             action(
-                "decide",
+                Action::Decide,
                 finding.phase.as_ref(),
                 None,
                 finding.message.clone(),
@@ -407,7 +415,7 @@ fn next_action(
     {
         return (
             action(
-                "decide",
+                Action::Decide,
                 finding.phase.as_ref(),
                 None,
                 format!(
@@ -423,13 +431,15 @@ fn next_action(
             true,
         );
     }
-    let stale = findings.iter().any(|finding| finding.code == "state.stale");
+    let stale = findings
+        .iter()
+        .any(|finding| finding.code == FindingCode::StateStale);
     if let Some(pause) = &workflow.pause
         && let Some(until) = pause.until.filter(|until| *until > now)
     {
         return (
             action(
-                "wait",
+                Action::Wait,
                 None,
                 None,
                 format!("paused ({}) until {}", pause.reason, until.to_rfc3339()),
@@ -444,7 +454,7 @@ fn next_action(
     {
         return (
             action(
-                "approve",
+                Action::Approve,
                 Some(&phase.id),
                 Some(format!("checkpoint approve {}", phase.id)),
                 format!(
@@ -480,7 +490,7 @@ fn next_action(
         return match rollback.filter(|_| !redone).map(|target| &target.id) {
             Some(target) => (
                 action(
-                    "rollback",
+                    Action::Rollback,
                     Some(target),
                     Some(format!("checkpoint start {target} --force")),
                     format!(
@@ -492,7 +502,7 @@ fn next_action(
             ),
             _ => (
                 action(
-                    "retry",
+                    Action::Retry,
                     Some(&phase.id),
                     Some(format!("checkpoint start {}", phase.id)),
                     format!(
@@ -525,7 +535,7 @@ fn next_action(
         };
         return (
             action(
-                "continue",
+                Action::Continue,
                 Some(&phase.id),
                 Some(format!(
                     "checkpoint progress {} \"<what is done>\"",
@@ -543,7 +553,7 @@ fn next_action(
             .map(|note| format!("; an earlier attempt noted: {note}"))
             .unwrap_or_default();
         let mut next = action(
-            "start",
+            Action::Start,
             Some(&first.id),
             Some(format!("checkpoint start {}", first.id)),
             format!("phase `{}` is ready{note}", first.id),
@@ -553,7 +563,7 @@ fn next_action(
     }
     (
         action(
-            "decide",
+            Action::Decide,
             None,
             None,
             "no phase can run: the remaining phases wait for phases that cannot finish".into(),

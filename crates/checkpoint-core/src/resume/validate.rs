@@ -10,6 +10,7 @@ use crate::{
     config::Config,
     id::PhaseId,
     model::{PhaseStatus, Workflow},
+    resume::codes::FindingCode,
     store::Recovery,
 };
 
@@ -58,7 +59,7 @@ pub struct Finding {
     /// How bad it is.
     pub severity: Severity,
     /// A stable code, for example `output.missing`.
-    pub code: &'static str,
+    pub code: FindingCode,
     /// The phase it concerns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseId>,
@@ -72,7 +73,7 @@ pub struct Finding {
 impl Finding {
     fn new(
         severity: Severity,
-        code: &'static str,
+        code: FindingCode,
         phase: Option<&PhaseId>,
         message: String,
         hint: Option<String>,
@@ -113,23 +114,23 @@ pub fn validate(
 
 fn recovery_finding(recovery: &Recovery) -> Finding {
     let (severity, code, hint) = match recovery {
-        Recovery::JournalReplayed { .. } => (Severity::Info, "state.replayed", None),
+        Recovery::JournalReplayed { .. } => (Severity::Info, FindingCode::StateReplayed, None),
         Recovery::StateRebuilt { .. } => (
             Severity::Error,
-            "state.rebuilt",
+            FindingCode::StateRebuilt,
             Some(
                 "check the rebuilt state (`checkpoint status`), then confirm it with `checkpoint resume --yes`",
             ),
         ),
         Recovery::TornJournalLine { .. } => (
             Severity::Warning,
-            "journal.torn",
+            FindingCode::JournalTorn,
             Some("the transition it held never completed; repeat it if it matters"),
         ),
-        Recovery::TempFiles { .. } => (Severity::Info, "write.temp_files", None),
+        Recovery::TempFiles { .. } => (Severity::Info, FindingCode::WriteTempFiles, None),
         Recovery::JournalBehind { .. } => (
             Severity::Warning,
-            "journal.behind",
+            FindingCode::JournalBehind,
             Some("the state is used as is; `checkpoint log` shows only what the journal kept"),
         ),
     };
@@ -153,7 +154,7 @@ fn check_times(
         if at > limit {
             findings.push(Finding::new(
                 Severity::Error,
-                "time.future",
+                FindingCode::TimeFuture,
                 phase,
                 format!("{what} is in the future ({})", at.to_rfc3339()),
                 Some("the clock was wrong or the file was edited; check the system clock".into()),
@@ -179,7 +180,7 @@ fn check_times(
     if workflow.updated_at < workflow.created_at {
         findings.push(Finding::new(
             Severity::Warning,
-            "time.order",
+            FindingCode::TimeOrder,
             None,
             "`updated_at` is before `created_at`".into(),
             None,
@@ -191,7 +192,7 @@ fn check_times(
         {
             findings.push(Finding::new(
                 Severity::Warning,
-                "time.order",
+                FindingCode::TimeOrder,
                 Some(&phase.id),
                 format!("phase `{}` completed before it started", phase.id),
                 None,
@@ -202,7 +203,7 @@ fn check_times(
     if !workflow.status.is_finished() && now - workflow.updated_at > stale_after {
         findings.push(Finding::new(
             Severity::Warning,
-            "state.stale",
+            FindingCode::StateStale,
             None,
             format!("the workflow was last updated {} days ago", (now - workflow.updated_at).num_days()),
             Some("continue with care, or archive it and start fresh with `checkpoint resume --fresh` (nothing is deleted)".into()),
@@ -229,7 +230,7 @@ fn check_progression(workflow: &Workflow, config: &Config, findings: &mut Vec<Fi
                 };
                 findings.push(Finding::new(
                     severity,
-                    "progression.dependency_incomplete",
+                    FindingCode::DependencyIncomplete,
                     Some(&phase.id),
                     format!("phase `{}` {verb} but its dependency `{dep}` is not", phase.id),
                     Some(format!("redo `{dep}` (`checkpoint resume --restart {dep}`) or check how `{}` got ahead", phase.id)),
@@ -245,7 +246,7 @@ fn check_progression(workflow: &Workflow, config: &Config, findings: &mut Vec<Fi
     if config.max_in_progress > 0 && in_progress > config.max_in_progress as usize {
         findings.push(Finding::new(
             Severity::Warning,
-            "progression.too_many_in_progress",
+            FindingCode::TooManyInProgress,
             None,
             format!(
                 "{in_progress} phases are in progress; the limit is {}",
@@ -289,7 +290,7 @@ fn check_files(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Findin
             if file_size(&artifact.path).is_none() {
                 findings.push(Finding::new(
                     Severity::Error,
-                    "artifact.missing",
+                    FindingCode::ArtifactMissing,
                     Some(&phase.id),
                     format!("artifact `{}` of phase `{}` does not exist", artifact.path, phase.id),
                     Some(format!("restore it (for example from git), or redo the phase with `checkpoint resume --restart {}`", phase.id)),
@@ -300,7 +301,7 @@ fn check_files(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Findin
             match file_size(output) {
                 None => findings.push(Finding::new(
                     Severity::Error,
-                    "output.missing",
+                    FindingCode::OutputMissing,
                     Some(&phase.id),
                     format!(
                         "declared output `{output}` of completed phase `{}` does not exist",
@@ -313,7 +314,7 @@ fn check_files(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Findin
                 )),
                 Some(0) => findings.push(Finding::new(
                     Severity::Warning,
-                    "output.empty",
+                    FindingCode::OutputEmpty,
                     Some(&phase.id),
                     format!(
                         "declared output `{output}` of completed phase `{}` is empty",
@@ -334,7 +335,7 @@ fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>
     {
         findings.push(Finding::new(
                 Severity::Warning,
-                "git.branch_changed",
+                FindingCode::GitBranchChanged,
                 None,
                 format!("the workflow started on branch `{recorded}` but `{current}` is checked out"),
                 Some(format!("check out `{recorded}` (`git switch {recorded}`) before continuing, unless the switch was intended")),
@@ -345,7 +346,7 @@ fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>
     {
         findings.push(Finding::new(
                 Severity::Warning,
-                "git.worktree_moved",
+                FindingCode::GitWorktreeMoved,
                 None,
                 format!("the workflow started in worktree `{recorded}` but runs in `{current}` now"),
                 Some("paths in the state are relative to the project root, so a moved worktree is fine if it is the same checkout".into()),
@@ -368,7 +369,7 @@ fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>
         if exists.get(sha).copied().flatten() == Some(false) {
             findings.push(Finding::new(
                 Severity::Error,
-                "git.commit_missing",
+                FindingCode::GitCommitMissing,
                 Some(&phase.id),
                 format!("commit `{sha}` of phase `{}` is not in the repository", phase.id),
                 Some("the history was rewritten or this is another clone; fetch it, or redo the phase".into()),
@@ -383,7 +384,7 @@ fn check_limits(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding
         if phase.status == PhaseStatus::Failed && phase.failures >= max_attempts {
             findings.push(Finding::new(
                 Severity::Error,
-                "phase.repeated_failure",
+                FindingCode::PhaseRepeatedFailure,
                 Some(&phase.id),
                 format!("phase `{}` failed {} times (limit {max_attempts}); last error: {}", phase.id, phase.failures, phase.error.as_deref().unwrap_or("unknown")),
                 Some(format!("a person decides: review the plan, retry with `checkpoint start {} --force`, skip with `checkpoint skip {}`, or abandon", phase.id, phase.id)),
@@ -392,7 +393,7 @@ fn check_limits(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding
         if phase.replan_count > config.max_replans {
             findings.push(Finding::new(
                 Severity::Error,
-                "phase.replan_limit",
+                FindingCode::PhaseReplanLimit,
                 Some(&phase.id),
                 format!(
                     "phase `{}` was replanned {} times (limit {})",
@@ -479,7 +480,10 @@ mod tests {
             ["a.md", "gone.md", "empty.md", "a.md"],
             "once per file and phase"
         );
-        let codes: Vec<_> = findings.iter().map(|finding| finding.code).collect();
+        let codes: Vec<_> = findings
+            .iter()
+            .map(|finding| finding.code.as_str())
+            .collect();
         assert_eq!(
             codes,
             ["artifact.missing", "output.missing", "output.empty"]
