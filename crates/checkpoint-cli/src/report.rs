@@ -45,12 +45,12 @@ pub(crate) struct ResumeReport<'a> {
     pub(crate) plan: Option<&'a ResumePlan>,
     /// When the plan is of another system's state file: its format and path (read only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) source: Option<SeedSource>,
+    pub(crate) source: Option<SeedOrigin>,
 }
 
 /// Another checkpoint system's state file that a read-only plan was made from.
 #[derive(Debug, Serialize)]
-pub(crate) struct SeedSource {
+pub(crate) struct SeedOrigin {
     pub(crate) format: &'static str,
     pub(crate) path: String,
 }

@@ -15,7 +15,7 @@ use crate::{
     ctx::{Ctx, WorkflowChoiceError},
     output::{self, Format, JSON_VERSION, Paint},
     probe::{self, FsProbe},
-    report::{ResumeReport, SeedSource},
+    report::{ResumeReport, SeedOrigin},
 };
 
 /// Arguments of `checkpoint resume`.
@@ -425,7 +425,7 @@ fn resume_seed(
             applied: false,
             archived_to: None,
             plan: Some(&plan),
-            source: Some(SeedSource {
+            source: Some(SeedOrigin {
                 format: found.format.name(),
                 path,
             }),

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     model::Workflow,
-    seeds::{SeedFormat, document::parse_time},
+    seeds::{document::parse_time, format::SeedFormat},
 };
 
 /// The carry of one imported file, stored under `Workflow::extensions[<format>]`.

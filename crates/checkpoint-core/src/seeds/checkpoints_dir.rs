@@ -8,11 +8,13 @@ use crate::{
     error::Result,
     model::{ContextSummary, Pause, PhaseStatus, Workflow, WorkflowStatus},
     seeds::{
-        ImportOptions, SeedFormat, SeedSource,
         carry::{Builder, Carry},
+        common::{
+            Built, ImportOptions, Imported, MAX_PHASES, SeedSource, complete_pending,
+            current_index, new_workflow, numbered_phases, workflow_id,
+        },
         document::{Num, fields_of, invalid, parse, time_value},
-        format::{Built, Imported, complete_pending, new_workflow, workflow_id},
-        recovery::{MAX_PHASES, current_index, numbered_phases},
+        format::SeedFormat,
     },
 };
 

@@ -11,7 +11,7 @@ use serde::{
 };
 use serde_json::{Map, Value};
 
-use crate::{error::Error, error::Result, seeds::SeedFormat};
+use crate::{error::Error, error::Result, seeds::format::SeedFormat};
 
 /// The hint for a file that does not parse.
 const PARSE_HELP: &str = "the file was left untouched; fix it at the marked place (or restore it from a backup) and import it again";

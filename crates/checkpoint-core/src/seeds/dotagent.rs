@@ -12,12 +12,13 @@ use crate::{
     id::{PhaseId, TaskId},
     model::{Approval, Artifact, Phase, PhaseStatus, Task, TaskStatus, Workflow},
     seeds::{
-        ImportOptions, SeedFormat, SeedSource,
         carry::{Builder, Carry, Slot},
-        document::{event_at, fields_of, id_from, objects, parse, time_of, time_value},
-        format::{
-            Built, Imported, complete_pending, done_in_order, is_active, new_workflow, workflow_id,
+        common::{
+            Built, ImportOptions, Imported, SeedSource, complete_pending, done_in_order, is_active,
+            new_workflow, workflow_id,
         },
+        document::{event_at, fields_of, id_from, objects, parse, time_of, time_value},
+        format::SeedFormat,
     },
 };
 

@@ -9,14 +9,11 @@ use std::{
 use crate::{
     error::{Error, Result},
     fsx,
-    seeds::{Exported, SeedFile, SeedFormat, SeedSource, detect},
+    seeds::{
+        common::{Exported, SeedFile, SeedSource},
+        format::{NINE_STEP_STATE_FILE, SeedFormat, detect},
+    },
 };
-
-/// The nine-step workflow's state file in each worktree.
-///
-/// The plugin leaves the name as the placeholder `{{WORKFLOW_STATE_FILE}}`; this is the name we
-/// look for. Any other name can be imported by path with `--from nine-step`.
-pub const NINE_STEP_STATE_FILE: &str = ".workflow-state.json";
 
 /// The most entries of `memory/reports/` an import lists.
 const MAX_REPORTS: usize = 200;

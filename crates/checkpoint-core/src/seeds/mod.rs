@@ -7,18 +7,22 @@
 //! an equivalent file. See `docs/seeds.md` for each format's mapping.
 
 mod carry;
+mod checkpoint_recovery;
 mod checkpoints_dir;
+mod common;
+mod convert;
 mod document;
 mod dotagent;
 mod files;
 mod format;
 mod nine_step;
 mod orchestkit;
-mod recovery;
 
 pub use crate::seeds::{
-    files::{Discovered, NINE_STEP_STATE_FILE, discover, locate, read_source, write_export},
-    format::{Exported, ImportOptions, SeedFile, SeedFormat, SeedSource, detect, export, import},
+    common::{Exported, ImportOptions, SeedFile, SeedSource},
+    convert::{export, import},
+    files::{Discovered, discover, locate, read_source, write_export},
+    format::{NINE_STEP_STATE_FILE, SeedFormat, detect},
 };
 
 #[cfg(test)]

@@ -15,15 +15,15 @@ use crate::{
     id::PhaseId,
     model::{Approval, ContextSummary, GitContext, Phase, PhaseStatus, Workflow},
     seeds::{
-        ImportOptions, SeedFormat, SeedSource,
         carry::{Builder, Carry, Slot},
+        common::{
+            Built, ImportOptions, Imported, MAX_PHASES, SeedSource, complete_pending, is_active,
+            new_workflow, unexportable, workflow_id,
+        },
         document::{
             Num, event_at, fields_of, invalid, number, objects, parse, time_of, time_value,
         },
-        format::{
-            Built, Imported, complete_pending, is_active, new_workflow, unexportable, workflow_id,
-        },
-        recovery::MAX_PHASES,
+        format::SeedFormat,
     },
 };
 

@@ -11,10 +11,13 @@ use crate::{
     id::PhaseId,
     model::{ContextSummary, Decision, GitContext, Phase, PhaseStatus, Workflow},
     seeds::{
-        ImportOptions, SeedFormat, SeedSource,
         carry::{Builder, Carry, Slot},
+        common::{
+            Built, ImportOptions, Imported, SeedSource, done_in_order, is_active, new_workflow,
+            workflow_id,
+        },
         document::{event_at, fields_of, id_from, invalid, objects, parse, time_value},
-        format::{Built, Imported, done_in_order, is_active, new_workflow, workflow_id},
+        format::SeedFormat,
     },
 };
 

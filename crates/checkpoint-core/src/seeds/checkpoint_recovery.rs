@@ -8,20 +8,19 @@ use serde_json::{Map, Value};
 
 use crate::{
     error::Result,
-    id::PhaseId,
-    model::{Artifact, ContextSummary, Phase, PhaseStatus, Replan, Workflow},
+    model::{Artifact, ContextSummary, PhaseStatus, Replan, Workflow},
     seeds::{
-        ImportOptions, SeedFormat, SeedSource,
         carry::{Builder, Carry, Slot},
+        common::{
+            Built, ImportOptions, Imported, MAX_PHASES, SeedSource, complete_pending,
+            current_index, new_workflow, numbered_phases, phase_id, workflow_id,
+        },
         document::{Num, fields_of, invalid, objects, parse, time_value},
-        format::{Built, Imported, complete_pending, is_active, new_workflow, workflow_id},
+        format::SeedFormat,
     },
 };
 
 const FORMAT: SeedFormat = SeedFormat::CheckpointRecovery;
-
-/// The most phases a file may describe; more is taken for a broken file.
-pub(crate) const MAX_PHASES: u32 = 1000;
 
 const ROOT: &str = "$";
 const METADATA: &str = "$.phase_metadata";
@@ -333,42 +332,6 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
         name: "checkpoint.json",
         value: builder.object(ROOT, top),
     }])
-}
-
-/// The index of the phase `current_phase` names: the first one active, else the next one ready,
-/// else one past the last (as the pattern writes after the last phase completes).
-pub(crate) fn current_index(workflow: &Workflow) -> usize {
-    workflow
-        .phases
-        .iter()
-        .position(is_active)
-        .or_else(|| {
-            workflow.phases.iter().position(|phase| {
-                phase.status == PhaseStatus::Pending && workflow.dependencies_done(phase)
-            })
-        })
-        .unwrap_or(workflow.phases.len())
-}
-
-/// Phases `phase-1` to `phase-<n>`, each depending on the one before, named by `name`.
-pub(crate) fn numbered_phases(n: u32, name: impl Fn(u32) -> String) -> Vec<Phase> {
-    (1..=n)
-        .map(|n| {
-            let dependencies = if n > 1 {
-                vec![phase_id(n - 1)]
-            } else {
-                Vec::new()
-            };
-            let mut phase = Phase::new(phase_id(n), dependencies);
-            phase.name = name(n);
-            phase
-        })
-        .collect()
-}
-
-/// `phase-<n>`, the id of the `n`th numbered phase.
-pub(crate) fn phase_id(n: u32) -> PhaseId {
-    PhaseId::new(&format!("phase-{n}")).expect("`phase-<n>` is a valid id")
 }
 
 pub(crate) fn status_of(word: &str) -> Option<PhaseStatus> {
