@@ -339,192 +339,29 @@ pub fn apply_in_place(
 }
 
 fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<Utc>) -> Result<()> {
-    // Doing work lifts a pause: the agent is evidently running again.
-    if matches!(
-        transition,
-        Transition::PhaseStart { .. }
-            | Transition::PhaseProgress { .. }
-            | Transition::PhaseComplete { .. }
-            | Transition::TaskStart { .. }
-            | Transition::TaskDone { .. }
-    ) {
+    if does_work(transition) {
         workflow.pause = None;
     }
     match transition {
         Transition::Init { .. } | Transition::Snapshot { .. } => unreachable!("handled by `apply`"),
-        Transition::PhaseStart { phase, force } => {
-            let blockers = unfinished_dependencies(workflow, phase)?;
-            let phase = phase_mut(workflow, phase)?;
-            let max_attempts = phase.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
-            if !force {
-                match phase.status {
-                    PhaseStatus::InProgress => {
-                        return Err(Error::transition(
-                            format!("phase `{}` is already in progress", phase.id),
-                            format!(
-                                "record progress with `checkpoint progress {} \"<note>\"`, or restart it with `checkpoint start {} --force`",
-                                phase.id, phase.id
-                            ),
-                        ));
-                    }
-                    PhaseStatus::Complete
-                    | PhaseStatus::Skipped
-                    | PhaseStatus::AwaitingApproval => {
-                        return Err(Error::transition(
-                            format!("phase `{}` is {}", phase.id, phase.status.as_str()),
-                            format!("to redo it, run `checkpoint start {} --force`", phase.id),
-                        ));
-                    }
-                    PhaseStatus::Failed if phase.failures >= max_attempts => {
-                        return Err(Error::transition(
-                            format!(
-                                "phase `{}` failed {} times, the limit is {max_attempts}",
-                                phase.id, phase.failures
-                            ),
-                            format!(
-                                "a person should decide: retry with `checkpoint start {} --force`, skip it with `checkpoint skip {}`, or abandon the workflow",
-                                phase.id, phase.id
-                            ),
-                        ));
-                    }
-                    PhaseStatus::Pending | PhaseStatus::Failed => {}
-                }
-                if !blockers.is_empty() {
-                    return Err(Error::transition(
-                        format!("phase `{}` waits for {}", phase.id, blockers.join(", ")),
-                        "finish those phases first, or start anyway with `--force`",
-                    ));
-                }
-            }
-            phase.status = PhaseStatus::InProgress;
-            phase.attempts += 1;
-            phase.started_at = Some(at);
-            phase.completed_at = None;
-            phase.approval = None;
-            workflow.pause = None;
-        }
-        Transition::PhaseProgress { phase, note } => {
-            let phase = phase_mut(workflow, phase)?;
-            if phase.status != PhaseStatus::InProgress {
-                return Err(Error::transition(
-                    format!(
-                        "phase `{}` is {}, not in progress",
-                        phase.id,
-                        phase.status.as_str()
-                    ),
-                    format!("start it first with `checkpoint start {}`", phase.id),
-                ));
-            }
-            phase.progress = Some(note.clone());
-            phase.progress_at = Some(at);
-        }
+        Transition::PhaseStart { phase, force } => phase_start(workflow, phase, *force, at)?,
+        Transition::PhaseProgress { phase, note } => phase_progress(workflow, phase, note, at)?,
         Transition::PhaseComplete {
-            phase: id,
+            phase,
             artifacts,
             commit_sha,
             force,
-        } => {
-            let blockers = unfinished_dependencies(workflow, id)?;
-            let phase = phase_mut(workflow, id)?;
-            if !force {
-                match phase.status {
-                    PhaseStatus::InProgress | PhaseStatus::Pending | PhaseStatus::Failed => {}
-                    status => {
-                        return Err(Error::transition(
-                            format!("phase `{id}` is already {}", status.as_str()),
-                            match status {
-                                PhaseStatus::AwaitingApproval => {
-                                    format!("approve it with `checkpoint approve {id}`")
-                                }
-                                _ => "nothing to do".to_owned(),
-                            },
-                        ));
-                    }
-                }
-                if !blockers.is_empty() {
-                    return Err(Error::transition(
-                        format!(
-                            "cannot complete phase `{id}`: it depends on {}, which {} not done",
-                            blockers.join(", "),
-                            if blockers.len() == 1 { "is" } else { "are" }
-                        ),
-                        "complete the dependencies first, or pass `--force`",
-                    ));
-                }
-                let open: Vec<String> = phase
-                    .tasks
-                    .iter()
-                    .filter(|task| task.status != TaskStatus::Done)
-                    .map(|task| format!("`{}`", task.id))
-                    .collect();
-                if !open.is_empty() {
-                    return Err(Error::transition(
-                        format!(
-                            "cannot complete phase `{id}`: tasks {} are not done",
-                            open.join(", ")
-                        ),
-                        format!(
-                            "finish them with `checkpoint task done {id} <task>`, or pass `--force`"
-                        ),
-                    ));
-                }
-            }
-            if phase.attempts == 0 {
-                phase.attempts = 1;
-                phase.started_at = Some(at);
-            }
-            for path in artifacts {
-                if !phase
-                    .artifacts
-                    .iter()
-                    .any(|artifact| &artifact.path == path)
-                {
-                    phase.artifacts.push(Artifact {
-                        path: path.clone(),
-                        recorded_at: at,
-                    });
-                }
-            }
-            if let Some(sha) = commit_sha {
-                phase.commit_sha = Some(sha.clone());
-            }
-            phase.error = None;
-            phase.completed_at = Some(at);
-            phase.status = if phase.requires_approval && phase.approval.is_none() {
-                PhaseStatus::AwaitingApproval
-            } else {
-                PhaseStatus::Complete
-            };
-            let paths: Vec<String> = artifacts.clone();
-            for path in paths {
-                push_path(workflow, path);
-            }
-        }
-        Transition::PhaseFail { phase, reason } => {
-            let phase = phase_mut(workflow, phase)?;
-            if phase.status.is_done() {
-                return Err(Error::transition(
-                    format!("phase `{}` is already {}", phase.id, phase.status.as_str()),
-                    format!("to redo it, run `checkpoint start {} --force`", phase.id),
-                ));
-            }
-            phase.status = PhaseStatus::Failed;
-            phase.failures += 1;
-            phase.error = Some(reason.clone());
-        }
+        } => phase_complete(
+            workflow,
+            phase,
+            artifacts,
+            commit_sha.as_deref(),
+            *force,
+            at,
+        )?,
+        Transition::PhaseFail { phase, reason } => phase_fail(workflow, phase, reason)?,
         Transition::PhaseSkip { phase, reason } => {
-            let phase = phase_mut(workflow, phase)?;
-            if phase.status == PhaseStatus::Complete {
-                return Err(Error::transition(
-                    format!("phase `{}` is already complete", phase.id),
-                    "nothing to skip",
-                ));
-            }
-            phase.status = PhaseStatus::Skipped;
-            phase.completed_at = Some(at);
-            if let Some(reason) = reason {
-                phase.progress = Some(format!("skipped: {reason}"));
-            }
+            phase_skip(workflow, phase, reason.as_deref(), at)?;
         }
         Transition::PhaseReset { phase, reason } => {
             let phase = phase_mut(workflow, phase)?;
@@ -535,16 +372,11 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         }
         Transition::PhaseApprove { phase, by, note } => {
             let phase = phase_mut(workflow, phase)?;
-            if phase.status != PhaseStatus::AwaitingApproval {
-                return Err(Error::transition(
-                    format!(
-                        "phase `{}` is {}, not awaiting approval",
-                        phase.id,
-                        phase.status.as_str()
-                    ),
-                    "only a phase that reached its approval gate can be approved",
-                ));
-            }
+            expect_status(
+                phase,
+                PhaseStatus::AwaitingApproval,
+                "only a phase that reached its approval gate can be approved",
+            )?;
             phase.approval = Some(Approval {
                 by: by.clone(),
                 at,
@@ -552,23 +384,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             });
             phase.status = PhaseStatus::Complete;
         }
-        Transition::PhaseReject { phase, reason } => {
-            let phase = phase_mut(workflow, phase)?;
-            if phase.status != PhaseStatus::AwaitingApproval {
-                return Err(Error::transition(
-                    format!(
-                        "phase `{}` is {}, not awaiting approval",
-                        phase.id,
-                        phase.status.as_str()
-                    ),
-                    "only a phase that reached its approval gate can be rejected",
-                ));
-            }
-            phase.status = PhaseStatus::Failed;
-            phase.failures += 1;
-            phase.completed_at = None;
-            phase.error = Some(format!("rejected: {reason}"));
-        }
+        Transition::PhaseReject { phase, reason } => phase_reject(workflow, phase, reason)?,
         Transition::PhaseCommit { phase, sha } => {
             phase_mut(workflow, phase)?.commit_sha = Some(sha.clone());
         }
@@ -585,78 +401,13 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             task,
             title,
             output,
-        } => {
-            let phase = phase_mut(workflow, phase)?;
-            if phase.task(task).is_some() {
-                return Err(Error::transition(
-                    format!("task `{task}` already exists in phase `{}`", phase.id),
-                    "pick another task id",
-                ));
-            }
-            phase.tasks.push(Task {
-                id: task.clone(),
-                title: title.clone(),
-                status: TaskStatus::Pending,
-                attempts: 0,
-                started_at: None,
-                completed_at: None,
-                output: output.clone(),
-                error: None,
-            });
-        }
-        Transition::TaskStart {
-            phase: phase_id,
-            task,
-        } => {
-            let blockers = unfinished_dependencies(workflow, phase_id)?;
-            let phase = phase_mut(workflow, phase_id)?;
-            match phase.status {
-                PhaseStatus::InProgress => {}
-                PhaseStatus::Pending | PhaseStatus::Failed if blockers.is_empty() => {
-                    phase.status = PhaseStatus::InProgress;
-                    phase.attempts += 1;
-                    phase.started_at = Some(at);
-                }
-                status => {
-                    return Err(Error::transition(
-                        format!(
-                            "cannot start a task of phase `{phase_id}`: the phase is {}",
-                            status.as_str()
-                        ),
-                        format!("start the phase first with `checkpoint start {phase_id}`"),
-                    ));
-                }
-            }
-            let task = task_mut(phase, task)?;
-            if task.status == TaskStatus::Done {
-                return Err(Error::transition(
-                    format!("task `{}` is already done", task.id),
-                    "nothing to do",
-                ));
-            }
-            task.status = TaskStatus::Running;
-            task.attempts += 1;
-            task.started_at = Some(at);
-            task.completed_at = None;
-        }
+        } => task_add(workflow, phase, task, title.as_deref(), output.as_deref())?,
+        Transition::TaskStart { phase, task } => task_start(workflow, phase, task, at)?,
         Transition::TaskDone {
             phase,
             task,
             output,
-        } => {
-            let phase = phase_mut(workflow, phase)?;
-            let task = task_mut(phase, task)?;
-            if task.attempts == 0 {
-                task.attempts = 1;
-                task.started_at = Some(at);
-            }
-            task.status = TaskStatus::Done;
-            task.completed_at = Some(at);
-            task.error = None;
-            if let Some(output) = output {
-                task.output = Some(output.clone());
-            }
-        }
+        } => task_done(workflow, phase, task, output.as_deref(), at)?,
         Transition::TaskFail {
             phase,
             task,
@@ -670,12 +421,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             phase,
             task,
             reason,
-        } => {
-            let task = task_mut(phase_mut(workflow, phase)?, task)?;
-            task.status = TaskStatus::Pending;
-            task.started_at = None;
-            task.error = Some(reason.clone());
-        }
+        } => task_reset(workflow, phase, task, reason)?,
         Transition::Note { text } => workflow.context.notes.push(Note {
             text: text.clone(),
             at,
@@ -700,15 +446,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             });
         }
         Transition::Unpause => workflow.pause = None,
-        Transition::Abandon { reason } => {
-            workflow.status = WorkflowStatus::Abandoned;
-            if let Some(reason) = reason {
-                workflow.context.notes.push(Note {
-                    text: format!("abandoned: {reason}"),
-                    at,
-                });
-            }
-        }
+        Transition::Abandon { reason } => abandon(workflow, reason.as_deref(), at),
         Transition::ToolFailure { phase, tool, error } => {
             phase_mut(workflow, phase)?.error = Some(format!("{tool}: {error}"));
         }
@@ -719,6 +457,361 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 session_id: session_id.clone(),
             });
         }
+    }
+    Ok(())
+}
+
+fn phase_progress(
+    workflow: &mut Workflow,
+    id: &PhaseId,
+    note: &str,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let phase = phase_mut(workflow, id)?;
+    expect_status(
+        phase,
+        PhaseStatus::InProgress,
+        format!("start it first with `checkpoint start {id}`"),
+    )?;
+    phase.progress = Some(note.to_owned());
+    phase.progress_at = Some(at);
+    Ok(())
+}
+
+fn phase_reject(workflow: &mut Workflow, id: &PhaseId, reason: &str) -> Result<()> {
+    let phase = phase_mut(workflow, id)?;
+    expect_status(
+        phase,
+        PhaseStatus::AwaitingApproval,
+        "only a phase that reached its approval gate can be rejected",
+    )?;
+    phase.status = PhaseStatus::Failed;
+    phase.failures += 1;
+    phase.completed_at = None;
+    phase.error = Some(format!("rejected: {reason}"));
+    Ok(())
+}
+
+fn task_reset(workflow: &mut Workflow, phase: &PhaseId, task: &TaskId, reason: &str) -> Result<()> {
+    let task = task_mut(phase_mut(workflow, phase)?, task)?;
+    task.status = TaskStatus::Pending;
+    task.started_at = None;
+    task.error = Some(reason.to_owned());
+    Ok(())
+}
+
+fn abandon(workflow: &mut Workflow, reason: Option<&str>, at: DateTime<Utc>) {
+    workflow.status = WorkflowStatus::Abandoned;
+    if let Some(reason) = reason {
+        workflow.context.notes.push(Note {
+            text: format!("abandoned: {reason}"),
+            at,
+        });
+    }
+}
+
+/// Whether a transition is work being done, which lifts a pause: the agent is evidently running
+/// again.
+fn does_work(transition: &Transition) -> bool {
+    matches!(
+        transition,
+        Transition::PhaseStart { .. }
+            | Transition::PhaseProgress { .. }
+            | Transition::PhaseComplete { .. }
+            | Transition::TaskStart { .. }
+            | Transition::TaskDone { .. }
+    )
+}
+
+/// Refuses a transition unless `phase` is `expected`: "phase `x` is y, not <expected>".
+fn expect_status(phase: &Phase, expected: PhaseStatus, help: impl Into<String>) -> Result<()> {
+    if phase.status == expected {
+        return Ok(());
+    }
+    Err(Error::transition(
+        format!(
+            "phase `{}` is {}, not {}",
+            phase.id,
+            phase.status.as_str(),
+            expected.as_str().replace('_', " ")
+        ),
+        help,
+    ))
+}
+
+/// Refuses a transition of a phase that is already done (complete or skipped).
+fn refuse_done(phase: &Phase) -> Result<()> {
+    if !phase.status.is_done() {
+        return Ok(());
+    }
+    Err(Error::transition(
+        format!("phase `{}` is already {}", phase.id, phase.status.as_str()),
+        format!("to redo it, run `checkpoint start {} --force`", phase.id),
+    ))
+}
+
+fn phase_start(
+    workflow: &mut Workflow,
+    id: &PhaseId,
+    force: bool,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let blockers = unfinished_dependencies(workflow, id)?;
+    let phase = phase_mut(workflow, id)?;
+    if !force {
+        check_startable(phase)?;
+        if !blockers.is_empty() {
+            return Err(Error::transition(
+                format!("phase `{id}` waits for {}", blockers.join(", ")),
+                "finish those phases first, or start anyway with `--force`",
+            ));
+        }
+    }
+    phase.status = PhaseStatus::InProgress;
+    phase.attempts += 1;
+    phase.started_at = Some(at);
+    phase.completed_at = None;
+    phase.approval = None;
+    workflow.pause = None;
+    Ok(())
+}
+
+/// Refuses to start a phase that is running, done, waiting for approval, or out of attempts
+/// (unless forced).
+fn check_startable(phase: &Phase) -> Result<()> {
+    let max_attempts = phase.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+    match phase.status {
+        PhaseStatus::InProgress => Err(Error::transition(
+            format!("phase `{}` is already in progress", phase.id),
+            format!(
+                "record progress with `checkpoint progress {} \"<note>\"`, or restart it with `checkpoint start {} --force`",
+                phase.id, phase.id
+            ),
+        )),
+        PhaseStatus::Complete | PhaseStatus::Skipped | PhaseStatus::AwaitingApproval => {
+            Err(Error::transition(
+                format!("phase `{}` is {}", phase.id, phase.status.as_str()),
+                format!("to redo it, run `checkpoint start {} --force`", phase.id),
+            ))
+        }
+        PhaseStatus::Failed if phase.failures >= max_attempts => Err(Error::transition(
+            format!(
+                "phase `{}` failed {} times, the limit is {max_attempts}",
+                phase.id, phase.failures
+            ),
+            format!(
+                "a person should decide: retry with `checkpoint start {} --force`, skip it with `checkpoint skip {}`, or abandon the workflow",
+                phase.id, phase.id
+            ),
+        )),
+        PhaseStatus::Pending | PhaseStatus::Failed => Ok(()),
+    }
+}
+
+fn phase_complete(
+    workflow: &mut Workflow,
+    id: &PhaseId,
+    artifacts: &[String],
+    commit_sha: Option<&str>,
+    force: bool,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let blockers = unfinished_dependencies(workflow, id)?;
+    let phase = phase_mut(workflow, id)?;
+    if !force {
+        check_completable(phase, &blockers)?;
+    }
+    if phase.attempts == 0 {
+        phase.attempts = 1;
+        phase.started_at = Some(at);
+    }
+    for path in artifacts {
+        if !phase
+            .artifacts
+            .iter()
+            .any(|artifact| &artifact.path == path)
+        {
+            phase.artifacts.push(Artifact {
+                path: path.clone(),
+                recorded_at: at,
+            });
+        }
+    }
+    if let Some(sha) = commit_sha {
+        phase.commit_sha = Some(sha.to_owned());
+    }
+    phase.error = None;
+    phase.completed_at = Some(at);
+    phase.status = if phase.requires_approval && phase.approval.is_none() {
+        PhaseStatus::AwaitingApproval
+    } else {
+        PhaseStatus::Complete
+    };
+    for path in artifacts {
+        push_path(workflow, path.clone());
+    }
+    Ok(())
+}
+
+/// Refuses to complete a phase that is already done, whose dependencies (`blockers`) are not,
+/// or whose tasks are not (unless forced).
+fn check_completable(phase: &Phase, blockers: &[String]) -> Result<()> {
+    let id = &phase.id;
+    match phase.status {
+        PhaseStatus::InProgress | PhaseStatus::Pending | PhaseStatus::Failed => {}
+        status => {
+            return Err(Error::transition(
+                format!("phase `{id}` is already {}", status.as_str()),
+                match status {
+                    PhaseStatus::AwaitingApproval => {
+                        format!("approve it with `checkpoint approve {id}`")
+                    }
+                    _ => "nothing to do".to_owned(),
+                },
+            ));
+        }
+    }
+    if !blockers.is_empty() {
+        return Err(Error::transition(
+            format!(
+                "cannot complete phase `{id}`: it depends on {}, which {} not done",
+                blockers.join(", "),
+                if blockers.len() == 1 { "is" } else { "are" }
+            ),
+            "complete the dependencies first, or pass `--force`",
+        ));
+    }
+    let open: Vec<String> = phase
+        .tasks
+        .iter()
+        .filter(|task| task.status != TaskStatus::Done)
+        .map(|task| format!("`{}`", task.id))
+        .collect();
+    if !open.is_empty() {
+        return Err(Error::transition(
+            format!(
+                "cannot complete phase `{id}`: tasks {} are not done",
+                open.join(", ")
+            ),
+            format!("finish them with `checkpoint task done {id} <task>`, or pass `--force`"),
+        ));
+    }
+    Ok(())
+}
+
+fn phase_fail(workflow: &mut Workflow, id: &PhaseId, reason: &str) -> Result<()> {
+    let phase = phase_mut(workflow, id)?;
+    refuse_done(phase)?;
+    phase.status = PhaseStatus::Failed;
+    phase.failures += 1;
+    phase.error = Some(reason.to_owned());
+    Ok(())
+}
+
+fn phase_skip(
+    workflow: &mut Workflow,
+    id: &PhaseId,
+    reason: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let phase = phase_mut(workflow, id)?;
+    if phase.status == PhaseStatus::Complete {
+        return Err(Error::transition(
+            format!("phase `{}` is already complete", phase.id),
+            "nothing to skip",
+        ));
+    }
+    phase.status = PhaseStatus::Skipped;
+    phase.completed_at = Some(at);
+    if let Some(reason) = reason {
+        phase.progress = Some(format!("skipped: {reason}"));
+    }
+    Ok(())
+}
+
+fn task_add(
+    workflow: &mut Workflow,
+    phase: &PhaseId,
+    task: &TaskId,
+    title: Option<&str>,
+    output: Option<&str>,
+) -> Result<()> {
+    let phase = phase_mut(workflow, phase)?;
+    if phase.task(task).is_some() {
+        return Err(Error::transition(
+            format!("task `{task}` already exists in phase `{}`", phase.id),
+            "pick another task id",
+        ));
+    }
+    phase.tasks.push(Task {
+        id: task.clone(),
+        title: title.map(str::to_owned),
+        status: TaskStatus::Pending,
+        attempts: 0,
+        started_at: None,
+        completed_at: None,
+        output: output.map(str::to_owned),
+        error: None,
+    });
+    Ok(())
+}
+
+fn task_start(
+    workflow: &mut Workflow,
+    phase_id: &PhaseId,
+    task: &TaskId,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let blockers = unfinished_dependencies(workflow, phase_id)?;
+    let phase = phase_mut(workflow, phase_id)?;
+    match phase.status {
+        PhaseStatus::InProgress => {}
+        PhaseStatus::Pending | PhaseStatus::Failed if blockers.is_empty() => {
+            phase.status = PhaseStatus::InProgress;
+            phase.attempts += 1;
+            phase.started_at = Some(at);
+        }
+        status => {
+            return Err(Error::transition(
+                format!(
+                    "cannot start a task of phase `{phase_id}`: the phase is {}",
+                    status.as_str()
+                ),
+                format!("start the phase first with `checkpoint start {phase_id}`"),
+            ));
+        }
+    }
+    let task = task_mut(phase, task)?;
+    if task.status == TaskStatus::Done {
+        return Err(Error::transition(
+            format!("task `{}` is already done", task.id),
+            "nothing to do",
+        ));
+    }
+    task.status = TaskStatus::Running;
+    task.attempts += 1;
+    task.started_at = Some(at);
+    task.completed_at = None;
+    Ok(())
+}
+
+fn task_done(
+    workflow: &mut Workflow,
+    phase: &PhaseId,
+    task: &TaskId,
+    output: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let task = task_mut(phase_mut(workflow, phase)?, task)?;
+    if task.attempts == 0 {
+        task.attempts = 1;
+        task.started_at = Some(at);
+    }
+    task.status = TaskStatus::Done;
+    task.completed_at = Some(at);
+    task.error = None;
+    if let Some(output) = output {
+        task.output = Some(output.to_owned());
     }
     Ok(())
 }
