@@ -47,13 +47,35 @@ pub(crate) struct WorkflowChoiceError {
     pub help: String,
 }
 
-/// Where and how a command runs, as plain values: from the command line and the environment
-/// for a command, from the payload for a hook.
-pub(crate) struct Settings {
-    /// The directory the command runs in.
+/// Where a command runs: its directory, the project (the git top level) and the store.
+pub(crate) struct Location {
     pub cwd: PathBuf,
-    /// The checkpoint directory, when given (relative to `cwd`).
-    pub dir: Option<PathBuf>,
+    pub project_root: PathBuf,
+    /// The checkpoint directory.
+    pub root: PathBuf,
+}
+
+impl Location {
+    /// The project around `cwd`, and the store: `dir` (relative to `cwd`) when given, else
+    /// `.claude/checkpoints` under the project root.
+    pub(crate) fn find(cwd: PathBuf, dir: Option<&Path>) -> Self {
+        let project_root = project_root(&cwd);
+        let root = match dir {
+            Some(dir) if dir.is_absolute() => dir.to_owned(),
+            Some(dir) => cwd.join(dir),
+            None => project_root.join(".claude").join("checkpoints"),
+        };
+        Self {
+            cwd,
+            project_root,
+            root,
+        }
+    }
+}
+
+/// How a command runs, as plain values: from the command line and the environment for a
+/// command, fixed for a hook.
+pub(crate) struct Settings {
     pub workflow: Option<String>,
     pub format: Format,
     pub color: bool,
@@ -63,19 +85,14 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// The settings of a command run from the command line: the current directory, the real
-    /// (or test) clock, `CHECKPOINT_LOCK_TIMEOUT`, and a message while waiting for a lock.
+    /// The settings of a command: the real (or test) clock, `CHECKPOINT_LOCK_TIMEOUT`, and a
+    /// message while waiting for a lock.
     pub(crate) fn from_env(
-        dir: Option<&Path>,
         workflow: Option<&str>,
         format: Format,
         color: ColorChoice,
     ) -> Result<Self> {
         Ok(Self {
-            cwd: env::current_dir()
-                .into_diagnostic()
-                .wrap_err("failed to read the current directory")?,
-            dir: dir.map(Path::to_owned),
             workflow: workflow.map(str::to_owned),
             format,
             color: use_color(color),
@@ -87,41 +104,31 @@ impl Settings {
 }
 
 impl Ctx {
-    pub(crate) fn new(settings: Settings) -> Result<Self> {
-        let Settings {
+    /// The context at `location`, reading its `config.toml`.
+    pub(crate) fn new(location: Location, settings: Settings) -> Result<Self> {
+        let Location {
             cwd,
-            dir,
-            workflow,
-            format,
-            color,
-            now,
-            lock_timeout,
-            on_lock_wait,
-        } = settings;
-        let project_root = project_root(&cwd);
-        let root = match dir {
-            Some(dir) if dir.is_absolute() => dir,
-            Some(dir) => cwd.join(dir),
-            None => project_root.join(".claude").join("checkpoints"),
-        };
+            project_root,
+            root,
+        } = location;
         let config = load_config(&root)?;
         let store = Store::new(
             &root,
             StoreOptions {
-                lock_timeout,
-                on_lock_wait,
+                lock_timeout: settings.lock_timeout,
+                on_lock_wait: settings.on_lock_wait,
                 failpoint: test_failpoint()?,
             },
         );
         Ok(Self {
             config,
             store,
-            now,
-            format,
-            color,
+            now: settings.now,
+            format: settings.format,
+            color: settings.color,
             cwd,
             project_root,
-            workflow,
+            workflow: settings.workflow,
         })
     }
 
@@ -212,8 +219,15 @@ impl Ctx {
     }
 }
 
+/// The directory the process runs in.
+pub(crate) fn current_dir() -> Result<PathBuf> {
+    env::current_dir()
+        .into_diagnostic()
+        .wrap_err("failed to read the current directory")
+}
+
 /// The nearest ancestor of `cwd` holding `.git` (a directory, or a file in a worktree).
-pub(crate) fn project_root(cwd: &Path) -> PathBuf {
+fn project_root(cwd: &Path) -> PathBuf {
     cwd.ancestors()
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(cwd)

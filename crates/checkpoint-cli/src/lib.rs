@@ -13,6 +13,7 @@ mod git;
 mod output;
 mod probe;
 mod report;
+mod unfinished;
 
 use std::{
     ffi::{OsStr, OsString},
@@ -77,12 +78,10 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         _ => {}
     }
     let global = &cli.global;
-    let ctx = ctx::Ctx::new(ctx::Settings::from_env(
-        global.dir.as_deref(),
-        global.workflow.as_deref(),
-        global.format,
-        global.color,
-    )?)?;
+    let ctx = ctx::Ctx::new(
+        ctx::Location::find(ctx::current_dir()?, global.dir.as_deref()),
+        ctx::Settings::from_env(global.workflow.as_deref(), global.format, global.color)?,
+    )?;
     match &cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Start(args) => commands::phase::start(&ctx, args),
@@ -148,10 +147,7 @@ fn plain_hook_event<'a>(
 /// Runs a hook. Hooks never fail a session: everything is reported inside, and the exit code is 0.
 fn hook(event: &str, dir: Option<&Path>) {
     let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
-    let args = commands::hook::HookArgs {
-        event: event.to_owned(),
-    };
-    commands::hook::run(&args, dir, now);
+    commands::hook::run(event, dir, now);
 }
 
 fn render_error(report: &Report, format: Format, color: bool) {

@@ -19,6 +19,7 @@ pub mod failpoint;
 pub mod graph;
 pub mod history;
 pub mod journal;
+pub mod observe;
 pub mod redact;
 pub mod resume;
 pub mod retention;

@@ -5,23 +5,22 @@
 //! and exit code 0; only a `Stop` hook blocks, and only through Claude Code's documented
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
-use std::{
-    io::Read,
-    path::{Path, PathBuf},
-    time::Duration,
-};
+use std::{fmt, io::Read, path::Path, str::FromStr, time::Duration};
 
 use checkpoint_core::{
-    Config, PhaseStatus, Transition, Workflow, WorkflowId,
-    resume::{self, PlanOptions},
-    seeds,
-    store::{Store, StoreOptions},
+    Config, PhaseStatus, Transition, Workflow, WorkflowId, observe, resume::Briefing,
 };
 use chrono::{DateTime, Utc};
 use clap::Args;
+use miette::{IntoDiagnostic, Result, miette};
 use serde_json::{Value, json};
 
-use crate::{ctx, output, probe::FsProbe};
+use crate::{
+    ctx::{Ctx, Location, Settings},
+    output::{self, Format},
+    probe::FsProbe,
+    unfinished,
+};
 
 /// The longest a hook waits for another process's lock.
 const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -36,33 +35,87 @@ pub struct HookArgs {
     pub event: String,
 }
 
-/// Runs a hook; never fails.
-pub(crate) fn run(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) {
-    if let Err(message) = handle(args, dir_override, now) {
-        output::warn(&format!("checkpoint hook {}: {message}", args.event));
+/// A Claude Code hook event that `checkpoint hook` handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookEvent {
+    SessionStart,
+    PreCompact,
+    PostToolUse,
+    PostToolUseFailure,
+    Stop,
+    SubagentStop,
+    StopFailure,
+    /// Accepted, and does nothing.
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// Every event, in the order they are documented.
+    pub(crate) const ALL: [HookEvent; 8] = [
+        Self::SessionStart,
+        Self::PreCompact,
+        Self::PostToolUse,
+        Self::PostToolUseFailure,
+        Self::Stop,
+        Self::SubagentStop,
+        Self::StopFailure,
+        Self::SessionEnd,
+    ];
+
+    /// The event's name in Claude Code's hook configuration and payloads.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::SessionStart => "SessionStart",
+            Self::PreCompact => "PreCompact",
+            Self::PostToolUse => "PostToolUse",
+            Self::PostToolUseFailure => "PostToolUseFailure",
+            Self::Stop => "Stop",
+            Self::SubagentStop => "SubagentStop",
+            Self::StopFailure => "StopFailure",
+            Self::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// The string fields a payload of this event carries besides `session_id` and `cwd`.
+    fn required_fields(self) -> &'static [&'static str] {
+        match self {
+            Self::PreCompact => &["trigger"],
+            Self::PostToolUse => &["tool_name"],
+            Self::PostToolUseFailure => &["tool_name", "error"],
+            Self::StopFailure => &["error"],
+            Self::SessionStart | Self::Stop | Self::SubagentStop | Self::SessionEnd => &[],
+        }
     }
 }
 
-/// The events this command handles; `SessionEnd` is accepted and does nothing.
-const EVENTS: &[&str] = &[
-    "SessionStart",
-    "PreCompact",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "SubagentStop",
-    "StopFailure",
-    "SessionEnd",
-];
-
-fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> Result<(), String> {
-    if !EVENTS.contains(&args.event.as_str()) {
-        return Err(format!(
-            "unknown hook event `{}`; nothing recorded",
-            args.event
-        ));
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
-    if args.event == "SessionEnd" {
+}
+
+impl FromStr for HookEvent {
+    type Err = miette::Report;
+
+    fn from_str(value: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|event| event.name() == value)
+            .ok_or_else(|| miette!("unknown hook event `{value}`; nothing recorded"))
+    }
+}
+
+/// Runs the hook for `event` (as given on the command line); never fails: an error becomes a
+/// warning on stderr, here and nowhere else.
+pub(crate) fn run(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
+    if let Err(err) = handle(event, dir_override, now) {
+        output::warn(&format!("checkpoint hook {event}: {err}"));
+    }
+}
+
+fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Result<()> {
+    let event: HookEvent = event.parse()?;
+    if event == HookEvent::SessionEnd {
         // Claude Code cuts SessionEnd short and skips it after any hook timeout, so nothing
         // depends on it; the plugin declares it because a StopFailure hook in `-p` mode runs
         // only when some SessionEnd hook exists (measured with 2.1.197). The payload is read so
@@ -73,74 +126,69 @@ fn handle(args: &HookArgs, dir_override: Option<&Path>, now: DateTime<Utc>) -> R
         );
         return Ok(());
     }
+    let payload = read_payload(event)?;
+    let cwd = match payload.get("cwd").and_then(Value::as_str) {
+        Some(cwd) if !cwd.is_empty() => cwd.into(),
+        _ => std::env::current_dir()
+            .map_err(|err| miette!("failed to read the current directory: {err}"))?,
+    };
+    let location = Location::find(cwd, dir_override);
+    if !location.root.is_dir() {
+        // No workflow of ours; a new session may still find another system's unfinished state.
+        if event == HookEvent::SessionStart {
+            return seed_context(&location.project_root, &Config::default(), now);
+        }
+        return Ok(());
+    }
+    let settings = Settings {
+        workflow: None,
+        format: Format::Human,
+        color: false,
+        now,
+        lock_timeout: HOOK_LOCK_TIMEOUT,
+        on_lock_wait: None,
+    };
+    let hook = Hook {
+        ctx: Ctx::new(location, settings)?,
+        payload,
+    };
+    match event {
+        HookEvent::SessionStart => hook.session_start(),
+        HookEvent::PreCompact => hook.pre_compact(),
+        HookEvent::PostToolUse => hook.post_tool_use(),
+        HookEvent::PostToolUseFailure => hook.post_tool_use_failure(),
+        HookEvent::Stop | HookEvent::SubagentStop => hook.stop(event),
+        HookEvent::StopFailure => hook.stop_failure(),
+        HookEvent::SessionEnd => Ok(()),
+    }
+}
+
+/// Reads the payload on stdin and checks the fields every payload of `event` carries, so that a
+/// malformed one changes nothing.
+fn read_payload(event: HookEvent) -> Result<Value> {
     let mut input = String::new();
     std::io::stdin()
         .take(MAX_PAYLOAD_BYTES)
         .read_to_string(&mut input)
-        .map_err(|err| format!("failed to read the payload on stdin: {err}"))?;
+        .map_err(|err| miette!("failed to read the payload on stdin: {err}"))?;
     if input.trim().is_empty() {
-        return Err("no payload on stdin; nothing recorded".into());
+        miette::bail!("no payload on stdin; nothing recorded");
     }
     let payload: Value = serde_json::from_str(&input)
-        .map_err(|err| format!("the payload on stdin is not JSON ({err}); nothing recorded"))?;
+        .map_err(|err| miette!("the payload on stdin is not JSON ({err}); nothing recorded"))?;
     if !payload.is_object() {
-        return Err("the payload on stdin is not a JSON object; nothing recorded".into());
+        miette::bail!("the payload on stdin is not a JSON object; nothing recorded");
     }
-    check_payload(&args.event, &payload)?;
-    let cwd = match payload.get("cwd").and_then(Value::as_str) {
-        Some(cwd) if !cwd.is_empty() => PathBuf::from(cwd),
-        _ => std::env::current_dir()
-            .map_err(|err| format!("failed to read the current directory: {err}"))?,
-    };
-    let project_root = ctx::project_root(&cwd);
-    let root = match dir_override {
-        Some(dir) if dir.is_absolute() => dir.to_owned(),
-        Some(dir) => cwd.join(dir),
-        None => project_root.join(".claude").join("checkpoints"),
-    };
-    if !root.is_dir() {
-        // No workflow of ours; a new session may still find another system's unfinished state.
-        if args.event == "SessionStart" {
-            return seed_context(&project_root, &Config::default(), now);
-        }
-        return Ok(());
-    }
-    let config = ctx::load_config(&root).map_err(|err| format!("{err}"))?;
-    let store = Store::new(
-        &root,
-        StoreOptions {
-            lock_timeout: HOOK_LOCK_TIMEOUT,
-            on_lock_wait: None,
-            failpoint: ctx::test_failpoint().map_err(|err| err.to_string())?,
-        },
-    );
-    let hook = Hook {
-        store,
-        config,
-        project_root,
-        payload,
-        now,
-    };
-    match args.event.as_str() {
-        "SessionStart" => hook.session_start(),
-        "PreCompact" => hook.pre_compact(),
-        "PostToolUse" => hook.post_tool_use(),
-        "PostToolUseFailure" => hook.post_tool_use_failure(),
-        "Stop" | "SubagentStop" => hook.stop(&args.event),
-        "StopFailure" => hook.stop_failure(),
-        _ => Ok(()),
-    }
+    check_payload(event, &payload)?;
+    Ok(payload)
 }
 
 /// A workflow that cannot be loaded, and why.
 type Unreadable = (WorkflowId, String);
 
 struct Hook {
-    store: Store,
-    config: Config,
-    project_root: PathBuf,
+    ctx: Ctx,
     payload: Value,
-    now: DateTime<Utc>,
 }
 
 impl Hook {
@@ -153,19 +201,13 @@ impl Hook {
     }
 
     /// The unfinished workflows, most recently active first, and the unreadable ones with why.
-    fn scan(&self) -> Result<(Vec<Workflow>, Vec<Unreadable>), String> {
-        let mut active = Vec::new();
-        let mut unreadable = Vec::new();
-        for id in self.store.list().map_err(|err| err.to_string())? {
-            match self.store.load(&id) {
-                Ok(loaded) if !loaded.workflow.status.is_finished() => active.push(loaded.workflow),
-                Ok(_) => {}
-                Err(err) => {
-                    output::warn(&format!("skipping workflow `{id}`: {err}"));
-                    unreadable.push((id, err.to_string()));
-                }
-            }
-        }
+    fn scan(&self) -> Result<(Vec<Workflow>, Vec<Unreadable>)> {
+        let found = unfinished::in_store(&self.ctx.store)?;
+        let mut active: Vec<Workflow> = found
+            .unfinished
+            .into_iter()
+            .map(|(_, loaded)| loaded.workflow)
+            .collect();
         active.sort_by_key(|workflow| {
             std::cmp::Reverse(
                 workflow
@@ -176,6 +218,11 @@ impl Hook {
                     }),
             )
         });
+        let unreadable = found
+            .unreadable
+            .into_iter()
+            .map(|(id, err)| (id, err.to_string()))
+            .collect();
         Ok((active, unreadable))
     }
 
@@ -184,19 +231,19 @@ impl Hook {
     fn update_unfinished(
         &self,
         decide: impl Fn(&Workflow) -> Vec<Transition>,
-    ) -> Result<Vec<Workflow>, String> {
+    ) -> Result<Vec<Workflow>> {
+        let store = &self.ctx.store;
         let mut updated = Vec::new();
-        for id in self.store.list().map_err(|err| err.to_string())? {
-            let loaded = self
-                .store
-                .update(&id, self.now, |workflow| {
+        for id in store.list()? {
+            let loaded = store
+                .update(&id, self.ctx.now, |workflow| {
                     Ok(if workflow.status.is_finished() {
                         Vec::new()
                     } else {
                         decide(workflow)
                     })
                 })
-                .map_err(|err| format!("failed to update workflow `{id}`: {err}"))?;
+                .map_err(|err| miette!("failed to update workflow `{id}`: {err}"))?;
             if !loaded.workflow.status.is_finished() {
                 updated.push(loaded.workflow);
             }
@@ -205,27 +252,15 @@ impl Hook {
     }
 
     /// Re-injects where the work stands, so a new, resumed or compacted session picks it up.
-    fn session_start(&self) -> Result<(), String> {
+    fn session_start(&self) -> Result<()> {
+        let ctx = &self.ctx;
         let (active, unreadable) = self.scan()?;
         let mut context = String::new();
         if let Some((first, others)) = active.split_first() {
-            let probe = FsProbe::new(&self.project_root);
-            let findings = resume::validate(first, &[], &probe, &self.config, self.now);
-            let plan = resume::plan(
-                first,
-                findings,
-                &probe,
-                &PlanOptions {
-                    config: self.config.clone(),
-                    now: self.now,
-                },
-            );
+            let probe = FsProbe::new(&ctx.project_root);
+            let briefing = Briefing::new(first, &[], &probe, &ctx.config, ctx.now);
             context.push_str("A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n");
-            context.push_str(&resume::render_prompt(
-                &plan,
-                self.now,
-                self.config.prompt_budget,
-            ));
+            context.push_str(&briefing.prompt());
             if !others.is_empty() {
                 let ids: Vec<String> = others
                     .iter()
@@ -244,13 +279,13 @@ impl Hook {
             }
         }
         if context.is_empty() {
-            return seed_context(&self.project_root, &self.config, self.now);
+            return seed_context(&ctx.project_root, &ctx.config, ctx.now);
         }
         emit_context(&context)
     }
 
     /// Records the compaction, so the `compact` SessionStart finds the position saved.
-    fn pre_compact(&self) -> Result<(), String> {
+    fn pre_compact(&self) -> Result<()> {
         let trigger = self.str("trigger").unwrap_or("unknown").to_owned();
         self.update_unfinished(|_| {
             vec![Transition::Compaction {
@@ -263,13 +298,9 @@ impl Hook {
 
     /// Completes a phase whose declared outputs now all exist; records commit SHAs after
     /// `git commit`; adds written files to the context summary.
-    fn post_tool_use(&self) -> Result<(), String> {
+    fn post_tool_use(&self) -> Result<()> {
         let tool = self.str("tool_name").unwrap_or_default();
-        let input = self
-            .payload
-            .get("tool_input")
-            .cloned()
-            .unwrap_or(Value::Null);
+        let input = self.payload.get("tool_input").unwrap_or(&Value::Null);
         let written = match tool {
             "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => input
                 .get("file_path")
@@ -282,73 +313,25 @@ impl Hook {
             && input
                 .get("command")
                 .and_then(Value::as_str)
-                .is_some_and(is_git_commit)
+                .is_some_and(observe::is_git_commit)
             && !self.tool_failed();
         if written.is_none() && !committed {
             return Ok(());
         }
+        let project_root = &self.ctx.project_root;
         let sha = if committed {
-            crate::git::read(
-                &self.project_root,
-                &["rev-parse", "--verify", "--quiet", "HEAD"],
-            )
+            crate::git::read(project_root, &["rev-parse", "--verify", "--quiet", "HEAD"])
         } else {
             None
         };
-        let root = &self.project_root;
+        let probe = FsProbe::new(project_root);
         self.update_unfinished(|workflow| {
-            let in_progress = workflow
-                .phases
-                .iter()
-                .any(|phase| phase.status == PhaseStatus::InProgress);
-            if !in_progress && sha.is_none() {
-                return Vec::new();
-            }
             let mut transitions = Vec::new();
             if let Some(path) = &written {
-                if !workflow.context.file_paths.contains(path) {
-                    transitions.push(Transition::FilePath { path: path.clone() });
-                }
-                for phase in workflow.phases.iter().filter(|phase| {
-                    phase.status == PhaseStatus::InProgress && phase.outputs.contains(path)
-                }) {
-                    let done = phase.outputs.iter().all(|output| {
-                        std::fs::metadata(root.join(output))
-                            .is_ok_and(|meta| meta.len() > 0 || meta.is_dir())
-                    });
-                    let tasks_done = phase
-                        .tasks
-                        .iter()
-                        .all(|task| task.status == checkpoint_core::TaskStatus::Done);
-                    if done && tasks_done && workflow.dependencies_done(phase) {
-                        transitions.push(Transition::PhaseComplete {
-                            phase: phase.id.clone(),
-                            artifacts: phase.outputs.clone(),
-                            commit_sha: None,
-                            force: false,
-                        });
-                    }
-                }
+                transitions.extend(observe::file_written(workflow, path, &probe));
             }
             if let Some(sha) = &sha {
-                let target = workflow
-                    .phases
-                    .iter()
-                    .find(|phase| phase.status == PhaseStatus::InProgress)
-                    .or_else(|| {
-                        workflow
-                            .phases
-                            .iter()
-                            .filter(|phase| phase.status.is_done() && phase.commit_sha.is_none())
-                            .max_by_key(|phase| phase.completed_at)
-                    });
-                if let Some(phase) = target.filter(|phase| phase.commit_sha.as_deref() != Some(sha))
-                {
-                    transitions.push(Transition::PhaseCommit {
-                        phase: phase.id.clone(),
-                        sha: sha.clone(),
-                    });
-                }
+                transitions.extend(observe::commit_made(workflow, sha));
             }
             transitions
         })?;
@@ -356,7 +339,7 @@ impl Hook {
     }
 
     /// Records a failed tool call on the phase in progress.
-    fn post_tool_use_failure(&self) -> Result<(), String> {
+    fn post_tool_use_failure(&self) -> Result<()> {
         let tool = self.str("tool_name").unwrap_or("tool").to_owned();
         let error: String = self
             .str("error")
@@ -382,11 +365,11 @@ impl Hook {
 
     /// Records a heartbeat; with `strict_stop`, blocks a stop while a phase in progress has no
     /// recent progress note.
-    fn stop(&self, event: &str) -> Result<(), String> {
+    fn stop(&self, event: HookEvent) -> Result<()> {
         let mut block = None;
         let updated = self.update_unfinished(|_| {
             vec![Transition::Heartbeat {
-                source: event.to_owned(),
+                source: event.name().to_owned(),
                 session_id: self.session_id(),
             }]
         })?;
@@ -396,12 +379,13 @@ impl Hook {
                 .get("stop_hook_active")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            if event == "Stop" && self.config.strict_stop && !already_blocked && block.is_none() {
-                let fresh =
-                    chrono::Duration::minutes(i64::from(self.config.progress_fresh_minutes));
+            let config = &self.ctx.config;
+            if event == HookEvent::Stop && config.strict_stop && !already_blocked && block.is_none()
+            {
+                let fresh = chrono::Duration::minutes(i64::from(config.progress_fresh_minutes));
                 if let Some(phase) = workflow.phases.iter().find(|phase| {
                     phase.status == PhaseStatus::InProgress
-                        && phase.progress_at.is_none_or(|at| self.now - at > fresh)
+                        && phase.progress_at.is_none_or(|at| self.ctx.now - at > fresh)
                 }) {
                     block = Some(format!(
                         "Phase `{}` of workflow `{}` is in progress without a recent progress note. Before stopping, record where you are: `checkpoint progress {} \"<what is done, what comes next>\"` (or `checkpoint complete {}` if it is done).",
@@ -412,13 +396,13 @@ impl Hook {
         }
         if let Some(reason) = block {
             let out = json!({ "decision": "block", "reason": reason });
-            output::emit(&format!("{out}\n")).map_err(|err| err.to_string())?;
+            output::emit(&format!("{out}\n")).into_diagnostic()?;
         }
         Ok(())
     }
 
     /// Pauses the unfinished workflows after an API failure such as a rate limit.
-    fn stop_failure(&self) -> Result<(), String> {
+    fn stop_failure(&self) -> Result<()> {
         let error = self.str("error").unwrap_or("unknown").to_owned();
         let reason = format!("API error: {error}");
         self.update_unfinished(|_| {
@@ -444,9 +428,9 @@ impl Hook {
         let absolute = if path.is_absolute() {
             path.to_owned()
         } else {
-            self.project_root.join(path)
+            self.ctx.project_root.join(path)
         };
-        match absolute.strip_prefix(&self.project_root) {
+        match absolute.strip_prefix(&self.ctx.project_root) {
             Ok(relative) => relative.to_string_lossy().into_owned(),
             Err(_) => absolute.to_string_lossy().into_owned(),
         }
@@ -454,23 +438,15 @@ impl Hook {
 }
 
 /// Prints SessionStart's `additionalContext`.
-fn emit_context(context: &str) -> Result<(), String> {
+fn emit_context(context: &str) -> Result<()> {
     let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
-    output::emit(&format!("{out}\n")).map_err(|err| err.to_string())
+    output::emit(&format!("{out}\n")).into_diagnostic()
 }
 
 /// Re-injects an unfinished workflow of one of the five systems `checkpoint` replaces, read
 /// only, so their users keep their place when they switch; prints nothing when there is none.
-fn seed_context(project_root: &Path, config: &Config, now: DateTime<Utc>) -> Result<(), String> {
-    let options = seeds::ImportOptions { id: None, now };
-    let found = seeds::discover(project_root, &[])
-        .into_iter()
-        .find_map(|found| {
-            let workflow = seeds::read_source(found.format, &found.path)
-                .and_then(|source| seeds::import(found.format, &source, &options))
-                .ok()?;
-            (!workflow.status.is_finished()).then_some((found, workflow))
-        });
+fn seed_context(project_root: &Path, config: &Config, now: DateTime<Utc>) -> Result<()> {
+    let found = unfinished::in_seeds(project_root, &[], now).next();
     let Some((found, workflow)) = found else {
         return Ok(());
     };
@@ -480,53 +456,35 @@ fn seed_context(project_root: &Path, config: &Config, now: DateTime<Utc>) -> Res
         .unwrap_or(&found.path)
         .display()
         .to_string();
-    let probe = FsProbe::new(project_root);
-    let findings = resume::validate(&workflow, &[], &probe, config, now);
-    let plan = resume::plan(
-        &workflow,
-        findings,
-        &probe,
-        &PlanOptions {
-            config: config.clone(),
-            now,
-        },
-    );
+    let briefing = Briefing::new(&workflow, &[], &FsProbe::new(project_root), config, now);
     let mut context = format!(
         "This project has an unfinished workflow in {}'s state file `{path}`. `checkpoint` reads it without changing it; to record further progress with `checkpoint`, import it first: `checkpoint import {path}`.\n\n",
         found.format.name()
     );
-    context.push_str(&resume::render_prompt(&plan, now, config.prompt_budget));
+    context.push_str(&briefing.prompt());
     emit_context(&context)
 }
 
 /// Checks the fields every payload of `event` carries, so that a malformed one changes nothing.
-fn check_payload(event: &str, payload: &Value) -> Result<(), String> {
+fn check_payload(event: HookEvent, payload: &Value) -> Result<()> {
     let string = |key: &str| payload.get(key).and_then(Value::as_str);
     match string("hook_event_name") {
-        Some(name) if name == event => {}
+        Some(name) if name == event.name() => {}
         Some(name) => {
-            return Err(format!(
-                "the payload is for `{name}`, not `{event}`; nothing recorded"
-            ));
+            miette::bail!("the payload is for `{name}`, not `{event}`; nothing recorded");
         }
-        None => return Err("the payload has no `hook_event_name`; nothing recorded".into()),
+        None => miette::bail!("the payload has no `hook_event_name`; nothing recorded"),
     }
-    let mut required = vec!["session_id", "cwd"];
-    required.extend(match event {
-        "PreCompact" => &["trigger"][..],
-        "PostToolUse" => &["tool_name"][..],
-        "PostToolUseFailure" => &["tool_name", "error"][..],
-        "StopFailure" => &["error"][..],
-        _ => &[][..],
-    });
-    let missing: Vec<&str> = required
-        .into_iter()
+    let missing: Vec<&str> = ["session_id", "cwd"]
+        .iter()
+        .chain(event.required_fields())
+        .copied()
         .filter(|key| string(key).is_none())
         .collect();
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(miette!(
             "the payload lacks the string field(s) {}; nothing recorded",
             missing
                 .iter()
@@ -537,27 +495,40 @@ fn check_payload(event: &str, payload: &Value) -> Result<(), String> {
     }
 }
 
-/// Whether a shell command runs `git commit` (not `git commit-tree` or a message mentioning it).
-fn is_git_commit(command: &str) -> bool {
-    command.split(['&', ';', '|', '\n']).any(|part| {
-        let mut words = part
-            .split_whitespace()
-            .skip_while(|word| word.contains('='));
-        words.next() == Some("git") && words.find(|word| !word.starts_with('-')) == Some("commit")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn recognises_git_commit() {
-        assert!(is_git_commit("git commit -m 'x'"));
-        assert!(is_git_commit("git add -A && git commit -qm done"));
-        assert!(is_git_commit("GIT_AUTHOR_NAME=a git commit -m x"));
-        assert!(!is_git_commit("git commit-tree abc"));
-        assert!(!is_git_commit("echo git commit"));
-        assert!(!is_git_commit("git status"));
+    fn hook_events_parse_from_their_names() {
+        for event in HookEvent::ALL {
+            assert_eq!(event.name().parse::<HookEvent>().unwrap(), event);
+            assert_eq!(event.to_string(), event.name());
+        }
+        let err = "Notification".parse::<HookEvent>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown hook event `Notification`; nothing recorded"
+        );
+    }
+
+    /// The plugin registers exactly the events the hook handles.
+    #[test]
+    fn the_plugin_registers_every_event() {
+        let hooks: Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../plugin/hooks/hooks.json"
+        )))
+        .unwrap();
+        let mut registered: Vec<&str> = hooks["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut known: Vec<&str> = HookEvent::ALL.iter().map(|event| event.name()).collect();
+        registered.sort_unstable();
+        known.sort_unstable();
+        assert_eq!(registered, known);
     }
 }

@@ -4,8 +4,8 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
-    resume::{self, PlanOptions, ResumePlan},
-    seeds::{self, Discovered, ImportOptions},
+    resume::{Briefing, FindingCode},
+    seeds::Discovered,
     store::Loaded,
 };
 use clap::Args;
@@ -16,6 +16,7 @@ use crate::{
     output::{self, Format, JSON_VERSION, Paint},
     probe::{self, FsProbe},
     report::{ResumeReport, SeedOrigin},
+    unfinished,
 };
 
 /// Arguments of `checkpoint resume`.
@@ -86,7 +87,14 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         Some(loaded) => loaded,
         None => ctx.store.load(&id)?,
     });
-    let plan = build_plan(ctx, loaded, &FsProbe::new(&ctx.project_root));
+    let plan = Briefing::new(
+        &loaded.workflow,
+        &loaded.recoveries,
+        &FsProbe::new(&ctx.project_root),
+        &ctx.config,
+        ctx.now,
+    )
+    .plan;
     let mut chosen = ResumeArgs {
         words: vec![id.to_string()],
         ..args.clone()
@@ -138,70 +146,23 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         None => ctx.store.load(&id)?,
     });
     let probe = FsProbe::new(&ctx.project_root);
-    let mut plan = build_plan(ctx, loaded, &probe);
-    let last_active = plan.last_active;
-    let rebuilt = plan
+    let briefing = Briefing::new(
+        &loaded.workflow,
+        &loaded.recoveries,
+        &probe,
+        &ctx.config,
+        ctx.now,
+    );
+    let rebuilt = briefing
+        .plan
         .findings
         .iter()
-        .any(|finding| finding.code == resume::FindingCode::StateRebuilt);
-    let mut applied = false;
-    let mut archived_to = None;
-
-    if !args.dry_run && (!rebuilt || args.yes) {
+        .any(|finding| finding.code == FindingCode::StateRebuilt);
+    let resumed = if !args.dry_run && (!rebuilt || args.yes) {
         if args.fresh {
-            let target = ctx.store.archive(&id, ctx.now, false)?;
-            let fresh = fresh_copy(&loaded.workflow);
-            let created = ctx.store.create(fresh, ctx.now)?;
-            output::note(&format!(
-                "archived `{id}` to `{}` and started it over",
-                target.display()
-            ));
-            archived_to = Some(target.to_string_lossy().into_owned());
-            plan = build_plan(ctx, &created, &probe);
-            applied = true;
+            start_fresh(ctx, &id, loaded, &probe)?
         } else {
-            let restart = args.restart.as_deref().map(PhaseId::new).transpose()?;
-            let wants_write = !plan.recoveries.is_empty()
-                || args.abandon
-                || restart.is_some()
-                || !loaded.recoveries.is_empty();
-            if wants_write {
-                let updated = ctx.store.update(&id, ctx.now, |workflow| {
-                    // Recompute under the lock: another process may have moved on.
-                    let fresh_plan = build_plan_for(ctx, workflow, &[], &probe);
-                    let mut transitions: Vec<Transition> = fresh_plan
-                        .recoveries
-                        .into_iter()
-                        .map(|recovery| recovery.transition)
-                        .collect();
-                    if let Some(phase) = &restart {
-                        transitions.push(Transition::PhaseStart {
-                            phase: phase.clone(),
-                            force: true,
-                        });
-                    }
-                    if !transitions.is_empty() {
-                        // The resume itself is a sign of life: the workflow is no longer interrupted.
-                        transitions.push(Transition::Heartbeat {
-                            source: "resume".into(),
-                            session_id: None,
-                        });
-                    }
-                    if args.abandon {
-                        transitions.push(Transition::Abandon {
-                            reason: Some("abandoned with `checkpoint resume --abandon`".into()),
-                        });
-                    }
-                    Ok(transitions)
-                })?;
-                output::warn_recoveries(&updated.recoveries);
-                let recovered = std::mem::take(&mut plan.recoveries);
-                plan = build_plan_for(ctx, &updated.workflow, &[], &probe);
-                // Report what this run applied, so the user sees it once.
-                plan.recoveries = recovered;
-                plan.last_active = last_active;
-                applied = true;
-            }
+            recover(ctx, args, &id, loaded, briefing, &probe)?
         }
     } else if rebuilt
         && !args.dry_run
@@ -211,54 +172,143 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     {
         let updated = ctx.store.update(&id, ctx.now, |_| Ok(Vec::new()))?;
         output::warn_recoveries(&updated.recoveries);
-        plan = build_plan_for(ctx, &updated.workflow, &[], &probe);
-        applied = true;
-    }
+        Resumed::applied(brief(ctx, &updated.workflow, &probe))
+    } else {
+        Resumed {
+            briefing,
+            applied: false,
+            archived_to: None,
+        }
+    };
+    emit_resumed(ctx, args, &resumed)
+}
 
+/// What `checkpoint resume` did to a workflow, and the plan from where it stands now.
+struct Resumed {
+    briefing: Briefing,
+    /// Whether the recoveries (and any chosen action) were written.
+    applied: bool,
+    /// Where the workflow was archived to (`--fresh`).
+    archived_to: Option<String>,
+}
+
+impl Resumed {
+    fn applied(briefing: Briefing) -> Self {
+        Self {
+            briefing,
+            applied: true,
+            archived_to: None,
+        }
+    }
+}
+
+/// The briefing on a workflow read under the lock (the store's recoveries are reported apart).
+fn brief(ctx: &Ctx, workflow: &Workflow, probe: &FsProbe) -> Briefing {
+    Briefing::new(workflow, &[], probe, &ctx.config, ctx.now)
+}
+
+/// `--fresh`: archives the workflow and creates it again with every phase pending.
+fn start_fresh(ctx: &Ctx, id: &WorkflowId, loaded: &Loaded, probe: &FsProbe) -> Result<Resumed> {
+    let target = ctx.store.archive(id, ctx.now, false)?;
+    let fresh = fresh_copy(&loaded.workflow);
+    let created = ctx.store.create(fresh, ctx.now)?;
+    output::note(&format!(
+        "archived `{id}` to `{}` and started it over",
+        target.display()
+    ));
+    Ok(Resumed {
+        briefing: Briefing::new(
+            &created.workflow,
+            &created.recoveries,
+            probe,
+            &ctx.config,
+            ctx.now,
+        ),
+        applied: true,
+        archived_to: Some(target.to_string_lossy().into_owned()),
+    })
+}
+
+/// Applies the plan's recoveries, then `--restart` or `--abandon`, when there is anything to
+/// write; the plan reported keeps the recoveries this run applied, so the user sees them once.
+fn recover(
+    ctx: &Ctx,
+    args: &ResumeArgs,
+    id: &WorkflowId,
+    loaded: &Loaded,
+    briefing: Briefing,
+    probe: &FsProbe,
+) -> Result<Resumed> {
+    let restart = args.restart.as_deref().map(PhaseId::new).transpose()?;
+    let wants_write = !briefing.plan.recoveries.is_empty()
+        || args.abandon
+        || restart.is_some()
+        || !loaded.recoveries.is_empty();
+    if !wants_write {
+        return Ok(Resumed {
+            briefing,
+            applied: false,
+            archived_to: None,
+        });
+    }
+    let updated = ctx.store.update(id, ctx.now, |workflow| {
+        // Recompute under the lock: another process may have moved on.
+        let mut transitions: Vec<Transition> = brief(ctx, workflow, probe)
+            .plan
+            .recoveries
+            .into_iter()
+            .map(|recovery| recovery.transition)
+            .collect();
+        if let Some(phase) = &restart {
+            transitions.push(Transition::PhaseStart {
+                phase: phase.clone(),
+                force: true,
+            });
+        }
+        if !transitions.is_empty() {
+            // The resume itself is a sign of life: the workflow is no longer interrupted.
+            transitions.push(Transition::Heartbeat {
+                source: "resume".into(),
+                session_id: None,
+            });
+        }
+        if args.abandon {
+            transitions.push(Transition::Abandon {
+                reason: Some("abandoned with `checkpoint resume --abandon`".into()),
+            });
+        }
+        Ok(transitions)
+    })?;
+    output::warn_recoveries(&updated.recoveries);
+    let mut after = brief(ctx, &updated.workflow, probe);
+    after.plan.recoveries = briefing.plan.recoveries;
+    after.plan.last_active = briefing.plan.last_active;
+    Ok(Resumed::applied(after))
+}
+
+fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
+    let plan = &resumed.briefing.plan;
     match ctx.format {
         Format::Json => output::emit_json(&ResumeReport {
             version: JSON_VERSION,
-            applied,
-            archived_to,
-            plan: Some(&plan),
+            applied: resumed.applied,
+            archived_to: resumed.archived_to.clone(),
+            plan: Some(plan),
             source: None,
         })
         .into_diagnostic(),
         Format::Prompt => {
             let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
-            output::emit(&resume::render_prompt(&plan, ctx.now, budget)).into_diagnostic()
+            output::emit(&resumed.briefing.prompt_within(budget)).into_diagnostic()
         }
         _ => output::emit(&output::render_plan(
-            &plan,
-            applied,
+            plan,
+            resumed.applied,
             ctx.now,
             Paint::new(ctx.color),
         ))
         .into_diagnostic(),
     }
-}
-
-/// The plan for a loaded workflow, with validation (without the full journal replay).
-pub(crate) fn build_plan(ctx: &Ctx, loaded: &Loaded, probe: &FsProbe) -> ResumePlan {
-    build_plan_for(ctx, &loaded.workflow, &loaded.recoveries, probe)
-}
-
-fn build_plan_for(
-    ctx: &Ctx,
-    workflow: &Workflow,
-    recoveries: &[checkpoint_core::store::Recovery],
-    probe: &FsProbe,
-) -> ResumePlan {
-    let findings = resume::validate(workflow, recoveries, probe, &ctx.config, ctx.now);
-    resume::plan(
-        workflow,
-        findings,
-        probe,
-        &PlanOptions {
-            config: ctx.config.clone(),
-            now: ctx.now,
-        },
-    )
 }
 
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
@@ -305,21 +355,11 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
     if ctx.workflow.is_some() {
         return ctx.workflow_id().map(|id| Some((id, None)));
     }
-    let mut candidates: Vec<(WorkflowId, Loaded)> = Vec::new();
-    let mut unreadable = None;
-    for id in ctx.store.list()? {
-        match ctx.store.load(&id) {
-            Ok(loaded) if loaded.workflow.status.is_finished() => {}
-            Ok(loaded) => candidates.push((id, loaded)),
-            Err(err) => {
-                output::warn(&format!("skipping workflow `{id}`: {err}"));
-                unreadable.get_or_insert(err);
-            }
-        }
-    }
+    let found = unfinished::in_store(&ctx.store)?;
+    let mut candidates = found.unfinished;
     if candidates.is_empty() {
         // A workflow that cannot be read is not "nothing to resume": say why it cannot be.
-        if let Some(err) = unreadable {
+        if let Some((_, err)) = found.unreadable.into_iter().next() {
             return Err(err.into());
         }
     }
@@ -373,20 +413,9 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
 /// The unfinished state file of another checkpoint system to plan from, when our store has
 /// none: the one a word names (by path or id), else the most recent.
 fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Option<(Discovered, Workflow)> {
-    let options = ImportOptions {
-        id: None,
-        now: ctx.now,
-    };
+    let worktrees = probe::worktree_roots(&ctx.project_root);
     let mut found: Vec<(Discovered, Workflow)> =
-        seeds::discover(&ctx.project_root, &probe::worktree_roots(&ctx.project_root))
-            .into_iter()
-            .filter_map(|found| {
-                let workflow = seeds::read_source(found.format, &found.path)
-                    .and_then(|source| seeds::import(found.format, &source, &options))
-                    .ok()?;
-                (!workflow.status.is_finished()).then_some((found, workflow))
-            })
-            .collect();
+        unfinished::in_seeds(&ctx.project_root, &worktrees, ctx.now).collect();
     if let Some(index) = found.iter().position(|(seed, workflow)| {
         words.iter().any(|word| {
             word == workflow.id.as_str()
@@ -407,8 +436,8 @@ fn resume_seed(
     found: &Discovered,
     workflow: &Workflow,
 ) -> Result<()> {
-    let probe = FsProbe::new(&ctx.project_root);
-    let plan = build_plan_for(ctx, workflow, &[], &probe);
+    let briefing = brief(ctx, workflow, &FsProbe::new(&ctx.project_root));
+    let plan = &briefing.plan;
     let path = found
         .path
         .strip_prefix(&ctx.project_root)
@@ -424,7 +453,7 @@ fn resume_seed(
             version: JSON_VERSION,
             applied: false,
             archived_to: None,
-            plan: Some(&plan),
+            plan: Some(plan),
             source: Some(SeedOrigin {
                 format: found.format.name(),
                 path,
@@ -435,13 +464,13 @@ fn resume_seed(
             let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
             output::emit(&format!(
                 "{note}\n{}",
-                resume::render_prompt(&plan, ctx.now, budget.saturating_sub(note.len() + 1))
+                briefing.prompt_within(budget.saturating_sub(note.len() + 1))
             ))
             .into_diagnostic()
         }
         _ => output::emit(&format!(
             "{note}\n{}",
-            output::render_plan(&plan, false, ctx.now, Paint::new(ctx.color))
+            output::render_plan(plan, false, ctx.now, Paint::new(ctx.color))
         ))
         .into_diagnostic(),
     }

@@ -1,6 +1,6 @@
 //! `checkpoint status` and `checkpoint show`.
 
-use checkpoint_core::{PhaseId, Workflow, store::Recovery};
+use checkpoint_core::{PhaseId, Workflow, resume::Briefing, store::Recovery};
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
@@ -53,13 +53,14 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
         }
         Format::Prompt => {
             let probe = crate::probe::FsProbe::new(&ctx.project_root);
-            let plan = crate::commands::resume::build_plan(ctx, loaded, &probe);
-            output::emit(&checkpoint_core::resume::render_prompt(
-                &plan,
+            let briefing = Briefing::new(
+                &loaded.workflow,
+                &loaded.recoveries,
+                &probe,
+                &ctx.config,
                 ctx.now,
-                ctx.config.prompt_budget,
-            ))
-            .into_diagnostic()
+            );
+            output::emit(&briefing.prompt()).into_diagnostic()
         }
         _ => output::emit(&output::render_status(
             workflow,

@@ -1,11 +1,13 @@
 //! Resume: validate a state, recover from interruptions, and plan the next step.
 
+mod briefing;
 mod codes;
 mod planner;
 mod prompt;
 mod validate;
 
 pub use crate::resume::{
+    briefing::Briefing,
     codes::{Action, FindingCode, RecoveryCode},
     planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,

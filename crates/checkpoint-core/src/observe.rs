@@ -1,0 +1,301 @@
+//! What a session was seen doing, turned into transitions: the hooks' domain rules, pure, seeing
+//! files through [`Probe`].
+
+use crate::{
+    model::{PhaseStatus, TaskStatus, Workflow},
+    resume::Probe,
+    transition::Transition,
+};
+
+/// A file at `path` (relative to the project root) was written while a phase is in progress: it
+/// joins the context summary, and each phase in progress that declares it as an output is
+/// complete once all its outputs exist and are not empty, its tasks are done and its
+/// dependencies are done.
+///
+/// Nothing happens when no phase is in progress.
+pub fn file_written(workflow: &Workflow, path: &str, probe: &dyn Probe) -> Vec<Transition> {
+    let in_progress = || {
+        workflow
+            .phases
+            .iter()
+            .filter(|phase| phase.status == PhaseStatus::InProgress)
+    };
+    if in_progress().next().is_none() {
+        return Vec::new();
+    }
+    let mut transitions = Vec::new();
+    if !workflow
+        .context
+        .file_paths
+        .iter()
+        .any(|known| known == path)
+    {
+        transitions.push(Transition::FilePath {
+            path: path.to_owned(),
+        });
+    }
+    for phase in in_progress().filter(|phase| phase.outputs.iter().any(|output| output == path)) {
+        let outputs_exist = phase
+            .outputs
+            .iter()
+            .all(|output| probe.file_size(output).is_some_and(|size| size > 0));
+        let tasks_done = phase
+            .tasks
+            .iter()
+            .all(|task| task.status == TaskStatus::Done);
+        if outputs_exist && tasks_done && workflow.dependencies_done(phase) {
+            transitions.push(Transition::PhaseComplete {
+                phase: phase.id.clone(),
+                artifacts: phase.outputs.clone(),
+                commit_sha: None,
+                force: false,
+            });
+        }
+    }
+    transitions
+}
+
+/// A commit `sha` was made: it belongs to the phase in progress, else to the phase completed
+/// last that no commit holds yet; nothing when that phase already records it.
+pub fn commit_made(workflow: &Workflow, sha: &str) -> Vec<Transition> {
+    let target = workflow
+        .phases
+        .iter()
+        .find(|phase| phase.status == PhaseStatus::InProgress)
+        .or_else(|| {
+            workflow
+                .phases
+                .iter()
+                .filter(|phase| phase.status.is_done() && phase.commit_sha.is_none())
+                .max_by_key(|phase| phase.completed_at)
+        });
+    target
+        .filter(|phase| phase.commit_sha.as_deref() != Some(sha))
+        .map(|phase| Transition::PhaseCommit {
+            phase: phase.id.clone(),
+            sha: sha.to_owned(),
+        })
+        .into_iter()
+        .collect()
+}
+
+/// Whether a shell command runs `git commit` (not `git commit-tree` or a message mentioning it).
+pub fn is_git_commit(command: &str) -> bool {
+    command.split(['&', ';', '|', '\n']).any(|part| {
+        let mut words = part
+            .split_whitespace()
+            .skip_while(|word| word.contains('='));
+        words.next() == Some("git") && words.find(|word| !word.starts_with('-')) == Some("commit")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, Duration};
+
+    use super::*;
+    use crate::{PhaseId, PhasePlan, Plan, TaskId, WorkflowId, apply_in_place};
+
+    /// Files that exist, by size, relative to the project root.
+    struct Files(Vec<(&'static str, u64)>);
+
+    impl Probe for Files {
+        fn file_size(&self, path: &str) -> Option<u64> {
+            self.0
+                .iter()
+                .find(|(name, _)| *name == path)
+                .map(|(_, size)| *size)
+        }
+        fn git_branch(&self) -> Option<String> {
+            None
+        }
+        fn commit_exists(&self, _sha: &str) -> Option<bool> {
+            None
+        }
+        fn worktree(&self) -> Option<String> {
+            None
+        }
+    }
+
+    fn phase(id: &str) -> PhaseId {
+        PhaseId::new(id).unwrap()
+    }
+
+    /// Phases `a` and `b` (after `a`); `a` declares `a.md` and `dir` as outputs.
+    fn workflow() -> Workflow {
+        let plan = Plan {
+            phases: vec![
+                PhasePlan::from_spec("a").unwrap(),
+                PhasePlan::from_spec("b:a").unwrap(),
+            ],
+            ..Plan::default()
+        };
+        let mut workflow = plan
+            .into_workflow(WorkflowId::new("w").unwrap(), None, DateTime::UNIX_EPOCH)
+            .unwrap();
+        workflow.phases[0].outputs = vec!["a.md".into(), "dir".into()];
+        workflow
+    }
+
+    fn change(workflow: &mut Workflow, transition: Transition) {
+        let seq = workflow.seq + 1;
+        let now = DateTime::UNIX_EPOCH + Duration::seconds(i64::try_from(seq).unwrap());
+        apply_in_place(workflow, &transition, seq, now).unwrap();
+    }
+
+    fn start(workflow: &mut Workflow, id: &str) {
+        change(
+            workflow,
+            Transition::PhaseStart {
+                phase: phase(id),
+                force: false,
+            },
+        );
+    }
+
+    fn complete(workflow: &mut Workflow, id: &str) {
+        change(
+            workflow,
+            Transition::PhaseComplete {
+                phase: phase(id),
+                artifacts: Vec::new(),
+                commit_sha: None,
+                force: true,
+            },
+        );
+    }
+
+    fn completes(transitions: &[Transition]) -> Vec<&str> {
+        transitions
+            .iter()
+            .filter_map(|transition| match transition {
+                Transition::PhaseComplete { phase, .. } => Some(phase.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_written_file_counts_only_while_a_phase_is_in_progress() {
+        let workflow = workflow();
+        let files = Files(vec![("a.md", 3), ("dir", u64::MAX)]);
+        assert_eq!(file_written(&workflow, "a.md", &files), Vec::new());
+    }
+
+    #[test]
+    fn declared_outputs_complete_their_phase_once_all_exist_and_are_not_empty() {
+        let mut workflow = workflow();
+        start(&mut workflow, "a");
+        let all = Files(vec![("a.md", 3), ("dir", u64::MAX)]);
+        let transitions = file_written(&workflow, "a.md", &all);
+        assert_eq!(
+            transitions[0],
+            Transition::FilePath {
+                path: "a.md".into()
+            }
+        );
+        assert_eq!(completes(&transitions), ["a"]);
+        let Transition::PhaseComplete { artifacts, .. } = &transitions[1] else {
+            panic!("{transitions:?}");
+        };
+        assert_eq!(artifacts, &["a.md", "dir"]);
+
+        let empty = Files(vec![("a.md", 0), ("dir", u64::MAX)]);
+        assert!(completes(&file_written(&workflow, "a.md", &empty)).is_empty());
+        let missing = Files(vec![("a.md", 3)]);
+        assert!(completes(&file_written(&workflow, "a.md", &missing)).is_empty());
+        // A file that is no output of the phase only joins the summary.
+        assert_eq!(
+            file_written(&workflow, "notes.md", &all),
+            [Transition::FilePath {
+                path: "notes.md".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_known_path_is_not_recorded_twice() {
+        let mut workflow = workflow();
+        start(&mut workflow, "a");
+        change(
+            &mut workflow,
+            Transition::FilePath {
+                path: "a.md".into(),
+            },
+        );
+        let transitions = file_written(&workflow, "a.md", &Files(vec![("a.md", 3)]));
+        assert_eq!(transitions, Vec::new());
+    }
+
+    #[test]
+    fn unfinished_tasks_or_dependencies_keep_a_phase_open() {
+        let mut workflow = workflow();
+        start(&mut workflow, "a");
+        change(
+            &mut workflow,
+            Transition::TaskAdd {
+                phase: phase("a"),
+                task: TaskId::new("t").unwrap(),
+                title: None,
+                output: None,
+            },
+        );
+        let all = Files(vec![("a.md", 3), ("dir", u64::MAX), ("b.md", 1)]);
+        assert!(completes(&file_written(&workflow, "a.md", &all)).is_empty());
+
+        let mut workflow = self::workflow();
+        workflow.phases[1].outputs = vec!["b.md".into()];
+        workflow.phases[1].status = PhaseStatus::InProgress;
+        assert!(!workflow.dependencies_done(&workflow.phases[1]));
+        assert!(completes(&file_written(&workflow, "b.md", &all)).is_empty());
+    }
+
+    #[test]
+    fn a_commit_goes_to_the_phase_in_progress_else_the_last_completed_without_one() {
+        let mut workflow = workflow();
+        start(&mut workflow, "a");
+        assert_eq!(
+            commit_made(&workflow, "abc"),
+            [Transition::PhaseCommit {
+                phase: phase("a"),
+                sha: "abc".into()
+            }]
+        );
+        complete(&mut workflow, "a");
+        assert_eq!(
+            commit_made(&workflow, "abc"),
+            [Transition::PhaseCommit {
+                phase: phase("a"),
+                sha: "abc".into()
+            }]
+        );
+        change(
+            &mut workflow,
+            Transition::PhaseCommit {
+                phase: phase("a"),
+                sha: "abc".into(),
+            },
+        );
+        // Every completed phase holds a commit and none is in progress: nothing to attribute.
+        assert_eq!(commit_made(&workflow, "def"), Vec::new());
+        start(&mut workflow, "b");
+        complete(&mut workflow, "b");
+        assert_eq!(
+            commit_made(&workflow, "def"),
+            [Transition::PhaseCommit {
+                phase: phase("b"),
+                sha: "def".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn recognises_git_commit() {
+        assert!(is_git_commit("git commit -m 'x'"));
+        assert!(is_git_commit("git add -A && git commit -qm done"));
+        assert!(is_git_commit("GIT_AUTHOR_NAME=a git commit -m x"));
+        assert!(!is_git_commit("git commit-tree abc"));
+        assert!(!is_git_commit("echo git commit"));
+        assert!(!is_git_commit("git status"));
+    }
+}
