@@ -11,7 +11,8 @@ use std::{
 use checkpoint_core::{
     CONFIG_FILE, Config, Transition, Workflow, WorkflowId,
     failpoint::{self, Failpoint, Step},
-    store::{Loaded, Store, StoreOptions},
+    resume::{Briefing, Probe},
+    store::{Loaded, Recovery, Store, StoreOptions},
 };
 use chrono::{DateTime, Utc};
 use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
@@ -202,6 +203,17 @@ impl Ctx {
             }
         }
         Ok(loaded)
+    }
+
+    /// The briefing on `workflow` (loaded with `recoveries`) now, with files and git seen through
+    /// `probe`.
+    pub(crate) fn brief(
+        &self,
+        workflow: &Workflow,
+        recoveries: &[Recovery],
+        probe: &dyn Probe,
+    ) -> Briefing {
+        Briefing::new(workflow, recoveries, probe, &self.config, self.now)
     }
 
     /// A path relative to the project root where it is inside it, for storing in the state.

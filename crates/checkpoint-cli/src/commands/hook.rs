@@ -258,7 +258,7 @@ impl Hook {
         let mut context = String::new();
         if let Some((first, others)) = active.split_first() {
             let probe = FsProbe::new(&ctx.project_root);
-            let briefing = Briefing::new(first, &[], &probe, &ctx.config, ctx.now);
+            let briefing = ctx.brief(first, &[], &probe);
             context.push_str("A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n");
             context.push_str(&briefing.prompt());
             if !others.is_empty() {

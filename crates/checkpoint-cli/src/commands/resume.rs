@@ -87,14 +87,13 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         Some(loaded) => loaded,
         None => ctx.store.load(&id)?,
     });
-    let plan = Briefing::new(
-        &loaded.workflow,
-        &loaded.recoveries,
-        &FsProbe::new(&ctx.project_root),
-        &ctx.config,
-        ctx.now,
-    )
-    .plan;
+    let plan = ctx
+        .brief(
+            &loaded.workflow,
+            &loaded.recoveries,
+            &FsProbe::new(&ctx.project_root),
+        )
+        .plan;
     let mut chosen = ResumeArgs {
         words: vec![id.to_string()],
         ..args.clone()
@@ -146,13 +145,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         None => ctx.store.load(&id)?,
     });
     let probe = FsProbe::new(&ctx.project_root);
-    let briefing = Briefing::new(
-        &loaded.workflow,
-        &loaded.recoveries,
-        &probe,
-        &ctx.config,
-        ctx.now,
-    );
+    let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
     let rebuilt = briefing
         .plan
         .findings
@@ -172,7 +165,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     {
         let updated = ctx.store.update(&id, ctx.now, |_| Ok(Vec::new()))?;
         output::warn_recoveries(&updated.recoveries);
-        Resumed::applied(brief(ctx, &updated.workflow, &probe))
+        Resumed::applied(ctx.brief(&updated.workflow, &[], &probe))
     } else {
         Resumed {
             briefing,
@@ -202,11 +195,6 @@ impl Resumed {
     }
 }
 
-/// The briefing on a workflow read under the lock (the store's recoveries are reported apart).
-fn brief(ctx: &Ctx, workflow: &Workflow, probe: &FsProbe) -> Briefing {
-    Briefing::new(workflow, &[], probe, &ctx.config, ctx.now)
-}
-
 /// `--fresh`: archives the workflow and creates it again with every phase pending.
 fn start_fresh(ctx: &Ctx, id: &WorkflowId, loaded: &Loaded, probe: &FsProbe) -> Result<Resumed> {
     let target = ctx.store.archive(id, ctx.now, false)?;
@@ -217,13 +205,7 @@ fn start_fresh(ctx: &Ctx, id: &WorkflowId, loaded: &Loaded, probe: &FsProbe) -> 
         target.display()
     ));
     Ok(Resumed {
-        briefing: Briefing::new(
-            &created.workflow,
-            &created.recoveries,
-            probe,
-            &ctx.config,
-            ctx.now,
-        ),
+        briefing: ctx.brief(&created.workflow, &created.recoveries, probe),
         applied: true,
         archived_to: Some(target.to_string_lossy().into_owned()),
     })
@@ -253,7 +235,8 @@ fn recover(
     }
     let updated = ctx.store.update(id, ctx.now, |workflow| {
         // Recompute under the lock: another process may have moved on.
-        let mut transitions: Vec<Transition> = brief(ctx, workflow, probe)
+        let mut transitions: Vec<Transition> = ctx
+            .brief(workflow, &[], probe)
             .plan
             .recoveries
             .into_iter()
@@ -280,7 +263,7 @@ fn recover(
         Ok(transitions)
     })?;
     output::warn_recoveries(&updated.recoveries);
-    let mut after = brief(ctx, &updated.workflow, probe);
+    let mut after = ctx.brief(&updated.workflow, &[], probe);
     after.plan.recoveries = briefing.plan.recoveries;
     after.plan.last_active = briefing.plan.last_active;
     Ok(Resumed::applied(after))
@@ -436,7 +419,7 @@ fn resume_seed(
     found: &Discovered,
     workflow: &Workflow,
 ) -> Result<()> {
-    let briefing = brief(ctx, workflow, &FsProbe::new(&ctx.project_root));
+    let briefing = ctx.brief(workflow, &[], &FsProbe::new(&ctx.project_root));
     let plan = &briefing.plan;
     let path = found
         .path

@@ -1,6 +1,6 @@
 //! `checkpoint status` and `checkpoint show`.
 
-use checkpoint_core::{PhaseId, Workflow, resume::Briefing, store::Recovery};
+use checkpoint_core::{PhaseId, Workflow, store::Recovery};
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
@@ -53,13 +53,7 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
         }
         Format::Prompt => {
             let probe = crate::probe::FsProbe::new(&ctx.project_root);
-            let briefing = Briefing::new(
-                &loaded.workflow,
-                &loaded.recoveries,
-                &probe,
-                &ctx.config,
-                ctx.now,
-            );
+            let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
             output::emit(&briefing.prompt()).into_diagnostic()
         }
         _ => output::emit(&output::render_status(
