@@ -512,26 +512,6 @@ fn two_different_commands_racing_are_serialized() {
     );
 }
 
-/// Runs `checkpoint hook <event>` with `payload` on stdin, in the background.
-fn spawn_hook(env: &TestEnv, event: &str, payload: &serde_json::Value) -> std::process::Child {
-    use std::io::Write as _;
-    let mut child = env
-        .cmd()
-        .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    child
-}
-
 #[test]
 fn hooks_and_commands_racing_are_serialized() {
     let rounds = if long() { 100 } else { 20 };
@@ -548,8 +528,8 @@ fn hooks_and_commands_racing_are_serialized() {
         failure["tool_name"] = "Bash".into();
         failure["error"] = format!("Exit code {round}").into();
         let hooks = [
-            spawn_hook(&env, "Stop", &stop),
-            spawn_hook(&env, "PostToolUseFailure", &failure),
+            env.hook("Stop", &stop.to_string()),
+            env.hook("PostToolUseFailure", &failure.to_string()),
         ];
         let progress = env
             .cmd()
@@ -564,8 +544,8 @@ fn hooks_and_commands_racing_are_serialized() {
             .unwrap();
         assert!(progress.status.success(), "{progress:?}");
         for hook in hooks {
-            let output = hook.wait_with_output().unwrap();
-            assert_eq!(output.status.code(), Some(0), "{output:?}");
+            let (code, _, stderr) = hook.wait();
+            assert_eq!(code, 0, "{stderr}");
         }
         // With several workflows the hooks touch every unfinished one; this round's must have all three.
         let ops: Vec<&str> = journal(&env, &id).iter().map(|(_, t)| t.op()).collect();
@@ -588,10 +568,8 @@ fn secrets_in_hook_payloads_never_reach_the_disk() {
         "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
         "error": format!("curl failed: Authorization: Bearer {key}"),
     });
-    let output = spawn_hook(&env, "PostToolUseFailure", &failure)
-        .wait_with_output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0));
+    let (code, _, _) = env.hook("PostToolUseFailure", &failure.to_string()).wait();
+    assert_eq!(code, 0);
     for file in ["state.json", "journal.jsonl"] {
         let text = env.read("w", file);
         assert!(

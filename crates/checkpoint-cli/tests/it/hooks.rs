@@ -1,30 +1,8 @@
 //! `checkpoint hook <event>`: payload handling, state written, and the never-fail contract.
 
-use std::{io::Write, process::Stdio};
-
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
-
-/// Runs a hook with `payload` on stdin; returns (exit code, stdout, stderr).
-fn hook(env: &TestEnv, event: &str, payload: &str) -> (i32, String, String) {
-    let mut child = env
-        .cmd()
-        .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A hook may finish without reading everything; that is not the test's concern.
-    let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
-    let output = child.wait_with_output().unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
-}
 
 fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
     let mut value = json!({
@@ -60,11 +38,12 @@ fn interrupted(env: &TestEnv) {
 fn session_start_injects_the_resume_prompt() {
     let env = TestEnv::new();
     interrupted(&env);
-    let (code, stdout, stderr) = hook(
-        &env,
-        "SessionStart",
-        &payload(&env, "SessionStart", json!({"source": "startup"})),
-    );
+    let (code, stdout, stderr) = env
+        .hook(
+            "SessionStart",
+            &payload(&env, "SessionStart", json!({"source": "startup"})),
+        )
+        .wait();
     assert_eq!(code, 0, "{stderr}");
     let out: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
@@ -87,11 +66,12 @@ fn session_start_injects_the_resume_prompt() {
 #[test]
 fn session_start_without_a_workflow_prints_nothing() {
     let env = TestEnv::new();
-    let (code, stdout, stderr) = hook(
-        &env,
-        "SessionStart",
-        &payload(&env, "SessionStart", json!({"source": "startup"})),
-    );
+    let (code, stdout, stderr) = env
+        .hook(
+            "SessionStart",
+            &payload(&env, "SessionStart", json!({"source": "startup"})),
+        )
+        .wait();
     assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "", ""));
     assert!(
         !env.project().join(".claude").exists(),
@@ -99,11 +79,12 @@ fn session_start_without_a_workflow_prints_nothing() {
     );
     env.ok(&["init", "done", "--phase", "a"]);
     env.ok(&["complete", "a"]);
-    let (_, stdout, _) = hook(
-        &env,
-        "SessionStart",
-        &payload(&env, "SessionStart", json!({"source": "resume"})),
-    );
+    let (_, stdout, _) = env
+        .hook(
+            "SessionStart",
+            &payload(&env, "SessionStart", json!({"source": "resume"})),
+        )
+        .wait();
     assert_eq!(stdout, "", "a finished workflow is not re-injected");
 }
 
@@ -122,7 +103,10 @@ fn write_of_the_last_declared_output_completes_the_phase() {
             json!({"tool_name": "Write", "tool_input": {"file_path": env.project().join(path), "content": "x"}, "tool_response": {"type": "create"}}),
         )
     };
-    assert_eq!(hook(&env, "PostToolUse", &write("docs/design.md")).0, 0);
+    assert_eq!(
+        env.hook("PostToolUse", &write("docs/design.md")).wait().0,
+        0
+    );
     let state = env.state("w");
     assert_eq!(
         state["phases"][0]["status"], "in_progress",
@@ -130,7 +114,7 @@ fn write_of_the_last_declared_output_completes_the_phase() {
     );
     assert_eq!(state["context"]["file_paths"], json!(["docs/design.md"]));
     std::fs::write(env.project().join("docs/api.md"), "# API").unwrap();
-    assert_eq!(hook(&env, "PostToolUse", &write("docs/api.md")).0, 0);
+    assert_eq!(env.hook("PostToolUse", &write("docs/api.md")).wait().0, 0);
     let state = env.state("w");
     assert_eq!(state["phases"][0]["status"], "complete");
     assert_eq!(state["phases"][0]["artifacts"].as_array().unwrap().len(), 2);
@@ -167,7 +151,7 @@ fn git_commit_records_the_sha() {
         "PostToolUse",
         json!({"tool_name": "Bash", "tool_input": {"command": "git add a.txt && git commit -qm work"}, "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
     );
-    assert_eq!(hook(&env, "PostToolUse", &bash).0, 0);
+    assert_eq!(env.hook("PostToolUse", &bash).wait().0, 0);
     assert_eq!(
         env.state("payments")["phases"][0]["commit_sha"],
         head.as_str()
@@ -178,7 +162,7 @@ fn git_commit_records_the_sha() {
         json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}}),
     );
     let before = env.read("payments", "journal.jsonl");
-    hook(&env, "PostToolUse", &other);
+    env.hook("PostToolUse", &other).wait();
     assert_eq!(
         env.read("payments", "journal.jsonl"),
         before,
@@ -195,7 +179,7 @@ fn tool_failure_is_noted_on_the_phase() {
         "PostToolUseFailure",
         json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": "Exit code 101", "is_interrupt": false}),
     );
-    assert_eq!(hook(&env, "PostToolUseFailure", &failure).0, 0);
+    assert_eq!(env.hook("PostToolUseFailure", &failure).wait().0, 0);
     let state = env.state("payments");
     assert_eq!(state["phases"][0]["error"], "Bash: Exit code 101");
     assert_eq!(
@@ -213,7 +197,7 @@ fn stop_records_a_heartbeat_and_strict_stop_blocks() {
         "Stop",
         json!({"stop_hook_active": false, "last_assistant_message": "done"}),
     );
-    let (code, stdout, _) = hook(&env, "Stop", &stop);
+    let (code, stdout, _) = env.hook("Stop", &stop).wait();
     assert_eq!(
         (code, stdout.as_str()),
         (0, ""),
@@ -232,7 +216,7 @@ fn stop_records_a_heartbeat_and_strict_stop_blocks() {
     )
     .unwrap();
     env.set_now("2026-03-01T13:00:00Z");
-    let (code, stdout, _) = hook(&env, "Stop", &stop);
+    let (code, stdout, _) = env.hook("Stop", &stop).wait();
     assert_eq!(code, 0);
     let out: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(out["decision"], "block");
@@ -245,13 +229,13 @@ fn stop_records_a_heartbeat_and_strict_stop_blocks() {
     );
     let again = payload(&env, "Stop", json!({"stop_hook_active": true}));
     assert_eq!(
-        hook(&env, "Stop", &again).1,
+        env.hook("Stop", &again).wait().1,
         "",
         "a stop is blocked at most once in a row"
     );
     env.ok(&["progress", "design", "fresh note"]);
     assert_eq!(
-        hook(&env, "Stop", &stop).1,
+        env.hook("Stop", &stop).wait().1,
         "",
         "a recent progress note lets the session stop"
     );
@@ -266,7 +250,7 @@ fn stop_failure_pauses_and_compaction_is_journaled() {
         "StopFailure",
         json!({"error": "rate_limit", "last_assistant_message": "API Error: Request rejected (429)"}),
     );
-    assert_eq!(hook(&env, "StopFailure", &failure).0, 0);
+    assert_eq!(env.hook("StopFailure", &failure).wait().0, 0);
     let state = env.state("payments");
     assert_eq!(state["status"], "paused");
     assert_eq!(state["pause"]["reason"], "API error: rate_limit");
@@ -281,7 +265,7 @@ fn stop_failure_pauses_and_compaction_is_journaled() {
         "PreCompact",
         json!({"trigger": "manual", "custom_instructions": null}),
     );
-    assert_eq!(hook(&env, "PreCompact", &compact).0, 0);
+    assert_eq!(env.hook("PreCompact", &compact).wait().0, 0);
     let last: Value = serde_json::from_str(
         env.read("payments", "journal.jsonl")
             .lines()
@@ -336,7 +320,7 @@ fn bad_payloads_never_fail_the_session_and_change_nothing() {
             &other_event,
             &missing,
         ] {
-            let (code, stdout, stderr) = hook(&env, event, input);
+            let (code, stdout, stderr) = env.hook(event, input).wait();
             assert_eq!(code, 0, "{event} with {input:?}: {stderr}");
             assert_eq!(stdout, "", "{event} with {input:?}");
             if event != "SessionEnd" {
@@ -364,7 +348,7 @@ fn a_locked_workflow_makes_the_hook_warn_not_fail() {
         .unwrap();
     lock.lock().unwrap();
     let start = std::time::Instant::now();
-    let (code, _, stderr) = hook(&env, "Stop", &payload(&env, "Stop", json!({})));
+    let (code, _, stderr) = env.hook("Stop", &payload(&env, "Stop", json!({}))).wait();
     assert_eq!(code, 0);
     assert!(stderr.contains("timed out after"), "{stderr}");
     assert!(
@@ -384,11 +368,12 @@ fn session_start_explains_an_unreadable_workflow() {
         state.to_string(),
     )
     .unwrap();
-    let (code, stdout, _) = hook(
-        &env,
-        "SessionStart",
-        &payload(&env, "SessionStart", json!({"source": "startup"})),
-    );
+    let (code, stdout, _) = env
+        .hook(
+            "SessionStart",
+            &payload(&env, "SessionStart", json!({"source": "startup"})),
+        )
+        .wait();
     assert_eq!(code, 0);
     let out: Value = serde_json::from_str(&stdout).unwrap();
     let context = out["hookSpecificOutput"]["additionalContext"]
@@ -412,11 +397,12 @@ fn session_start_brings_back_another_systems_unfinished_workflow() {
     std::fs::create_dir_all(env.project().join(".claude")).unwrap();
     std::fs::copy(&fixture, env.project().join(".claude/pipeline-state.json")).unwrap();
     let before = std::fs::read(env.project().join(".claude/pipeline-state.json")).unwrap();
-    let (code, stdout, stderr) = hook(
-        &env,
-        "SessionStart",
-        &payload(&env, "SessionStart", json!({"source": "startup"})),
-    );
+    let (code, stdout, stderr) = env
+        .hook(
+            "SessionStart",
+            &payload(&env, "SessionStart", json!({"source": "startup"})),
+        )
+        .wait();
     assert_eq!(code, 0, "{stderr}");
     let out: Value = serde_json::from_str(&stdout).unwrap();
     let context = out["hookSpecificOutput"]["additionalContext"]

@@ -2,8 +2,9 @@
 //! helpers that run the real `checkpoint` binary and render its output for snapshots.
 
 use std::{
+    io::Write,
     path::PathBuf,
-    process::{Command, Output},
+    process::{Child, Command, Output, Stdio},
 };
 
 use assert_fs::TempDir;
@@ -67,6 +68,22 @@ impl TestEnv {
             .env("CHECKPOINT_NO_PROGRESS", "1")
             .current_dir(self.project());
         cmd
+    }
+
+    /// Starts `checkpoint hook <event>` with `payload` on its stdin, as Claude Code runs a hook;
+    /// [`HookRun::wait`] collects what it did.
+    pub fn hook(&self, event: &str, payload: &str) -> HookRun {
+        let mut child = self
+            .cmd()
+            .args(["hook", event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A hook may finish without reading everything; that is not the test's concern.
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+        HookRun(child)
     }
 
     /// Runs `checkpoint` with `args` and returns its output.
@@ -143,4 +160,19 @@ pub fn copy(cmd: &Command) -> Command {
         )
         .current_dir(cmd.get_current_dir().unwrap());
     copy
+}
+
+/// A hook started by [`TestEnv::hook`], running in the background until waited for.
+pub struct HookRun(Child);
+
+impl HookRun {
+    /// Waits for the hook; returns (exit code, stdout, stderr).
+    pub fn wait(self) -> (i32, String, String) {
+        let output = self.0.wait_with_output().unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    }
 }
