@@ -15,24 +15,13 @@ use crate::{
 /// current state), `journal.jsonl` (every transition), `state.json.bak` and a lock file.
 #[derive(Debug, Parser)]
 #[command(name = "checkpoint", version, about, long_about, max_term_width = 100)]
-#[command(after_long_help = EXIT_CODES)]
+#[command(after_long_help = crate::exit_code::help_text())]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
 }
-
-const EXIT_CODES: &str = "Exit codes:
-  0  success
-  1  unexpected failure (I/O and others)
-  2  invalid command line
-  3  transition refused by the current state (nothing written)
-  4  workflow, phase or task not found, or several workflows match
-  5  timed out waiting for the lock
-  6  state cannot be trusted (corrupt beyond repair, or from a newer version; left untouched)
-  7  write may have been saved: re-read the state before retrying
-  8  `validate` found errors: the state cannot be trusted as is";
 
 /// Options every command takes.
 #[derive(Debug, Args)]

@@ -1,10 +1,12 @@
-//! The documented exit codes of `checkpoint` (see the README).
+//! The documented exit codes of `checkpoint`: one table, from which the `--help` text and the
+//! tables of the README and the skill are generated (`cargo xtask codegen` writes and checks the
+//! Markdown).
 
 /// The command did what was asked.
 pub const SUCCESS: u8 = 0;
 /// An unexpected failure (I/O and everything not listed below).
 pub const FAILURE: u8 = 1;
-/// The command line was invalid (clap's code).
+/// The command line was invalid (clap's code), or an id or a plan.
 pub const USAGE: u8 = 2;
 /// The transition is not allowed from the current state (nothing was written).
 pub const REFUSED: u8 = 3;
@@ -18,3 +20,102 @@ pub const UNTRUSTED: u8 = 6;
 pub const MAYBE_SAVED: u8 = 7;
 /// `validate` found errors: the state cannot be trusted as is.
 pub const INVALID: u8 = 8;
+
+/// One documented exit code.
+#[derive(Debug, Clone, Copy)]
+pub struct ExitCode {
+    pub code: u8,
+    /// What it means, for `--help` and the README.
+    pub meaning: &'static str,
+    /// A few words, for the skill.
+    pub brief: &'static str,
+}
+
+/// Every exit code `checkpoint` documents, in order.
+pub const ALL: [ExitCode; 9] = [
+    ExitCode {
+        code: SUCCESS,
+        meaning: "success",
+        brief: "ok",
+    },
+    ExitCode {
+        code: FAILURE,
+        meaning: "unexpected failure (I/O and others)",
+        brief: "unexpected failure",
+    },
+    ExitCode {
+        code: USAGE,
+        meaning: "invalid command line, id or plan",
+        brief: "invalid command line",
+    },
+    ExitCode {
+        code: REFUSED,
+        meaning: "the transition is refused by the current state; nothing was written",
+        brief: "refused by the current state (nothing written)",
+    },
+    ExitCode {
+        code: NOT_FOUND,
+        meaning: "workflow, phase or task not found, or several workflows match (`--workflow` picks one)",
+        brief: "not found",
+    },
+    ExitCode {
+        code: LOCKED,
+        meaning: "timed out waiting for the lock (`CHECKPOINT_LOCK_TIMEOUT`, seconds, default 10)",
+        brief: "locked",
+    },
+    ExitCode {
+        code: UNTRUSTED,
+        meaning: "the state cannot be trusted: corrupt beyond repair, a newer schema version, a symlink, or too large; the file is left untouched",
+        brief: "state cannot be trusted",
+    },
+    ExitCode {
+        code: MAYBE_SAVED,
+        meaning: "a write failed after it may have reached the disk: re-read the state before retrying",
+        brief: "write may have been saved (re-read before retrying)",
+    },
+    ExitCode {
+        code: INVALID,
+        meaning: "`validate` found errors",
+        brief: "`validate` found errors",
+    },
+];
+
+/// The exit codes as `checkpoint --help` ends.
+pub fn help_text() -> String {
+    let mut text = String::from("Exit codes:");
+    for exit in ALL {
+        text.push_str(&format!("\n  {}  {}", exit.code, exit.meaning));
+    }
+    text
+}
+
+/// The README's table of exit codes.
+pub fn markdown_table() -> String {
+    let mut table = String::from("| code | meaning |\n| --- | --- |\n");
+    for exit in ALL {
+        table.push_str(&format!("| {} | {} |\n", exit.code, exit.meaning));
+    }
+    table
+}
+
+/// The skill's line of exit codes.
+pub fn skill_line() -> String {
+    let codes: Vec<String> = ALL
+        .iter()
+        .map(|exit| format!("{} {}", exit.code, exit.brief))
+        .collect();
+    format!("Exit codes: {}.\n", codes.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table lists each code once, in order, from 0 to the highest.
+    #[test]
+    fn the_table_lists_every_code_once_in_order() {
+        let codes: Vec<u8> = ALL.iter().map(|exit| exit.code).collect();
+        let expected: Vec<u8> = (0..=INVALID).collect();
+        assert_eq!(codes, expected);
+    }
+}

@@ -8,7 +8,7 @@ mod cli;
 mod commands;
 mod ctx;
 mod env;
-mod exit_code;
+pub mod exit_code;
 mod git;
 mod output;
 mod probe;

@@ -386,3 +386,33 @@ fn completions_are_generated() {
     let env = TestEnv::new();
     assert!(env.ok(&["completions", "bash"]).contains("checkpoint"));
 }
+
+/// `checkpoint --help` ends with the exit codes the README documents, each as the README says it.
+#[test]
+fn help_lists_the_exit_codes_of_the_readme() {
+    let env = TestEnv::new();
+    let help = env.ok(&["--help"]);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let readme = include_str!("../../../../README.md");
+    let section = readme
+        .split("### Exit codes")
+        .nth(1)
+        .expect("the README has an exit-code section");
+    let rows: Vec<(&str, &str)> = section
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .skip(2)
+        .map(|row| {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            (cells[0], cells[1])
+        })
+        .collect();
+    assert_eq!(rows.len(), 9, "{rows:?}");
+    for (code, meaning) in rows {
+        assert!(
+            help.contains(&format!("{code} {meaning}")),
+            "`--help` lacks exit code {code}: {meaning}\n{help}"
+        );
+    }
+}
