@@ -7,7 +7,11 @@ use std::{
 };
 
 use anstyle::{AnsiColor, Style};
-use checkpoint_core::{DoneSet, Phase, PhaseStatus, Workflow, WorkflowStatus, store::Recovery};
+use checkpoint_core::{
+    DoneSet, Phase, PhaseStatus, Workflow, WorkflowStatus,
+    resume::{ResumePlan, Severity},
+    store::Recovery,
+};
 use chrono::{DateTime, Utc};
 use clap::ValueEnum;
 use serde::Serialize;
@@ -236,67 +240,7 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
     let _ = writeln!(out);
     for phase in &workflow.phases {
         let id = format!("{:width$}", phase.id.as_str());
-        let line = match phase_view(&done, phase) {
-            PhaseView::Done => {
-                let when = phase
-                    .completed_at
-                    .map(|at| format!("  {}", ago(at, now)))
-                    .unwrap_or_default();
-                let sha = phase
-                    .commit_sha
-                    .as_deref()
-                    .map(|sha| format!("  ({})", short_sha(sha)))
-                    .unwrap_or_default();
-                let word = if phase.status == PhaseStatus::Skipped {
-                    "skipped"
-                } else {
-                    "done"
-                };
-                format!(
-                    "{} {id}  {}{}",
-                    paint.green("✓"),
-                    paint.green(word),
-                    paint.dim(&format!("{when}{sha}"))
-                )
-            }
-            PhaseView::InProgress => {
-                let attempt = if phase.attempts > 1 {
-                    format!(" (attempt {})", phase.attempts)
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{} {id}  {}{attempt}",
-                    paint.cyan("→"),
-                    paint.cyan("in progress")
-                )
-            }
-            PhaseView::AwaitingApproval => {
-                format!(
-                    "{} {id}  {}  {}",
-                    paint.yellow("?"),
-                    paint.yellow("awaiting approval"),
-                    paint.dim(&format!("checkpoint approve {}", phase.id))
-                )
-            }
-            PhaseView::Failed => {
-                let error = phase
-                    .error
-                    .as_deref()
-                    .map(|error| format!(": {error}"))
-                    .unwrap_or_default();
-                format!(
-                    "{} {id}  {}{error}",
-                    paint.red("✗"),
-                    paint.red(&format!("failed ({}×)", phase.failures))
-                )
-            }
-            PhaseView::Ready => format!("· {id}  ready"),
-            PhaseView::Blocked => {
-                let waiting: Vec<&str> = done.waiting_for(phase).map(|dep| dep.as_str()).collect();
-                paint.dim(&format!("· {id}  blocked by {}", waiting.join(", ")))
-            }
-        };
+        let line = status_line(&done, phase, &id, now, paint);
         let _ = writeln!(out, "{line}");
         if phase.status == PhaseStatus::InProgress {
             if let Some(progress) = &phase.progress {
@@ -316,6 +260,77 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
     out
 }
 
+/// The line of one phase in `checkpoint status`, its id padded to `id`.
+fn status_line(
+    done: &DoneSet,
+    phase: &Phase,
+    id: &str,
+    now: DateTime<Utc>,
+    paint: Paint,
+) -> String {
+    match phase_view(done, phase) {
+        PhaseView::Done => {
+            let when = phase
+                .completed_at
+                .map(|at| format!("  {}", ago(at, now)))
+                .unwrap_or_default();
+            let sha = phase
+                .commit_sha
+                .as_deref()
+                .map(|sha| format!("  ({})", short_sha(sha)))
+                .unwrap_or_default();
+            let word = if phase.status == PhaseStatus::Skipped {
+                "skipped"
+            } else {
+                "done"
+            };
+            format!(
+                "{} {id}  {}{}",
+                paint.green("✓"),
+                paint.green(word),
+                paint.dim(&format!("{when}{sha}"))
+            )
+        }
+        PhaseView::InProgress => {
+            let attempt = if phase.attempts > 1 {
+                format!(" (attempt {})", phase.attempts)
+            } else {
+                String::new()
+            };
+            format!(
+                "{} {id}  {}{attempt}",
+                paint.cyan("→"),
+                paint.cyan("in progress")
+            )
+        }
+        PhaseView::AwaitingApproval => {
+            format!(
+                "{} {id}  {}  {}",
+                paint.yellow("?"),
+                paint.yellow("awaiting approval"),
+                paint.dim(&format!("checkpoint approve {}", phase.id))
+            )
+        }
+        PhaseView::Failed => {
+            let error = phase
+                .error
+                .as_deref()
+                .map(|error| format!(": {error}"))
+                .unwrap_or_default();
+            format!(
+                "{} {id}  {}{error}",
+                paint.red("✗"),
+                paint.red(&format!("failed ({}×)", phase.failures))
+            )
+        }
+        PhaseView::Ready => format!("· {id}  ready"),
+        PhaseView::Blocked => {
+            let waiting: Vec<&str> = done.waiting_for(phase).map(|dep| dep.as_str()).collect();
+            paint.dim(&format!("· {id}  blocked by {}", waiting.join(", ")))
+        }
+    }
+}
+
 pub(crate) fn workflow_status(status: WorkflowStatus, paint: Paint) -> String {
     let text = status.as_str().replace('_', " ");
     match status {
@@ -333,13 +348,22 @@ pub(crate) fn short_sha(sha: &str) -> &str {
 
 /// The human rendering of a resume plan.
 pub(crate) fn render_plan(
-    plan: &checkpoint_core::resume::ResumePlan,
+    plan: &ResumePlan,
     applied: bool,
     now: DateTime<Utc>,
     paint: Paint,
 ) -> String {
-    use checkpoint_core::resume::Severity;
     let mut out = String::new();
+    plan_header(&mut out, plan, now, paint);
+    plan_repairs(&mut out, plan, applied, paint);
+    let _ = writeln!(out);
+    plan_phases(&mut out, plan, now, paint);
+    plan_next(&mut out, plan, paint);
+    out
+}
+
+/// The workflow, its status, and how far it got.
+fn plan_header(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: Paint) {
     let title = plan
         .title
         .as_deref()
@@ -367,6 +391,11 @@ pub(crate) fn render_plan(
             plan.last_active.format("%Y-%m-%d %H:%M UTC")
         ))
     );
+}
+
+/// The recoveries (applied or proposed) and the findings (without the informational ones once
+/// applied).
+fn plan_repairs(out: &mut String, plan: &ResumePlan, applied: bool, paint: Paint) {
     if !plan.recoveries.is_empty() {
         let _ = writeln!(
             out,
@@ -392,7 +421,10 @@ pub(crate) fn render_plan(
             let _ = writeln!(out, "  {}", finding_line(finding, paint));
         }
     }
-    let _ = writeln!(out);
+}
+
+/// One line a phase, by status.
+fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: Paint) {
     for phase in &plan.completed {
         let sha = phase
             .commit_sha
@@ -466,6 +498,10 @@ pub(crate) fn render_plan(
             ))
         );
     }
+}
+
+/// The next action, and the choices when a decision is needed.
+fn plan_next(out: &mut String, plan: &ResumePlan, paint: Paint) {
     let command = plan
         .next
         .command
@@ -498,7 +534,6 @@ pub(crate) fn render_plan(
             paint.yellow("A decision is needed. Choices: resume (`checkpoint resume`), restart a phase (`checkpoint resume --restart <phase>`), start fresh (`checkpoint resume --fresh`), view the state (`checkpoint show`), abandon (`checkpoint resume --abandon`).")
         );
     }
-    out
 }
 
 fn finding_line(finding: &checkpoint_core::resume::Finding, paint: Paint) -> String {
