@@ -1,4 +1,5 @@
-//! Phase transitions: `start`, `progress`, `complete`, `fail`, `skip`, `approve`, `reject`.
+//! A phase's transitions: `start`, `progress`, `complete`, `fail`, `skip`, `approve`, `reject`,
+//! `replan`, and `commit` (the commits of completed phases).
 
 use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;

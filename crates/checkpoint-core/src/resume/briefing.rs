@@ -55,3 +55,64 @@ impl Briefing {
         render_prompt(&self.plan, self.now, budget)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PhasePlan, PhaseStatus, Plan, WorkflowId, resume::FindingCode};
+
+    /// No file exists, and git cannot tell.
+    struct Nothing;
+
+    impl Probe for Nothing {
+        fn file_size(&self, _path: &str) -> Option<u64> {
+            None
+        }
+        fn git_branch(&self) -> Option<String> {
+            None
+        }
+        fn commit_exists(&self, _sha: &str) -> Option<bool> {
+            None
+        }
+        fn worktree(&self) -> Option<String> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_briefing_validates_through_the_probe_and_renders_within_the_configured_budget() {
+        let plan = Plan {
+            phases: vec![
+                PhasePlan::from_spec("design").unwrap(),
+                PhasePlan::from_spec("build:design").unwrap(),
+            ],
+            ..Plan::default()
+        };
+        let now = DateTime::UNIX_EPOCH;
+        let mut workflow = plan
+            .into_workflow(WorkflowId::new("w").unwrap(), None, now)
+            .unwrap();
+        workflow.phases[0].status = PhaseStatus::Complete;
+        workflow.phases[0].outputs = vec!["design.md".into()];
+        let config = Config {
+            prompt_budget: 300,
+            ..Config::default()
+        };
+        let briefing = Briefing::new(&workflow, &[], &Nothing, &config, now);
+        assert!(
+            briefing
+                .plan
+                .findings
+                .iter()
+                .any(|finding| finding.code == FindingCode::OutputMissing),
+            "{:?}",
+            briefing.plan.findings
+        );
+        assert_eq!(briefing.prompt(), render_prompt(&briefing.plan, now, 300));
+        assert_eq!(
+            briefing.prompt_within(5000),
+            render_prompt(&briefing.plan, now, 5000)
+        );
+        assert_ne!(briefing.prompt(), briefing.prompt_within(5000));
+    }
+}
