@@ -12,6 +12,8 @@ mod fsx;
 mod id;
 mod model;
 mod plan;
+#[cfg(test)]
+mod testing;
 mod timestamp;
 mod transition;
 

@@ -94,28 +94,7 @@ mod tests {
     use chrono::{DateTime, Duration};
 
     use super::*;
-    use crate::{PhaseId, PhasePlan, Plan, TaskId, WorkflowId, apply_in_place};
-
-    /// Files that exist, by size, relative to the project root.
-    struct Files(Vec<(&'static str, u64)>);
-
-    impl Probe for Files {
-        fn file_size(&self, path: &str) -> Option<u64> {
-            self.0
-                .iter()
-                .find(|(name, _)| *name == path)
-                .map(|(_, size)| *size)
-        }
-        fn git_branch(&self) -> Option<String> {
-            None
-        }
-        fn commit_exists(&self, _sha: &str) -> Option<bool> {
-            None
-        }
-        fn worktree(&self) -> Option<String> {
-            None
-        }
-    }
+    use crate::{PhaseId, PhasePlan, Plan, TaskId, WorkflowId, apply_in_place, testing::Files};
 
     fn phase(id: &str) -> PhaseId {
         PhaseId::new(id).unwrap()

@@ -59,25 +59,7 @@ impl Briefing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{PhasePlan, PhaseStatus, Plan, WorkflowId, resume::FindingCode};
-
-    /// No file exists, and git cannot tell.
-    struct Nothing;
-
-    impl Probe for Nothing {
-        fn file_size(&self, _path: &str) -> Option<u64> {
-            None
-        }
-        fn git_branch(&self) -> Option<String> {
-            None
-        }
-        fn commit_exists(&self, _sha: &str) -> Option<bool> {
-            None
-        }
-        fn worktree(&self) -> Option<String> {
-            None
-        }
-    }
+    use crate::{PhasePlan, PhaseStatus, Plan, WorkflowId, resume::FindingCode, testing::Files};
 
     #[test]
     fn a_briefing_validates_through_the_probe_and_renders_within_the_configured_budget() {
@@ -98,7 +80,7 @@ mod tests {
             prompt_budget: 300,
             ..Config::default()
         };
-        let briefing = Briefing::new(&workflow, &[], &Nothing, &config, now);
+        let briefing = Briefing::new(&workflow, &[], &Files(Vec::new()), &config, now);
         assert!(
             briefing
                 .plan
