@@ -13,3 +13,6 @@ pub use crate::resume::{
     prompt::render_prompt,
     validate::{Finding, Probe, Severity, validate},
 };
+
+#[cfg(test)]
+mod tests;

@@ -201,7 +201,10 @@ pub fn plan(
     let blocked =
         refs(&|phase| phase.status == PhaseStatus::Pending && !done.dependencies_done(phase));
 
-    let (next, decision_required) = next_action(after, &findings, now, &ready, heartbeat_recent);
+    let Next {
+        action: next,
+        decision_required,
+    } = next_action(after, &findings, now, &ready, heartbeat_recent);
     ResumePlan {
         workflow: after.id.clone(),
         title: after.title.clone(),
@@ -342,56 +345,90 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
     actions
 }
 
+/// The next action, and whether a person must decide before work continues.
+#[derive(Debug)]
+struct Next {
+    action: NextAction,
+    decision_required: bool,
+}
+
+impl Next {
+    fn new(
+        action: Action,
+        phase: Option<&PhaseId>,
+        command: Option<String>,
+        reason: String,
+        decision_required: bool,
+    ) -> Self {
+        Self {
+            action: NextAction {
+                action,
+                phase: phase.cloned(),
+                parallel: Vec::new(),
+                command,
+                reason,
+            },
+            decision_required,
+        }
+    }
+}
+
+/// The single next action, from the first rule that applies: a finished workflow, findings a
+/// person must look at, a pause, an approval gate, a failed phase, the phase in progress, the
+/// ready phases.
 fn next_action(
     workflow: &Workflow,
     findings: &[Finding],
     now: DateTime<Utc>,
     ready: &[PhaseRef],
     heartbeat_recent: bool,
-) -> (NextAction, bool) {
-    let action = |action: Action,
-                  phase: Option<&PhaseId>,
-                  command: Option<String>,
-                  reason: String| NextAction {
-        action,
-        phase: phase.cloned(),
-        parallel: Vec::new(),
-        command,
-        reason,
-    };
+) -> Next {
+    // A stale state asks for a look before the work goes on.
+    let stale = findings
+        .iter()
+        .any(|finding| finding.code == FindingCode::StateStale);
+    finished(workflow)
+        .or_else(|| from_findings(findings))
+        .or_else(|| paused(workflow, now))
+        .or_else(|| awaiting_approval(workflow))
+        .or_else(|| after_failure(workflow, stale))
+        .or_else(|| in_progress(workflow, heartbeat_recent, stale))
+        .unwrap_or_else(|| start_ready(ready, stale))
+}
+
+fn finished(workflow: &Workflow) -> Option<Next> {
     match workflow.status {
-        WorkflowStatus::Complete => {
-            return (
-                action(Action::Done, None, None, "every phase is complete".into()),
-                false,
-            );
-        }
-        WorkflowStatus::Abandoned => {
-            return (
-                action(
-                    Action::Abandoned,
-                    None,
-                    None,
-                    "the workflow was abandoned".into(),
-                ),
-                false,
-            );
-        }
-        _ => {}
+        WorkflowStatus::Complete => Some(Next::new(
+            Action::Done,
+            None,
+            None,
+            "every phase is complete".into(),
+            false,
+        )),
+        WorkflowStatus::Abandoned => Some(Next::new(
+            Action::Abandoned,
+            None,
+            None,
+            "the workflow was abandoned".into(),
+            false,
+        )),
+        _ => None,
     }
+}
+
+/// A rebuilt state, a phase past its limits, or any error: a person decides.
+fn from_findings(findings: &[Finding]) -> Option<Next> {
     if findings
         .iter()
         .any(|finding| finding.code == FindingCode::StateRebuilt)
     {
-        return (
-            action(
-                Action::Confirm,
-                None,
-                Some("checkpoint resume --yes".into()),
-                "the state was rebuilt after corruption: check it, then confirm".into(),
-            ),
+        return Some(Next::new(
+            Action::Confirm,
+            None,
+            Some("checkpoint resume --yes".into()),
+            "the state was rebuilt after corruption: check it, then confirm".into(),
             true,
-        );
+        ));
     }
     if let Some(finding) = findings.iter().find(|finding| {
         matches!(
@@ -399,72 +436,65 @@ fn next_action(
             FindingCode::PhaseRepeatedFailure | FindingCode::PhaseReplanLimit
         )
     }) {
-        return (
-            action(
-                Action::Decide,
-                finding.phase.as_ref(),
-                None,
-                finding.message.clone(),
-            ),
+        return Some(Next::new(
+            Action::Decide,
+            finding.phase.as_ref(),
+            None,
+            finding.message.clone(),
             true,
-        );
+        ));
     }
-    if let Some(finding) = findings
+    let finding = findings
         .iter()
-        .find(|finding| finding.severity == Severity::Error)
-    {
-        return (
-            action(
-                Action::Decide,
-                finding.phase.as_ref(),
-                None,
-                format!(
-                    "the state cannot be trusted as is: {}{}",
-                    finding.message,
-                    finding
-                        .hint
-                        .as_deref()
-                        .map(|hint| format!(" ({hint})"))
-                        .unwrap_or_default()
-                ),
-            ),
-            true,
-        );
-    }
-    let stale = findings
-        .iter()
-        .any(|finding| finding.code == FindingCode::StateStale);
-    if let Some(pause) = &workflow.pause
-        && let Some(until) = pause.until.filter(|until| *until > now)
-    {
-        return (
-            action(
-                Action::Wait,
-                None,
-                None,
-                format!("paused ({}) until {}", pause.reason, until.to_rfc3339()),
-            ),
-            false,
-        );
-    }
-    if let Some(phase) = workflow
+        .find(|finding| finding.severity == Severity::Error)?;
+    Some(Next::new(
+        Action::Decide,
+        finding.phase.as_ref(),
+        None,
+        format!(
+            "the state cannot be trusted as is: {}{}",
+            finding.message,
+            finding
+                .hint
+                .as_deref()
+                .map(|hint| format!(" ({hint})"))
+                .unwrap_or_default()
+        ),
+        true,
+    ))
+}
+
+fn paused(workflow: &Workflow, now: DateTime<Utc>) -> Option<Next> {
+    let pause = workflow.pause.as_ref()?;
+    let until = pause.until.filter(|until| *until > now)?;
+    Some(Next::new(
+        Action::Wait,
+        None,
+        None,
+        format!("paused ({}) until {}", pause.reason, until.to_rfc3339()),
+        false,
+    ))
+}
+
+fn awaiting_approval(workflow: &Workflow) -> Option<Next> {
+    let phase = workflow
         .phases
         .iter()
-        .find(|phase| phase.status == PhaseStatus::AwaitingApproval)
-    {
-        return (
-            action(
-                Action::Approve,
-                Some(&phase.id),
-                Some(format!("checkpoint approve {}", phase.id)),
-                format!(
-                    "phase `{}` is done and waits at its approval gate; ask the user, do not redo the work",
-                    phase.id
-                ),
-            ),
-            true,
-        );
-    }
+        .find(|phase| phase.status == PhaseStatus::AwaitingApproval)?;
+    Some(Next::new(
+        Action::Approve,
+        Some(&phase.id),
+        Some(format!("checkpoint approve {}", phase.id)),
+        format!(
+            "phase `{}` is done and waits at its approval gate; ask the user, do not redo the work",
+            phase.id
+        ),
+        true,
+    ))
+}
+
+/// A failed phase: roll back to its `on_failure` phase, or retry it.
+fn after_failure(workflow: &Workflow, stale: bool) -> Option<Next> {
     for phase in workflow
         .phases
         .iter()
@@ -487,9 +517,9 @@ fn next_action(
             // The rollback is under way: the target phase is the work now.
             continue;
         }
-        return match rollback.filter(|_| !redone).map(|target| &target.id) {
-            Some(target) => (
-                action(
+        return Some(
+            match rollback.filter(|_| !redone).map(|target| &target.id) {
+                Some(target) => Next::new(
                     Action::Rollback,
                     Some(target),
                     Some(format!("checkpoint start {target} --force")),
@@ -497,11 +527,9 @@ fn next_action(
                         "phase `{}` failed ({error}); its plan returns to `{target}`",
                         phase.id
                     ),
+                    stale,
                 ),
-                stale,
-            ),
-            _ => (
-                action(
+                None => Next::new(
                     Action::Retry,
                     Some(&phase.id),
                     Some(format!("checkpoint start {}", phase.id)),
@@ -510,64 +538,68 @@ fn next_action(
                         phase.id,
                         phase.attempts + 1
                     ),
+                    stale,
                 ),
-                stale,
-            ),
-        };
+            },
+        );
     }
-    if let Some(phase) = workflow
+    None
+}
+
+fn in_progress(workflow: &Workflow, heartbeat_recent: bool, stale: bool) -> Option<Next> {
+    let phase = workflow
         .phases
         .iter()
-        .find(|phase| phase.status == PhaseStatus::InProgress)
-    {
-        let note = phase
-            .progress
-            .as_deref()
-            .map(|note| format!("; progress so far: {note}"))
-            .unwrap_or_default();
-        let reason = if heartbeat_recent {
-            format!(
-                "phase `{}` is in progress and a session was active recently; make sure it is not still running{note}",
-                phase.id
-            )
-        } else {
-            format!("phase `{}` is in progress{note}", phase.id)
-        };
-        return (
-            action(
-                Action::Continue,
-                Some(&phase.id),
-                Some(format!(
-                    "checkpoint progress {} \"<what is done>\"",
-                    phase.id
-                )),
-                reason,
-            ),
-            stale,
-        );
-    }
-    if let Some((first, rest)) = ready.split_first() {
-        let note = first
-            .progress
-            .as_deref()
-            .map(|note| format!("; an earlier attempt noted: {note}"))
-            .unwrap_or_default();
-        let mut next = action(
-            Action::Start,
-            Some(&first.id),
-            Some(format!("checkpoint start {}", first.id)),
-            format!("phase `{}` is ready{note}", first.id),
-        );
-        next.parallel = rest.iter().map(|phase| phase.id.clone()).collect();
-        return (next, stale);
-    }
-    (
-        action(
+        .find(|phase| phase.status == PhaseStatus::InProgress)?;
+    let note = phase
+        .progress
+        .as_deref()
+        .map(|note| format!("; progress so far: {note}"))
+        .unwrap_or_default();
+    let reason = if heartbeat_recent {
+        format!(
+            "phase `{}` is in progress and a session was active recently; make sure it is not still running{note}",
+            phase.id
+        )
+    } else {
+        format!("phase `{}` is in progress{note}", phase.id)
+    };
+    Some(Next::new(
+        Action::Continue,
+        Some(&phase.id),
+        Some(format!(
+            "checkpoint progress {} \"<what is done>\"",
+            phase.id
+        )),
+        reason,
+        stale,
+    ))
+}
+
+/// The first ready phase (with the others that may run beside it), or a person decides when
+/// none can run.
+fn start_ready(ready: &[PhaseRef], stale: bool) -> Next {
+    let Some((first, rest)) = ready.split_first() else {
+        return Next::new(
             Action::Decide,
             None,
             None,
             "no phase can run: the remaining phases wait for phases that cannot finish".into(),
-        ),
-        true,
-    )
+            true,
+        );
+    };
+    let note = first
+        .progress
+        .as_deref()
+        .map(|note| format!("; an earlier attempt noted: {note}"))
+        .unwrap_or_default();
+    let mut next = Next::new(
+        Action::Start,
+        Some(&first.id),
+        Some(format!("checkpoint start {}", first.id)),
+        format!("phase `{}` is ready{note}", first.id),
+        stale,
+    );
+    next.action.parallel = rest.iter().map(|phase| phase.id.clone()).collect();
+    next
 }

@@ -4,9 +4,12 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use crate::resume::{
-    planner::{PhaseRef, ResumePlan},
-    validate::Severity,
+use crate::{
+    model::ContextSummary,
+    resume::{
+        planner::{PhaseRef, ResumePlan},
+        validate::Severity,
+    },
 };
 
 /// How many items of a list are shown before "… and N more".
@@ -14,8 +17,25 @@ const LIST_LIMIT: usize = 12;
 
 /// Renders the plan for Claude in at most `budget` bytes (the essentials always fit first).
 pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> String {
-    let mut sections: Vec<String> = Vec::new();
+    let mut sections = vec![head_section(plan, now)];
+    sections.extend(findings_section(plan));
+    let phases = phases_section(plan);
+    if phases.len() > 1 {
+        sections.push(phases);
+    }
+    let context = context_section(&plan.context);
+    if !context.is_empty() {
+        sections.push(context);
+    }
+    sections.push(
+        "\nRecord state with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> \"<note>\"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide \"<decision>\"`.\n"
+            .into(),
+    );
+    fit(sections, budget)
+}
 
+/// The essentials: the workflow, its status, the next action and the recoveries.
+fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
     let title = plan
         .title
         .as_deref()
@@ -68,8 +88,11 @@ pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> St
             let _ = writeln!(head, "- … and {} more", plan.recoveries.len() - LIST_LIMIT);
         }
     }
-    sections.push(head);
+    head
+}
 
+/// The findings worth a look (not the informational ones), if any.
+fn findings_section(plan: &ResumePlan) -> Option<String> {
     let findings: Vec<String> = plan
         .findings
         .iter()
@@ -86,10 +109,11 @@ pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> St
             )
         })
         .collect();
-    if !findings.is_empty() {
-        sections.push(format!("\nFindings:\n{}\n", findings.join("\n")));
-    }
+    (!findings.is_empty()).then(|| format!("\nFindings:\n{}\n", findings.join("\n")))
+}
 
+/// Where each phase stands, by status.
+fn phases_section(plan: &ResumePlan) -> String {
     let mut where_ = String::from("\n");
     list(&mut where_, "In progress", &plan.in_progress, |phase| {
         let attempt = if phase.attempts > 1 {
@@ -153,11 +177,11 @@ pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> St
             .unwrap_or_default();
         format!("`{}`{when}", phase.id)
     });
-    if where_.len() > 1 {
-        sections.push(where_);
-    }
+    where_
+}
 
-    let context = &plan.context;
+/// The context summary: the latest decisions, files and notes.
+fn context_section(context: &ContextSummary) -> String {
     let mut summary = String::new();
     if !context.key_decisions.is_empty() {
         summary.push_str("\nKey decisions:\n");
@@ -177,14 +201,12 @@ pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> St
             let _ = writeln!(summary, "- {}", note.text);
         }
     }
-    if !summary.is_empty() {
-        sections.push(summary);
-    }
-    sections.push(
-        "\nRecord state with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> \"<note>\"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide \"<decision>\"`.\n"
-            .into(),
-    );
+    summary
+}
 
+/// Joins the sections in order, cutting the first that does not fit in `budget` bytes and
+/// dropping the rest.
+fn fit(sections: Vec<String>, budget: usize) -> String {
     const CUT: &str = "\n… (cut to fit; run `checkpoint resume` for all)\n";
     let mut out = String::new();
     for section in sections {

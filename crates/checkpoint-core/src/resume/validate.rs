@@ -407,37 +407,10 @@ fn check_limits(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-
     use chrono::DateTime;
 
     use super::*;
-    use crate::{Artifact, Phase, PhasePlan, PhaseStatus, Plan, WorkflowId};
-
-    /// Files that exist by size; records every path it is asked about.
-    struct Files {
-        sizes: Vec<(&'static str, u64)>,
-        asked: RefCell<Vec<String>>,
-    }
-
-    impl Probe for Files {
-        fn file_size(&self, path: &str) -> Option<u64> {
-            self.asked.borrow_mut().push(path.to_owned());
-            self.sizes
-                .iter()
-                .find(|(name, _)| *name == path)
-                .map(|(_, size)| *size)
-        }
-        fn git_branch(&self) -> Option<String> {
-            None
-        }
-        fn commit_exists(&self, _: &str) -> Option<bool> {
-            None
-        }
-        fn worktree(&self) -> Option<String> {
-            None
-        }
-    }
+    use crate::{Artifact, Phase, PhasePlan, PhaseStatus, Plan, WorkflowId, resume::tests::Files};
 
     fn done(phase: &mut Phase, artifacts: &[&str], outputs: &[&str]) {
         phase.status = PhaseStatus::Complete;
@@ -469,10 +442,7 @@ mod tests {
             &["a.md", "gone.md", "empty.md"],
         );
         done(&mut workflow.phases[1], &["a.md"], &["a.md"]);
-        let files = Files {
-            sizes: vec![("a.md", 10), ("empty.md", 0)],
-            asked: RefCell::default(),
-        };
+        let files = Files::new(&[("a.md", 10), ("empty.md", 0)]);
         let mut findings = Vec::new();
         check_files(&workflow, &files, &mut findings);
         assert_eq!(

@@ -1,0 +1,354 @@
+//! Tests of the resume planner and the prompt renderer, through the fake [`Files`] probe: a
+//! workflow goes through `validate`, `plan` and `render_prompt` as `checkpoint resume` runs them.
+
+use std::cell::RefCell;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use crate::{
+    Activity, Config, PhasePlan, PhaseStatus, Plan, TaskId, Transition, Workflow, WorkflowId,
+    apply,
+    resume::{Action, PlanOptions, Probe, RecoveryCode, ResumePlan, plan, render_prompt, validate},
+    store::Recovery,
+};
+
+/// Files that exist by size; records every path it is asked about. Git knows nothing.
+pub(crate) struct Files {
+    pub(crate) sizes: Vec<(&'static str, u64)>,
+    pub(crate) asked: RefCell<Vec<String>>,
+}
+
+impl Files {
+    pub(crate) fn new(sizes: &[(&'static str, u64)]) -> Self {
+        Self {
+            sizes: sizes.to_vec(),
+            asked: RefCell::default(),
+        }
+    }
+}
+
+impl Probe for Files {
+    fn file_size(&self, path: &str) -> Option<u64> {
+        self.asked.borrow_mut().push(path.to_owned());
+        self.sizes
+            .iter()
+            .find(|(name, _)| *name == path)
+            .map(|(_, size)| *size)
+    }
+    fn git_branch(&self) -> Option<String> {
+        None
+    }
+    fn commit_exists(&self, _: &str) -> Option<bool> {
+        None
+    }
+    fn worktree(&self) -> Option<String> {
+        None
+    }
+}
+
+fn at(minute: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap() + Duration::minutes(minute)
+}
+
+/// A workflow of phases given as `--phase` specs, created at minute 0.
+fn workflow(specs: &[&str]) -> Workflow {
+    Plan {
+        phases: specs
+            .iter()
+            .map(|spec| PhasePlan::from_spec(spec).unwrap())
+            .collect(),
+        ..Plan::default()
+    }
+    .into_workflow(WorkflowId::new("w").unwrap(), None, at(0))
+    .unwrap()
+}
+
+/// Applies transitions at minute 1, 2, … in turn.
+fn run(workflow: &mut Workflow, transitions: Vec<Transition>) {
+    for (minute, transition) in (1..).zip(transitions) {
+        let seq = workflow.seq + 1;
+        apply(workflow, &transition, seq, at(minute)).unwrap();
+    }
+}
+
+fn start(phase: &str) -> Transition {
+    Transition::PhaseStart {
+        phase: phase.parse().unwrap(),
+        force: false,
+    }
+}
+
+fn complete(phase: &str) -> Transition {
+    Transition::PhaseComplete {
+        phase: phase.parse().unwrap(),
+        artifacts: Vec::new(),
+        commit_sha: None,
+        force: false,
+    }
+}
+
+/// Validates and plans `workflow` at `now` as `checkpoint resume` does.
+fn resume(
+    workflow: &Workflow,
+    recoveries: &[Recovery],
+    files: &Files,
+    now: DateTime<Utc>,
+) -> ResumePlan {
+    let config = Config::default();
+    let findings = validate(workflow, recoveries, files, &config, now);
+    plan(workflow, findings, files, &PlanOptions { config, now })
+}
+
+fn recovery_codes(plan: &ResumePlan) -> Vec<RecoveryCode> {
+    plan.recoveries
+        .iter()
+        .map(|recovery| recovery.code)
+        .collect()
+}
+
+#[test]
+fn an_interrupted_phase_whose_outputs_exist_is_completed_and_the_next_one_starts() {
+    let mut workflow = workflow(&["a", "b:a"]);
+    workflow.phases[0].outputs = vec!["out/a.md".into()];
+    run(&mut workflow, vec![start("a")]);
+    let files = Files::new(&[("out/a.md", 12)]);
+
+    let plan = resume(&workflow, &[], &files, at(60));
+
+    assert!(plan.interrupted);
+    assert_eq!(recovery_codes(&plan), [RecoveryCode::PhaseOutputPresent]);
+    assert!(files.asked.borrow().contains(&"out/a.md".to_owned()));
+    assert_eq!(plan.next.action, Action::Start);
+    assert_eq!(plan.next.phase.as_ref().unwrap().as_str(), "b");
+    assert_eq!(plan.next.command.as_deref(), Some("checkpoint start b"));
+    assert!(!plan.decision_required);
+    assert_eq!(plan.completed.len(), 1, "the view is after the recovery");
+}
+
+#[test]
+fn an_interrupted_phase_without_its_outputs_goes_back_to_pending() {
+    let mut workflow = workflow(&["a", "b:a"]);
+    workflow.phases[0].outputs = vec!["out/a.md".into()];
+    run(&mut workflow, vec![start("a")]);
+    let files = Files::new(&[("out/a.md", 0)]);
+
+    let plan = resume(&workflow, &[], &files, at(60));
+
+    assert_eq!(recovery_codes(&plan), [RecoveryCode::OrphanedPhase]);
+    assert!(plan.recoveries[0].description.contains("attempt 2"));
+    assert_eq!(plan.next.action, Action::Start);
+    assert_eq!(plan.next.phase.as_ref().unwrap().as_str(), "a");
+    assert_eq!(plan.ready.len(), 1);
+    assert_eq!(plan.blocked.len(), 1);
+}
+
+#[test]
+fn a_running_task_is_done_when_its_output_exists_and_reset_when_not() {
+    let mut workflow = workflow(&["a"]);
+    let task = |id: &str, output: &str| Transition::TaskAdd {
+        phase: "a".parse().unwrap(),
+        task: TaskId::new(id).unwrap(),
+        title: None,
+        output: Some(output.into()),
+    };
+    let task_start = |id: &str| Transition::TaskStart {
+        phase: "a".parse().unwrap(),
+        task: TaskId::new(id).unwrap(),
+    };
+    run(
+        &mut workflow,
+        vec![
+            task("t1", "t1.txt"),
+            task("t2", "t2.txt"),
+            task_start("t1"),
+            task_start("t2"),
+        ],
+    );
+    let files = Files::new(&[("t1.txt", 3)]);
+
+    let plan = resume(&workflow, &[], &files, at(60));
+
+    assert_eq!(
+        recovery_codes(&plan),
+        [
+            RecoveryCode::TaskOutputPresent,
+            RecoveryCode::OrphanedTask,
+            RecoveryCode::OrphanedPhase
+        ]
+    );
+    assert_eq!(plan.next.action, Action::Start);
+    assert_eq!(plan.ready[0].tasks, Some((1, 2)));
+}
+
+#[test]
+fn a_recent_heartbeat_means_no_interruption_and_a_warning_to_check() {
+    let mut workflow = workflow(&["a"]);
+    run(&mut workflow, vec![start("a")]);
+    workflow.last_activity = Some(Activity {
+        at: at(55),
+        source: "Stop".into(),
+        session_id: None,
+    });
+    let files = Files::new(&[]);
+
+    let plan = resume(&workflow, &[], &files, at(60));
+
+    assert!(!plan.interrupted);
+    assert!(plan.recoveries.is_empty());
+    assert_eq!(plan.next.action, Action::Continue);
+    assert!(
+        plan.next.reason.contains("active recently"),
+        "{}",
+        plan.next.reason
+    );
+}
+
+#[test]
+fn a_failed_phase_rolls_back_to_its_on_failure_phase_once() {
+    let mut workflow = workflow(&["build", "test:build"]);
+    workflow.phases[1].on_failure = Some("build".parse().unwrap());
+    let fail = Transition::PhaseFail {
+        phase: "test".parse().unwrap(),
+        reason: "red".into(),
+    };
+    run(
+        &mut workflow,
+        vec![
+            start("build"),
+            complete("build"),
+            start("test"),
+            fail.clone(),
+        ],
+    );
+    let files = Files::new(&[]);
+
+    let plan = resume(&workflow, &[], &files, at(60));
+    assert_eq!(plan.next.action, Action::Rollback);
+    assert_eq!(plan.next.phase.as_ref().unwrap().as_str(), "build");
+    assert_eq!(
+        plan.next.command.as_deref(),
+        Some("checkpoint start build --force")
+    );
+
+    // Once `build` is redone after the failed attempt, the failed phase is retried.
+    let force = Transition::PhaseStart {
+        phase: "build".parse().unwrap(),
+        force: true,
+    };
+    for (minute, transition) in (10..).zip([force, complete("build")]) {
+        let seq = workflow.seq + 1;
+        apply(&mut workflow, &transition, seq, at(minute)).unwrap();
+    }
+    let plan = resume(&workflow, &[], &files, at(60));
+    assert_eq!(plan.next.action, Action::Retry);
+    assert_eq!(plan.next.phase.as_ref().unwrap().as_str(), "test");
+    assert!(
+        plan.next.reason.contains("attempt 2"),
+        "{}",
+        plan.next.reason
+    );
+}
+
+#[test]
+fn an_approval_gate_and_a_rebuilt_state_need_a_person() {
+    let mut workflow = workflow(&["a"]);
+    workflow.phases[0].requires_approval = true;
+    run(&mut workflow, vec![start("a"), complete("a")]);
+    assert_eq!(workflow.phases[0].status, PhaseStatus::AwaitingApproval);
+    let files = Files::new(&[]);
+
+    let plan = resume(&workflow, &[], &files, at(60));
+    assert_eq!(plan.next.action, Action::Approve);
+    assert!(plan.decision_required);
+
+    let rebuilt = Recovery::StateRebuilt {
+        reason: "bad".into(),
+        source: "journal".into(),
+        kept_as: None,
+    };
+    let plan = resume(&workflow, &[rebuilt], &files, at(60));
+    assert_eq!(plan.next.action, Action::Confirm);
+    assert_eq!(
+        plan.next.command.as_deref(),
+        Some("checkpoint resume --yes")
+    );
+    assert!(plan.decision_required);
+}
+
+#[test]
+fn a_finished_workflow_has_nothing_left() {
+    let mut workflow = workflow(&["a"]);
+    run(&mut workflow, vec![start("a"), complete("a")]);
+    let plan = resume(&workflow, &[], &Files::new(&[]), at(60));
+    assert_eq!(plan.next.action, Action::Done);
+    assert!(!plan.decision_required);
+}
+
+#[test]
+fn the_prompt_names_the_next_step_the_recoveries_and_the_context() {
+    let mut workflow = workflow(&["a", "b:a", "c:a"]);
+    workflow.title = Some("Ship it".into());
+    run(
+        &mut workflow,
+        vec![
+            start("a"),
+            Transition::PhaseProgress {
+                phase: "a".parse().unwrap(),
+                note: "half way".into(),
+            },
+            Transition::Decide {
+                text: "use sqlite".into(),
+            },
+        ],
+    );
+    let plan = resume(&workflow, &[], &Files::new(&[]), at(60));
+
+    let prompt = render_prompt(&plan, at(60), 4000);
+
+    insta::assert_snapshot!(prompt, @r#"
+    ## checkpoint: workflow `w` — Ship it
+    Status: pending · 0 of 3 phases done · last active 57 min ago (2026-03-01 12:03 UTC)
+
+    **Next:** phase `a` is ready; an earlier attempt noted: half way → `checkpoint start a`
+
+    Recovery after the interruption (run `checkpoint resume` to apply, if not yet applied):
+    - phase `a` was in progress when the session stopped: back to pending for attempt 2, keeping its progress note
+
+    Ready:
+    - `a` — earlier progress: half way
+    Blocked:
+    - `b` (waits for `a`)
+    - `c` (waits for `a`)
+
+    Key decisions:
+    - use sqlite
+
+    Record state with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> "<note>"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide "<decision>"`.
+    "#);
+}
+
+#[test]
+fn the_prompt_keeps_the_essentials_within_a_small_budget() {
+    let specs: Vec<String> = (0..40).map(|n| format!("phase-{n}")).collect();
+    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    let mut workflow = workflow(&specs);
+    for n in 0..30 {
+        workflow.phases[n].status = PhaseStatus::Complete;
+    }
+    workflow.phases[30].status = PhaseStatus::InProgress;
+    let plan = resume(&workflow, &[], &Files::new(&[]), at(60));
+
+    let budget = 600;
+    let prompt = render_prompt(&plan, at(60), budget);
+
+    assert!(prompt.len() <= budget, "{} bytes", prompt.len());
+    assert!(
+        prompt.starts_with("## checkpoint: workflow `w`"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("**Next:**"), "{prompt}");
+    assert!(prompt.contains("cut to fit"), "{prompt}");
+    let whole = render_prompt(&plan, at(60), usize::MAX);
+    assert!(whole.contains("… and"), "long lists are shortened: {whole}");
+    assert!(!whole.contains("cut to fit"), "{whole}");
+}
