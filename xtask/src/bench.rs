@@ -115,185 +115,29 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     }
 
     eprintln!("generating the fixtures in {}", dir.display());
-    let fixtures = Fixtures {
-        binary: binary.clone(),
-        t0: Utc::now() - Duration::hours(3),
+    let bench = Bench {
+        dir: &dir,
+        binary: &binary,
+        fixtures: Fixtures {
+            binary: binary.clone(),
+            t0: Utc::now() - Duration::hours(3),
+        },
+        scripts: root.join("xtask").join("bench"),
+        has_jq,
+        wanted: &wanted,
     };
-    let scripts = root.join("xtask").join("bench");
-    let mut groups = Groups::default();
-    let floors = dir.join("floors");
-    let static_crt = dist::static_crt();
-    // Copied like the binaries under test, for the same page-cache history.
-    let exit = copy_binary(
-        &fixtures::rust_program(&floors, "exit", fixtures::EXIT_SOURCE, static_crt)?,
-        &bin_dir.join("exit"),
-    )?;
-    let durable = copy_binary(
-        &fixtures::rust_program(&floors, "durable", fixtures::DURABLE_SOURCE, static_crt)?,
-        &bin_dir.join("durable"),
-    )?;
-    let durable_dir = floors.join("durable-store");
-    fixtures::fresh_dir(&durable_dir)?;
-    groups.floor.push(simple(
-        TRUE_KEY,
-        "`/bin/true`",
-        Path::new("/bin/true"),
-        &[],
-        &dir,
-    ));
-    groups.floor.push(simple(
-        EXIT_KEY,
-        "Rust program that only exits",
-        &exit,
-        &[],
-        &dir,
-    ));
-    groups.floor.push(Case {
-        args: vec![durable_dir.into()],
-        expect: Expect::Nothing,
-        ..simple(
-            DURABLE_KEY,
-            "Rust program doing `complete`'s writes and syncs (journal, 50 KB state, directory)",
-            &durable,
-            &[],
-            &dir,
-        )
-    });
-
-    if wanted("hook/none") {
-        let project = dir.join("no-workflow");
-        fixtures::fresh_dir(&project)?;
-        fixtures::git(&project, &["init", "--quiet"])?;
-        groups.hook.push(hook_case(
-            "hook/none",
-            "`hook SessionStart`, no workflow",
-            &binary,
-            &project,
-            &dir,
-            Expect::Nothing,
-        )?);
-    }
-
+    let mut groups = Groups {
+        floor: floor_cases(&dir, &bin_dir)?,
+        ..Groups::default()
+    };
+    bench.no_workflow_case(&mut groups)?;
     for &n in &plan.phases {
-        let keys = [
-            "hook",
-            "status",
-            "resume",
-            "complete",
-            "seed-status",
-            "seed-advance",
-        ]
-        .map(|kind| format!("{kind}/{n}"));
-        if !keys.iter().any(|key| wanted(key)) {
-            continue;
-        }
-        eprintln!("  a workflow of {n} phases");
-        let project = fixtures.phase_project(&dir.join(format!("phases-{n}")), n, true)?;
-        fixtures.validate(&project.dir)?;
-        let size = format!("{} phases", thousands(n as u64));
-        groups.hook.push(hook_case(
-            &keys[0],
-            &format!("`hook SessionStart`, {size}"),
-            &binary,
-            &project.dir,
-            &dir,
-            Expect::Contains("additionalContext"),
-        )?);
-        groups.status.push(simple(
-            &keys[1],
-            &format!("`status --format json`, {size}"),
-            &binary,
-            &["status", "--format", "json"],
-            &project.dir,
-        ));
-        groups.resume.push(resume_case(
-            &keys[2],
-            &format!("`resume --dry-run --format json`, {size}"),
-            &binary,
-            &project.dir,
-        ));
-        groups
-            .complete
-            .push(complete_case(&keys[3], &size, &binary, &project, &dir)?);
-        if has_jq {
-            let (status, advance) = seed_cases(
-                &keys[4], &keys[5], &size, &project, &fixtures, &scripts, &dir,
-            )?;
-            groups.seed.push(status);
-            groups.seed_advance.push(advance);
-        }
+        bench.phase_cases(&mut groups, n)?;
     }
-
     for n in plan.journals {
-        let key = format!("journal/{n}");
-        if !wanted(&key) {
-            continue;
-        }
-        eprintln!("  a journal of {n} entries");
-        let project = fixtures.journal_project(&dir.join(format!("journal-{n}")), n)?;
-        fixtures.validate(&project.dir)?;
-        groups.journal.push(resume_case(
-            &key,
-            &format!(
-                "`resume --dry-run --format json`, 100 phases without commits, {} journal entries",
-                thousands(n)
-            ),
-            &binary,
-            &project.dir,
-        ));
+        bench.journal_case(&mut groups, n)?;
     }
-
-    let list_key = format!("list/{}", plan.worktrees);
-    let find_key = format!("find/{}", plan.worktrees);
-    let mut list_reads = None;
-    if wanted(&list_key) || wanted(&find_key) {
-        eprintln!(
-            "  {} worktrees of {} files",
-            plan.worktrees, plan.files_per_worktree
-        );
-        let root_dir = dir.join("worktrees");
-        let main = fixtures.worktrees(&root_dir, plan.worktrees, plan.files_per_worktree)?;
-        let size = format!(
-            "{} worktrees of {} files",
-            plan.worktrees,
-            thousands(plan.files_per_worktree as u64)
-        );
-        let list = Case {
-            expect: Expect::Lines(plan.worktrees),
-            ..simple(
-                &list_key,
-                &format!("`list`, {size}"),
-                &binary,
-                &["list"],
-                &main,
-            )
-        };
-        let find_args: Vec<OsString> = vec![
-            root_dir.clone().into(),
-            "-name".into(),
-            "state.json".into(),
-            "-path".into(),
-            "*/.claude/checkpoints/*".into(),
-        ];
-        let find = Case {
-            key: find_key.clone(),
-            label: format!(
-                "`find <root> -name state.json -path '*/.claude/checkpoints/*'`, {size}"
-            ),
-            program: "find".into(),
-            args: find_args,
-            cwd: dir.clone(),
-            stdin: None,
-            setup: None,
-            expect: Expect::Lines(plan.worktrees),
-        };
-        list_reads = Some(DirectoryReads {
-            list: directory_reads(&list),
-            find: directory_reads(&find),
-        });
-        groups.list.push(list);
-        groups.list.push(find);
-    }
+    let list_reads = bench.list_cases(&mut groups, &plan)?;
 
     let mut cases = groups.into_cases(&wanted);
     if let Some(baseline) = &baseline {
@@ -342,6 +186,212 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     println!("{text}");
     eprintln!("wrote {}", report_path.display());
     Ok(())
+}
+
+/// The floor: `/bin/true`, a Rust program that only exits, and one doing `complete`'s writes.
+fn floor_cases(dir: &Path, bin_dir: &Path) -> Result<Vec<Case>> {
+    let floors = dir.join("floors");
+    let static_crt = dist::static_crt();
+    // Copied like the binaries under test, for the same page-cache history.
+    let exit = copy_binary(
+        &fixtures::rust_program(&floors, "exit", fixtures::EXIT_SOURCE, static_crt)?,
+        &bin_dir.join("exit"),
+    )?;
+    let durable = copy_binary(
+        &fixtures::rust_program(&floors, "durable", fixtures::DURABLE_SOURCE, static_crt)?,
+        &bin_dir.join("durable"),
+    )?;
+    let durable_dir = floors.join("durable-store");
+    fixtures::fresh_dir(&durable_dir)?;
+    Ok(vec![
+        simple(TRUE_KEY, "`/bin/true`", Path::new("/bin/true"), &[], dir),
+        simple(EXIT_KEY, "Rust program that only exits", &exit, &[], dir),
+        Case {
+            args: vec![durable_dir.into()],
+            expect: Expect::Nothing,
+            ..simple(
+                DURABLE_KEY,
+                "Rust program doing `complete`'s writes and syncs (journal, 50 KB state, directory)",
+                &durable,
+                &[],
+                dir,
+            )
+        },
+    ])
+}
+
+/// What every group of cases is made with: where, which binary, the fixtures, the filter.
+struct Bench<'a> {
+    dir: &'a Path,
+    binary: &'a Path,
+    fixtures: Fixtures,
+    scripts: PathBuf,
+    has_jq: bool,
+    wanted: &'a dyn Fn(&str) -> bool,
+}
+
+impl Bench<'_> {
+    /// `hook SessionStart` in a project without a workflow.
+    fn no_workflow_case(&self, groups: &mut Groups) -> Result {
+        if !(self.wanted)("hook/none") {
+            return Ok(());
+        }
+        let project = self.dir.join("no-workflow");
+        fixtures::fresh_dir(&project)?;
+        fixtures::git(&project, &["init", "--quiet"])?;
+        groups.hook.push(hook_case(
+            "hook/none",
+            "`hook SessionStart`, no workflow",
+            self.binary,
+            &project,
+            self.dir,
+            Expect::Nothing,
+        )?);
+        Ok(())
+    }
+
+    /// The commands on a workflow of `n` phases, and the seed's scripts on the same workflow.
+    fn phase_cases(&self, groups: &mut Groups, n: usize) -> Result {
+        let keys = [
+            "hook",
+            "status",
+            "resume",
+            "complete",
+            "seed-status",
+            "seed-advance",
+        ]
+        .map(|kind| format!("{kind}/{n}"));
+        if !keys.iter().any(|key| (self.wanted)(key)) {
+            return Ok(());
+        }
+        eprintln!("  a workflow of {n} phases");
+        let (dir, binary) = (self.dir, self.binary);
+        let project = self
+            .fixtures
+            .phase_project(&dir.join(format!("phases-{n}")), n, true)?;
+        self.fixtures.validate(&project.dir)?;
+        let size = format!("{} phases", thousands(n as u64));
+        groups.hook.push(hook_case(
+            &keys[0],
+            &format!("`hook SessionStart`, {size}"),
+            binary,
+            &project.dir,
+            dir,
+            Expect::Contains("additionalContext"),
+        )?);
+        groups.status.push(simple(
+            &keys[1],
+            &format!("`status --format json`, {size}"),
+            binary,
+            &["status", "--format", "json"],
+            &project.dir,
+        ));
+        groups.resume.push(resume_case(
+            &keys[2],
+            &format!("`resume --dry-run --format json`, {size}"),
+            binary,
+            &project.dir,
+        ));
+        groups
+            .complete
+            .push(complete_case(&keys[3], &size, binary, &project, dir)?);
+        if self.has_jq {
+            let (status, advance) = seed_cases(
+                &keys[4],
+                &keys[5],
+                &size,
+                &project,
+                &self.fixtures,
+                &self.scripts,
+                dir,
+            )?;
+            groups.seed.push(status);
+            groups.seed_advance.push(advance);
+        }
+        Ok(())
+    }
+
+    /// `resume` on a workflow with a journal of `n` entries.
+    fn journal_case(&self, groups: &mut Groups, n: u64) -> Result {
+        let key = format!("journal/{n}");
+        if !(self.wanted)(&key) {
+            return Ok(());
+        }
+        eprintln!("  a journal of {n} entries");
+        let project = self
+            .fixtures
+            .journal_project(&self.dir.join(format!("journal-{n}")), n)?;
+        self.fixtures.validate(&project.dir)?;
+        groups.journal.push(resume_case(
+            &key,
+            &format!(
+                "`resume --dry-run --format json`, 100 phases without commits, {} journal entries",
+                thousands(n)
+            ),
+            self.binary,
+            &project.dir,
+        ));
+        Ok(())
+    }
+
+    /// `list` across git worktrees, next to the `find` it replaces; returns which directories
+    /// each reads, when that could be traced.
+    fn list_cases(&self, groups: &mut Groups, plan: &Plan) -> Result<Option<DirectoryReads>> {
+        let list_key = format!("list/{}", plan.worktrees);
+        let find_key = format!("find/{}", plan.worktrees);
+        if !(self.wanted)(&list_key) && !(self.wanted)(&find_key) {
+            return Ok(None);
+        }
+        eprintln!(
+            "  {} worktrees of {} files",
+            plan.worktrees, plan.files_per_worktree
+        );
+        let root_dir = self.dir.join("worktrees");
+        let main = self
+            .fixtures
+            .worktrees(&root_dir, plan.worktrees, plan.files_per_worktree)?;
+        let size = format!(
+            "{} worktrees of {} files",
+            plan.worktrees,
+            thousands(plan.files_per_worktree as u64)
+        );
+        let list = Case {
+            expect: Expect::Lines(plan.worktrees),
+            ..simple(
+                &list_key,
+                &format!("`list`, {size}"),
+                self.binary,
+                &["list"],
+                &main,
+            )
+        };
+        let find_args: Vec<OsString> = vec![
+            root_dir.clone().into(),
+            "-name".into(),
+            "state.json".into(),
+            "-path".into(),
+            "*/.claude/checkpoints/*".into(),
+        ];
+        let find = Case {
+            key: find_key,
+            label: format!(
+                "`find <root> -name state.json -path '*/.claude/checkpoints/*'`, {size}"
+            ),
+            program: "find".into(),
+            args: find_args,
+            cwd: self.dir.to_owned(),
+            stdin: None,
+            setup: None,
+            expect: Expect::Lines(plan.worktrees),
+        };
+        let reads = DirectoryReads {
+            list: directory_reads(&list),
+            find: directory_reads(&find),
+        };
+        groups.list.push(list);
+        groups.list.push(find);
+        Ok(Some(reads))
+    }
 }
 
 /// Copies a binary to `to`, keeping it executable; returns `to`.
