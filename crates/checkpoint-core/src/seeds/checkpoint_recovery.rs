@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::{
     error::Result,
-    model::{Artifact, ContextSummary, PhaseStatus, Replan, Workflow},
+    model::{Artifact, ContextSummary, Phase, PhaseStatus, Replan, Workflow},
     seeds::{
         carry::{Builder, Carry, Slot},
         common::{
@@ -62,7 +63,6 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         .map(|plan| Plan::parse(&String::from_utf8_lossy(&plan.bytes)))
         .unwrap_or_default();
 
-    let ordinal = |key: &str| key.trim().parse::<u32>().ok().filter(|n| *n >= 1);
     let current = file.current_phase.and_then(Num::ordinal);
     let completed: Vec<u32> = file
         .completed_phases
@@ -70,6 +70,63 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         .flatten()
         .filter_map(|n| n.ordinal())
         .collect();
+    let n_phases = phase_count(&file, &plan, current, &completed);
+    if n_phases == 0 || n_phases > MAX_PHASES {
+        return Err(invalid(
+            FORMAT,
+            path,
+            &source.main.bytes,
+            format!(
+                "it names {} phases (from `current_phase`, `completed_phases`, `phase_metadata` and the plan)",
+                n_phases
+            ),
+        ));
+    }
+    let mut phases = numbered_phases(n_phases, |n| match plan.phases.get(&n) {
+        Some(name) if !name.is_empty() => format!("Phase {n}: {name}"),
+        _ => format!("Phase {n}"),
+    });
+
+    for n in &completed {
+        let phase = &mut phases[*n as usize - 1];
+        phase.status = PhaseStatus::Complete;
+        phase.attempts = 1;
+    }
+    if let Some(current) = current.filter(|current| *current <= n_phases) {
+        complete_pending(&mut phases[..current as usize - 1]);
+    }
+    read_metadata(&file, &raw, &mut carry, &mut phases, options.now);
+    for (key, count) in file.replan_count.iter().flatten() {
+        if let (Some(n), Some(count)) = (ordinal(key).filter(|n| *n <= n_phases), count.ordinal()) {
+            phases[n as usize - 1].replan_count = count;
+        }
+    }
+    let replans = read_replans(&file, &raw, &mut carry, n_phases, options.now);
+
+    let stem = path.file_stem().and_then(|stem| stem.to_str());
+    let id = workflow_id(
+        options,
+        &[file.workflow_id.as_deref(), stem],
+        "checkpoint-recovery",
+    );
+    let mut workflow = new_workflow(id, phases, options.now, options.now);
+    workflow.title = plan.title;
+    workflow.context = context_of(&raw);
+    workflow.replans = replans;
+    Ok(Imported {
+        workflow,
+        carry,
+        documents: vec![(ROOT, raw)],
+    })
+}
+
+/// A phase number written as a key (`"3"`), if it is one.
+fn ordinal(key: &str) -> Option<u32> {
+    key.trim().parse::<u32>().ok().filter(|n| *n >= 1)
+}
+
+/// How many phases the file describes: the highest phase any field or the plan mentions.
+fn phase_count(file: &RecoveryFile, plan: &Plan, current: Option<u32>, completed: &[u32]) -> u32 {
     let mentioned = completed
         .iter()
         .copied()
@@ -96,35 +153,20 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         .unwrap_or(0);
     // `current_phase` moves past the last phase when it completes; with the plan at hand that is
     // recognisable, without it the phase is taken to exist.
-    let n_phases = match current {
+    match current {
         Some(current) if plan.phases.is_empty() || current <= mentioned => current.max(mentioned),
         _ => mentioned,
-    };
-    if n_phases == 0 || n_phases > MAX_PHASES {
-        return Err(invalid(
-            FORMAT,
-            path,
-            &source.main.bytes,
-            format!(
-                "it names {} phases (from `current_phase`, `completed_phases`, `phase_metadata` and the plan)",
-                n_phases
-            ),
-        ));
     }
-    let mut phases = numbered_phases(n_phases, |n| match plan.phases.get(&n) {
-        Some(name) if !name.is_empty() => format!("Phase {n}: {name}"),
-        _ => format!("Phase {n}"),
-    });
+}
 
-    for n in &completed {
-        let phase = &mut phases[*n as usize - 1];
-        phase.status = PhaseStatus::Complete;
-        phase.attempts = 1;
-    }
-    if let Some(current) = current.filter(|current| *current <= n_phases) {
-        complete_pending(&mut phases[..current as usize - 1]);
-    }
-
+/// Reads `phase_metadata` into the phases: status, time, artifacts, error.
+fn read_metadata(
+    file: &RecoveryFile,
+    raw: &Map<String, Value>,
+    carry: &mut Carry,
+    phases: &mut [Phase],
+    now: DateTime<Utc>,
+) {
     let raw_metadata = raw
         .get("phase_metadata")
         .and_then(Value::as_object)
@@ -168,7 +210,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             .flatten()
             .map(|path| Artifact {
                 path: path.clone(),
-                recorded_at: time.unwrap_or(options.now),
+                recorded_at: time.unwrap_or(now),
             })
             .collect();
         match &metadata.error {
@@ -181,18 +223,22 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
     for key in kept_keys {
         metadata_slot.keep(&raw_metadata, key);
     }
+}
 
-    for (key, count) in file.replan_count.iter().flatten() {
-        if let (Some(n), Some(count)) = (ordinal(key).filter(|n| *n <= n_phases), count.ordinal()) {
-            phases[n as usize - 1].replan_count = count;
-        }
-    }
+/// Reads `replan_history`; entries of no known phase are kept as they are.
+fn read_replans(
+    file: &RecoveryFile,
+    raw: &Map<String, Value>,
+    carry: &mut Carry,
+    n_phases: u32,
+    now: DateTime<Utc>,
+) -> Vec<Replan> {
     let mut replans = Vec::new();
     for (entry, raw_entry) in file
         .replan_history
         .iter()
         .flatten()
-        .zip(objects(&raw, "replan_history"))
+        .zip(objects(raw, "replan_history"))
     {
         let Some(n) = entry
             .phase
@@ -211,7 +257,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         );
         let at = slot
             .time("timestamp", entry.timestamp.as_ref())
-            .unwrap_or(options.now);
+            .unwrap_or(now);
         carry.list_mut(REPLANS).push(slot);
         replans.push(Replan {
             phase: phase_id(n),
@@ -219,7 +265,11 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             at,
         });
     }
+    replans
+}
 
+/// The plan and the artifacts the file names, as the context's files.
+fn context_of(raw: &Map<String, Value>) -> ContextSummary {
     let mut context = ContextSummary::default();
     let mut add_path = |path: &str| {
         if !context.file_paths.iter().any(|known| known == path) {
@@ -234,22 +284,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             add_path(path);
         }
     }
-
-    let stem = path.file_stem().and_then(|stem| stem.to_str());
-    let id = workflow_id(
-        options,
-        &[file.workflow_id.as_deref(), stem],
-        "checkpoint-recovery",
-    );
-    let mut workflow = new_workflow(id, phases, options.now, options.now);
-    workflow.title = plan.title;
-    workflow.context = context;
-    workflow.replans = replans;
-    Ok(Imported {
-        workflow,
-        carry,
-        documents: vec![(ROOT, raw)],
-    })
+    context
 }
 
 pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Vec<Built>> {
