@@ -1,5 +1,7 @@
 //! Test doubles shared by the unit tests.
 
+use std::cell::RefCell;
+
 use crate::resume::Probe;
 
 /// The files that exist, by size, relative to the project root; git cannot tell anything.
@@ -20,5 +22,36 @@ impl Probe for Files {
     }
     fn worktree(&self) -> Option<String> {
         None
+    }
+}
+
+/// A probe that records every path it is asked about, answering through another.
+pub(crate) struct Recording<P> {
+    probe: P,
+    pub(crate) asked: RefCell<Vec<String>>,
+}
+
+impl<P> Recording<P> {
+    pub(crate) fn new(probe: P) -> Self {
+        Self {
+            probe,
+            asked: RefCell::default(),
+        }
+    }
+}
+
+impl<P: Probe> Probe for Recording<P> {
+    fn file_size(&self, path: &str) -> Option<u64> {
+        self.asked.borrow_mut().push(path.to_owned());
+        self.probe.file_size(path)
+    }
+    fn git_branch(&self) -> Option<String> {
+        self.probe.git_branch()
+    }
+    fn commit_exists(&self, sha: &str) -> Option<bool> {
+        self.probe.commit_exists(sha)
+    }
+    fn worktree(&self) -> Option<String> {
+        self.probe.worktree()
     }
 }

@@ -1,7 +1,5 @@
-//! Tests of the resume planner and the prompt renderer, through the fake [`Files`] probe: a
+//! Tests of the resume planner and the prompt renderer, through the fake `Files` probe: a
 //! workflow goes through `validate`, `plan` and `render_prompt` as `checkpoint resume` runs them.
-
-use std::cell::RefCell;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
@@ -10,41 +8,8 @@ use crate::{
     apply,
     resume::{Action, PlanOptions, Probe, RecoveryCode, ResumePlan, plan, render_prompt, validate},
     store::Recovery,
+    testing::{Files, Recording},
 };
-
-/// Files that exist by size; records every path it is asked about. Git knows nothing.
-pub(crate) struct Files {
-    pub(crate) sizes: Vec<(&'static str, u64)>,
-    pub(crate) asked: RefCell<Vec<String>>,
-}
-
-impl Files {
-    pub(crate) fn new(sizes: &[(&'static str, u64)]) -> Self {
-        Self {
-            sizes: sizes.to_vec(),
-            asked: RefCell::default(),
-        }
-    }
-}
-
-impl Probe for Files {
-    fn file_size(&self, path: &str) -> Option<u64> {
-        self.asked.borrow_mut().push(path.to_owned());
-        self.sizes
-            .iter()
-            .find(|(name, _)| *name == path)
-            .map(|(_, size)| *size)
-    }
-    fn git_branch(&self) -> Option<String> {
-        None
-    }
-    fn commit_exists(&self, _: &str) -> Option<bool> {
-        None
-    }
-    fn worktree(&self) -> Option<String> {
-        None
-    }
-}
 
 fn at(minute: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap() + Duration::minutes(minute)
@@ -91,7 +56,7 @@ fn complete(phase: &str) -> Transition {
 fn resume(
     workflow: &Workflow,
     recoveries: &[Recovery],
-    files: &Files,
+    files: &dyn Probe,
     now: DateTime<Utc>,
 ) -> ResumePlan {
     let config = Config::default();
@@ -111,7 +76,7 @@ fn an_interrupted_phase_whose_outputs_exist_is_completed_and_the_next_one_starts
     let mut workflow = workflow(&["a", "b:a"]);
     workflow.phases[0].outputs = vec!["out/a.md".into()];
     run(&mut workflow, vec![start("a")]);
-    let files = Files::new(&[("out/a.md", 12)]);
+    let files = Recording::new(Files(vec![("out/a.md", 12)]));
 
     let plan = resume(&workflow, &[], &files, at(60));
 
@@ -130,7 +95,7 @@ fn an_interrupted_phase_without_its_outputs_goes_back_to_pending() {
     let mut workflow = workflow(&["a", "b:a"]);
     workflow.phases[0].outputs = vec!["out/a.md".into()];
     run(&mut workflow, vec![start("a")]);
-    let files = Files::new(&[("out/a.md", 0)]);
+    let files = Files(vec![("out/a.md", 0)]);
 
     let plan = resume(&workflow, &[], &files, at(60));
 
@@ -164,7 +129,7 @@ fn a_running_task_is_done_when_its_output_exists_and_reset_when_not() {
             task_start("t2"),
         ],
     );
-    let files = Files::new(&[("t1.txt", 3)]);
+    let files = Files(vec![("t1.txt", 3)]);
 
     let plan = resume(&workflow, &[], &files, at(60));
 
@@ -189,7 +154,7 @@ fn a_recent_heartbeat_means_no_interruption_and_a_warning_to_check() {
         source: "Stop".into(),
         session_id: None,
     });
-    let files = Files::new(&[]);
+    let files = Files(Vec::new());
 
     let plan = resume(&workflow, &[], &files, at(60));
 
@@ -220,7 +185,7 @@ fn a_failed_phase_rolls_back_to_its_on_failure_phase_once() {
             fail.clone(),
         ],
     );
-    let files = Files::new(&[]);
+    let files = Files(Vec::new());
 
     let plan = resume(&workflow, &[], &files, at(60));
     assert_eq!(plan.next.action, Action::Rollback);
@@ -255,7 +220,7 @@ fn an_approval_gate_and_a_rebuilt_state_need_a_person() {
     workflow.phases[0].requires_approval = true;
     run(&mut workflow, vec![start("a"), complete("a")]);
     assert_eq!(workflow.phases[0].status, PhaseStatus::AwaitingApproval);
-    let files = Files::new(&[]);
+    let files = Files(Vec::new());
 
     let plan = resume(&workflow, &[], &files, at(60));
     assert_eq!(plan.next.action, Action::Approve);
@@ -279,7 +244,7 @@ fn an_approval_gate_and_a_rebuilt_state_need_a_person() {
 fn a_finished_workflow_has_nothing_left() {
     let mut workflow = workflow(&["a"]);
     run(&mut workflow, vec![start("a"), complete("a")]);
-    let plan = resume(&workflow, &[], &Files::new(&[]), at(60));
+    let plan = resume(&workflow, &[], &Files(Vec::new()), at(60));
     assert_eq!(plan.next.action, Action::Done);
     assert!(!plan.decision_required);
 }
@@ -301,7 +266,7 @@ fn the_prompt_names_the_next_step_the_recoveries_and_the_context() {
             },
         ],
     );
-    let plan = resume(&workflow, &[], &Files::new(&[]), at(60));
+    let plan = resume(&workflow, &[], &Files(Vec::new()), at(60));
 
     let prompt = render_prompt(&plan, at(60), 4000);
 
@@ -336,7 +301,7 @@ fn the_prompt_keeps_the_essentials_within_a_small_budget() {
         workflow.phases[n].status = PhaseStatus::Complete;
     }
     workflow.phases[30].status = PhaseStatus::InProgress;
-    let plan = resume(&workflow, &[], &Files::new(&[]), at(60));
+    let plan = resume(&workflow, &[], &Files(Vec::new()), at(60));
 
     let budget = 600;
     let prompt = render_prompt(&plan, at(60), budget);

@@ -410,7 +410,10 @@ mod tests {
     use chrono::DateTime;
 
     use super::*;
-    use crate::{Artifact, Phase, PhasePlan, PhaseStatus, Plan, WorkflowId, resume::tests::Files};
+    use crate::{
+        Artifact, Phase, PhasePlan, PhaseStatus, Plan, WorkflowId,
+        testing::{Files, Recording},
+    };
 
     fn done(phase: &mut Phase, artifacts: &[&str], outputs: &[&str]) {
         phase.status = PhaseStatus::Complete;
@@ -442,7 +445,7 @@ mod tests {
             &["a.md", "gone.md", "empty.md"],
         );
         done(&mut workflow.phases[1], &["a.md"], &["a.md"]);
-        let files = Files::new(&[("a.md", 10), ("empty.md", 0)]);
+        let files = Recording::new(Files(vec![("a.md", 10), ("empty.md", 0)]));
         let mut findings = Vec::new();
         check_files(&workflow, &files, &mut findings);
         assert_eq!(
