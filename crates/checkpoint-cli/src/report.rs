@@ -1,15 +1,20 @@
 //! The JSON documents commands print, as dedicated types.
 
+use std::path::{Path, PathBuf};
+
 use checkpoint_core::{
-    Workflow, WorkflowStatus,
-    resume::ResumePlan,
+    PhaseId, Workflow, WorkflowStatus,
+    history::Change,
+    journal::Entry,
+    resume::{Finding, ResumePlan},
+    retention,
     store::{Loaded, Recovery},
 };
 use chrono::{DateTime, Utc};
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
-use crate::output::{self, JSON_VERSION};
+use crate::output::{self, JSON_VERSION, PhaseView};
 
 /// The result of a command that reads or changes one workflow.
 #[derive(Debug, Serialize)]
@@ -86,4 +91,80 @@ pub(crate) struct ListEntry {
     pub(crate) path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+}
+
+/// The JSON document of `checkpoint gc`.
+#[derive(Debug, Serialize)]
+pub(crate) struct GcReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) dry_run: bool,
+    pub(crate) deleted: &'a [retention::Doomed],
+    pub(crate) kept: usize,
+}
+
+/// The JSON document of `checkpoint diff`.
+#[derive(Debug, Serialize)]
+pub(crate) struct DiffReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) from: u64,
+    pub(crate) to: u64,
+    pub(crate) changes: &'a [Change],
+}
+
+/// The JSON document of `checkpoint validate`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ValidateReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) workflow: &'a str,
+    pub(crate) valid: bool,
+    pub(crate) findings: &'a [Finding],
+}
+
+/// The JSON document of `checkpoint log`.
+#[derive(Debug, Serialize)]
+pub(crate) struct LogReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) entries: &'a [Entry],
+}
+
+/// The JSON document of `checkpoint export --output`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ExportReport {
+    pub(crate) version: u32,
+    pub(crate) format: &'static str,
+    pub(crate) written: Vec<PathBuf>,
+}
+
+/// The JSON document of `checkpoint status`.
+#[derive(Debug, Serialize)]
+pub(crate) struct StatusReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) workflow: &'a Workflow,
+    pub(crate) phases: Vec<PhaseSummary<'a>>,
+    pub(crate) recoveries: &'a [Recovery],
+}
+
+/// Where one phase stands.
+#[derive(Debug, Serialize)]
+pub(crate) struct PhaseSummary<'a> {
+    pub(crate) id: &'a PhaseId,
+    pub(crate) view: PhaseView,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) waiting_for: Vec<&'a PhaseId>,
+}
+
+/// The JSON document of `checkpoint import`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ImportReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) source: ImportedFrom<'a>,
+    pub(crate) workflow: &'a Workflow,
+    pub(crate) recoveries: &'a [Recovery],
+}
+
+/// The file a workflow was imported from.
+#[derive(Debug, Serialize)]
+pub(crate) struct ImportedFrom<'a> {
+    pub(crate) format: &'static str,
+    pub(crate) path: &'a Path,
 }

@@ -5,11 +5,11 @@ use std::{fmt::Write as _, path::PathBuf};
 use checkpoint_core::{WorkflowStatus, retention};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     ctx::Ctx,
     output::{self, Format, JSON_VERSION},
+    report::GcReport,
 };
 
 /// Arguments of `checkpoint archive`.
@@ -33,15 +33,6 @@ pub struct GcArgs {
 pub struct RestoreArgs {
     /// The archive: its directory, or its name in `.archive/` or `failed/`
     pub archive: String,
-}
-
-/// The JSON document of `checkpoint gc`.
-#[derive(Debug, Serialize)]
-struct GcReport<'a> {
-    version: u32,
-    dry_run: bool,
-    deleted: &'a [retention::Doomed],
-    kept: usize,
 }
 
 pub(crate) fn archive(ctx: &Ctx, args: &ArchiveArgs) -> Result<()> {

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use checkpoint_core::seeds::{self, SeedFormat};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     commands::import::FormatArg,
     ctx::Ctx,
     output::{self, Format, JSON_VERSION},
+    report::ExportReport,
 };
 
 /// Arguments of `checkpoint export`.
@@ -26,14 +26,6 @@ pub struct ExportArgs {
     /// Replace the output files if they exist
     #[arg(long, requires = "output")]
     pub force: bool,
-}
-
-/// The JSON document of `checkpoint export --output`.
-#[derive(Debug, Serialize)]
-struct ExportReport {
-    version: u32,
-    format: &'static str,
-    written: Vec<PathBuf>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &ExportArgs) -> Result<()> {

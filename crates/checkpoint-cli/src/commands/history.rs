@@ -4,17 +4,16 @@ use std::{fmt::Write as _, path::PathBuf};
 
 use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
-    history::{self, Change},
+    history::{self},
     journal::Journal,
 };
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     ctx::Ctx,
     output::{self, Format, JSON_VERSION},
-    report::WorkflowReport,
+    report::{DiffReport, WorkflowReport},
 };
 
 /// Arguments of `checkpoint diff`.
@@ -41,15 +40,6 @@ pub struct ForkArgs {
     /// The id of the new workflow
     #[arg(long = "as", value_name = "ID")]
     pub new_id: String,
-}
-
-/// The JSON document of `checkpoint diff`.
-#[derive(Debug, Serialize)]
-struct DiffReport<'a> {
-    version: u32,
-    from: u64,
-    to: u64,
-    changes: &'a [Change],
 }
 
 /// The workflow the command means, its journal, and the journal's path.

@@ -1,21 +1,20 @@
 //! `checkpoint import`: create a workflow from another checkpoint system's state file, which is
 //! left untouched.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, PathBuf};
 
 use checkpoint_core::{
-    Workflow, WorkflowId,
+    WorkflowId,
     seeds::{self, ImportOptions, SeedFormat},
-    store::Recovery,
 };
 use clap::{Args, ValueEnum};
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     commands::init,
     ctx::Ctx,
     output::{self, Format, JSON_VERSION, Paint},
+    report::{ImportReport, ImportedFrom},
 };
 
 /// Arguments of `checkpoint import`.
@@ -61,22 +60,6 @@ impl From<FormatArg> for SeedFormat {
     }
 }
 
-/// The JSON document of `checkpoint import`.
-#[derive(Debug, Serialize)]
-struct ImportReport<'a> {
-    version: u32,
-    source: Source<'a>,
-    workflow: &'a Workflow,
-    recoveries: &'a [Recovery],
-}
-
-/// The file a workflow was imported from.
-#[derive(Debug, Serialize)]
-struct Source<'a> {
-    format: &'static str,
-    path: &'a Path,
-}
-
 pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
     // `.` components are left out, so that messages show `memory/…` rather than `./memory/…`.
     let path: PathBuf = ctx
@@ -97,7 +80,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
     match ctx.format {
         Format::Json => output::emit_json(&ImportReport {
             version: JSON_VERSION,
-            source: Source {
+            source: ImportedFrom {
                 format: found.format.name(),
                 path: &path,
             },

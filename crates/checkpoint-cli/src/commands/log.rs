@@ -2,14 +2,14 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::{Transition, journal::Entry};
+use checkpoint_core::Transition;
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     ctx::Ctx,
     output::{self, Format, JSON_VERSION, Paint},
+    report::LogReport,
 };
 
 /// Arguments of `checkpoint log`.
@@ -18,13 +18,6 @@ pub struct LogArgs {
     /// Show only the last N entries
     #[arg(long, short = 'n', value_name = "N")]
     pub limit: Option<usize>,
-}
-
-/// The JSON document of `checkpoint log`.
-#[derive(Debug, Serialize)]
-struct LogReport<'a> {
-    version: u32,
-    entries: &'a [Entry],
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {

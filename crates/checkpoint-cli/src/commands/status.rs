@@ -1,31 +1,12 @@
 //! `checkpoint status` and `checkpoint show`.
 
-use checkpoint_core::{PhaseId, Workflow, store::Recovery};
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     ctx::Ctx,
-    output::{self, Format, JSON_VERSION, Paint, PhaseView},
+    output::{self, Format, JSON_VERSION, Paint},
+    report::{PhaseSummary, StatusReport},
 };
-
-/// The JSON document of `checkpoint status`.
-#[derive(Debug, Serialize)]
-struct StatusReport<'a> {
-    version: u32,
-    workflow: &'a Workflow,
-    phases: Vec<PhaseSummary<'a>>,
-    recoveries: &'a [Recovery],
-}
-
-/// Where one phase stands.
-#[derive(Debug, Serialize)]
-struct PhaseSummary<'a> {
-    id: &'a PhaseId,
-    view: PhaseView,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    waiting_for: Vec<&'a PhaseId>,
-}
 
 pub(crate) fn status(ctx: &Ctx) -> Result<()> {
     let loaded = ctx.load()?;

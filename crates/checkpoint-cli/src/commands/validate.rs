@@ -3,12 +3,12 @@
 use checkpoint_core::resume::{self, Finding, FindingCode, Severity};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     ctx::Ctx,
     output::{self, Format, JSON_VERSION, Paint},
     probe::FsProbe,
+    report::ValidateReport,
 };
 
 /// Arguments of `checkpoint validate`.
@@ -17,15 +17,6 @@ pub struct ValidateArgs {
     /// Skip the replay of the whole journal (fast, for very long journals)
     #[arg(long)]
     pub quick: bool,
-}
-
-/// The JSON document of `checkpoint validate`.
-#[derive(Debug, Serialize)]
-struct ValidateReport<'a> {
-    version: u32,
-    workflow: &'a str,
-    valid: bool,
-    findings: &'a [Finding],
 }
 
 /// A validation that found errors; rendered already, so only the exit code matters.
