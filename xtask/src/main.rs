@@ -165,8 +165,8 @@ pub(crate) fn run_checked(command: &mut Command) -> Result {
     }
 }
 
-/// A command as it can be pasted into a shell: arguments quoted where needed, and paths inside
-/// the workspace relative to it (tasks run from its root).
+/// A command as it can be pasted into a shell: arguments quoted where needed, paths inside the
+/// workspace relative to it (tasks run from its root), and cargo as `cargo`.
 pub(crate) fn describe(command: &Command) -> String {
     let root = project_root();
     let word = |text: &std::ffi::OsStr| {
@@ -174,7 +174,13 @@ pub(crate) fn describe(command: &Command) -> String {
         let text = path.strip_prefix(&root).unwrap_or(path).to_string_lossy();
         shell_quote(&text)
     };
-    let mut text = word(command.get_program());
+    let program = command.get_program();
+    // `$CARGO` is an absolute path into the toolchain; `cargo` is what a reader types.
+    let mut text = if env::var_os("CARGO").is_some_and(|cargo| cargo == program) {
+        "cargo".to_owned()
+    } else {
+        word(program)
+    };
     for arg in command.get_args() {
         text.push(' ');
         text.push_str(&word(arg));
