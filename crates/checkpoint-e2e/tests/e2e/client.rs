@@ -145,8 +145,8 @@ fn bang_line_permission_rules_match_the_command_as_written() {
     assert!(mock.request_text(1).contains("PROBE-BIN-RAN bare-name"));
 }
 
-/// In `-p` on 2.1.197, a StopFailure hook runs only when some SessionEnd hook holds the exit
-/// back: without one, claude exits 1 before the StopFailure hook has started, and it never runs
+/// In `-p` on 2.1.197, a StopFailure hook runs reliably only when some SessionEnd hook holds the
+/// exit back: without one, claude nearly always exits 1 before the StopFailure hook has started
 /// (facts §i measured with a probe that hooked every event, SessionEnd included).
 /// 2.1.330 runs it without a SessionEnd hook too, but races it against its exit, with or without
 /// one: the hook was seen missing in some runs of each, so a run here gets up to three tries.
@@ -208,13 +208,15 @@ fn stop_failure_hooks_need_a_session_end_hook_only_on_2_1_197() {
         .expect("StopFailure did not run alongside a SessionEnd hook");
     assert!(payload.contains("\"error\":\"rate_limit\""), "{payload}");
 
-    // Give a late hook ample time; the hook above wrote its file within milliseconds.
-    let ran_alone = (0..tries).any(|_| run(&without, Duration::from_secs(3)).is_some());
-    assert_eq!(
-        ran_alone, newer,
-        "whether StopFailure runs without a SessionEnd hook changed for this client: update the \
-         facts and this test"
-    );
+    // Without a SessionEnd hook, 2.1.197 races the hook against its exit and nearly always exits
+    // first; under heavy load the hook has been seen to win, so that is not asserted. 2.1.330
+    // runs it (the hook above wrote its file within milliseconds; a late one gets 3 s).
+    if newer {
+        assert!(
+            (0..TRIES).any(|_| run(&without, Duration::from_secs(3)).is_some()),
+            "StopFailure no longer runs without a SessionEnd hook: update the facts and this test"
+        );
+    }
 }
 
 /// The version the end-to-end tests support as the oldest; `cargo xtask test` runs them against
