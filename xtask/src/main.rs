@@ -6,7 +6,10 @@ mod codegen;
 mod demo;
 mod dist;
 mod fuzz;
+mod install;
 mod test;
+#[cfg(test)]
+mod tests;
 
 use std::{
     env,
@@ -16,9 +19,9 @@ use std::{
 
 use clap::{Parser, Subcommand};
 
-/// Tasks for building, bundling and testing `checkpoint`.
+/// Tasks for building, bundling, installing and testing `checkpoint`.
 #[derive(Debug, Parser)]
-#[command(name = "cargo xtask")]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
 struct Cli {
     #[command(subcommand)]
     task: Task,
@@ -36,14 +39,22 @@ enum Task {
     },
     /// Build everything and run an example three-phase workflow in `target/demo/`
     Demo,
+    /// Install the release binary, its man page and shell completions (under `~/.local` by
+    /// default)
+    Install {
+        /// Install under this directory: `bin/`, `share/man/man1/` and the shells' completion
+        /// directories in `share/`
+        #[arg(long, value_name = "DIR")]
+        prefix: Option<PathBuf>,
+    },
     /// Run every fuzz target for a bounded time (installs cargo-fuzz if needed)
     Fuzz {
         /// Seconds per target
         #[arg(long, default_value_t = 10)]
         seconds: u32,
     },
-    /// Benchmark the release binary against the floor and the seed's bash + jq scripts (report in
-    /// `target/bench/report.md`)
+    /// Benchmark the release binary against `/bin/true` and the shell scripts (bash + jq) of the
+    /// checkpoint systems it replaces (report in `target/bench/report.md`)
     Bench {
         /// A smoke run: fewer runs and smaller sizes (about two minutes)
         #[arg(long)]
@@ -58,12 +69,19 @@ enum Task {
         /// Also measure this `checkpoint` binary in the same rounds, and compare
         #[arg(long, value_name = "PATH")]
         baseline: Option<PathBuf>,
-        /// Only the cases whose key (as in `target/bench/raw.csv`) contains this text, and the floors
+        /// Only the cases whose key (as in `target/bench/raw.csv`) contains this text, and the
+        /// baselines (`/bin/true` and an empty program)
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
     },
     /// Run the whole test suite, with the real Claude Code CLI for the end-to-end tests
+    ///
+    /// The client is the oldest supported Claude Code by default; `CHECKPOINT_CLAUDE_CODE=latest`
+    /// (or a version) chooses another, installed with npm under `target/`.
     Test {
+        /// Only the end-to-end tests (with the real Claude Code CLI)
+        #[arg(long)]
+        e2e: bool,
         /// Extra arguments for `cargo test`
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         cargo_args: Vec<String>,
@@ -81,8 +99,9 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(&root).map(|_| ()),
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Demo => demo::run(&root),
+        Task::Install { prefix } => install::run(&root, prefix.as_deref()),
         Task::Fuzz { seconds } => fuzz::run(&root, seconds),
-        Task::Test { cargo_args } => test::run(&root, &cargo_args),
+        Task::Test { e2e, cargo_args } => test::run(&root, e2e, &cargo_args),
         Task::Bench {
             quick,
             runs,
@@ -146,11 +165,39 @@ pub(crate) fn run_checked(command: &mut Command) -> Result {
     }
 }
 
-fn describe(command: &Command) -> String {
-    let mut text = command.get_program().to_string_lossy().into_owned();
+/// A command as it can be pasted into a shell: arguments quoted where needed, paths inside the
+/// workspace relative to it (tasks run from its root), and cargo as `cargo`.
+pub(crate) fn describe(command: &Command) -> String {
+    let root = project_root();
+    let word = |text: &std::ffi::OsStr| {
+        let path = Path::new(text);
+        let text = path.strip_prefix(&root).unwrap_or(path).to_string_lossy();
+        shell_quote(&text)
+    };
+    let program = command.get_program();
+    // `$CARGO` is an absolute path into the toolchain; `cargo` is what a reader types.
+    let mut text = if env::var_os("CARGO").is_some_and(|cargo| cargo == program) {
+        "cargo".to_owned()
+    } else {
+        word(program)
+    };
     for arg in command.get_args() {
         text.push(' ');
-        text.push_str(&arg.to_string_lossy());
+        text.push_str(&word(arg));
     }
     text
+}
+
+/// `text` as one shell word: as is when it holds only characters no shell treats specially,
+/// else in single quotes.
+pub(crate) fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }

@@ -2,22 +2,43 @@
 //! end-to-end tests and the plugin bundle validated by it.
 
 use std::{
+    env,
     path::{Path, PathBuf},
     process::Command,
 };
 
-use crate::{Result, cargo, dist, run_checked};
+use crate::{Result, cargo, dist, install, run_checked};
 
-/// The Claude Code version the end-to-end tests and `../shared/claude-code-facts.md` are about.
-pub(crate) const CLAUDE_CODE_VERSION: &str = "2.1.197";
+/// The oldest Claude Code the plugin supports: the version the end-to-end tests run against by
+/// default, and the one `../shared/claude-code-facts.md` is about.
+pub(crate) const OLDEST_CLAUDE_CODE: &str = "2.1.197";
+/// The newest Claude Code release the end-to-end tests have been run against
+/// (`CHECKPOINT_CLAUDE_CODE=latest`).
+pub(crate) const LATEST_CLAUDE_CODE: &str = "2.1.330";
+/// Chooses the Claude Code version of the end-to-end tests: `oldest` (the default), `latest`, or
+/// a version number.
+pub(crate) const CLAUDE_CODE_ENV: &str = "CHECKPOINT_CLAUDE_CODE";
 
-pub(crate) fn run(root: &Path, cargo_args: &[String]) -> Result {
-    let claude = ensure_claude(root)?;
+pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result {
+    let version = claude_code_version(env::var(CLAUDE_CODE_ENV).ok().as_deref())?;
+    let claude = ensure_claude(root, &version)?;
     let plugin = dist::run(root)?;
     validate_bundle(root, &claude, &plugin)?;
     let mut command = cargo();
+    command.arg("test");
+    if e2e_only {
+        command.args(["--package", "checkpoint-e2e"]);
+    } else {
+        // The README's install step, into a scratch prefix: the README tour test runs its
+        // commands with the installed `checkpoint`, as a user who followed the README would.
+        let prefix = crate::target_dir(root).join("install-check");
+        install::install_into(&plugin, &prefix)?;
+        command
+            .arg("--workspace")
+            .env("CHECKPOINT_TOUR_BIN_DIR", prefix.join("bin"));
+    }
+    eprintln!("end-to-end tests with Claude Code {version}");
     command
-        .args(["test", "--workspace"])
         .args(cargo_args)
         .env("CHECKPOINT_CLAUDE_BIN", &claude)
         .env("CHECKPOINT_PLUGIN_DIR", &plugin)
@@ -25,10 +46,36 @@ pub(crate) fn run(root: &Path, cargo_args: &[String]) -> Result {
     run_checked(&mut command)
 }
 
-/// Installs the pinned Claude Code CLI into `target/claude-code` unless it is there; returns
-/// the path of its `claude` binary.
-pub(crate) fn ensure_claude(root: &Path) -> Result<PathBuf> {
-    let prefix = crate::target_dir(root).join("claude-code");
+/// The version `CHECKPOINT_CLAUDE_CODE` names.
+fn claude_code_version(choice: Option<&str>) -> Result<String> {
+    match choice.map(str::trim) {
+        None | Some("" | "oldest") => Ok(OLDEST_CLAUDE_CODE.to_owned()),
+        Some("latest") => Ok(LATEST_CLAUDE_CODE.to_owned()),
+        Some(version)
+            if version.split('.').count() == 3
+                && version
+                    .split('.')
+                    .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            Ok(version.to_owned())
+        }
+        Some(other) => Err(format!(
+            "invalid `{CLAUDE_CODE_ENV}={other}`: use `oldest` ({OLDEST_CLAUDE_CODE}), `latest` \
+             ({LATEST_CLAUDE_CODE}) or a version such as `2.1.250`"
+        )),
+    }
+}
+
+/// Installs Claude Code `version` with npm unless it is there (the oldest in
+/// `target/claude-code`, where the end-to-end tests look by default; any other in
+/// `target/claude-code-<version>`); returns the path of its `claude` binary.
+pub(crate) fn ensure_claude(root: &Path, version: &str) -> Result<PathBuf> {
+    let name = if version == OLDEST_CLAUDE_CODE {
+        "claude-code".to_owned()
+    } else {
+        format!("claude-code-{version}")
+    };
+    let prefix = crate::target_dir(root).join(name);
     let claude = prefix.join("node_modules").join(".bin").join("claude");
     let installed = Command::new(&claude)
         .arg("--version")
@@ -37,7 +84,7 @@ pub(crate) fn ensure_claude(root: &Path) -> Result<PathBuf> {
         .and_then(|output| String::from_utf8(output.stdout).ok());
     if installed
         .as_deref()
-        .is_some_and(|version| version.starts_with(CLAUDE_CODE_VERSION))
+        .is_some_and(|installed| installed.starts_with(&format!("{version} ")))
     {
         return Ok(claude);
     }
@@ -53,7 +100,7 @@ pub(crate) fn ensure_claude(root: &Path) -> Result<PathBuf> {
                 "--prefix",
             ])
             .arg(&prefix)
-            .arg(format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}")),
+            .arg(format!("@anthropic-ai/claude-code@{version}")),
     )?;
     Ok(claude)
 }
@@ -76,3 +123,6 @@ fn validate_bundle(root: &Path, claude: &Path, plugin: &Path) -> Result {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -9,12 +9,14 @@ use crate::{
     output::{ColorChoice, Format},
 };
 
-/// Durable checkpoints for long, multi-phase AI-agent workflows.
+/// Durable checkpoints for long, multi-phase AI-agent workflows
 ///
 /// State lives in `.claude/checkpoints/<workflow>/` under the git top level: `state.json` (the
 /// current state), `journal.jsonl` (every transition), `state.json.bak` and a lock file.
 #[derive(Debug, Parser)]
-#[command(name = "checkpoint", version, about, long_about, max_term_width = 100)]
+// No bare `about`: it would take Cargo's description, and `-h` would open with another sentence
+// than `--help`; both now open with the doc comment's first line.
+#[command(name = "checkpoint", version, long_about, max_term_width = 100)]
 #[command(after_long_help = crate::exit_code::help_text())]
 pub struct Cli {
     #[command(flatten)]
@@ -23,14 +25,30 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every command takes.
+/// Options every command takes, listed under their own heading in every `--help`.
+///
+/// Their values are spelled out in the one-line help, so that each subcommand's `--help` does not
+/// repeat a paragraph per value.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// Output format
-    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
+    /// Output format: `human`, `json`, `prompt` (`resume`, `status`), `mermaid` or `dot` (`graph`)
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t = Format::Human,
+        hide_possible_values = true
+    )]
     pub format: Format,
-    /// When to use colour (`auto` respects `NO_COLOR` and terminals)
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    /// When to use colour: `auto` (a terminal, unless `NO_COLOR` is set), `always` or `never`
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t = ColorChoice::Auto,
+        hide_possible_values = true
+    )]
     pub color: ColorChoice,
     /// The checkpoint directory [default: `.claude/checkpoints` under the git top level]
     #[arg(long, global = true, env = crate::env::CHECKPOINT_DIR, value_name = "DIR")]

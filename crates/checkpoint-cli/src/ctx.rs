@@ -39,13 +39,20 @@ pub(crate) struct Ctx {
     pub config: Config,
 }
 
-/// Several workflows match and none was chosen.
+/// The command needs one workflow, and there is none, or several match and none was chosen.
+///
+/// Both exit with 4 (not found), but each has its own stable code, so that a script can tell
+/// "create one" from "pick one".
 #[derive(Debug, thiserror::Error, Diagnostic)]
-#[error("{message}")]
-#[diagnostic(code(checkpoint::ambiguous_workflow), help("{help}"))]
-pub(crate) struct WorkflowChoiceError {
-    pub message: String,
-    pub help: String,
+pub(crate) enum WorkflowChoiceError {
+    /// The store holds no workflow.
+    #[error("{message}")]
+    #[diagnostic(code(checkpoint::no_workflow), help("{help}"))]
+    None { message: String, help: String },
+    /// Several workflows match.
+    #[error("{message}")]
+    #[diagnostic(code(checkpoint::ambiguous_workflow), help("{help}"))]
+    Several { message: String, help: String },
 }
 
 /// Where a command runs: its directory, the project (the git top level) and the store.
@@ -140,7 +147,7 @@ impl Ctx {
         }
         let ids = self.store.list()?;
         match ids.as_slice() {
-            [] => Err(WorkflowChoiceError {
+            [] => Err(WorkflowChoiceError::None {
                 message: format!("no workflow in `{}`", self.store.root().display()),
                 help: "create one with `checkpoint init <id> --phase <id>` (can be repeated)"
                     .into(),
@@ -158,7 +165,7 @@ impl Ctx {
                     .collect();
                 match active.as_slice() {
                     [id] => Ok((*id).clone()),
-                    _ => Err(WorkflowChoiceError {
+                    _ => Err(WorkflowChoiceError::Several {
                         message: format!(
                             "{} workflows are active, and none was chosen",
                             active.len().max(ids.len())

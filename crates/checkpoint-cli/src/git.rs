@@ -59,7 +59,10 @@ pub(crate) fn message(workflow: &Workflow, phases: &[PhaseId]) -> String {
         .iter()
         .filter(|phase| !phase.status.is_done())
         .count();
-    text.push_str(&format!("\nRemaining: {remaining} phases\n"));
+    text.push_str(&format!(
+        "\nRemaining: {}\n",
+        crate::output::count(remaining, "phase")
+    ));
     text
 }
 

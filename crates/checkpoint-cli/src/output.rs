@@ -141,6 +141,15 @@ impl Paint {
     }
 }
 
+/// "1 phase", "3 phases": a count with its noun, singular for one.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// "5 minutes ago", "in 2 hours", "just now".
 pub(crate) fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let secs = (now - then).num_seconds();
@@ -214,9 +223,9 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
         out,
         "{}",
         paint.dim(&format!(
-            "{} of {} phases done · updated {}",
+            "{} of {} done · updated {}",
             workflow.n_done(),
-            workflow.phases.len(),
+            count(workflow.phases.len(), "phase"),
             ago(workflow.updated_at, now)
         ))
     );
@@ -385,8 +394,9 @@ fn plan_header(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
         out,
         "{}",
         paint.dim(&format!(
-            "{} of {total} phases done · last active {} ({})",
+            "{} of {} done · last active {} ({})",
             plan.completed.len(),
+            count(total, "phase"),
             ago(plan.last_active, now),
             plan.last_active.format("%Y-%m-%d %H:%M UTC")
         ))

@@ -132,6 +132,27 @@ impl ClaudeEnv {
         &self.claude_bin
     }
 
+    /// The version of the `claude` executable in use, from `claude --version` (`2.1.197 (Claude
+    /// Code)`), as `(major, minor, patch)`; panics when it cannot be read.
+    #[track_caller]
+    pub fn client_version(&self) -> (u32, u32, u32) {
+        let output = Command::new(&self.claude_bin)
+            .arg("--version")
+            .env("HOME", self.home())
+            .env("DISABLE_AUTOUPDATER", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|err| {
+                panic!(
+                    "failed to run `{} --version`: {err}",
+                    self.claude_bin.display()
+                )
+            });
+        let text = String::from_utf8_lossy(&output.stdout);
+        parse_version(&text)
+            .unwrap_or_else(|| panic!("`claude --version` printed no version: {text:?}"))
+    }
+
     /// Runs `claude` with `args` and `extra_env` in the project dir and waits for it.
     ///
     /// The environment is cleared, then set to exactly PATH (inherited), HOME, the mock's
@@ -359,6 +380,14 @@ impl fmt::Display for ClaudeOutput {
         writeln!(f, "----- stderr -----")?;
         write!(f, "{}", self.stderr)
     }
+}
+
+/// The `x.y.z` at the start of `claude --version`'s output.
+fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let word = text.split_whitespace().next()?;
+    let mut parts = word.split('.').map(|part| part.parse::<u32>().ok());
+    let version = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(version)
 }
 
 /// Finds the `claude` executable: `$CHECKPOINT_CLAUDE_BIN`, else the copy `cargo xtask test`

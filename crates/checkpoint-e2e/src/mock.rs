@@ -23,8 +23,9 @@ pub const SCRIPT_EXHAUSTED: &str = "MOCK-SCRIPT-EXHAUSTED";
 /// The text of the answer to a side request (a `/v1/messages` POST without `tools`).
 pub const SIDE_ANSWER: &str = "side";
 
-/// The default answer to the compaction summary request.
-pub const DEFAULT_SUMMARY: &str = "SUMMARY-OF-CONVERSATION";
+/// The default answer to the compaction summary request, in a `<summary>` block as a model writes
+/// it (without one, 2.1.330 asks a second time).
+pub const DEFAULT_SUMMARY: &str = "<summary>SUMMARY-OF-CONVERSATION</summary>";
 
 /// The marker that identifies the compaction summary request (facts §d "Compaction").
 pub const SUMMARY_REQUEST_MARKER: &str =

@@ -158,7 +158,7 @@ fn resume_sends_the_previous_conversation() {
 #[test]
 fn compaction_request_gets_the_configured_summary_without_consuming_the_script() {
     let config = MockConfig {
-        summary: "CUSTOM-SUMMARY-MARKER".to_owned(),
+        summary: "<summary>CUSTOM-SUMMARY-MARKER</summary>".to_owned(),
     };
     let mock = MockApi::start_with(vec![Turn::text("A1"), Turn::text("A2")], config);
     let env = ClaudeEnv::new(&mock);

@@ -91,11 +91,11 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
         _ => {
             let paint = Paint::new(ctx.color);
             let mut text = format!(
-                "imported {} `{}` as workflow {} with {} phases in `{}`\n\n",
+                "imported {} `{}` as workflow {} with {} in `{}`\n\n",
                 found.format.describe(),
                 path.display(),
                 paint.bold(loaded.workflow.id.as_str()),
-                loaded.workflow.phases.len(),
+                output::count(loaded.workflow.phases.len(), "phase"),
                 loaded.dir.display()
             );
             text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));

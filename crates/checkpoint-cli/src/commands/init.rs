@@ -77,9 +77,9 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
         _ => {
             let paint = Paint::new(ctx.color);
             let mut text = format!(
-                "created workflow {} with {} phases in `{}`\n\n",
+                "created workflow {} with {} in `{}`\n\n",
                 paint.bold(id.as_str()),
-                loaded.workflow.phases.len(),
+                output::count(loaded.workflow.phases.len(), "phase"),
                 loaded.dir.display()
             );
             text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));

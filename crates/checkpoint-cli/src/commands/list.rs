@@ -237,11 +237,11 @@ fn render(ctx: &Ctx, entries: &[ListEntry]) -> String {
                     .unwrap_or_default();
                 let _ = write!(
                     text,
-                    "{}  {}  {} of {} phases done{current}, {when}",
+                    "{}  {}  {} of {} done{current}, {when}",
                     paint.bold(&id),
                     output::workflow_status(status, paint),
                     entry.phases_done,
-                    entry.phases_total
+                    output::count(entry.phases_total, "phase")
                 );
             }
         }

@@ -64,7 +64,7 @@ fn describe(transition: &Transition) -> String {
         .map(|phase| phase.to_string())
         .unwrap_or_default();
     match transition {
-        Transition::Init { workflow } => format!("{} phases", workflow.phases.len()),
+        Transition::Init { workflow } => output::count(workflow.phases.len(), "phase"),
         Transition::Snapshot { reason, .. } => reason.clone(),
         Transition::PhaseProgress { note, .. } => format!("{phase}: {note}"),
         Transition::PhaseFail { reason, .. }

@@ -356,10 +356,10 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
                 .enumerate()
                 .map(|(i, (id, loaded))| {
                     format!(
-                        "{}. {id} ({} of {} phases done, {})",
+                        "{}. {id} ({} of {} done, {})",
                         i + 1,
                         loaded.workflow.n_done(),
-                        loaded.workflow.phases.len(),
+                        output::count(loaded.workflow.phases.len(), "phase"),
                         output::ago(loaded.workflow.updated_at, ctx.now)
                     )
                 })
@@ -380,7 +380,7 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
                     return Ok(Some((id, Some(loaded))));
                 }
             }
-            Err(WorkflowChoiceError {
+            Err(WorkflowChoiceError::Several {
                 message: format!(
                     "{} workflows were interrupted:\n{}",
                     candidates.len(),

@@ -181,7 +181,15 @@ fn refused_transitions_exit_3_and_write_nothing() {
 #[test]
 fn unknown_things_exit_4() {
     let env = TestEnv::new();
-    assert_eq!(env.run(&["status"]).status.code(), Some(4));
+    assert_snapshot!(env.snapshot(&["status"]), @r"
+    exit status: 4
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::no_workflow
+
+      × no workflow in `[TEMP]/project/.claude/checkpoints`
+      help: create one with `checkpoint init <id> --phase <id>` (can be repeated)
+    ");
     three_phases(&env);
     assert_snapshot!(env.snapshot(&["start", "deploy"]), @r"
     exit status: 4
@@ -195,6 +203,10 @@ fn unknown_things_exit_4() {
     env.ok(&["init", "other", "--phase", "a"]);
     let output = env.snapshot(&["status"]);
     assert!(output.starts_with("exit status: 4"), "{output}");
+    assert!(
+        output.contains("checkpoint::ambiguous_workflow"),
+        "{output}"
+    );
     assert!(
         output.contains("choose one with `--workflow <id>`: `other`, `payments`"),
         "{output}"
@@ -414,5 +426,35 @@ fn help_lists_the_exit_codes_of_the_readme() {
             help.contains(&format!("{code} {meaning}")),
             "`--help` lacks exit code {code}: {meaning}\n{help}"
         );
+    }
+}
+
+/// Every `--help` lists the global options under their own heading, once, without a paragraph
+/// per `--format`/`--color` value, and `-h` opens with the same sentence as `--help`.
+#[test]
+fn help_puts_global_options_under_their_own_heading() {
+    let env = TestEnv::new();
+    let help = env.ok(&["start", "--help"]);
+    let (own, global) = help
+        .split_once("Global options:")
+        .unwrap_or_else(|| panic!("no `Global options:` heading\n{help}"));
+    assert!(own.contains("--force"), "{help}");
+    for flag in ["--format", "--color", "--dir", "--workflow"] {
+        assert!(
+            !own.contains(flag),
+            "`{flag}` is among the command's own options\n{help}"
+        );
+        assert!(global.contains(flag), "`{flag}` is missing\n{help}");
+    }
+    assert!(!help.contains("Possible values"), "{help}");
+    assert_eq!(help.matches("mermaid").count(), 1, "{help}");
+
+    for command in [&[][..], &["init"], &["resume"], &["task", "add"]] {
+        let first_line = |flag: &str| {
+            let mut args = command.to_vec();
+            args.push(flag);
+            env.ok(&args).lines().next().unwrap_or_default().to_owned()
+        };
+        assert_eq!(first_line("-h"), first_line("--help"), "{command:?}");
     }
 }

@@ -394,10 +394,10 @@ fn nothing_to_resume_and_several_to_choose_from() {
     let output = env.snapshot(&["resume"]);
     assert!(output.starts_with("exit status: 4"), "{output}");
     let two = output
-        .find("1. two (0 of 1 phases done, just now)")
+        .find("1. two (0 of 1 phase done, just now)")
         .expect(&output);
     let one = output
-        .find("2. one (0 of 1 phases done, 5 minutes ago)")
+        .find("2. one (0 of 1 phase done, 5 minutes ago)")
         .expect(&output);
     assert!(two < one, "{output}");
     assert!(

@@ -297,7 +297,7 @@ fn list_shows_seed_files_after_our_workflows() {
     assert_snapshot!(env.snapshot(&["list"]), @r"
     exit status: 0
     ----- stdout -----
-    payments                                 pending  0 of 1 phases done, just now
+    payments                                 pending  0 of 1 phase done, just now
     pipeline-state                           unreadable: failed to import `[TEMP]/project/.claude/pipeline-state.json` as an OrchestKit pipeline state: trailing comma at line 5 column 3 (in field `commit_sha`)  [orchestkit: `.claude/pipeline-state.json`]
     orchestrate_auth_system_20251003_184530  in progress  1 of 5 phases done, at `phase-2`, 149 days ago  [checkpoints-dir: `.claude/checkpoints/orchestrate_auth_system_20251003_184530.json`]
     implement_dark_mode_20251003_192230      failed  2 of 4 phases done, at `phase-3`, 149 days ago  [checkpoints-dir: `.claude/checkpoints/failed/implement_dark_mode_20251003_192230.json`]

@@ -42,17 +42,18 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
         .map(|title| format!(" — {title}"))
         .unwrap_or_default();
     let mut head = format!("## checkpoint: workflow `{}`{title}\n", plan.workflow);
+    let n_phases = plan.completed.len()
+        + plan.in_progress.len()
+        + plan.awaiting_approval.len()
+        + plan.failed.len()
+        + plan.ready.len()
+        + plan.blocked.len();
     let _ = writeln!(
         head,
-        "Status: {} · {} of {} phases done · last active {} ({})",
+        "Status: {} · {} of {n_phases} {} done · last active {} ({})",
         plan.status.as_str().replace('_', " "),
         plan.completed.len(),
-        plan.completed.len()
-            + plan.in_progress.len()
-            + plan.awaiting_approval.len()
-            + plan.failed.len()
-            + plan.ready.len()
-            + plan.blocked.len(),
+        if n_phases == 1 { "phase" } else { "phases" },
         ago(plan.last_active, now),
         plan.last_active.format("%Y-%m-%d %H:%M UTC"),
     );

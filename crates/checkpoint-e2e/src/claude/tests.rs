@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::claude::resolve_claude_bin;
+use crate::claude::{parse_version, resolve_claude_bin};
 
 #[test]
 fn missing_client_is_an_error_that_says_how_to_install_it() {
@@ -39,4 +39,13 @@ fn variable_wins_over_fallback_and_must_name_a_file() {
         message.contains("is set to `/nonexistent/claude`, which is not a file"),
         "{message}"
     );
+}
+
+#[test]
+fn client_version_is_read_from_the_version_line() {
+    assert_eq!(parse_version("2.1.197 (Claude Code)\n"), Some((2, 1, 197)));
+    assert_eq!(parse_version("2.1.330 (Claude Code)"), Some((2, 1, 330)));
+    assert_eq!(parse_version("Claude Code 2.1.330"), None);
+    assert_eq!(parse_version("2.1"), None);
+    assert_eq!(parse_version(""), None);
 }

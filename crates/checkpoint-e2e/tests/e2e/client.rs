@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use checkpoint_e2e::{ClaudeEnv, MockApi, Turn};
+use checkpoint_e2e::{ClaudeEnv, MockApi, MockConfig, RequestKind, Turn};
 use serde_json::json;
 
 use crate::support::{HOOK_WAIT, path_str};
@@ -106,7 +106,18 @@ fn bang_line_permission_rules_match_the_command_as_written() {
 
     let dropped = run("probe-abs");
     assert_eq!(dropped.code(), Some(0), "{dropped}");
-    assert_eq!(dropped.stdout.trim(), "", "{dropped}");
+    // Changed after 2.1.197: the refusal used to print nothing; 2.1.330 prints it as the result.
+    if newer_than_oldest(&env) {
+        assert!(
+            dropped
+                .stdout
+                .contains("Shell command permission check failed")
+                && dropped.stdout.contains("This command requires approval"),
+            "{dropped}"
+        );
+    } else {
+        assert_eq!(dropped.stdout.trim(), "", "{dropped}");
+    }
     assert_eq!(
         mock.main_requests().len(),
         0,
@@ -134,11 +145,15 @@ fn bang_line_permission_rules_match_the_command_as_written() {
     assert!(mock.request_text(1).contains("PROBE-BIN-RAN bare-name"));
 }
 
-/// In `-p`, a StopFailure hook runs only when some SessionEnd hook holds the exit back: without
-/// one, claude exits 1 before the StopFailure hook has started, and it never runs (facts §i
-/// measured with a probe that hooked every event, SessionEnd included).
+/// In `-p` on 2.1.197, a StopFailure hook runs reliably only when some SessionEnd hook holds the
+/// exit back: without one, claude nearly always exits 1 before the StopFailure hook has started
+/// (facts §i measured with a probe that hooked every event, SessionEnd included).
+/// 2.1.330 runs it without a SessionEnd hook too, but races it against its exit, with or without
+/// one: the hook was seen missing in some runs of each, so a run here gets up to three tries.
+/// The plugin keeps its SessionEnd hook for the older clients.
 #[test]
-fn stop_failure_hooks_run_only_alongside_a_session_end_hook() {
+fn stop_failure_hooks_need_a_session_end_hook_only_on_2_1_197() {
+    const TRIES: usize = 3;
     let work = tempfile::tempdir().unwrap();
     let stop_failure = json!([{ "hooks": [{
         "type": "command",
@@ -166,33 +181,122 @@ fn stop_failure_hooks_run_only_alongside_a_session_end_hook() {
         message: "mock rate_limit_error".to_owned(),
         retry_after: Some(0),
     };
-    let mock = MockApi::start(vec![rate_limit(), rate_limit()]);
+    let mock = MockApi::start((0..2 * TRIES).map(|_| rate_limit()).collect());
     let env = ClaudeEnv::new(&mock);
-    let run = |plugin: &Path| {
-        env.run(
+    let newer = newer_than_oldest(&env);
+    // Runs claude once with `plugin`; returns the StopFailure payload if the hook ran.
+    let run = |plugin: &Path, wait: Duration| {
+        let marker = plugin.join("stop-failure.json");
+        let _ = fs::remove_file(&marker);
+        let requests_before = mock.main_requests().len();
+        let output = env.run(
             &["-p", "hi", "--plugin-dir", path_str(plugin)],
             &[("CLAUDE_CODE_MAX_RETRIES", "0")],
-        )
+        );
+        assert_eq!(output.code(), Some(1), "{output}");
+        assert_eq!(mock.main_requests().len(), requests_before + 1);
+        let deadline = Instant::now() + wait;
+        while !marker.is_file() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(50));
+        }
+        fs::read_to_string(&marker).ok()
     };
+    let tries = if newer { TRIES } else { 1 };
 
-    let output = run(&with);
-    assert_eq!(output.code(), Some(1), "{output}");
-    let marker = with.join("stop-failure.json");
-    let deadline = Instant::now() + HOOK_WAIT;
-    while !marker.is_file() && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(50));
-    }
-    let payload =
-        fs::read_to_string(&marker).unwrap_or_else(|_| panic!("StopFailure did not run\n{output}"));
+    let payload = (0..tries)
+        .find_map(|_| run(&with, HOOK_WAIT))
+        .expect("StopFailure did not run alongside a SessionEnd hook");
     assert!(payload.contains("\"error\":\"rate_limit\""), "{payload}");
 
-    let output = run(&without);
-    assert_eq!(output.code(), Some(1), "{output}");
-    assert_eq!(mock.main_requests().len(), 2);
-    // Give a late hook ample time; the hook above wrote its file within milliseconds.
-    thread::sleep(Duration::from_secs(3));
+    // Without a SessionEnd hook, 2.1.197 races the hook against its exit and nearly always exits
+    // first; under heavy load the hook has been seen to win, so that is not asserted. 2.1.330
+    // runs it (the hook above wrote its file within milliseconds; a late one gets 3 s).
+    if newer {
+        assert!(
+            (0..TRIES).any(|_| run(&without, Duration::from_secs(3)).is_some()),
+            "StopFailure no longer runs without a SessionEnd hook: update the facts and this test"
+        );
+    }
+}
+
+/// The version the end-to-end tests support as the oldest; `cargo xtask test` runs them against
+/// it by default, and against the latest release tested with `CHECKPOINT_CLAUDE_CODE=latest`.
+const OLDEST: (u32, u32, u32) = (2, 1, 197);
+
+/// Whether the client under test is newer than the oldest supported one: the facts below were
+/// measured on 2.1.197 and 2.1.330, and a version in between is taken to behave like 2.1.330.
+fn newer_than_oldest(env: &ClaudeEnv) -> bool {
+    env.client_version() > OLDEST
+}
+
+/// The tools a `-p` session offers the model by default, and the model it asks for: 2.1.197
+/// (with `claude-opus-4-8`) offers the task tools (`TaskCreate`, `TaskUpdate`, …) that a
+/// workflow's phases compete with; 2.1.330 (with `claude-opus-5-5`) no longer does, and adds
+/// `ToolSearch` for tools it defers.
+#[test]
+fn task_tools_are_offered_by_default_only_before_2_1_330() {
+    let mock = MockApi::start(vec![Turn::text("A1")]);
+    let env = ClaudeEnv::new(&mock);
+    let output = env.run(&["-p", "hi"], &[]);
+    assert_eq!(output.code(), Some(0), "{output}");
+    let request = &mock.main_requests()[0];
+    let tools: Vec<&str> = request.body["tools"]
+        .as_array()
+        .expect("a main request has tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    let model = request.body["model"].as_str().unwrap_or_default();
     assert!(
-        !without.join("stop-failure.json").exists(),
-        "StopFailure now runs without a SessionEnd hook: update the facts and this test"
+        tools.contains(&"Bash") && tools.contains(&"Skill"),
+        "{tools:?}"
+    );
+    if newer_than_oldest(&env) {
+        assert!(!tools.contains(&"TaskCreate"), "{tools:?}");
+        assert!(tools.contains(&"ToolSearch"), "{tools:?}");
+        assert!(!model.starts_with("claude-opus-4"), "{model}");
+    } else {
+        for tool in ["TaskCreate", "TaskUpdate", "TaskList"] {
+            assert!(tools.contains(&tool), "{tool} missing: {tools:?}");
+        }
+        assert!(!tools.contains(&"ToolSearch"), "{tools:?}");
+        assert_eq!(model, "claude-opus-4-8");
+    }
+}
+
+/// `/compact` asks for the summary once when the answer holds a `<summary>` block; when it does
+/// not, 2.1.330 asks once more with a paragraph insisting on the tags (2.1.197 takes any answer).
+/// The mock's default summary carries the tags, so compaction tests see one request on both.
+#[test]
+fn compaction_asks_again_for_a_summary_without_tags_after_2_1_197() {
+    let count_summary_requests = |summary: &str| {
+        let config = MockConfig {
+            summary: summary.to_owned(),
+        };
+        let mock = MockApi::start_with(vec![Turn::text("A1"), Turn::text("A2")], config);
+        let env = ClaudeEnv::new(&mock);
+        let session_id = env
+            .run(&["-p", "first", "--output-format", "json"], &[])
+            .json_result()
+            .session_id;
+        env.run(&["-p", "--resume", &session_id, "second"], &[]);
+        let compact = env.run(&["-p", "--resume", &session_id, "/compact"], &[]);
+        assert_eq!(compact.code(), Some(0), "{compact}");
+        let requests = mock.requests_of_kind(RequestKind::Summary);
+        let insisted = requests.iter().any(|request| {
+            request
+                .role_text("user")
+                .contains("inside <summary></summary> tags")
+        });
+        (requests.len(), insisted, newer_than_oldest(&env))
+    };
+    assert_eq!(
+        count_summary_requests("<summary>TAGGED-SUMMARY</summary>").0,
+        1
+    );
+    let (untagged, insisted, newer) = count_summary_requests("UNTAGGED-SUMMARY");
+    assert_eq!(
+        (untagged, insisted),
+        if newer { (2, true) } else { (1, false) }
     );
 }

@@ -1,0 +1,90 @@
+//! Tests of `cargo xtask install`'s layout.
+
+use std::{fs, path::Path};
+
+use crate::install::install_into;
+
+/// A bundle laid out as `cargo xtask dist` writes it, each file holding its own name.
+fn fake_bundle(dir: &Path) {
+    for file in [
+        "bin/checkpoint",
+        "man/checkpoint.1",
+        "completions/checkpoint.bash",
+        "completions/_checkpoint",
+        "completions/checkpoint.fish",
+    ] {
+        let path = dir.join(file);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, file).unwrap();
+    }
+}
+
+#[test]
+fn binary_man_page_and_completions_land_where_shells_look() {
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("bundle");
+    fake_bundle(&bundle);
+    let prefix = work.path().join("prefix");
+
+    let installed = install_into(&bundle, &prefix).unwrap();
+
+    assert_eq!(installed.len(), 5);
+    let read = |path: &str| fs::read_to_string(prefix.join(path)).unwrap();
+    assert_eq!(read("bin/checkpoint"), "bin/checkpoint");
+    assert_eq!(read("share/man/man1/checkpoint.1"), "man/checkpoint.1");
+    assert_eq!(
+        read("share/bash-completion/completions/checkpoint"),
+        "completions/checkpoint.bash"
+    );
+    assert_eq!(
+        read("share/zsh/site-functions/_checkpoint"),
+        "completions/_checkpoint"
+    );
+    assert_eq!(
+        read("share/fish/vendor_completions.d/checkpoint.fish"),
+        "completions/checkpoint.fish"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &str| {
+            fs::metadata(prefix.join(path))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("bin/checkpoint"), 0o755);
+        assert_eq!(mode("share/man/man1/checkpoint.1"), 0o644);
+    }
+    // Nothing is left behind but the installed files.
+    let leftovers: Vec<_> = fs::read_dir(prefix.join("bin"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, ["checkpoint"]);
+}
+
+#[test]
+fn installing_again_replaces_the_files() {
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("bundle");
+    fake_bundle(&bundle);
+    let prefix = work.path().join("prefix");
+    install_into(&bundle, &prefix).unwrap();
+    fs::write(bundle.join("bin/checkpoint"), "newer").unwrap();
+
+    install_into(&bundle, &prefix).unwrap();
+
+    assert_eq!(
+        fs::read_to_string(prefix.join("bin/checkpoint")).unwrap(),
+        "newer"
+    );
+}
+
+#[test]
+fn a_missing_bundle_file_is_an_error_naming_it() {
+    let work = tempfile::tempdir().unwrap();
+    let err = install_into(&work.path().join("nothing"), &work.path().join("prefix")).unwrap_err();
+    assert!(err.contains("nothing/bin/checkpoint"), "{err}");
+}
