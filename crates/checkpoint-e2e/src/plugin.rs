@@ -93,6 +93,8 @@ fn missing_part(dir: &Path) -> Option<&'static str> {
         ".claude-plugin/plugin.json",
         "hooks/hooks.json",
         "bin/checkpoint",
+        "bin/checkpoint-mcp",
+        ".mcp.json",
     ]
     .into_iter()
     .find(|part| !dir.join(part).is_file())

@@ -95,8 +95,12 @@ impl Server {
         drop(plan_file);
         Ok(match result {
             Ok((document, warnings)) => {
-                let text =
-                    summary::describe(&invocation.headline, &document, &warnings, tool.read_only);
+                let text = summary::describe(
+                    &invocation.headline,
+                    &document,
+                    &warnings,
+                    tool.shows_document,
+                );
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content = Some(document);
                 result

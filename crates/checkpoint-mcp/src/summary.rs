@@ -6,13 +6,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 /// The text for a successful call: `headline`, then the workflow's phases (or the resume plan's
-/// next action), then any warnings; read-only tools also include the whole document.
-pub(crate) fn describe(
-    headline: &str,
-    document: &Value,
-    warnings: &str,
-    read_only: bool,
-) -> String {
+/// next action), then any warnings, then with `whole` the document itself.
+pub(crate) fn describe(headline: &str, document: &Value, warnings: &str, whole: bool) -> String {
     let mut text = headline.to_owned();
     if let Some(workflow) = document.get("workflow").filter(|w| w.is_object()) {
         text.push('\n');
@@ -26,7 +21,7 @@ pub(crate) fn describe(
         text.push_str("\nwarnings:\n");
         text.push_str(warnings);
     }
-    if read_only {
+    if whole {
         text.push_str("\n\n");
         text.push_str(&serde_json::to_string(document).unwrap_or_default());
     }

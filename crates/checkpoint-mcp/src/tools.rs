@@ -16,6 +16,8 @@ pub(crate) struct ToolDef {
     pub description: &'static str,
     /// The tool only reads state.
     pub read_only: bool,
+    /// The text for the model carries the whole document (a status or a plan), not a summary.
+    pub shows_document: bool,
     pub input_schema: Map<String, Value>,
     parse: Parse,
 }
@@ -34,6 +36,11 @@ pub(crate) struct Invocation {
 }
 
 impl ToolDef {
+    fn showing_document(mut self) -> Self {
+        self.shows_document = true;
+        self
+    }
+
     /// Reads the arguments of a call; a missing, unknown or mistyped argument is an error that
     /// names it.
     pub(crate) fn invocation(&self, arguments: Value) -> Result<Invocation, serde_json::Error> {
@@ -51,7 +58,8 @@ pub(crate) fn all() -> Vec<ToolDef> {
              Read-only. Call it before acting when you are unsure of the current phase.",
             true,
             |args| Invocation::new(args.workflow, ["status"], "status of the workflow".into()),
-        ),
+        )
+        .showing_document(),
         tool::<ResumeArgs>(
             "resume",
             "Plan how to continue after an interruption (a crash, Ctrl-C, a rate limit, a \
@@ -69,7 +77,8 @@ pub(crate) fn all() -> Vec<ToolDef> {
                 }
                 Invocation::new(args.workflow, argv, "resume plan".into())
             },
-        ),
+        )
+        .showing_document(),
         tool::<InitArgs>(
             "init",
             "Create a workflow from a plan: its phases in order, each with its dependencies, \
@@ -344,6 +353,7 @@ fn tool<T: DeserializeOwned + JsonSchema + 'static>(
         name,
         description,
         read_only,
+        shows_document: false,
         input_schema: input_schema::<T>(),
         parse: Box::new(move |arguments| build(serde_json::from_value(arguments)?)),
     }
