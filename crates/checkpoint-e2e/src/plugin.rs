@@ -1,8 +1,9 @@
 //! The `checkpoint` plugin bundle under test, as `cargo xtask dist` builds it.
 //!
-//! The bundle is a Claude Code plugin directory (`.claude-plugin/plugin.json`, `hooks/`,
-//! `commands/`, `skills/`, `bin/checkpoint`); `dist` also writes a local marketplace listing it
-//! in the bundle's parent directory (`.claude-plugin/marketplace.json`).
+//! The bundle is a Claude Code plugin directory (`.claude-plugin/plugin.json`, `.mcp.json`,
+//! `hooks/`, `commands/`, `skills/`, `bin/checkpoint`, `bin/checkpoint-mcp`); `dist` also writes
+//! a local marketplace listing it in the bundle's parent directory
+//! (`.claude-plugin/marketplace.json`).
 
 #[cfg(test)]
 mod tests;
