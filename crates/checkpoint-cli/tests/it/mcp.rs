@@ -678,3 +678,38 @@ fn help_names_the_server() {
     let top = env.ok(&["--help"]);
     assert!(top.contains("mcp"), "{top}");
 }
+
+/// Beside the structured document, a result carries a short text for clients that show only
+/// text: what happened and where the workflow stands; `status` and `resume` add the document.
+#[test]
+fn results_carry_a_short_text_for_the_model() {
+    let env = TestEnv::new();
+    env.ok(&[
+        "init",
+        "pay",
+        "--phase",
+        "design",
+        "--phase",
+        "build:design",
+    ]);
+    let mut mcp = Mcp::start(&env);
+
+    let started = mcp.call("start", json!({ "phase": "design" }));
+    assert_eq!(
+        started["content"][0]["text"],
+        "started phase `design`\nworkflow `pay` is `in_progress`: `design` in_progress, `build` pending",
+        "{started:#}"
+    );
+    let status = mcp.call("status", json!({}));
+    let text = status["content"][0]["text"].as_str().unwrap();
+    let (summary, document) = text.split_once("\n\n").unwrap();
+    assert_eq!(
+        summary,
+        "status of the workflow\nworkflow `pay` is `in_progress`: `design` in_progress, `build` pending"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(document).unwrap(),
+        status["structuredContent"]
+    );
+    mcp.finish();
+}
