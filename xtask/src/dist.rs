@@ -14,6 +14,8 @@ use crate::{Result, cargo, run_checked};
 pub(crate) const PLUGIN_NAME: &str = "checkpoint";
 /// The local marketplace's name.
 pub(crate) const MARKETPLACE_NAME: &str = "checkpoint-local";
+/// The binaries in the bundle's `bin/`: the command line, and the MCP server it runs.
+const BINARIES: [&str; 2] = ["checkpoint", "checkpoint-mcp"];
 
 /// Builds the bundle; returns the plugin directory.
 pub(crate) fn run(root: &Path) -> Result<PathBuf> {
@@ -35,8 +37,13 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
 
     let bin_dir = plugin.join("bin");
     mkdir(&bin_dir)?;
-    copy(&binary, &bin_dir.join("checkpoint"))?;
-    set_executable(&bin_dir.join("checkpoint"))?;
+    // `checkpoint mcp` runs the MCP server binary beside it (`.mcp.json` starts it that way).
+    for name in BINARIES {
+        let from = binary.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+        let to = bin_dir.join(from.file_name().expect("a binary path has a file name"));
+        copy(&from, &to)?;
+        set_executable(&to)?;
+    }
 
     let man_dir = plugin.join("man");
     mkdir(&man_dir)?;
@@ -89,7 +96,8 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
     Ok(plugin)
 }
 
-/// Builds the release binary, statically linked where the toolchain allows; returns its path.
+/// Builds the release binaries, statically linked where the toolchain allows; returns the path
+/// of `checkpoint` (the others are beside it).
 fn build_release(root: &Path) -> Result<PathBuf> {
     let target = host_target();
     let static_ok = static_crt();
@@ -100,7 +108,9 @@ fn build_release(root: &Path) -> Result<PathBuf> {
         "--package",
         "checkpoint-cli",
         "--bin",
-        "checkpoint",
+        BINARIES[0],
+        "--bin",
+        BINARIES[1],
         "--target",
         &target,
     ]);

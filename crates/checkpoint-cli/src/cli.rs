@@ -132,4 +132,9 @@ pub enum Command {
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script
     Completions(commands::completions::CompletionsArgs),
+    /// Serve the project's workflows to MCP clients over stdio (tools, resources, a resume prompt)
+    ///
+    /// Start it from an MCP client, not a terminal: it reads JSON-RPC messages on stdin and
+    /// answers on stdout. It runs `checkpoint-mcp`, installed beside `checkpoint`.
+    Mcp(commands::mcp::McpArgs),
 }

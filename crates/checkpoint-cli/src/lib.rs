@@ -75,6 +75,10 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
             hook(&args.event, cli.global.dir.as_deref());
             return Ok(());
         }
+        Command::Mcp(_) => {
+            let code = commands::mcp::run(cli.global.dir.as_deref())?;
+            std::process::exit(code.into());
+        }
         _ => {}
     }
     let global = &cli.global;
@@ -115,7 +119,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Import(args) => commands::import::run(&ctx, args),
         Command::Export(args) => commands::export::run(&ctx, args),
-        Command::Schema(_) | Command::Completions(_) | Command::Hook(_) => {
+        Command::Schema(_) | Command::Completions(_) | Command::Hook(_) | Command::Mcp(_) => {
             unreachable!("handled above")
         }
     }

@@ -1,8 +1,9 @@
 //! The `checkpoint` plugin bundle under test, as `cargo xtask dist` builds it.
 //!
-//! The bundle is a Claude Code plugin directory (`.claude-plugin/plugin.json`, `hooks/`,
-//! `commands/`, `skills/`, `bin/checkpoint`); `dist` also writes a local marketplace listing it
-//! in the bundle's parent directory (`.claude-plugin/marketplace.json`).
+//! The bundle is a Claude Code plugin directory (`.claude-plugin/plugin.json`, `.mcp.json`,
+//! `hooks/`, `commands/`, `skills/`, `bin/checkpoint`, `bin/checkpoint-mcp`); `dist` also writes
+//! a local marketplace listing it in the bundle's parent directory
+//! (`.claude-plugin/marketplace.json`).
 
 #[cfg(test)]
 mod tests;
@@ -93,6 +94,8 @@ fn missing_part(dir: &Path) -> Option<&'static str> {
         ".claude-plugin/plugin.json",
         "hooks/hooks.json",
         "bin/checkpoint",
+        "bin/checkpoint-mcp",
+        ".mcp.json",
     ]
     .into_iter()
     .find(|part| !dir.join(part).is_file())

@@ -11,6 +11,7 @@ pub(crate) mod init;
 pub(crate) mod lifecycle;
 pub(crate) mod list;
 pub(crate) mod log;
+pub(crate) mod mcp;
 pub(crate) mod phase;
 pub(crate) mod resume;
 pub(crate) mod schema;

@@ -4,6 +4,7 @@ mod cli;
 mod durability;
 mod hooks;
 mod lifecycle;
+mod mcp;
 mod readme;
 mod resume;
 mod seeds;

@@ -171,7 +171,7 @@ fn approval_gate_is_never_rerun() {
     Blocked:
     - `implementation` (waits for `architecture`)
 
-    Record state with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> "<note>"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide "<decision>"`.
+    Record state with the `checkpoint` MCP tools when they are present (`start`, `progress`, `complete`, `decide`), else with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> "<note>"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide "<decision>"`.
     "#);
 }
 

@@ -28,7 +28,7 @@ pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> St
         sections.push(context);
     }
     sections.push(
-        "\nRecord state with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> \"<note>\"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide \"<decision>\"`.\n"
+        "\nRecord state with the `checkpoint` MCP tools when they are present (`start`, `progress`, `complete`, `decide`), else with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> \"<note>\"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide \"<decision>\"`.\n"
             .into(),
     );
     fit(sections, budget)

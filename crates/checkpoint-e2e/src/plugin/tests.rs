@@ -10,6 +10,8 @@ fn fake_bundle(dir: &Path) {
         ".claude-plugin/plugin.json",
         "hooks/hooks.json",
         "bin/checkpoint",
+        "bin/checkpoint-mcp",
+        ".mcp.json",
     ] {
         let path = dir.join(part);
         fs::create_dir_all(path.parent().unwrap()).unwrap();

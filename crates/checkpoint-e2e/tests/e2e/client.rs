@@ -300,3 +300,105 @@ fn compaction_asks_again_for_a_summary_without_tags_after_2_1_197() {
         if newer { (2, true) } else { (1, false) }
     );
 }
+
+/// MCP servers of a plugin (measured with 2.1.197):
+/// - `.mcp.json` at the plugin root is started in `-p` without any approval, and its tools are
+///   in the first model request as `mcp__plugin_<plugin>_<server>__<tool>`, with the server's
+///   input schema as `input_schema`;
+/// - a call without an allow rule is refused (`is_error`), and the server never sees it;
+/// - a successful result that has `structuredContent` reaches the model as that JSON only: the
+///   text content beside it is dropped, and `is_error` is absent rather than `false`;
+/// - an error result (`isError`) reaches it as its text content, with `is_error: true`.
+///
+/// The probe runs the bundle's `checkpoint-mcp` under another plugin and server name.
+#[test]
+fn plugin_mcp_tools_are_named_by_plugin_and_server_and_results_are_structured() {
+    let work = tempfile::tempdir().unwrap();
+    let plugin = probe_plugin(work.path(), "probe-mcp", &[], None);
+    let server = crate::support::Project::bundle_mcp_server();
+    fs::write(
+        plugin.join(".mcp.json"),
+        json!({ "mcpServers": { "probesrv": { "command": path_str(&server) } } }).to_string(),
+    )
+    .unwrap();
+    let status = "mcp__plugin_probe-mcp_probesrv__status";
+    let start = "mcp__plugin_probe-mcp_probesrv__start";
+    let mock = MockApi::start(vec![
+        Turn::tool_use(status, json!({})),
+        Turn::tool_use(start, json!({ "phase": "nope" })),
+        Turn::tool_use(
+            "mcp__plugin_probe-mcp_probesrv__note",
+            json!({ "text": "x" }),
+        ),
+        Turn::text("DONE"),
+    ]);
+    let env = ClaudeEnv::new(&mock);
+    let project = env.project_dir();
+    let checkpoint = server.with_file_name("checkpoint");
+    let init = std::process::Command::new(&checkpoint)
+        .args(["init", "probe", "--phase", "design"])
+        .current_dir(project)
+        .env("HOME", env.home())
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{init:?}");
+    let rules = format!("{status} {start}");
+
+    let output = env.run(
+        &[
+            "-p",
+            "probe",
+            "--plugin-dir",
+            path_str(&plugin),
+            "--allowedTools",
+            &rules,
+        ],
+        &[],
+    );
+
+    assert_eq!(output.code(), Some(0), "{output}");
+    let main = mock.main_requests();
+    assert_eq!(main.len(), 4, "{output}");
+    let offered = &main[0].body["tools"];
+    let status_tool = offered
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == status)
+        .unwrap_or_else(|| panic!("no `{status}` in {offered:#}"));
+    assert_eq!(
+        status_tool["input_schema"]["type"], "object",
+        "{status_tool:#}"
+    );
+
+    let ok = main[1].tool_results()[0].clone();
+    assert!(ok.get("is_error").is_none(), "{ok:#}");
+    let content = ok["content"].as_str().unwrap();
+    let document: serde_json::Value = serde_json::from_str(content).unwrap();
+    assert_eq!(document["workflow"]["id"], "probe", "{ok:#}");
+    assert!(
+        !content.contains("status of the workflow"),
+        "the text was kept: {ok:#}"
+    );
+
+    let refused = (*main[2].tool_results().last().unwrap()).clone();
+    assert_eq!(refused["is_error"], true, "{refused:#}");
+    assert!(
+        refused["content"]
+            .to_string()
+            .contains("error [checkpoint::unknown_phase]"),
+        "{refused:#}"
+    );
+
+    let denied = (*main[3].tool_results().last().unwrap()).clone();
+    assert_eq!(denied["is_error"], true, "{denied:#}");
+    let state = fs::read_to_string(project.join(".claude/checkpoints/probe/state.json")).unwrap();
+    assert!(
+        !state.contains("\"notes\":[{"),
+        "the denied call ran: {state}"
+    );
+    assert!(
+        !state.contains("\"text\": \"x\""),
+        "the denied call ran: {state}"
+    );
+}

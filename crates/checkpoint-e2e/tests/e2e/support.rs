@@ -85,6 +85,13 @@ impl Project {
         );
     }
 
+    /// The bundle's MCP server binary, `bin/checkpoint-mcp`.
+    pub fn bundle_mcp_server() -> PathBuf {
+        Plugin::find()
+            .checkpoint_bin()
+            .with_file_name("checkpoint-mcp")
+    }
+
     /// Returns the project directory.
     pub fn dir(&self) -> &Path {
         self.env.project_dir()

@@ -1,0 +1,119 @@
+//! `checkpoint mcp`: an MCP server over stdio serving the workflows of the project it starts in,
+//! as tools (one per state change), resources (each workflow's state and journal) and a prompt
+//! (the resume plan).
+//!
+//! It is a second binary, `checkpoint-mcp`, so that the hooks' binary does not grow an async
+//! runtime. Every tool call runs the `checkpoint` binary beside it with `--format json`: the
+//! store, lock and redaction are the command line's own, the structured result is the command's
+//! JSON document, and an error carries the command's message, code and hint. Stdout carries only
+//! protocol messages; the commands' output is captured.
+
+mod runner;
+mod server;
+mod summary;
+mod tools;
+
+use std::{
+    env,
+    ffi::OsString,
+    io::Write as _,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use rmcp::ServiceExt;
+
+const HELP: &str = "\
+Serve the workflows of this project over the Model Context Protocol (stdio)
+
+Usage: checkpoint mcp [--dir <DIR>]
+
+Start it from an MCP client, not a terminal: it reads JSON-RPC messages on stdin and answers on
+stdout; logs go to stderr.
+
+Options:
+      --dir <DIR>  The checkpoint directory [env: CHECKPOINT_DIR] [default: `.claude/checkpoints`
+                   under the git top level]
+  -h, --help       Print help
+  -V, --version    Print version
+";
+
+/// Runs the server with these arguments (the first is the program name) until stdin closes.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let mut dir = env::var_os("CHECKPOINT_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from);
+    let mut args = args.into_iter().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("-h" | "--help") => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            Some("-V" | "--version") => {
+                println!("checkpoint-mcp {}", env!("CARGO_PKG_VERSION"));
+                return ExitCode::SUCCESS;
+            }
+            Some("--dir") => match args.next() {
+                Some(value) if !value.is_empty() => dir = Some(PathBuf::from(value)),
+                _ => return usage("`--dir` needs a directory"),
+            },
+            Some(flag) if flag.starts_with("--dir=") && flag.len() > "--dir=".len() => {
+                dir = Some(PathBuf::from(&flag["--dir=".len()..]));
+            }
+            _ => return usage(&format!("unexpected argument `{}`", arg.to_string_lossy())),
+        }
+    }
+    let cwd = match env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(err) => return fail(&format!("failed to read the current directory: {err}")),
+    };
+    let dir = dir.map(|dir| cwd.join(dir));
+    let store_root = dir
+        .clone()
+        .unwrap_or_else(|| project_root(&cwd).join(".claude").join("checkpoints"));
+    let program = runner::default_program(env::current_exe().ok().as_deref());
+    let server = server::Server::new(runner::Cli::new(program, dir), store_root);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return fail(&format!("failed to start the async runtime: {err}")),
+    };
+    let served = runtime.block_on(async {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|err| format!("failed to initialize the MCP session: {err}"))?;
+        running
+            .waiting()
+            .await
+            .map_err(|err| format!("the MCP session failed: {err}"))
+    });
+    match served {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(message) => fail(&message),
+    }
+}
+
+/// The nearest ancestor of `cwd` holding `.git`, else `cwd`: where the command line looks too.
+fn project_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_owned()
+}
+
+fn usage(message: &str) -> ExitCode {
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: {message}\n\nUsage: checkpoint mcp [--dir <DIR>]"
+    );
+    ExitCode::from(2)
+}
+
+fn fail(message: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "error: {message}");
+    ExitCode::FAILURE
+}

@@ -1,0 +1,551 @@
+//! The tools: for each, its input (a JSON Schema derived from the type the arguments are read
+//! into), a description written for the model, and the `checkpoint` command it runs.
+//!
+//! Approving or rejecting an approval gate, abandoning a workflow and rewinding history are a
+//! person's decisions: they have no tool.
+
+use std::ffi::OsString;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, de::DeserializeOwned};
+use serde_json::{Map, Value};
+
+/// One tool of the server.
+pub(crate) struct ToolDef {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The tool only reads state.
+    pub read_only: bool,
+    /// The text for the model carries the whole document (a status or a plan), not a summary.
+    pub shows_document: bool,
+    pub input_schema: Map<String, Value>,
+    parse: Parse,
+}
+
+type Parse = Box<dyn Fn(Value) -> Result<Invocation, serde_json::Error> + Send + Sync>;
+
+/// The `checkpoint` command a tool call runs.
+#[derive(Debug)]
+pub(crate) struct Invocation {
+    pub workflow: Option<String>,
+    pub args: Vec<OsString>,
+    /// A plan to write to a temporary file and pass as `--plan` (`init`).
+    pub plan: Option<Value>,
+    /// What succeeded, in one line, for the model.
+    pub headline: String,
+}
+
+impl ToolDef {
+    fn showing_document(mut self) -> Self {
+        self.shows_document = true;
+        self
+    }
+
+    /// Reads the arguments of a call; a missing, unknown or mistyped argument is an error that
+    /// names it.
+    pub(crate) fn invocation(&self, arguments: Value) -> Result<Invocation, serde_json::Error> {
+        (self.parse)(arguments)
+    }
+}
+
+/// Every tool, in the order clients list them.
+pub(crate) fn all() -> Vec<ToolDef> {
+    vec![
+        tool::<StatusArgs>(
+            "status",
+            "Show where the workflow stands: every phase with its status, progress note, \
+             artifacts and tasks, and the context summary (notes, decisions, files). \
+             Read-only. Call it before acting when you are unsure of the current phase.",
+            true,
+            |args| Invocation::new(args.workflow, ["status"], "status of the workflow".into()),
+        )
+        .showing_document(),
+        tool::<ResumeArgs>(
+            "resume",
+            "Plan how to continue after an interruption (a crash, Ctrl-C, a rate limit, a \
+             compaction): what is done, what was interrupted, the recoveries it needs and the \
+             single next action. Read-only by default; with `apply: true` it also writes the safe \
+             recoveries (an interrupted phase back to pending). Call it at the start of a session \
+             that continues a workflow. `plan.next.command` names the CLI command of the next \
+             step: call the tool of the same name instead. A state rebuilt after corruption \
+             needs a person to confirm it (`checkpoint resume --yes`); this tool never does.",
+            false,
+            |args| {
+                let mut argv = vec!["resume"];
+                if !args.apply.unwrap_or(false) {
+                    argv.push("--dry-run");
+                }
+                Invocation::new(args.workflow, argv, "resume plan".into())
+            },
+        )
+        .showing_document(),
+        tool::<InitArgs>(
+            "init",
+            "Create a workflow from a plan: its phases in order, each with its dependencies, \
+             optional tasks and declared outputs. Call it once, when a long multi-phase piece of \
+             work begins, before any other tool. Fails if a workflow with this id exists, unless \
+             `fresh` archives it first (nothing is deleted).",
+            false,
+            |args| {
+                let mut argv = vec![OsString::from("init")];
+                if args.fresh.unwrap_or(false) {
+                    argv.push("--fresh".into());
+                }
+                argv.push("--".into());
+                argv.push(args.id.clone().into());
+                Ok(Invocation {
+                    workflow: None,
+                    args: argv,
+                    plan: Some(args.plan),
+                    headline: format!("created workflow `{}`", args.id),
+                })
+            },
+        ),
+        tool::<StartArgs>(
+            "start",
+            "Start (or retry) a phase: it becomes in progress and its attempt count grows. Call it \
+             when you begin the work of a phase. Refused, changing nothing, when its dependencies \
+             are not done, it is done already, or it failed too often, unless `force` is set; \
+             never force without a reason the user agreed to.",
+            false,
+            |args| {
+                let mut argv = vec![OsString::from("start")];
+                if args.force.unwrap_or(false) {
+                    argv.push("--force".into());
+                }
+                argv.extend(["--".into(), OsString::from(&args.phase)]);
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv,
+                    format!("started phase `{}`", args.phase),
+                ))
+            },
+        ),
+        tool::<ProgressArgs>(
+            "progress",
+            "Record partial progress on the phase in progress: what is done and what comes next, \
+             in one or two sentences. Call it after each meaningful step, so that a crash or a \
+             compaction loses nothing. The note replaces the phase's previous one.",
+            false,
+            |args| {
+                Invocation::new(
+                    args.workflow,
+                    ["progress", "--", &args.phase, &args.note],
+                    format!("recorded progress on phase `{}`", args.phase),
+                )
+            },
+        ),
+        tool::<CompleteArgs>(
+            "complete",
+            "Complete a phase when its work is done and verified, with the files it produced \
+             (`artifacts`, paths relative to the project) and the commit that holds it \
+             (`commit_sha`). The next phases become ready. `commit: true` also commits the work \
+             now. Refused, changing nothing, while dependencies or tasks are not done, unless \
+             `force` is set. A phase with an approval gate waits for a person to approve it.",
+            false,
+            |args| {
+                let mut argv = vec![OsString::from("complete")];
+                for artifact in &args.artifacts {
+                    argv.push(format!("--artifact={artifact}").into());
+                }
+                if let Some(sha) = &args.commit_sha {
+                    argv.push(format!("--commit-sha={sha}").into());
+                }
+                if args.commit.unwrap_or(false) {
+                    argv.push("--commit".into());
+                }
+                if args.force.unwrap_or(false) {
+                    argv.push("--force".into());
+                }
+                argv.extend(["--".into(), OsString::from(&args.phase)]);
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv,
+                    format!("completed phase `{}`", args.phase),
+                ))
+            },
+        ),
+        tool::<FailArgs>(
+            "fail",
+            "Mark a phase failed, with what went wrong. Call it when the phase cannot succeed as \
+             planned; `start` retries it later.",
+            false,
+            |args| {
+                Invocation::new(
+                    args.workflow,
+                    [
+                        "fail",
+                        &format!("--reason={}", args.reason),
+                        "--",
+                        &args.phase,
+                    ],
+                    format!("marked phase `{}` failed", args.phase),
+                )
+            },
+        ),
+        tool::<SkipArgs>(
+            "skip",
+            "Skip a phase that turned out unnecessary; it counts as done for the phases that \
+             depend on it. Give the reason.",
+            false,
+            |args| {
+                let reason = args.reason.map(|reason| format!("--reason={reason}"));
+                let mut argv = vec!["skip".to_owned()];
+                argv.extend(reason);
+                argv.extend(["--".to_owned(), args.phase.clone()]);
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv.into_iter().map(OsString::from).collect(),
+                    format!("skipped phase `{}`", args.phase),
+                ))
+            },
+        ),
+        tool::<TaskAddArgs>(
+            "task_add",
+            "Add a task to a phase: a unit of work small enough to finish in one go, with an \
+             optional title and the file it writes (`output`), whose existence proves it ran.",
+            false,
+            |args| {
+                let mut argv = vec!["task".to_owned(), "add".to_owned()];
+                argv.extend(args.title.map(|title| format!("--title={title}")));
+                argv.extend(args.output.map(|output| format!("--output={output}")));
+                argv.extend(["--".to_owned(), args.phase.clone(), args.task.clone()]);
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv.into_iter().map(OsString::from).collect(),
+                    format!("added task `{}` to phase `{}`", args.task, args.phase),
+                ))
+            },
+        ),
+        tool::<TaskArgs>(
+            "task_start",
+            "Start a task (and its phase, if it is pending). Call it when you begin the task.",
+            false,
+            |args| {
+                Invocation::new(
+                    args.workflow,
+                    ["task", "start", "--", &args.phase, &args.task],
+                    format!("started task `{}` of phase `{}`", args.task, args.phase),
+                )
+            },
+        ),
+        tool::<TaskDoneArgs>(
+            "task_done",
+            "Mark a task done, with the file it wrote (`output`) when it has one.",
+            false,
+            |args| {
+                let mut argv = vec!["task".to_owned(), "done".to_owned()];
+                argv.extend(args.output.map(|output| format!("--output={output}")));
+                argv.extend(["--".to_owned(), args.phase.clone(), args.task.clone()]);
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv.into_iter().map(OsString::from).collect(),
+                    format!("finished task `{}` of phase `{}`", args.task, args.phase),
+                ))
+            },
+        ),
+        tool::<TaskFailArgs>(
+            "task_fail",
+            "Mark a task failed, with what went wrong.",
+            false,
+            |args| {
+                Invocation::new(
+                    args.workflow,
+                    [
+                        "task",
+                        "fail",
+                        &format!("--reason={}", args.reason),
+                        "--",
+                        &args.phase,
+                        &args.task,
+                    ],
+                    format!(
+                        "marked task `{}` of phase `{}` failed",
+                        args.task, args.phase
+                    ),
+                )
+            },
+        ),
+        tool::<TextArgs>(
+            "note",
+            "Add a note to the workflow's context summary: a fact a later session needs to \
+             continue (where something lives, what was tried). The summary is shown on resume.",
+            false,
+            |args| Invocation::new(args.workflow, ["note", "--", &args.text], "noted".into()),
+        ),
+        tool::<TextArgs>(
+            "decide",
+            "Record a key decision and why, in the context summary, so that a later session does \
+             not reopen it.",
+            false,
+            |args| {
+                Invocation::new(
+                    args.workflow,
+                    ["decide", "--", &args.text],
+                    "recorded the decision".into(),
+                )
+            },
+        ),
+        tool::<FilesArgs>(
+            "files",
+            "Add file paths that matter for resuming to the context summary (the files a later \
+             session should read first).",
+            false,
+            |args| {
+                let mut argv = vec!["files".to_owned(), "--".to_owned()];
+                let n_paths = args.paths.len();
+                argv.extend(args.paths);
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv.into_iter().map(OsString::from).collect(),
+                    format!("added {n_paths} file paths"),
+                ))
+            },
+        ),
+        tool::<PauseArgs>(
+            "pause",
+            "Pause the workflow, for example when a rate limit stops the work (`reason: \
+             \"rate_limit\"`, `until`: when work may continue). Resuming lifts the pause.",
+            false,
+            |args| {
+                let mut argv = vec!["pause".to_owned(), format!("--reason={}", args.reason)];
+                argv.extend(args.until.map(|until| format!("--until={until}")));
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv.into_iter().map(OsString::from).collect(),
+                    "paused the workflow".into(),
+                ))
+            },
+        ),
+    ]
+}
+
+impl Invocation {
+    fn new<'a>(
+        workflow: Option<String>,
+        args: impl IntoIterator<Item = &'a str>,
+        headline: String,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Self::raw(
+            workflow,
+            args.into_iter().map(OsString::from).collect(),
+            headline,
+        ))
+    }
+
+    fn raw(workflow: Option<String>, args: Vec<OsString>, headline: String) -> Self {
+        Self {
+            workflow,
+            args,
+            plan: None,
+            headline,
+        }
+    }
+}
+
+fn tool<T: DeserializeOwned + JsonSchema + 'static>(
+    name: &'static str,
+    description: &'static str,
+    read_only: bool,
+    build: fn(T) -> Result<Invocation, serde_json::Error>,
+) -> ToolDef {
+    ToolDef {
+        name,
+        description,
+        read_only,
+        shows_document: false,
+        input_schema: input_schema::<T>(),
+        parse: Box::new(move |arguments| build(serde_json::from_value(arguments)?)),
+    }
+}
+
+/// The JSON Schema of a tool's arguments, as MCP wants it: an object schema without `$schema`.
+fn input_schema<T: JsonSchema>() -> Map<String, Value> {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut schema = match schema.to_value() {
+        Value::Object(schema) => schema,
+        _ => unreachable!("an arguments struct has an object schema"),
+    };
+    schema.remove("$schema");
+    schema.remove("title");
+    schema
+}
+
+// The arguments of each tool. Doc comments become the schema's descriptions, so they are written
+// for the model.
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct StatusArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ResumeArgs {
+    /// The workflow id; omit it when the project has one unfinished workflow.
+    workflow: Option<String>,
+    /// Also write the safe recoveries (default false: only plan).
+    apply: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct InitArgs {
+    /// The new workflow's id: letters, digits, `.`, `_`, `-`.
+    id: String,
+    /// The plan: `phases` in order (each with `id`, optional `dependencies`, `tasks`,
+    /// `outputs`), and optional `title`, `description`, `kind`.
+    #[schemars(with = "checkpoint_core::Plan")]
+    plan: Value,
+    /// Archive an existing workflow with this id first (default false).
+    fresh: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct StartArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// Start even if the phase is done, its dependencies are not, or it failed too often
+    /// (default false).
+    force: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ProgressArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// What is done so far and what comes next.
+    note: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CompleteArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// Files the phase produced, relative to the project.
+    #[serde(default)]
+    artifacts: Vec<String>,
+    /// The commit that holds the phase's work.
+    commit_sha: Option<String>,
+    /// Commit the work now (`git add -A`), whatever `commit_every` says (default false).
+    commit: Option<bool>,
+    /// Complete even if dependencies or tasks are not done (default false).
+    force: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FailArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// What went wrong.
+    reason: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SkipArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// Why it is skipped.
+    reason: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TaskAddArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// The new task's id.
+    task: String,
+    /// What the task does.
+    title: Option<String>,
+    /// The file the task writes; its existence proves the task ran.
+    output: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TaskArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// The task id.
+    task: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TaskDoneArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// The task id.
+    task: String,
+    /// The file the task wrote.
+    output: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TaskFailArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The phase id.
+    phase: String,
+    /// The task id.
+    task: String,
+    /// What went wrong.
+    reason: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TextArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The text, one or two sentences.
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FilesArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// Paths relative to the project.
+    #[schemars(length(min = 1))]
+    paths: Vec<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PauseArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// Why, for example `rate_limit`.
+    reason: String,
+    /// When work may continue (RFC 3339, for example `2026-01-01T12:00:00Z`).
+    until: Option<String>,
+}
