@@ -163,8 +163,8 @@ pub fn plan(
     let interrupted = !workflow.status.is_finished() && !heartbeat_recent;
 
     let mut recoveries: Vec<RecoveryAction> = lift_pause(workflow, now).into_iter().collect();
-    if interrupted {
-        recoveries.extend(recoveries_after_interruption(workflow, probe));
+    if !workflow.status.is_finished() {
+        recoveries.extend(recoveries_after_interruption(workflow, probe, interrupted));
     }
     // The state after the recoveries, copied once at most (not at all without recoveries).
     // A recovery that does not apply is left out of the view; the writer recomputes under the
@@ -280,14 +280,23 @@ fn lift_pause(workflow: &Workflow, now: DateTime<Utc>) -> Option<RecoveryAction>
 }
 
 /// The repairs an interruption calls for (the seeds' scenarios 1 and 2).
-fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<RecoveryAction> {
+///
+/// Work found on disk is recorded whenever it is there. Work is reset (a phase back to pending,
+/// a running task back to pending), spending an attempt, only when the workflow was
+/// `interrupted` and a session worked on the phase.
+fn recoveries_after_interruption(
+    workflow: &Workflow,
+    probe: &dyn Probe,
+    interrupted: bool,
+) -> Vec<RecoveryAction> {
     let mut actions = Vec::new();
     let exists = |path: &str| probe.file_size(path).is_some_and(|size| size > 0);
     for phase in workflow
         .phases
         .iter()
-        .filter(|phase| phase.status == PhaseStatus::InProgress && worked_on(workflow, phase))
+        .filter(|phase| phase.status == PhaseStatus::InProgress)
     {
+        let orphaned = interrupted && worked_on(workflow, phase);
         let mut open_tasks = 0;
         for task in &phase.tasks {
             match task.status {
@@ -299,6 +308,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
                         description: format!("task `{}` of phase `{}` was running and its output `{output}` exists: marking it done", task.id, phase.id),
                         transition: Transition::TaskDone { phase: phase.id.clone(), task: task.id.clone(), output: None },
                     }),
+                    _ if !orphaned => open_tasks += 1,
                     _ => {
                         open_tasks += 1;
                         actions.push(RecoveryAction {
@@ -332,7 +342,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
                     force: false,
                 },
             });
-        } else if phase.tasks.is_empty() {
+        } else if phase.tasks.is_empty() && orphaned {
             actions.push(RecoveryAction {
                 code: RecoveryCode::OrphanedPhase,
                 phase: Some(phase.id.clone()),
