@@ -645,6 +645,24 @@ fn every_stage_round_trips_through_the_store_and_resumes_alike() {
                 "{case}"
             );
         }
+        // After `resume` applied its recoveries, the file still says where the work is: only
+        // the update time moves (and a step sent back to pending has no start time).
+        env.ok(&["resume"]);
+        let mut exported: Value =
+            serde_json::from_str(&env.ok(&["export", "--to", &format])).unwrap();
+        let mut expected = expected.clone();
+        for value in [&mut exported, &mut expected] {
+            let object = value.as_object_mut().unwrap();
+            object.remove("updated_at");
+            object.remove("last_updated");
+            if let Some(last) = object
+                .get_mut("last_execution")
+                .and_then(Value::as_object_mut)
+            {
+                last.remove("timestamp");
+            }
+        }
+        assert_eq!(exported, expected, "{case}: `export` after `resume`");
     }
     assert!(n >= 30, "{n} stages");
 }

@@ -471,9 +471,14 @@ struct Event<'a> {
     error: Option<&'a str>,
 }
 
-/// The step being worked on, else the latest completion or approval.
+/// The step being worked on (or sent back to pending by an interruption, which
+/// `/workflow-resume` retries as `in_progress`), else the latest completion or approval.
 fn last_event<'a>(steps: &[(&'a Phase, u32, u32)]) -> Option<Event<'a>> {
-    if let Some((phase, n, m)) = steps.iter().find(|(phase, _, _)| is_active(phase)) {
+    let interrupted = |phase: &Phase| phase.status == PhaseStatus::Pending && phase.attempts > 0;
+    if let Some((phase, n, m)) = steps
+        .iter()
+        .find(|(phase, _, _)| is_active(phase) || interrupted(phase))
+    {
         let work = Position {
             phase: *n,
             step: Step::Work(*m),
