@@ -22,8 +22,9 @@ use crate::{
 /// Arguments of `checkpoint resume`.
 #[derive(Debug, Clone, Args)]
 pub struct ResumeArgs {
-    /// The workflow to resume (like `--workflow`); words after it are ignored, so that a slash
-    /// command's free text cannot break it
+    /// The workflow to resume (like `--workflow`), or the path or id of another checkpoint
+    /// system's state file (planned read only); a name that matches nothing exits 4, and words
+    /// after a match are ignored, so that a slash command's free text cannot break it
     #[arg(value_name = "WORKFLOW")]
     pub words: Vec<String>,
     /// Print any error on stdout and exit 0 (for `!` lines of slash commands, which drop the
