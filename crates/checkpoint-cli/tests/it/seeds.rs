@@ -624,6 +624,18 @@ fn every_stage_round_trips_through_the_store_and_resumes_alike() {
         let exported: Value = serde_json::from_str(&env.ok(&["export", "--to", &format])).unwrap();
         let expected: Value = serde_json::from_str(&original).unwrap();
         assert_eq!(exported, expected, "{case}: `export` gives the file back");
+        let execution = env.project().join("memory/state/execution.json");
+        if execution.exists() {
+            std::fs::create_dir_all(env.project().join("out")).unwrap();
+            env.ok(&["export", "--to", &format, "--output", "out/phase.json"]);
+            let written: Value =
+                serde_json::from_str(&read(&env.project().join("out/execution.json"))).unwrap();
+            let original: Value = serde_json::from_str(&read(&execution)).unwrap();
+            assert_eq!(
+                written, original,
+                "{case}: `execution.json` comes back, zeros and all"
+            );
+        }
 
         // The file's own update time, not the import's (where the file holds any time).
         let updated_at = imported["workflow"]["updated_at"].as_str().unwrap();
