@@ -658,7 +658,16 @@ fn every_stage_round_trips_through_the_store_and_resumes_alike() {
             );
         }
         // After `resume` applied its recoveries, the file still says where the work is: only
-        // the update time moves (and a step sent back to pending has no start time).
+        // the update time moves (and a step sent back to pending has no start time). A phase
+        // completed from its report on disk is a change the file records, and is left out here.
+        let completes_work = read_only["plan"]["recoveries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|recovery| recovery["code"] == "phase_output_present");
+        if completes_work {
+            continue;
+        }
         env.ok(&["resume"]);
         let mut exported: Value =
             serde_json::from_str(&env.ok(&["export", "--to", &format])).unwrap();

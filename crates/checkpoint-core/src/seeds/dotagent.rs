@@ -461,11 +461,11 @@ fn position(workflow: &Workflow) -> (Option<&Phase>, &'static str) {
 }
 
 /// The files in `memory/reports/` that hold each phase's finished work, by dotagent's resume
-/// logic: a file name, or a directory ending in `/`.
-const WORK: [(&str, &str); 5] = [
+/// logic (by the start of their path; "the reflection file" has no name there). IMPLEMENTATION
+/// has none: it continues by its tasks in `execution.json`.
+const WORK: [(&str, &str); 4] = [
     ("REQUIREMENTS", "demand.json"),
     ("ARCHITECTURE", "designs/final_design.json"),
-    ("IMPLEMENTATION", "execution_summary.json"),
     ("VERIFICATION", "verification.json"),
     ("REFLECTION", "reflection"),
 ];
