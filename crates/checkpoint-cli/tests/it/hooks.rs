@@ -65,11 +65,12 @@ fn session_start_injects_the_resume_prompt() {
 
 /// The context a `SessionStart` hook injects.
 fn session_start_context(env: &TestEnv) -> String {
-    let (code, stdout, stderr) = hook(
-        env,
-        "SessionStart",
-        &payload(env, "SessionStart", json!({"source": "startup"})),
-    );
+    let (code, stdout, stderr) = env
+        .hook(
+            "SessionStart",
+            &payload(env, "SessionStart", json!({"source": "startup"})),
+        )
+        .wait();
     assert_eq!(code, 0, "{stderr}");
     let out: Value = serde_json::from_str(&stdout).unwrap();
     out["hookSpecificOutput"]["additionalContext"]
@@ -105,7 +106,7 @@ fn a_live_phase_is_not_an_interrupted_one() {
 
     // A session that worked on it and is gone: that is an interruption.
     let stop = payload(&env, "Stop", json!({"stop_hook_active": false}));
-    assert_eq!(hook(&env, "Stop", &stop).0, 0);
+    assert_eq!(env.hook("Stop", &stop).wait().0, 0);
     env.set_now("2026-03-01T14:05:00Z");
     let context = session_start_context(&env);
     assert!(

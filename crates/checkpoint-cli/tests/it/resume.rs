@@ -35,24 +35,13 @@ fn four_phases(env: &TestEnv) {
 
 /// A Claude Code session ends a turn: its `Stop` hook records a sign of life.
 fn session_stop(env: &TestEnv) {
-    let mut child = env
-        .cmd()
-        .args(["hook", "Stop"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     let payload = serde_json::json!({
         "session_id": "11111111-2222-3333-4444-555555555555",
         "cwd": env.project(),
         "hook_event_name": "Stop",
         "stop_hook_active": false,
     });
-    std::io::Write::write_all(
-        &mut child.stdin.take().unwrap(),
-        payload.to_string().as_bytes(),
-    )
-    .unwrap();
-    assert!(child.wait().unwrap().success());
+    assert_eq!(env.hook("Stop", &payload.to_string()).wait().0, 0);
 }
 
 fn write_plan(env: &TestEnv, plan: &str) {
