@@ -27,8 +27,8 @@ pub struct Config {
     pub max_replans: u32,
     /// Phases allowed in progress at once; 0 means no limit (default 0).
     pub max_in_progress: u32,
-    /// Minutes without a heartbeat after which an in-progress workflow counts as interrupted
-    /// (default 10).
+    /// Minutes without activity (a transition or a heartbeat) after which an in-progress
+    /// workflow counts as interrupted (default 10).
     pub interrupted_after_minutes: u32,
     /// The size budget of `resume --format prompt`, in bytes (default 6000).
     pub prompt_budget: usize,

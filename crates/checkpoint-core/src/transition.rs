@@ -333,7 +333,11 @@ pub fn apply_in_place(
         }
     }
     workflow.seq = seq;
-    workflow.updated_at = at;
+    // A new workflow keeps its own times: an import carries the times of the file it read, so
+    // that a state untouched for months does not look fresh.
+    if !matches!(transition, Transition::Init { .. }) {
+        workflow.updated_at = at;
+    }
     workflow.refresh_status();
     Ok(())
 }

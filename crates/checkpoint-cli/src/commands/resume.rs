@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
     resume::{Briefing, FindingCode},
-    seeds::Discovered,
+    seeds::{self, Discovered, ImportOptions},
     store::Loaded,
 };
 use clap::Args;
@@ -22,8 +22,9 @@ use crate::{
 /// Arguments of `checkpoint resume`.
 #[derive(Debug, Clone, Args)]
 pub struct ResumeArgs {
-    /// The workflow to resume (like `--workflow`); words after it are ignored, so that a slash
-    /// command's free text cannot break it
+    /// The workflow to resume (like `--workflow`), or the path or id of another checkpoint
+    /// system's state file (planned read only); a name that matches nothing exits 4, and words
+    /// after a match are ignored, so that a slash command's free text cannot break it
     #[arg(value_name = "WORKFLOW")]
     pub words: Vec<String>,
     /// Print any error on stdout and exit 0 (for `!` lines of slash commands, which drop the
@@ -81,7 +82,8 @@ fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 /// On a terminal, when a decision is needed: show the plan, then offer the seeds' choices.
 fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
-        return nothing_to_resume(ctx);
+        // Another system's state file, or nothing: no decision to offer here.
+        return resume_with(ctx, args);
     };
     let loaded = crate::ctx::keep_until_exit(match loaded {
         Some(loaded) => loaded,
@@ -134,7 +136,7 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 
 fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
-        return match seed_to_resume(ctx, &args.words) {
+        return match seed_to_resume(ctx, &args.words)? {
             Some((found, workflow)) => resume_seed(ctx, args, &found, &workflow),
             None => nothing_to_resume(ctx),
         };
@@ -322,17 +324,8 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
                 let loaded = ctx.store.load(id)?;
                 Ok(Some((id.clone(), Some(loaded))))
             }
-            None => {
-                output::note(&format!(
-                    "no workflow is named {}; choosing as if none was named",
-                    words
-                        .iter()
-                        .map(|word| format!("`{word}`"))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                ));
-                choose_workflow(ctx, &[])
-            }
+            // Another system's state file, by path or id, is looked for next.
+            None => Ok(None),
         };
     }
     if ctx.workflow.is_some() {
@@ -393,23 +386,63 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
     }
 }
 
-/// The unfinished state file of another checkpoint system to plan from, when our store has
-/// none: the one a word names (by path or id), else the most recent.
-fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Option<(Discovered, Workflow)> {
-    let worktrees = probe::worktree_roots(&ctx.project_root);
-    let mut found: Vec<(Discovered, Workflow)> =
-        unfinished::in_seeds(&ctx.project_root, &worktrees, ctx.now).collect();
-    if let Some(index) = found.iter().position(|(seed, workflow)| {
-        words.iter().any(|word| {
-            word == workflow.id.as_str()
-                || ctx.cwd.join(word) == seed.path
-                || seed.path.ends_with(word)
-        })
-    }) {
-        return Some(found.swap_remove(index));
+/// The state file of another checkpoint system to plan from, when our store has none: the one
+/// a word names (by path, even outside the places `discover` looks, or by id), else the most
+/// recent unfinished one.
+///
+/// A file that cannot be read is an error (file, line, column and field) rather than "nothing
+/// to resume": it may hold the only record of finished work. A word that names nothing is an
+/// error too (exit code 4).
+fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Workflow)>> {
+    let options = ImportOptions {
+        id: None,
+        now: ctx.now,
+    };
+    let import = |found: &Discovered| {
+        seeds::read_source(found.format, &found.path)
+            .and_then(|source| seeds::import(found.format, &source, &options))
+    };
+    if let Some(path) = words
+        .iter()
+        .map(|word| ctx.cwd.join(word))
+        .find(|path| path.is_file())
+    {
+        let found = seeds::locate(&path, None)?;
+        let workflow = import(&found)?;
+        return Ok(Some((found, workflow)));
+    }
+    let mut found: Vec<(Discovered, Workflow)> = Vec::new();
+    let mut broken = Vec::new();
+    for seed in seeds::discover(&ctx.project_root, &probe::worktree_roots(&ctx.project_root)) {
+        match import(&seed) {
+            Ok(workflow) => found.push((seed, workflow)),
+            Err(err) => broken.push(err),
+        }
+    }
+    if let Some(word) = words.first() {
+        let named = found.iter().position(|(seed, workflow)| {
+            words
+                .iter()
+                .any(|word| word == workflow.id.as_str() || seed.path.ends_with(word.as_str()))
+        });
+        return match named {
+            Some(index) => Ok(Some(found.swap_remove(index))),
+            None => Err(checkpoint_core::Error::NotFound {
+                id: word.clone(),
+                root: ctx.store.root().to_owned(),
+            }
+            .into()),
+        };
+    }
+    found.retain(|(_, workflow)| !workflow.status.is_finished());
+    if found.is_empty() && !broken.is_empty() {
+        return Err(broken.swap_remove(0).into());
+    }
+    for err in &broken {
+        output::warn(&format!("skipping another system's state file: {err}"));
     }
     found.sort_by_key(|(_, workflow)| std::cmp::Reverse(workflow.updated_at));
-    found.into_iter().next()
+    Ok(found.into_iter().next())
 }
 
 /// A read-only plan of another system's state file: nothing is written until it is imported.

@@ -63,6 +63,69 @@ fn session_start_injects_the_resume_prompt() {
     );
 }
 
+/// The context a `SessionStart` hook injects.
+fn session_start_context(env: &TestEnv) -> String {
+    let (code, stdout, stderr) = env
+        .hook(
+            "SessionStart",
+            &payload(env, "SessionStart", json!({"source": "startup"})),
+        )
+        .wait();
+    assert_eq!(code, 0, "{stderr}");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_live_phase_is_not_an_interrupted_one() {
+    let env = TestEnv::new();
+    // Started and given a progress note from the terminal a moment ago; no session yet.
+    interrupted(&env);
+    let context = session_start_context(&env);
+    assert!(!context.contains("back to pending"), "{context}");
+    assert!(
+        context.contains("phase `design` is in progress and was active recently"),
+        "{context}"
+    );
+    let plan = env.json(&["resume"]);
+    assert_eq!(plan["plan"]["next"]["action"], "continue");
+    assert_eq!(plan["plan"]["recoveries"], json!([]));
+    assert_eq!(env.state("payments")["phases"][0]["attempts"], 1);
+
+    // Sessions opened and closed without working on it do not use up its attempts.
+    env.set_now("2026-03-01T14:00:00Z");
+    let context = session_start_context(&env);
+    assert!(!context.contains("back to pending"), "{context}");
+    env.ok(&["resume"]);
+    let state = env.state("payments");
+    assert_eq!(state["phases"][0]["status"], "in_progress");
+    assert_eq!(state["phases"][0]["attempts"], 1);
+
+    // A session that worked on it and is gone: that is an interruption.
+    let stop = payload(&env, "Stop", json!({"stop_hook_active": false}));
+    assert_eq!(env.hook("Stop", &stop).wait().0, 0);
+    env.set_now("2026-03-01T14:05:00Z");
+    let context = session_start_context(&env);
+    assert!(
+        context.contains("make sure no other session is still running it"),
+        "a heartbeat five minutes ago is recent: {context}"
+    );
+    env.set_now("2026-03-01T16:00:00Z");
+    let context = session_start_context(&env);
+    assert!(
+        context.contains(
+            "phase `design` was in progress when the session stopped: back to pending for attempt 2"
+        ),
+        "{context}"
+    );
+    env.ok(&["resume"]);
+    env.ok(&["start", "design"]);
+    assert_eq!(env.state("payments")["phases"][0]["attempts"], 2);
+}
+
 #[test]
 fn session_start_without_a_workflow_prints_nothing() {
     let env = TestEnv::new();
@@ -259,7 +322,10 @@ fn stop_failure_pauses_and_compaction_is_journaled() {
         plan["plan"]["recoveries"][0]["description"],
         "the workflow was paused (API error: rate_limit); resuming lifts the pause"
     );
-    assert_eq!(plan["plan"]["next"]["command"], "checkpoint start design");
+    // The session that hit the rate limit worked on the phase a moment ago: it is live, so it
+    // goes on without spending an attempt.
+    assert_eq!(plan["plan"]["next"]["action"], "continue");
+    assert_eq!(plan["plan"]["next"]["phase"], "design");
     let compact = payload(
         &env,
         "PreCompact",

@@ -41,6 +41,9 @@ pub struct PhaseRef {
     /// Its commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit_sha: Option<String>,
+    /// What it does, where the plan or the imported file says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Its progress note.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
@@ -83,6 +86,9 @@ pub struct NextAction {
     /// The phase it concerns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseId>,
+    /// The task of that phase to work on, where one was interrupted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskId>,
     /// Other phases that may run now in parallel.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parallel: Vec<PhaseId>,
@@ -152,15 +158,13 @@ pub fn plan(
             activity.at.max(workflow.updated_at)
         });
     let live_window = Duration::minutes(i64::from(options.config.interrupted_after_minutes));
-    let heartbeat_recent = workflow
-        .last_activity
-        .as_ref()
-        .is_some_and(|activity| now - activity.at < live_window);
+    // Recent activity (a transition or a heartbeat) means the work is live, not interrupted.
+    let heartbeat_recent = now - last_active < live_window;
     let interrupted = !workflow.status.is_finished() && !heartbeat_recent;
 
     let mut recoveries: Vec<RecoveryAction> = lift_pause(workflow, now).into_iter().collect();
-    if interrupted {
-        recoveries.extend(recoveries_after_interruption(workflow, probe));
+    if !workflow.status.is_finished() {
+        recoveries.extend(recoveries_after_interruption(workflow, probe, interrupted));
     }
     // The state after the recoveries, copied once at most (not at all without recoveries).
     // A recovery that does not apply is left out of the view; the writer recomputes under the
@@ -235,6 +239,7 @@ fn phase_ref(done: &DoneSet<'_>, phase: &crate::model::Phase) -> PhaseRef {
         attempts: phase.attempts,
         completed_at: phase.completed_at,
         commit_sha: phase.commit_sha.clone(),
+        description: phase.description.clone(),
         progress: phase.progress.clone(),
         error: phase.error.clone(),
         waiting_for: done.waiting_for(phase).cloned().collect(),
@@ -275,7 +280,15 @@ fn lift_pause(workflow: &Workflow, now: DateTime<Utc>) -> Option<RecoveryAction>
 }
 
 /// The repairs an interruption calls for (the seeds' scenarios 1 and 2).
-fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<RecoveryAction> {
+///
+/// Work found on disk is recorded whenever it is there. Work is reset (a phase back to pending,
+/// a running task back to pending), spending an attempt, only when the workflow was
+/// `interrupted` and a session worked on the phase.
+fn recoveries_after_interruption(
+    workflow: &Workflow,
+    probe: &dyn Probe,
+    interrupted: bool,
+) -> Vec<RecoveryAction> {
     let mut actions = Vec::new();
     let exists = |path: &str| probe.file_size(path).is_some_and(|size| size > 0);
     for phase in workflow
@@ -283,6 +296,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
         .iter()
         .filter(|phase| phase.status == PhaseStatus::InProgress)
     {
+        let orphaned = interrupted && worked_on(workflow, phase);
         let mut open_tasks = 0;
         for task in &phase.tasks {
             match task.status {
@@ -294,6 +308,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
                         description: format!("task `{}` of phase `{}` was running and its output `{output}` exists: marking it done", task.id, phase.id),
                         transition: Transition::TaskDone { phase: phase.id.clone(), task: task.id.clone(), output: None },
                     }),
+                    _ if !orphaned => open_tasks += 1,
                     _ => {
                         open_tasks += 1;
                         actions.push(RecoveryAction {
@@ -327,7 +342,7 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
                     force: false,
                 },
             });
-        } else if phase.tasks.is_empty() || open_tasks > 0 {
+        } else if phase.tasks.is_empty() && orphaned {
             actions.push(RecoveryAction {
                 code: RecoveryCode::OrphanedPhase,
                 phase: Some(phase.id.clone()),
@@ -343,6 +358,44 @@ fn recoveries_after_interruption(workflow: &Workflow, probe: &dyn Probe) -> Vec<
         }
     }
     actions
+}
+
+/// Whether a session worked on a phase in progress: a sign of life (a hook's heartbeat, a
+/// compaction, a resume, or the import of another system's file) since the phase started.
+///
+/// A phase started from the terminal that no session took up was not interrupted: opening and
+/// closing sessions must not use up its attempts.
+fn worked_on(workflow: &Workflow, phase: &crate::model::Phase) -> bool {
+    workflow.last_activity.as_ref().is_some_and(|activity| {
+        phase
+            .started_at
+            .is_none_or(|started| activity.at >= started)
+    })
+}
+
+/// A phase's description for a sentence about it: ` (<description>)`, or nothing.
+fn described(description: Option<&str>) -> String {
+    description
+        .filter(|text| !text.trim().is_empty())
+        .map(|text| format!(" ({text})"))
+        .unwrap_or_default()
+}
+
+/// The task of a phase to work on next: the one running, else the first not done; with the
+/// attempt it is at.
+fn next_task(phase: &crate::model::Phase) -> Option<(&TaskId, u32)> {
+    phase
+        .tasks
+        .iter()
+        .find(|task| task.status == TaskStatus::Running)
+        .map(|task| (&task.id, task.attempts.max(1)))
+        .or_else(|| {
+            phase
+                .tasks
+                .iter()
+                .find(|task| task.status != TaskStatus::Done)
+                .map(|task| (&task.id, task.attempts + 1))
+        })
 }
 
 /// The next action, and whether a person must decide before work continues.
@@ -364,6 +417,7 @@ impl Next {
             action: NextAction {
                 action,
                 phase: phase.cloned(),
+                task: None,
                 parallel: Vec::new(),
                 command,
                 reason,
@@ -556,15 +610,20 @@ fn in_progress(workflow: &Workflow, heartbeat_recent: bool, stale: bool) -> Opti
         .as_deref()
         .map(|note| format!("; progress so far: {note}"))
         .unwrap_or_default();
+    let task = next_task(phase);
+    let doing = task
+        .map(|(task, attempt)| format!("; next: task `{task}` (attempt {attempt})"))
+        .unwrap_or_default();
+    let what = described(phase.description.as_deref());
     let reason = if heartbeat_recent {
         format!(
-            "phase `{}` is in progress and a session was active recently; make sure it is not still running{note}",
+            "phase `{}`{what} is in progress and was active recently; make sure no other session is still running it{doing}{note}",
             phase.id
         )
     } else {
-        format!("phase `{}` is in progress{note}", phase.id)
+        format!("phase `{}`{what} is in progress{doing}{note}", phase.id)
     };
-    Some(Next::new(
+    let mut next = Next::new(
         Action::Continue,
         Some(&phase.id),
         Some(format!(
@@ -573,7 +632,9 @@ fn in_progress(workflow: &Workflow, heartbeat_recent: bool, stale: bool) -> Opti
         )),
         reason,
         stale,
-    ))
+    );
+    next.action.task = task.map(|(task, _)| task.clone());
+    Some(next)
 }
 
 /// The first ready phase (with the others that may run beside it), or a person decides when
@@ -597,7 +658,11 @@ fn start_ready(ready: &[PhaseRef], stale: bool) -> Next {
         Action::Start,
         Some(&first.id),
         Some(format!("checkpoint start {}", first.id)),
-        format!("phase `{}` is ready{note}", first.id),
+        format!(
+            "phase `{}`{} is ready{note}",
+            first.id,
+            described(first.description.as_deref())
+        ),
         stale,
     );
     next.action.parallel = rest.iter().map(|phase| phase.id.clone()).collect();

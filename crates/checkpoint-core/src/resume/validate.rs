@@ -367,15 +367,53 @@ fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>
         .collect();
     for (phase, sha) in with_commits {
         if exists.get(sha).copied().flatten() == Some(false) {
+            // A squash merge, a rebase or another clone loses the commit but not the work: with
+            // the phase's files present this is worth knowing, not a reason to stop.
+            let (severity, hint) = if work_present(workflow, phase, probe) {
+                (
+                    Severity::Warning,
+                    "the history was rewritten (a squash merge or a rebase) or this is another clone; the phase's files are present, so the work goes on",
+                )
+            } else {
+                (
+                    Severity::Error,
+                    "the history was rewritten or this is another clone, and the phase's files are missing; fetch the commit, or redo the phase",
+                )
+            };
             findings.push(Finding::new(
-                Severity::Error,
+                severity,
                 FindingCode::GitCommitMissing,
                 Some(&phase.id),
-                format!("commit `{sha}` of phase `{}` is not in the repository", phase.id),
-                Some("the history was rewritten or this is another clone; fetch it, or redo the phase".into()),
+                format!(
+                    "commit `{sha}` of phase `{}` is not in the repository",
+                    phase.id
+                ),
+                Some(hint.into()),
             ));
         }
     }
+}
+
+/// Whether a phase's work is on disk: its artifacts and outputs, or, for a phase that names no
+/// files (as most other systems' phases), the workflow's file paths; at least one, and all of them.
+fn work_present(workflow: &Workflow, phase: &crate::model::Phase, probe: &dyn Probe) -> bool {
+    let own: Vec<&str> = phase
+        .artifacts
+        .iter()
+        .map(|artifact| artifact.path.as_str())
+        .chain(phase.outputs.iter().map(String::as_str))
+        .collect();
+    let files = if own.is_empty() {
+        workflow
+            .context
+            .file_paths
+            .iter()
+            .map(String::as_str)
+            .collect()
+    } else {
+        own
+    };
+    !files.is_empty() && files.iter().all(|path| probe.file_size(path).is_some())
 }
 
 fn check_limits(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding>) {
@@ -390,7 +428,29 @@ fn check_limits(workflow: &Workflow, config: &Config, findings: &mut Vec<Finding
                 Some(format!("a person decides: review the plan, retry with `checkpoint start {} --force`, skip with `checkpoint skip {}`, or abandon", phase.id, phase.id)),
             ));
         }
-        if phase.replan_count > config.max_replans {
+        // The checkpoint-recovery pattern: a failed phase replanned up to the limit goes to a
+        // person (retry, skip or abort) instead of another automatic replan or retry.
+        if phase.status == PhaseStatus::Failed
+            && config.max_replans > 0
+            && phase.replan_count >= config.max_replans
+        {
+            findings.push(Finding::new(
+                Severity::Error,
+                FindingCode::PhaseReplanLimit,
+                Some(&phase.id),
+                format!(
+                    "phase `{}` failed after {} replans (limit {}); last error: {}; a person decides: retry, skip or abort",
+                    phase.id,
+                    phase.replan_count,
+                    config.max_replans,
+                    phase.error.as_deref().unwrap_or("unknown")
+                ),
+                Some(format!(
+                    "retry with `checkpoint start {} --force`, skip with `checkpoint skip {}`, or abort with `checkpoint resume --abandon`",
+                    phase.id, phase.id
+                )),
+            ));
+        } else if phase.replan_count > config.max_replans {
             findings.push(Finding::new(
                 Severity::Error,
                 FindingCode::PhaseReplanLimit,

@@ -14,7 +14,7 @@ use crate::{
         carry::{Builder, Carry, Slot},
         common::{
             Built, ImportOptions, Imported, MAX_PHASES, SeedSource, complete_pending,
-            current_index, new_workflow, numbered_phases, phase_id, workflow_id,
+            current_index, new_workflow, numbered_phases, phase_id, times_of, workflow_id,
         },
         document::{Num, fields_of, invalid, objects, parse, time_value},
         format::SeedFormat,
@@ -109,7 +109,8 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         &[file.workflow_id.as_deref(), stem],
         "checkpoint-recovery",
     );
-    let mut workflow = new_workflow(id, phases, options.now, options.now);
+    let (created_at, updated_at) = times_of(&phases, options.now);
+    let mut workflow = new_workflow(id, phases, created_at, updated_at);
     workflow.title = plan.title;
     workflow.context = context_of(&raw);
     workflow.replans = replans;

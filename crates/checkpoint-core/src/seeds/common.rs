@@ -115,6 +115,23 @@ pub(crate) fn new_workflow(
     }
 }
 
+/// The creation and update times of a workflow read from a file that has no times of its own
+/// but its events': the first and the last time any phase records, else `now`.
+pub(crate) fn times_of(phases: &[Phase], now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+    let times = phases.iter().flat_map(|phase| {
+        [
+            phase.started_at,
+            phase.completed_at,
+            phase.approval.as_ref().map(|approval| approval.at),
+        ]
+        .into_iter()
+        .flatten()
+    });
+    let first = times.clone().min().unwrap_or(now);
+    let last = times.max().unwrap_or(now);
+    (first, last)
+}
+
 /// The id of an imported workflow: the one asked for, else the first name that makes a valid
 /// id, else `fallback`.
 pub(crate) fn workflow_id(

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     error::Result,
-    model::{Workflow, check_invariants},
+    model::{Activity, Workflow, check_invariants},
     seeds::{
         SeedFormat,
         carry::{Builder, Carry, reconcile},
@@ -36,6 +36,15 @@ pub fn import(
         SeedFormat::NineStep => nine_step::read(source, options)?,
     };
     workflow.refresh_status();
+    // The file was last written by a session of the other system: a sign of life at its time,
+    // so that the resume planner treats its phases in progress as interrupted once it is old.
+    if !workflow.status.is_finished() {
+        workflow.last_activity = Some(Activity {
+            at: workflow.updated_at,
+            source: format!("import:{}", format.name()),
+            session_id: None,
+        });
+    }
     check_invariants(&workflow).map_err(|message| {
         document::invalid(
             format,

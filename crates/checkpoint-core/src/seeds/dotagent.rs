@@ -243,6 +243,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                 };
                 phase.status = PhaseStatus::InProgress;
                 phase.completed_at = None;
+                resume_in_progress(phase, &source.reports);
             }
         }
         // The phases before the current one are done, whether or not they were recorded.
@@ -456,6 +457,46 @@ fn position(workflow: &Workflow) -> (Option<&Phase>, &'static str) {
         Some(phase) if workflow.n_done() == 0 => (Some(phase), "pending"),
         Some(phase) => (Some(phase), "complete"),
         None => (workflow.phases.last(), "complete"),
+    }
+}
+
+/// The files in `memory/reports/` that hold each phase's finished work, by dotagent's resume
+/// logic (by the start of their path; "the reflection file" has no name there). IMPLEMENTATION
+/// has none: it continues by its tasks in `execution.json`.
+const WORK: [(&str, &str); 4] = [
+    ("REQUIREMENTS", "demand.json"),
+    ("ARCHITECTURE", "designs/final_design.json"),
+    ("VERIFICATION", "verification.json"),
+    ("REFLECTION", "reflection"),
+];
+
+/// Applies dotagent's resume logic to the phase in progress, given the reports on disk.
+///
+/// A phase that ends at a user checkpoint and whose work is on disk waits for the user's choice
+/// (scenario 3: the architects' designs without the final design; the demand without its
+/// approval): the work is not redone. Otherwise the phase declares the report that finishes it as
+/// its output, so the resume planner completes it when that report exists.
+fn resume_in_progress(phase: &mut Phase, reports: &[String]) {
+    let report = |name: &str| {
+        reports.iter().find(|path| {
+            path.strip_prefix("memory/reports/")
+                .is_some_and(|file| file.starts_with(name))
+        })
+    };
+    let upper = phase.name.to_uppercase();
+    let Some((_, finished)) = WORK.iter().find(|(name, _)| *name == upper) else {
+        return;
+    };
+    let gate = GATES.contains(&upper.as_str());
+    let work_on_disk = match upper.as_str() {
+        "ARCHITECTURE" => report(finished).is_some() || report("designs/").is_some(),
+        _ => report(finished).is_some(),
+    };
+    if gate && work_on_disk && phase.approval.is_none() {
+        phase.status = PhaseStatus::AwaitingApproval;
+        phase.requires_approval = true;
+    } else if let Some(path) = report(finished) {
+        phase.outputs = vec![path.clone()];
     }
 }
 

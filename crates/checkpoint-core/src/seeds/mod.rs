@@ -17,6 +17,8 @@ mod files;
 mod format;
 mod nine_step;
 mod orchestkit;
+#[cfg(test)]
+mod stages;
 
 pub use crate::seeds::{
     common::{Exported, ImportOptions, SeedFile, SeedSource},

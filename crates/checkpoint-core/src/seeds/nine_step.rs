@@ -18,7 +18,7 @@ use crate::{
         carry::{Builder, Carry, Slot},
         common::{
             Built, ImportOptions, Imported, MAX_PHASES, SeedSource, complete_pending, is_active,
-            new_workflow, unexportable, workflow_id,
+            new_workflow, times_of, unexportable, workflow_id,
         },
         document::{
             Num, event_at, fields_of, invalid, number, objects, parse, time_of, time_value,
@@ -44,6 +44,9 @@ const STEPS: [&str; 9] = [
 
 /// The steps that review the one before and send the work back to it when they fail.
 const REVIEWERS: [u32; 4] = [2, 4, 6, 8];
+
+/// How many failed reviews of the same step `/workflow-resume` allows before a person decides.
+const REVIEW_LIMIT: u32 = 3;
 
 /// The step whose result waits for the user's approval (the approval itself is step 2.5).
 const GATE: u32 = 2;
@@ -243,11 +246,22 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         slot.key = Some(position.key());
         let time = slot.time("timestamp", last.timestamp.as_ref());
         let phase = &mut phases[position.index()];
+        // What the step is doing, as the file says it: shown when the work resumes.
+        phase.description = step_description(&raw_last)
+            .or_else(|| raw.get("phase_description").and_then(Value::as_str))
+            .map(str::to_owned);
         match outcome(last.status.as_deref()) {
             Outcome::Failed => {
                 phase.status = PhaseStatus::Failed;
                 phase.attempts += 1;
-                phase.failures += 1;
+                // Each completion of the step a reviewer sends back to was followed by a review:
+                // with the review failing now, none of them passed ("same Step failed 3+ times").
+                phase.failures += match position.step {
+                    Step::Work(step) if REVIEWERS.contains(&step) => {
+                        reworked(&file, position.phase, step - 1).max(1)
+                    }
+                    _ => 1,
+                };
                 phase.started_at = time;
                 phase.completed_at = None;
                 match &last.error_message {
@@ -308,7 +322,8 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         &[file.feature_name.as_deref(), worktree],
         "nine-step",
     );
-    let mut workflow = new_workflow(id, phases, now, now);
+    let (created_at, updated_at) = times_of(&phases, now);
+    let mut workflow = new_workflow(id, phases, created_at, updated_at);
     workflow.title = file.feature_name.clone();
     workflow.git = git;
     workflow.context = context;
@@ -456,9 +471,14 @@ struct Event<'a> {
     error: Option<&'a str>,
 }
 
-/// The step being worked on, else the latest completion or approval.
+/// The step being worked on (or sent back to pending by an interruption, which
+/// `/workflow-resume` retries as `in_progress`), else the latest completion or approval.
 fn last_event<'a>(steps: &[(&'a Phase, u32, u32)]) -> Option<Event<'a>> {
-    if let Some((phase, n, m)) = steps.iter().find(|(phase, _, _)| is_active(phase)) {
+    let interrupted = |phase: &Phase| phase.status == PhaseStatus::Pending && phase.attempts > 0;
+    if let Some((phase, n, m)) = steps
+        .iter()
+        .find(|(phase, _, _)| is_active(phase) || interrupted(phase))
+    {
         let work = Position {
             phase: *n,
             step: Step::Work(*m),
@@ -536,6 +556,32 @@ fn last_event<'a>(steps: &[(&'a Phase, u32, u32)]) -> Option<Event<'a>> {
     latest.map(|(_, _, event)| event)
 }
 
+/// How many times the file records step `step` of phase `phase` as completed.
+fn reworked(file: &StateFile, phase: u32, step: u32) -> u32 {
+    let count = file
+        .completed_steps
+        .iter()
+        .flatten()
+        .filter(|entry| {
+            Position::of(entry.phase, entry.step)
+                == Some(Position {
+                    phase,
+                    step: Step::Work(step),
+                })
+        })
+        .count();
+    u32::try_from(count).unwrap_or(u32::MAX)
+}
+
+/// The task or target a `last_execution` names, under the first of the names the plugin's
+/// agent context uses for it.
+fn step_description(last: &Map<String, Value>) -> Option<&str> {
+    ["task", "target", "task_scope", "description"]
+        .iter()
+        .find_map(|key| last.get(*key).and_then(Value::as_str))
+        .filter(|text| !text.trim().is_empty())
+}
+
 fn new_step(phase: u32, step: u32) -> Phase {
     let dependencies = match (phase, step) {
         (1, 1) => Vec::new(),
@@ -546,6 +592,8 @@ fn new_step(phase: u32, step: u32) -> Phase {
     new.name = format!("Phase {phase} step {step}: {}", STEPS[step as usize - 1]);
     if REVIEWERS.contains(&step) {
         new.on_failure = Some(step_id(phase, step - 1));
+        // `/workflow-resume` asks a person once the same step has failed three times.
+        new.max_attempts = Some(REVIEW_LIMIT);
     }
     new.requires_approval = step == GATE;
     new

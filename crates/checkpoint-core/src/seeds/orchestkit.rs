@@ -247,7 +247,13 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
 }
 
 pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Vec<Built>> {
-    let current = workflow.phases.iter().find(|phase| is_active(phase));
+    // The phase being worked on; else one an interruption sent back to pending, which
+    // OrchestKit keeps in `current_phase` with its progress note until it is resumed.
+    let current = workflow
+        .phases
+        .iter()
+        .find(|phase| is_active(phase))
+        .or_else(|| workflow.phases.iter().find(|phase| interrupted(phase)));
     let completed = done_in_order(workflow)
         .into_iter()
         .map(|phase| {
@@ -324,7 +330,7 @@ fn entry(phase: &Phase, part: Part) -> Map<String, Value> {
                 .collect(),
         );
     }
-    if phase.status != part.status() {
+    if phase.status != part.status() && !(part == Part::Current && interrupted(phase)) {
         entry.insert("status".into(), Value::from(word(phase.status)));
     }
     let time = if phase.status.is_done() {
@@ -344,10 +350,20 @@ fn entry(phase: &Phase, part: Part) -> Map<String, Value> {
             Value::from(progress.as_str()),
         );
     }
-    if let Some(error) = phase.error.as_deref().filter(|_| !phase.status.is_done()) {
+    // A phase back to pending after an interruption holds the reason, not a failure.
+    if let Some(error) = phase
+        .error
+        .as_deref()
+        .filter(|_| !phase.status.is_done() && !interrupted(phase))
+    {
         entry.insert("error".into(), Value::from(error));
     }
     entry
+}
+
+/// Whether a phase was started and went back to pending (an interruption): it is resumed next.
+fn interrupted(phase: &Phase) -> bool {
+    phase.status == PhaseStatus::Pending && phase.attempts > 0
 }
 
 fn status_of(word: &str) -> Option<PhaseStatus> {

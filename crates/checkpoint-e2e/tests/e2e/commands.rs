@@ -185,3 +185,33 @@ fn checkpoint_resume_with_extra_words_still_reaches_the_model() {
         &[RESUME_BODY, WORKFLOW],
     );
 }
+
+/// Another checkpoint system's state file that does not parse is the only record of its work:
+/// `/checkpoint-resume` shows the model where it is broken (file, line, column, field) instead of
+/// "nothing to resume", and the file is left untouched.
+#[test]
+fn checkpoint_resume_shows_a_broken_seed_file_to_the_model() {
+    let project = Project::new(vec![Turn::text("EXPLAINED")]);
+    let path = project.dir().join(".claude/pipeline-state.json");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let broken = "{\n  \"completed_phases\": [],\n  \"current_phase\": {\"id\": \"write-source\", \"name\": \"Write Source Files\",},\n  \"remaining_phases\": []\n}\n";
+    fs::write(&path, broken).unwrap();
+
+    let output = project.claude(&["-p", "/checkpoint-resume"]);
+
+    assert_eq!(output.code(), Some(0), "{output}");
+    project.assert_requests(1, &output);
+    let user = project.mock.main_requests()[0].role_text("user");
+    assert_contains_all(
+        "the expanded /checkpoint-resume",
+        &user,
+        &[
+            RESUME_BODY,
+            ".claude/pipeline-state.json",
+            "line 3 column",
+            "field `name`",
+        ],
+    );
+    assert!(!user.contains("nothing to resume"), "{user}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), broken);
+}

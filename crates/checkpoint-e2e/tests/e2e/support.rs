@@ -49,12 +49,47 @@ impl Project {
         project
     }
 
-    /// Creates workflow `id` (`design`, then `build`), starts `design` and notes `note` on it.
+    /// Creates workflow `id` (`design`, then `build`), starts `design` and notes `note` on it,
+    /// an hour ago, in a session that ended a turn on it (its `Stop` hook) and is gone since:
+    /// an interrupted phase, not a live one.
     #[track_caller]
     pub fn start_interrupted(&self, id: &str, note: &str) {
-        self.checkpoint_ok(&["init", id, "--phase", "design", "--phase", "build:design"]);
-        self.checkpoint_ok(&["--workflow", id, "start", "design"]);
-        self.checkpoint_ok(&["--workflow", id, "progress", "design", note]);
+        let earlier = (chrono::Utc::now() - chrono::Duration::hours(1))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let run = |args: &[&str], stdin: Option<String>| {
+            let mut command = checkpoint_command(&self.plugin, self.dir(), self.env.home());
+            command
+                .env("CHECKPOINT_TEST_NOW", &earlier)
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = command.spawn().expect("the bundled `checkpoint` runs");
+            let mut input = child.stdin.take().expect("stdin is piped");
+            std::io::Write::write_all(&mut input, stdin.unwrap_or_default().as_bytes())
+                .expect("stdin takes the payload");
+            drop(input);
+            let output = child.wait_with_output().expect("`checkpoint` finishes");
+            // A hook exits 0 even when it fails, with a warning: nothing on stderr is the proof.
+            assert!(
+                output.status.success() && output.stderr.is_empty(),
+                "`checkpoint {}`: {output:?}",
+                args.join(" ")
+            );
+        };
+        run(
+            &["init", id, "--phase", "design", "--phase", "build:design"],
+            None,
+        );
+        run(&["--workflow", id, "start", "design"], None);
+        run(&["--workflow", id, "progress", "design", note], None);
+        let stop = serde_json::json!({
+            "session_id": "00000000-0000-0000-0000-000000000001",
+            "cwd": self.dir(),
+            "hook_event_name": "Stop",
+            "stop_hook_active": false,
+        });
+        run(&["hook", "Stop"], Some(stop.to_string()));
     }
 
     /// Runs `claude` with the plugin loaded by `--plugin-dir`.
