@@ -114,4 +114,10 @@ pub enum Command {
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script
     Completions(commands::completions::CompletionsArgs),
+    /// Send the workflow's state to a git remote as `refs/checkpoints/<id>`
+    Push(commands::sync::PushArgs),
+    /// Bring the workflow's state from a git remote (`refs/checkpoints/<id>`)
+    Pull(commands::sync::PullArgs),
+    /// Pull, then push what is ahead
+    Sync(commands::sync::PullArgs),
 }

@@ -16,7 +16,7 @@ use crate::{
     history,
     id::{PhaseId, WorkflowId},
     journal::{self, Entry},
-    model::Workflow,
+    model::{Note, Workflow, WorkflowStatus},
     transition::Transition,
 };
 
@@ -90,7 +90,31 @@ pub struct Resolved {
     pub fork: Option<(WorkflowId, Vec<Entry>)>,
 }
 
-/// Compares the local journal with the remote one, entry by entry.
+/// Drops what only makes sense on this machine (the worktree's absolute path in `init`,
+/// `snapshot` and `sync_resolve` states) from entries about to be compared or shared.
+pub fn make_portable(entries: &mut [Entry]) {
+    for entry in entries {
+        match &mut entry.transition {
+            Transition::Init { workflow }
+            | Transition::Snapshot { workflow, .. }
+            | Transition::SyncResolve {
+                base: Some(workflow),
+                ..
+            } => make_state_portable(workflow),
+            _ => {}
+        }
+    }
+}
+
+/// Drops what only makes sense on this machine from a state about to be shared.
+pub fn make_state_portable(workflow: &mut Workflow) {
+    if let Some(git) = &mut workflow.git {
+        git.worktree = None;
+    }
+}
+
+/// Compares the local journal with the remote one, entry by entry (both portable, see
+/// [`make_portable`]).
 pub fn compare(local: &[Entry], remote: &[Entry]) -> Comparison {
     let common_len = local
         .iter()
@@ -222,6 +246,16 @@ fn fork(
     })?;
     let from = state.id.clone();
     state.id = id;
+    // The fork is a record of the side not kept: finished, so that commands that pick the only
+    // unfinished workflow still mean the one that goes on.
+    state.status = WorkflowStatus::Abandoned;
+    state.context.notes.push(Note {
+        text: format!(
+            "the sync of `{from}` after entry {} did not keep this side; it is kept here whole",
+            divergence.common_seq
+        ),
+        at: now,
+    });
     let mut entries = side.to_vec();
     entries.push(Entry {
         seq: side.last().map_or(0, |entry| entry.seq) + 1,

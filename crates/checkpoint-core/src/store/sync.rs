@@ -16,6 +16,7 @@ use crate::{
         load::{load_dir, persist_repairs, read_journal},
         write::{commit, create_private_dir, private_options, state_text, write_state_atomically},
     },
+    sync::make_portable,
 };
 
 impl Store {
@@ -71,7 +72,8 @@ impl Store {
             (true, Some(expected)) => {
                 let mut loaded = load_dir(id, self.root(), &dir)?;
                 persist_repairs(&dir, now, &mut loaded)?;
-                let current = read_journal(&journal_path)?.entries;
+                let mut current = read_journal(&journal_path)?.entries;
+                make_portable(&mut current);
                 let last = current.last().map_or(0, |entry| entry.seq);
                 if last != expected {
                     return Err(changed(id, expected, last));
