@@ -8,3 +8,4 @@ mod resume;
 mod seeds;
 mod store;
 mod support;
+mod sync;

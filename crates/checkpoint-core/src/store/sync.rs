@@ -67,8 +67,8 @@ impl Store {
         let dir = self.checked_dir(id)?;
         let _lock = self.lock(&dir)?;
         let exists = dir.join(STATE_FILE).exists() || journal_path.exists();
-        let current = match (exists, expected) {
-            (false, None) => Vec::new(),
+        let (current, local_state) = match (exists, expected) {
+            (false, None) => (Vec::new(), None),
             (true, Some(expected)) => {
                 let mut loaded = load_dir(id, self.root(), &dir)?;
                 persist_repairs(&dir, now, &mut loaded)?;
@@ -78,7 +78,7 @@ impl Store {
                 if last != expected {
                     return Err(changed(id, expected, last));
                 }
-                current
+                (current, Some(loaded.workflow))
             }
             (true, None) => {
                 return Err(Error::AlreadyExists {
@@ -88,13 +88,20 @@ impl Store {
             }
             (false, Some(expected)) => return Err(changed(id, expected, 0)),
         };
-        if entries.starts_with(&current) {
+        if let (true, Some(local_state)) = (entries.starts_with(&current), local_state) {
+            // The local entries keep what they hold of this machine: the new ones are replayed
+            // onto the local state, not the portable one.
+            let new = &entries[current.len()..];
+            let state = journal::replay(&journal_path, Some(local_state), new)?
+                .expect("replay onto a state yields a state");
             commit(
                 &dir,
                 &lines[current.len()..],
                 Some(&state),
                 self.options.failpoint,
             )?;
+        } else if current.is_empty() {
+            commit(&dir, &lines, Some(&state), self.options.failpoint)?;
         } else {
             replace(&dir, &lines.concat(), &state_text(&state))?;
         }
