@@ -6,6 +6,7 @@ mod fixtures;
 mod harness;
 mod report;
 mod stats;
+mod sync;
 
 use std::{
     env,
@@ -138,6 +139,15 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
         bench.journal_case(&mut groups, n)?;
     }
     let list_reads = bench.list_cases(&mut groups, &plan)?;
+
+    // Kept until the measurements end.
+    let mut _daemon = None;
+    if sync::KEYS.iter().any(|key| wanted(key)) {
+        eprintln!("  a 1,000-entry workflow on a `git daemon` remote");
+        let (cases, daemon) = sync::cases(&fixtures, &dir, &binary)?;
+        groups.sync = cases;
+        _daemon = Some(daemon);
+    }
 
     let mut cases = groups.into_cases(&wanted);
     if let Some(baseline) = &baseline {
@@ -418,6 +428,7 @@ struct Groups {
     seed_advance: Vec<Case>,
     list: Vec<Case>,
     journal: Vec<Case>,
+    sync: Vec<Case>,
 }
 
 impl Groups {
@@ -432,6 +443,7 @@ impl Groups {
             self.seed_advance,
             self.list,
             self.journal,
+            self.sync,
         ]
         .into_iter()
         .flatten()

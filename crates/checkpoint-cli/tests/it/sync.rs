@@ -557,3 +557,56 @@ fn on_complete_pushes_in_the_background_and_a_failure_is_reported_next() {
     let output = env.run(&["status"]);
     assert!(!String::from_utf8_lossy(&output.stderr).contains("background push"));
 }
+
+#[test]
+fn all_workflows_move_through_a_named_remote() {
+    let remote = Remote::bare();
+    let laptop = remote.clone();
+    git(
+        &laptop.project(),
+        &["remote", "rename", "origin", "upstream"],
+    );
+    for id in ["one", "two"] {
+        laptop.ok(&["init", id, "--phase", "a"]);
+        laptop.ok(&["--workflow", id, "start", "a"]);
+    }
+    let pushed = laptop.ok(&["push", "upstream", "--all"]);
+    assert!(
+        pushed.contains("`one`: pushed entry 2 to `upstream`")
+            && pushed.contains("`two`: pushed entry 2 to `upstream`"),
+        "{pushed}"
+    );
+    // Without a remote named `origin` or an upstream, the default remote is missing.
+    let rendered = exits(&laptop, &["push", "--all"], 1);
+    assert!(
+        rendered.contains("failed to fetch") || rendered.contains("failed to push"),
+        "{rendered}"
+    );
+
+    let second = remote.clone();
+    git(
+        &second.project(),
+        &["remote", "rename", "origin", "upstream"],
+    );
+    let pulled = second.ok(&["pull", "upstream", "--all"]);
+    assert!(
+        pulled.contains("`one`: created from `upstream` (2 entries)")
+            && pulled.contains("`two`: created from `upstream` (2 entries)"),
+        "{pulled}"
+    );
+    second.ok(&["--workflow", "two", "complete", "a"]);
+    let synced = second.json(&["sync", "upstream", "--all"]);
+    let actions: Vec<String> = synced["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|outcome| {
+            format!(
+                "{} {}",
+                outcome["id"].as_str().unwrap(),
+                outcome["action"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(actions, ["one up_to_date", "two pushed"]);
+}
