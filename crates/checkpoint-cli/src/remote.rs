@@ -18,6 +18,8 @@ use miette::{Diagnostic, Result};
 pub(crate) const REMOTE_PREFIX: &str = "refs/checkpoints/";
 /// The namespace where the local repository remembers where each remote was last seen.
 const TRACKING_PREFIX: &str = "refs/checkpoint-sync/";
+/// Where a commit waits to be pushed.
+const PENDING_PREFIX: &str = "refs/checkpoint-pending/";
 /// The file names in a workflow commit's tree.
 pub(crate) const JOURNAL_BLOB: &str = "journal.jsonl";
 pub(crate) const STATE_BLOB: &str = "state.json";
@@ -35,6 +37,22 @@ pub(crate) struct GitError {
 /// The git repository holding the project.
 pub(crate) struct Repo {
     dir: PathBuf,
+}
+
+/// Where the last pull or push saw a workflow on the remote.
+pub(crate) struct Tracked {
+    /// The commit of its ref.
+    pub commit: String,
+    /// The journal that commit holds.
+    pub journal: Vec<u8>,
+}
+
+/// A commit to write: a workflow's files on the commit last seen on the remote.
+pub(crate) struct NewCommit<'a> {
+    pub id: &'a WorkflowId,
+    pub files: &'a [(&'a str, &'a [u8])],
+    pub parent: Option<&'a str>,
+    pub message: &'a str,
 }
 
 /// What a push did to one ref.
@@ -188,16 +206,6 @@ impl Repo {
         .into())
     }
 
-    /// The commit where the last pull or push saw the remote's ref of `id`.
-    pub(crate) fn tracked(&self, remote: &str, id: &WorkflowId) -> Result<Option<String>> {
-        let name = format!("{}{id}^{{commit}}", tracking_prefix(remote));
-        let output = self.run("read a ref", &["rev-parse", "-q", "--verify", &name], None)?;
-        Ok(output
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned()))
-    }
-
     /// The ids of every workflow whose remote ref was seen.
     pub(crate) fn tracked_ids(&self, remote: &str) -> Result<Vec<String>> {
         let prefix = tracking_prefix(remote);
@@ -212,73 +220,108 @@ impl Repo {
             .collect())
     }
 
-    /// The bytes of `file` in the tree of `commit`.
-    pub(crate) fn read_blob(&self, commit: &str, file: &str) -> Result<Vec<u8>> {
-        self.ok(
-            "read the synced journal",
-            &["cat-file", "blob", &format!("{commit}:{file}")],
-            None,
-        )
-    }
-
-    /// Writes a commit holding `files`, on `parent` when given; returns its id.
-    pub(crate) fn commit(
+    /// For each of `ids`, the commit where the last pull or push saw the remote's ref and the
+    /// journal it holds, or `None` when it was not seen; in one `git cat-file --batch`.
+    pub(crate) fn read_tracked(
         &self,
-        files: &[(&str, &[u8])],
-        parent: Option<&str>,
-        message: &str,
-        now: DateTime<Utc>,
-    ) -> Result<String> {
-        let mut tree = String::new();
-        for (name, bytes) in files {
-            let blob = self.ok(
-                "store a blob",
-                &["hash-object", "-w", "--stdin"],
-                Some(bytes),
-            )?;
-            tree.push_str(&format!(
-                "100644 blob {}\t{name}\n",
-                String::from_utf8_lossy(&blob).trim()
+        remote: &str,
+        ids: &[WorkflowId],
+    ) -> Result<Vec<Option<Tracked>>> {
+        let prefix = tracking_prefix(remote);
+        let mut input = String::new();
+        for id in ids {
+            input.push_str(&format!(
+                "{prefix}{id}^{{commit}}\n{prefix}{id}:{JOURNAL_BLOB}\n"
             ));
         }
-        let tree = self.ok("store a tree", &["mktree"], Some(tree.as_bytes()))?;
-        let tree = String::from_utf8_lossy(&tree).trim().to_owned();
-        let mut args = vec!["commit-tree", tree.as_str(), "-m", message];
-        if let Some(parent) = parent {
-            args.extend(["-p", parent]);
+        let out = self.ok(
+            "read the synced journals",
+            &["cat-file", "--batch"],
+            Some(input.as_bytes()),
+        )?;
+        let mut objects = BatchReader { out: &out, at: 0 };
+        let mut tracked = Vec::with_capacity(ids.len());
+        for _ in ids {
+            let commit = objects.next()?;
+            let journal = objects.next()?;
+            tracked.push(match (commit, journal) {
+                (Some((commit, _)), Some((_, bytes))) => Some(Tracked {
+                    commit,
+                    journal: bytes.to_vec(),
+                }),
+                _ => None,
+            });
         }
-        let date = format!("@{} +0000", now.timestamp());
-        let mut command = self.command();
-        command
-            .args(&args)
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_DATE", &date)
-            .stdin(Stdio::null());
-        let mut output = command.output().map_err(|err| GitError {
-            action: "store a commit".into(),
-            detail: err.to_string(),
-            help: "install git and make sure it is on `PATH`".into(),
-        })?;
-        if !output.status.success()
-            && String::from_utf8_lossy(&output.stderr).contains("who you are")
-        {
+        Ok(tracked)
+    }
+
+    /// Writes one commit per workflow, each holding its files and on its parent when given, in
+    /// one `git fast-import`; returns their ids.
+    pub(crate) fn commit_all(
+        &self,
+        commits: &[NewCommit<'_>],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>> {
+        let output = self.run(
+            "read the git identity",
+            &["var", "GIT_COMMITTER_IDENT"],
+            None,
+        )?;
+        let ident = String::from_utf8_lossy(&output.stdout);
+        // `Name <email> <time> <zone>`: the name and email, and our own time.
+        let who = match ident.rfind('>') {
+            Some(end) if output.status.success() => ident[..=end].to_owned(),
             // A machine with no git identity (a CI runner) still syncs, under a neutral name.
-            output = command
-                .env("GIT_AUTHOR_NAME", "checkpoint")
-                .env("GIT_AUTHOR_EMAIL", "checkpoint@localhost")
-                .env("GIT_COMMITTER_NAME", "checkpoint")
-                .env("GIT_COMMITTER_EMAIL", "checkpoint@localhost")
-                .output()
-                .map_err(|err| GitError {
-                    action: "store a commit".into(),
-                    detail: err.to_string(),
-                    help: "install git and make sure it is on `PATH`".into(),
-                })?;
+            _ => "checkpoint <checkpoint@localhost>".to_owned(),
+        };
+        let when = format!("{} +0000", now.timestamp());
+        let mut stream: Vec<u8> = b"feature get-mark\nfeature done\n".to_vec();
+        for (n, commit) in commits.iter().enumerate() {
+            let name = format!("{PENDING_PREFIX}{}", commit.id);
+            stream.extend(
+                format!(
+                    "reset {name}\n\ncommit {name}\nmark :{}\ncommitter {who} {when}\n",
+                    n + 1
+                )
+                .bytes(),
+            );
+            stream.extend(format!("data {}\n{}\n", commit.message.len(), commit.message).bytes());
+            if let Some(parent) = commit.parent {
+                stream.extend(format!("from {parent}\n").bytes());
+            }
+            for (file, bytes) in commit.files {
+                stream.extend(format!("M 100644 inline {file}\ndata {}\n", bytes.len()).bytes());
+                stream.extend_from_slice(bytes);
+                stream.push(b'\n');
+            }
+            stream.push(b'\n');
         }
-        if !output.status.success() {
-            return Err(failed("store a commit", &output, "check `git config user.name`").into());
+        for n in 0..commits.len() {
+            stream.extend(format!("get-mark :{}\n", n + 1).bytes());
         }
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        stream.extend(b"done\n");
+        let out = self.ok(
+            "store the commits",
+            &["fast-import", "--quiet", "--done"],
+            Some(&stream),
+        )?;
+        let shas: Vec<String> = String::from_utf8_lossy(&out)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        if shas.len() != commits.len() {
+            return Err(GitError {
+                action: "store the commits".into(),
+                detail: format!(
+                    "`git fast-import` named {} commits, not {}",
+                    shas.len(),
+                    commits.len()
+                ),
+                help: "check the repository with `git fsck`".into(),
+            }
+            .into());
+        }
+        Ok(shas)
     }
 
     /// Pushes each `(id, commit, expected)`: the remote ref moves to `commit` only while it is
@@ -336,6 +379,38 @@ impl Repo {
             results.push(result);
         }
         Ok(results)
+    }
+}
+
+/// The objects `git cat-file --batch` printed, one by one.
+struct BatchReader<'a> {
+    out: &'a [u8],
+    at: usize,
+}
+
+impl<'a> BatchReader<'a> {
+    /// The next object's id and bytes, or `None` for a name that is missing.
+    fn next(&mut self) -> Result<Option<(String, &'a [u8])>> {
+        let bad = || GitError {
+            action: "read the synced journals".into(),
+            detail: "`git cat-file --batch` printed something unexpected".into(),
+            help: "check the repository with `git fsck`".into(),
+        };
+        let rest = &self.out[self.at..];
+        let end = rest.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        self.at += end + 1;
+        let fields: Vec<&str> = header.split(' ').collect();
+        match fields.as_slice() {
+            [.., "missing"] | [.., "ambiguous"] => Ok(None),
+            [sha, _, size] => {
+                let size: usize = size.parse().map_err(|_| bad())?;
+                let bytes = self.out.get(self.at..self.at + size).ok_or_else(bad)?;
+                self.at += size + 1;
+                Ok(Some(((*sha).to_owned(), bytes)))
+            }
+            _ => Err(bad().into()),
+        }
     }
 }
 

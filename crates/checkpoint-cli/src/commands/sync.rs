@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::{
     ctx::Ctx,
     output::{self, Format, JSON_VERSION},
-    remote::{JOURNAL_BLOB, PushResult, REMOTE_PREFIX, Repo, STATE_BLOB},
+    remote::{JOURNAL_BLOB, NewCommit, PushResult, REMOTE_PREFIX, Repo, STATE_BLOB},
 };
 
 /// Where a background push leaves its failure for the next command to report.
@@ -444,14 +444,14 @@ pub(crate) fn push_workflows(
     ids: &[WorkflowId],
 ) -> Result<Vec<Outcome>> {
     let mut outcomes = Vec::with_capacity(ids.len());
-    let mut updates = Vec::new();
-    for id in ids {
+    let mut pending = Vec::new();
+    let tracked = repo.read_tracked(remote, ids)?;
+    for (id, tracked) in ids.iter().zip(tracked) {
         let mut local = ctx.store.journal(id)?.entries;
         sync::make_portable(&mut local);
         let local_seq = local.last().map_or(0, |entry| entry.seq);
-        let expected = repo.tracked(remote, id)?;
-        if let Some(expected) = &expected {
-            let seen = parse_remote(repo, remote, id, expected)?;
+        if let Some(tracked) = &tracked {
+            let seen = parse_remote(remote, id, &tracked.journal)?;
             match sync::compare(&local, &seen) {
                 Comparison::Same => {
                     outcomes.push(Outcome::new(
@@ -479,20 +479,44 @@ pub(crate) fn push_workflows(
         let journal_text: String = local.iter().map(Entry::to_line).collect();
         let mut state_text = serde_json::to_vec_pretty(&workflow).into_diagnostic()?;
         state_text.push(b'\n');
-        let commit = repo.commit(
-            &[
-                (JOURNAL_BLOB, journal_text.as_bytes()),
-                (STATE_BLOB, &state_text),
-            ],
-            expected.as_deref(),
-            &format!("checkpoint: {id} at entry {local_seq}"),
-            ctx.now,
-        )?;
-        let mut outcome = Outcome::new(id, "pushed", local_seq, String::new());
-        outcome.commit = Some(commit.clone());
-        outcomes.push(outcome);
-        updates.push((id.clone(), commit, expected));
+        outcomes.push(Outcome::new(id, "pushed", local_seq, String::new()));
+        pending.push((
+            id.clone(),
+            journal_text,
+            state_text,
+            tracked.map(|tracked| tracked.commit),
+            format!("checkpoint: {id} at entry {local_seq}"),
+        ));
     }
+    let files: Vec<[(&str, &[u8]); 2]> = pending
+        .iter()
+        .map(|(_, journal, state, _, _)| {
+            [
+                (JOURNAL_BLOB, journal.as_bytes()),
+                (STATE_BLOB, state.as_slice()),
+            ]
+        })
+        .collect();
+    let commits: Vec<NewCommit<'_>> = pending
+        .iter()
+        .zip(&files)
+        .map(|((id, _, _, parent, message), files)| NewCommit {
+            id,
+            files,
+            parent: parent.as_deref(),
+            message,
+        })
+        .collect();
+    let shas = if commits.is_empty() {
+        Vec::new()
+    } else {
+        repo.commit_all(&commits, ctx.now)?
+    };
+    let updates: Vec<(WorkflowId, String, Option<String>)> = pending
+        .iter()
+        .zip(shas)
+        .map(|((id, _, _, parent, _), sha)| (id.clone(), sha, parent.clone()))
+        .collect();
     if updates.is_empty() {
         return Ok(outcomes);
     }
@@ -575,16 +599,16 @@ fn remember_failed_push(ctx: &Ctx, id: &str, reason: &str) {
 
 /// The journal of `id` where the last fetch saw it on `remote`, or `None` when it is not there.
 fn remote_journal(repo: &Repo, remote: &str, id: &WorkflowId) -> Result<Option<Vec<Entry>>> {
-    match repo.tracked(remote, id)? {
-        Some(commit) => Ok(Some(parse_remote(repo, remote, id, &commit)?)),
+    let tracked = repo.read_tracked(remote, std::slice::from_ref(id))?;
+    match tracked.into_iter().next().flatten() {
+        Some(tracked) => Ok(Some(parse_remote(remote, id, &tracked.journal)?)),
         None => Ok(None),
     }
 }
 
-fn parse_remote(repo: &Repo, remote: &str, id: &WorkflowId, commit: &str) -> Result<Vec<Entry>> {
-    let bytes = repo.read_blob(commit, JOURNAL_BLOB)?;
+fn parse_remote(remote: &str, id: &WorkflowId, bytes: &[u8]) -> Result<Vec<Entry>> {
     let name = PathBuf::from(format!("{remote}:{REMOTE_PREFIX}{id}:{JOURNAL_BLOB}"));
-    let parsed = journal::parse(&name, &bytes)?;
+    let parsed = journal::parse(&name, bytes)?;
     if parsed.torn.is_some() {
         return Err(checkpoint_core::Error::Corrupt {
             path: name,
