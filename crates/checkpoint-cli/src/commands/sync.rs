@@ -1,8 +1,9 @@
 //! `checkpoint push`, `pull` and `sync`: a workflow's state on a git remote as
 //! `refs/checkpoints/<id>`, continued on another machine.
 //!
-//! [`pull_workflow`] and [`push_workflows`] are also what a runner calls before and after each
-//! session.
+//! [`remote_name`], [`pull_workflow`] and [`push_workflows`] are also what a runner calls before
+//! and after each session (`checkpoint run --sync`): a pull whose [`Outcome`] is `diverged`
+//! stops the run, and a push whose outcome is `rejected` asks for a pull.
 
 use std::{fs, path::PathBuf, process::Stdio};
 
@@ -149,14 +150,13 @@ struct Report<'a> {
 /// `checkpoint push`.
 pub(crate) fn push(ctx: &Ctx, args: &PushArgs) -> Result<()> {
     let result = (|| {
-        let repo = Repo::new(&ctx.project_root);
-        let remote = remote_name(&repo, args.remote.as_deref())?;
+        let remote = remote_name(ctx, args.remote.as_deref())?;
         let ids = if args.all {
             ctx.store.list()?
         } else {
             vec![ctx.workflow_id()?]
         };
-        let outcomes = push_workflows(ctx, &repo, &remote, &ids)?;
+        let outcomes = push_workflows(ctx, &remote, &ids)?;
         finish(ctx, &remote, &outcomes)
     })();
     if let (true, Err(err)) = (args.background, &result) {
@@ -168,24 +168,22 @@ pub(crate) fn push(ctx: &Ctx, args: &PushArgs) -> Result<()> {
 
 /// `checkpoint pull`.
 pub(crate) fn pull(ctx: &Ctx, args: &PullArgs) -> Result<()> {
-    let repo = Repo::new(&ctx.project_root);
-    let remote = remote_name(&repo, args.remote.as_deref())?;
-    let outcomes = pull_all(ctx, &repo, &remote, args)?;
+    let remote = remote_name(ctx, args.remote.as_deref())?;
+    let outcomes = pull_all(ctx, &remote, args)?;
     finish(ctx, &remote, &outcomes)
 }
 
 /// `checkpoint sync`: pull, then push what is ahead.
 pub(crate) fn sync(ctx: &Ctx, args: &PullArgs) -> Result<()> {
-    let repo = Repo::new(&ctx.project_root);
-    let remote = remote_name(&repo, args.remote.as_deref())?;
-    let mut outcomes = pull_all(ctx, &repo, &remote, args)?;
+    let remote = remote_name(ctx, args.remote.as_deref())?;
+    let mut outcomes = pull_all(ctx, &remote, args)?;
     let ahead: Vec<WorkflowId> = outcomes
         .iter()
         .filter(|outcome| matches!(outcome.action, "ahead" | "resolved" | "not_on_remote"))
         .map(|outcome| WorkflowId::new(&outcome.id))
         .collect::<checkpoint_core::Result<_>>()?;
     if !ahead.is_empty() {
-        let pushed = push_workflows(ctx, &repo, &remote, &ahead)?;
+        let pushed = push_workflows(ctx, &remote, &ahead)?;
         for outcome in pushed {
             if let Some(slot) = outcomes.iter_mut().find(|slot| slot.id == outcome.id) {
                 *slot = outcome;
@@ -251,14 +249,17 @@ fn finish(ctx: &Ctx, remote: &str, outcomes: &[Outcome]) -> Result<()> {
     Ok(())
 }
 
-fn remote_name(repo: &Repo, remote: Option<&str>) -> Result<String> {
+/// The remote a sync uses: `remote` when given, else the current branch's upstream remote,
+/// else `origin`.
+pub(crate) fn remote_name(ctx: &Ctx, remote: Option<&str>) -> Result<String> {
     match remote {
         Some(remote) => Ok(remote.to_owned()),
-        None => repo.default_remote(),
+        None => Repo::new(&ctx.project_root).default_remote(),
     }
 }
 
-fn pull_all(ctx: &Ctx, repo: &Repo, remote: &str, args: &PullArgs) -> Result<Vec<Outcome>> {
+fn pull_all(ctx: &Ctx, remote: &str, args: &PullArgs) -> Result<Vec<Outcome>> {
+    let repo = &Repo::new(&ctx.project_root);
     let ids = if args.all {
         repo.fetch(remote, None)?;
         let mut ids = ctx.store.list()?;
@@ -437,12 +438,8 @@ fn pull_fetched(
 
 /// Pushes each workflow in `ids` that is ahead of where the last pull saw `remote`, in one
 /// `git push`; a workflow the remote moved on from is `rejected`.
-pub(crate) fn push_workflows(
-    ctx: &Ctx,
-    repo: &Repo,
-    remote: &str,
-    ids: &[WorkflowId],
-) -> Result<Vec<Outcome>> {
+pub(crate) fn push_workflows(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Result<Vec<Outcome>> {
+    let repo = Repo::new(&ctx.project_root);
     let mut outcomes = Vec::with_capacity(ids.len());
     let mut pending = Vec::new();
     let tracked = repo.read_tracked(remote, ids)?;

@@ -610,3 +610,14 @@ fn all_workflows_move_through_a_named_remote() {
         .collect();
     assert_eq!(actions, ["one up_to_date", "two pushed"]);
 }
+
+#[test]
+fn one_resolution_at_a_time() {
+    let env = Remote::bare().clone();
+    let rendered = exits(&env, &["pull", "--theirs", "--ours"], 2);
+    assert!(rendered.contains("cannot be used with"), "{rendered}");
+    let help = env.ok(&["pull", "--help"]);
+    for flag in ["--theirs", "--ours", "--merge", "--all", "[REMOTE]"] {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
+}
