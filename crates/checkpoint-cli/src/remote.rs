@@ -302,7 +302,7 @@ impl Repo {
         stream.extend(b"done\n");
         let out = self.ok(
             "store the commits",
-            &["fast-import", "--quiet", "--done"],
+            &["fast-import", "--quiet", "--done", "--force"],
             Some(&stream),
         )?;
         let shas: Vec<String> = String::from_utf8_lossy(&out)

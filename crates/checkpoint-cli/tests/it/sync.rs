@@ -417,6 +417,17 @@ fn two_clones_racing_to_push_one_wins_and_the_other_is_told_to_pull() {
     // Neither lost anything.
     assert_eq!(laptop.read("demo", "journal.jsonl"), before.0);
     assert_eq!(other.read("demo", "journal.jsonl"), before.1);
+    // The loser pulls, keeps both, and its push (on the winner's commit, not on its own
+    // rejected one) lands.
+    let loser = if codes[0] == Some(3) { &laptop } else { &other };
+    loser.ok(&["pull", "--merge"]);
+    loser.ok(&["push"]);
+    assert_eq!(remote.history("demo").len(), 3);
+    let notes = remote.file("demo", "state.json");
+    assert!(
+        notes.contains("\"laptop\"") && notes.contains("\"other\""),
+        "{notes}"
+    );
 }
 
 /// A pull or a push killed at any moment leaves a state `validate` accepts, and a retry finishes.
