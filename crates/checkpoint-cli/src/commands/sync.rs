@@ -471,8 +471,16 @@ pub(crate) fn push_workflows(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Res
                 }
             }
         }
-        let mut workflow = ctx.store.load(id)?.workflow;
-        sync::make_state_portable(&mut workflow);
+        // The state is the replay of the very entries pushed, even if a write lands meanwhile.
+        let journal_path = ctx.store.workflow_dir(id).join("journal.jsonl");
+        let workflow = match journal::replay(&journal_path, None, &local)? {
+            Some(workflow) => workflow,
+            None => {
+                let mut workflow = ctx.store.load(id)?.workflow;
+                sync::make_state_portable(&mut workflow);
+                workflow
+            }
+        };
         let journal_text: String = local.iter().map(Entry::to_line).collect();
         let mut state_text = serde_json::to_vec_pretty(&workflow).into_diagnostic()?;
         state_text.push(b'\n');

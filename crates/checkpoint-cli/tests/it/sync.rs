@@ -190,6 +190,11 @@ fn laptop_then_second_machine(remote: &Remote) {
         pulled.contains("`demo`: created from `origin` (2 entries)"),
         "{pulled}"
     );
+    // The pushed state is the replay of the pushed journal.
+    assert_eq!(
+        second.read("demo", "state.json"),
+        remote.file("demo", "state.json")
+    );
     second.ok(&["complete", "a"]);
     second.ok(&["start", "b"]);
     second.ok(&["complete", "b"]);
