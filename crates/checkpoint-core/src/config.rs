@@ -50,8 +50,9 @@ pub struct Config {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Sync {
-    /// Push the workflow in the background whenever `checkpoint complete` completes a phase;
-    /// a failed push is reported by the next command (default false).
+    /// Push the workflow in the background whenever a phase completes (`checkpoint complete`,
+    /// or the hook when its last output is written); a failed push is reported by the next
+    /// command (default false).
     pub on_complete: bool,
 }
 

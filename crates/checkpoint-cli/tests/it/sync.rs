@@ -637,3 +637,46 @@ fn one_resolution_at_a_time() {
         assert!(help.contains(flag), "{flag} in {help}");
     }
 }
+
+#[test]
+fn a_phase_the_hook_completes_is_pushed_in_the_background_too() {
+    let remote = Remote::bare();
+    let env = remote.clone();
+    fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "design", "outputs": ["docs/design.md"]}, {"id": "build"}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    fs::write(
+        env.store().join("config.toml"),
+        "[sync]\non_complete = true\n",
+    )
+    .unwrap();
+    env.ok(&["start", "design"]);
+    fs::create_dir_all(env.project().join("docs")).unwrap();
+    fs::write(env.project().join("docs/design.md"), "# Design").unwrap();
+    let payload = serde_json::json!({
+        "session_id": "s",
+        "transcript_path": env.project().join("t.jsonl"),
+        "cwd": env.project(),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": env.project().join("docs/design.md"), "content": "# Design"},
+        "tool_response": {"type": "create"},
+    });
+    let (code, _, stderr) = env.hook("PostToolUse", &payload.to_string()).wait();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(env.state("w")["phases"][0]["status"], "complete");
+    let started = Instant::now();
+    while !git(&remote.git_dir(), &["for-each-ref", "refs/checkpoints/"])
+        .contains("refs/checkpoints/w")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no background push"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(remote.file("w", "journal.jsonl").contains("phase_complete"));
+}
