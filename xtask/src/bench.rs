@@ -141,13 +141,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     let list_reads = bench.list_cases(&mut groups, &plan)?;
 
     // Kept until the measurements end.
-    let mut _daemon = None;
-    if sync::KEYS.iter().any(|key| wanted(key)) {
-        eprintln!("  a 1,000-entry workflow on a `git daemon` remote");
-        let (cases, daemon) = sync::cases(&fixtures, &dir, &binary)?;
-        groups.sync = cases;
-        _daemon = Some(daemon);
-    }
+    let _daemon = bench.sync_cases(&mut groups)?;
 
     let mut cases = groups.into_cases(&wanted);
     if let Some(baseline) = &baseline {
@@ -346,6 +340,17 @@ impl Bench<'_> {
 
     /// `list` across git worktrees, next to the `find` it replaces; returns which directories
     /// each reads, when that could be traced.
+    /// Push and pull over a `git daemon` on 127.0.0.1, which runs until the returned guard drops.
+    fn sync_cases(&self, groups: &mut Groups) -> Result<Option<sync::Daemon>> {
+        if !sync::KEYS.iter().any(|key| (self.wanted)(key)) {
+            return Ok(None);
+        }
+        eprintln!("  a 1,000-entry workflow on a `git daemon` remote");
+        let (cases, daemon) = sync::cases(&self.fixtures, self.dir, self.binary)?;
+        groups.sync = cases;
+        Ok(Some(daemon))
+    }
+
     fn list_cases(&self, groups: &mut Groups, plan: &Plan) -> Result<Option<DirectoryReads>> {
         let list_key = format!("list/{}", plan.worktrees);
         let find_key = format!("find/{}", plan.worktrees);
