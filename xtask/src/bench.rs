@@ -6,6 +6,7 @@ mod fixtures;
 mod harness;
 mod report;
 mod stats;
+mod sync;
 
 use std::{
     env,
@@ -138,6 +139,9 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
         bench.journal_case(&mut groups, n)?;
     }
     let list_reads = bench.list_cases(&mut groups, &plan)?;
+
+    // Kept until the measurements end.
+    let _daemon = bench.sync_cases(&mut groups)?;
 
     let mut cases = groups.into_cases(&wanted);
     if let Some(baseline) = &baseline {
@@ -336,6 +340,17 @@ impl Bench<'_> {
 
     /// `list` across git worktrees, next to the `find` it replaces; returns which directories
     /// each reads, when that could be traced.
+    /// Push and pull over a `git daemon` on 127.0.0.1, which runs until the returned guard drops.
+    fn sync_cases(&self, groups: &mut Groups) -> Result<Option<sync::Daemon>> {
+        if !sync::KEYS.iter().any(|key| (self.wanted)(key)) {
+            return Ok(None);
+        }
+        eprintln!("  a 1,000-entry workflow on a `git daemon` remote");
+        let (cases, daemon) = sync::cases(&self.fixtures, self.dir, self.binary)?;
+        groups.sync = cases;
+        Ok(Some(daemon))
+    }
+
     fn list_cases(&self, groups: &mut Groups, plan: &Plan) -> Result<Option<DirectoryReads>> {
         let list_key = format!("list/{}", plan.worktrees);
         let find_key = format!("find/{}", plan.worktrees);
@@ -418,6 +433,7 @@ struct Groups {
     seed_advance: Vec<Case>,
     list: Vec<Case>,
     journal: Vec<Case>,
+    sync: Vec<Case>,
 }
 
 impl Groups {
@@ -432,6 +448,7 @@ impl Groups {
             self.seed_advance,
             self.list,
             self.journal,
+            self.sync,
         ]
         .into_iter()
         .flatten()

@@ -137,4 +137,10 @@ pub enum Command {
     /// Start it from an MCP client, not a terminal: it reads JSON-RPC messages on stdin and
     /// answers on stdout. It runs `checkpoint-mcp`, installed beside `checkpoint`.
     Mcp(commands::mcp::McpArgs),
+    /// Send the workflow's state to a git remote as `refs/checkpoints/<id>`
+    Push(commands::sync::PushArgs),
+    /// Bring the workflow's state from a git remote (`refs/checkpoints/<id>`)
+    Pull(commands::sync::PullArgs),
+    /// Pull, then push what is ahead
+    Sync(commands::sync::PullArgs),
 }

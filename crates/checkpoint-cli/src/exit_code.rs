@@ -8,7 +8,8 @@ pub const SUCCESS: u8 = 0;
 pub const FAILURE: u8 = 1;
 /// The command line was invalid (clap's code), or an id or a plan.
 pub const USAGE: u8 = 2;
-/// The transition is not allowed from the current state (nothing was written).
+/// The transition is not allowed from the current state, a pull diverged, or a push was rejected
+/// (nothing was written).
 pub const REFUSED: u8 = 3;
 /// The workflow, phase or task does not exist, or several workflows match.
 pub const NOT_FOUND: u8 = 4;
@@ -50,8 +51,8 @@ pub const ALL: [ExitCode; 9] = [
     },
     ExitCode {
         code: REFUSED,
-        meaning: "the transition is refused by the current state; nothing was written",
-        brief: "refused by the current state (nothing written)",
+        meaning: "the transition is refused by the current state, a pull found a divergence, or a push was rejected because the remote moved; nothing was written",
+        brief: "refused by the current state, a divergence or a rejected push (nothing written)",
     },
     ExitCode {
         code: NOT_FOUND,

@@ -12,6 +12,7 @@ pub mod exit_code;
 mod git;
 mod output;
 mod probe;
+mod remote;
 mod report;
 mod unfinished;
 
@@ -86,6 +87,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         ctx::Location::find(ctx::current_dir()?, global.dir.as_deref()),
         ctx::Settings::from_env(global.workflow.as_deref(), global.format, global.color)?,
     )?;
+    commands::sync::report_failed_pushes(&ctx);
     match &cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Start(args) => commands::phase::start(&ctx, args),
@@ -119,6 +121,9 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Import(args) => commands::import::run(&ctx, args),
         Command::Export(args) => commands::export::run(&ctx, args),
+        Command::Push(args) => commands::sync::push(&ctx, args),
+        Command::Pull(args) => commands::sync::pull(&ctx, args),
+        Command::Sync(args) => commands::sync::sync(&ctx, args),
         Command::Schema(_) | Command::Completions(_) | Command::Hook(_) | Command::Mcp(_) => {
             unreachable!("handled above")
         }
@@ -183,6 +188,11 @@ fn exit_code_of(report: &Report) -> u8 {
         .is_some()
     {
         return exit_code::INVALID;
+    }
+    if report.downcast_ref::<commands::sync::Diverged>().is_some()
+        || report.downcast_ref::<commands::sync::Rejected>().is_some()
+    {
+        return exit_code::REFUSED;
     }
     if report.downcast_ref::<ctx::WorkflowChoiceError>().is_some() {
         return exit_code::NOT_FOUND;

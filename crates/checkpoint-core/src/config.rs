@@ -42,6 +42,18 @@ pub struct Config {
     pub commit_every: u32,
     /// Retention of archives for `checkpoint gc`.
     pub gc: Retention,
+    /// Sync with a git remote (`checkpoint push`).
+    pub sync: Sync,
+}
+
+/// The `[sync]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Sync {
+    /// Push the workflow in the background whenever a phase completes (`checkpoint complete`,
+    /// or the hook when its last output is written); a failed push is reported by the next
+    /// command (default false).
+    pub on_complete: bool,
 }
 
 impl Default for Config {
@@ -57,6 +69,7 @@ impl Default for Config {
             progress_fresh_minutes: 20,
             commit_every: 0,
             gc: Retention::default(),
+            sync: Sync::default(),
         }
     }
 }

@@ -29,7 +29,7 @@ pub enum Error {
     #[diagnostic(
         code(checkpoint::invalid_id),
         help(
-            "use letters, digits, `.`, `_` and `-` only (at most 128 characters, not `.` or `..`)"
+            "use letters, digits, `.`, `_`, `-` and `@` only (at most 128 characters, not `.` or `..`)"
         )
     )]
     InvalidId {

@@ -29,9 +29,9 @@ fn validate(what: &'static str, value: &str) -> Result<()> {
         Some("it contains a NUL byte")
     } else if !value
         .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@'))
     {
-        Some("it contains a character other than letters, digits, `.`, `_` and `-`")
+        Some("it contains a character other than letters, digits, `.`, `_`, `-` and `@`")
     } else {
         None
     };
@@ -51,7 +51,9 @@ fn is_plain(value: &[u8]) -> bool {
     let mut after_dot = true;
     for &b in value {
         let dot = b == b'.';
-        if (dot && after_dot) || !(b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+        if (dot && after_dot)
+            || !(b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@'))
+        {
             return false;
         }
         after_dot = dot;
@@ -97,8 +99,8 @@ macro_rules! id_type {
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 schemars::json_schema!({
                     "type": "string",
-                    "description": concat!("A ", $what, ": letters, digits, `.`, `_` and `-`, not starting with `.`."),
-                    "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
+                    "description": concat!("A ", $what, ": letters, digits, `.`, `_`, `-` and `@`, not starting with `.`."),
+                    "pattern": "^[A-Za-z0-9_@-][A-Za-z0-9._@-]{0,127}$"
                 })
             }
         }

@@ -28,6 +28,7 @@ pub mod retention;
 pub mod schema;
 pub mod seeds;
 pub mod store;
+pub mod sync;
 
 pub use crate::{
     config::{CONFIG_FILE, Config},

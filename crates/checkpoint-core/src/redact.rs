@@ -45,6 +45,12 @@ pub fn transition(transition: &mut Transition) -> usize {
     // Fields are named exhaustively (no `..`), so a new field must be considered here.
     match transition {
         Transition::Init { workflow } => return self::workflow(workflow),
+        Transition::SyncResolve {
+            keep: _,
+            diverged_at: _,
+            fork: _,
+            base,
+        } => return base.as_deref_mut().map_or(0, workflow),
         Transition::Snapshot { workflow, reason } => {
             field(reason);
             return n + self::workflow(workflow);

@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     error::{Error, Result},
-    id::{PhaseId, TaskId},
+    id::{PhaseId, TaskId, WorkflowId},
     model::{
         Activity, Approval, Artifact, Decision, Note, Pause, Phase, PhaseStatus, Replan, Task,
         TaskStatus, Workflow, WorkflowStatus,
     },
+    sync::Keep,
 };
 
 /// How many failed attempts a phase may have before a person must decide, unless it says otherwise.
@@ -220,12 +221,28 @@ pub enum Transition {
         #[serde(default)]
         session_id: Option<String>,
     },
+    /// Records how `checkpoint pull` resolved a journal that diverged from the remote one.
+    SyncResolve {
+        /// The side kept: `theirs`, `ours` or `merge`.
+        keep: Keep,
+        /// The last entry both sides shared (0 when none).
+        diverged_at: u64,
+        /// The workflow that keeps the other side, if any.
+        #[serde(default)]
+        fork: Option<WorkflowId>,
+        /// For `ours`: the shared state, which our entries after this one are replayed onto.
+        #[serde(default)]
+        base: Option<Box<Workflow>>,
+    },
 }
 
 impl Transition {
     /// Whether the transition carries a whole workflow (`init`, `snapshot`) rather than a change.
     pub fn replaces_state(&self) -> bool {
-        matches!(self, Self::Init { .. } | Self::Snapshot { .. })
+        matches!(
+            self,
+            Self::Init { .. } | Self::Snapshot { .. } | Self::SyncResolve { base: Some(_), .. }
+        )
     }
 
     /// A short name of the operation, as in the journal's `op` field.
@@ -257,6 +274,7 @@ impl Transition {
             Self::Abandon { .. } => "abandon",
             Self::ToolFailure { .. } => "tool_failure",
             Self::Compaction { .. } => "compaction",
+            Self::SyncResolve { .. } => "sync_resolve",
         }
     }
 
@@ -314,9 +332,15 @@ pub fn apply_in_place(
     at: DateTime<Utc>,
 ) -> Result<()> {
     match transition {
-        Transition::Init { workflow: init } | Transition::Snapshot { workflow: init, .. } => {
+        Transition::Init { workflow: init }
+        | Transition::Snapshot { workflow: init, .. }
+        | Transition::SyncResolve {
+            base: Some(init), ..
+        } => {
             workflow.clone_from(init);
         }
+        // Taking the remote side is allowed whatever the state.
+        Transition::SyncResolve { base: None, .. } => {}
         _ => {
             if workflow.status == WorkflowStatus::Abandoned
                 && !matches!(
@@ -347,7 +371,9 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         workflow.pause = None;
     }
     match transition {
-        Transition::Init { .. } | Transition::Snapshot { .. } => unreachable!("handled by `apply`"),
+        Transition::Init { .. } | Transition::Snapshot { .. } | Transition::SyncResolve { .. } => {
+            unreachable!("handled by `apply`")
+        }
         Transition::PhaseStart { phase, force } => phase_start(workflow, phase, *force, at)?,
         Transition::PhaseProgress { phase, note } => phase_progress(workflow, phase, note, at)?,
         Transition::PhaseComplete {

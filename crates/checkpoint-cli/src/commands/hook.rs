@@ -325,6 +325,7 @@ impl Hook {
             None
         };
         let probe = FsProbe::new(project_root);
+        let completed = std::cell::RefCell::new(Vec::new());
         self.update_unfinished(|workflow| {
             let mut transitions = Vec::new();
             if let Some(path) = &written {
@@ -333,8 +334,20 @@ impl Hook {
             if let Some(sha) = &sha {
                 transitions.extend(observe::commit_made(workflow, sha));
             }
+            if transitions
+                .iter()
+                .any(|transition| matches!(transition, Transition::PhaseComplete { .. }))
+            {
+                completed.borrow_mut().push(workflow.id.clone());
+            }
             transitions
         })?;
+        // The push runs detached, after the hook has answered: only its start is in the budget.
+        if self.ctx.config.sync.on_complete {
+            for id in completed.into_inner() {
+                crate::commands::sync::push_in_background(&self.ctx, &id);
+            }
+        }
         Ok(())
     }
 

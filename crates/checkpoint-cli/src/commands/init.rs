@@ -15,7 +15,7 @@ use crate::{
 /// Arguments of `checkpoint init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// The workflow id (letters, digits, `.`, `_`, `-`)
+    /// The workflow id (letters, digits, `.`, `_`, `-`, `@`)
     pub id: String,
     /// A phase as `id` or `id:dep,dep`, in order (can be repeated)
     #[arg(

@@ -100,6 +100,15 @@ fn describe(transition: &Transition) -> String {
         Transition::Pause { reason, .. } => reason.clone(),
         Transition::Abandon { reason } => reason.clone().unwrap_or_default(),
         Transition::Compaction { trigger, .. } => trigger.clone(),
+        Transition::SyncResolve {
+            keep,
+            diverged_at,
+            fork,
+            ..
+        } => match fork {
+            Some(fork) => format!("kept {keep} after entry {diverged_at}; other side in `{fork}`"),
+            None => format!("kept {keep} after entry {diverged_at}"),
+        },
         _ => phase,
     }
 }

@@ -16,5 +16,6 @@ pub(crate) mod phase;
 pub(crate) mod resume;
 pub(crate) mod schema;
 pub(crate) mod status;
+pub(crate) mod sync;
 pub(crate) mod task;
 pub(crate) mod validate;

@@ -149,7 +149,11 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
             _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
         }
     })?;
-    checkpoint_commit(ctx, &loaded.workflow, args.commit)
+    checkpoint_commit(ctx, &loaded.workflow, args.commit)?;
+    if ctx.config.sync.on_complete {
+        crate::commands::sync::push_in_background(ctx, &loaded.workflow.id);
+    }
+    Ok(())
 }
 
 /// `checkpoint commit`: commits the completed phases that no commit holds yet.

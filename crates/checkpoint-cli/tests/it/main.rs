@@ -10,3 +10,4 @@ mod resume;
 mod seeds;
 mod store;
 mod support;
+mod sync;

@@ -8,6 +8,7 @@
 
 mod archive;
 mod load;
+mod sync;
 mod write;
 
 use std::{

@@ -94,7 +94,7 @@ pub(super) fn commit(
 
 /// The text of `state.json`: indented JSON, or for a state of [`DEFER_STATE_BYTES`] or more,
 /// JSON without indentation, which is a third smaller and as much faster to read back.
-fn state_text(state: &Workflow) -> Vec<u8> {
+pub(super) fn state_text(state: &Workflow) -> Vec<u8> {
     let mut text = serde_json::to_vec(state).expect("a workflow always serializes");
     if (text.len() as u64) < DEFER_STATE_BYTES {
         text = serde_json::to_vec_pretty(state).expect("a workflow always serializes");
@@ -103,7 +103,7 @@ fn state_text(state: &Workflow) -> Vec<u8> {
     text
 }
 
-fn write_state_atomically(
+pub(super) fn write_state_atomically(
     dir: &Path,
     bytes: &[u8],
     failpoint: Option<Failpoint>,

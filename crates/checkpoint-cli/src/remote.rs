@@ -1,0 +1,438 @@
+//! Git plumbing for sync: a workflow's journal and state as the commit `refs/checkpoints/<id>`
+//! on a remote, through the `git` the user has (its remotes, transports and credentials).
+//!
+//! Where the last pull or push saw the remote is kept locally in
+//! `refs/checkpoint-sync/<remote>/<id>`; a push is a compare-and-swap from there.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+};
+
+use checkpoint_core::WorkflowId;
+use chrono::{DateTime, Utc};
+use miette::{Diagnostic, Result};
+
+/// The namespace of the workflow refs on a remote.
+pub(crate) const REMOTE_PREFIX: &str = "refs/checkpoints/";
+/// The namespace where the local repository remembers where each remote was last seen.
+const TRACKING_PREFIX: &str = "refs/checkpoint-sync/";
+/// Where a commit waits to be pushed.
+const PENDING_PREFIX: &str = "refs/checkpoint-pending/";
+/// The file names in a workflow commit's tree.
+pub(crate) const JOURNAL_BLOB: &str = "journal.jsonl";
+pub(crate) const STATE_BLOB: &str = "state.json";
+
+/// A git command that failed.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("failed to {action}: {detail}")]
+#[diagnostic(code(checkpoint::sync::git), help("{help}"))]
+pub(crate) struct GitError {
+    pub action: String,
+    pub detail: String,
+    pub help: String,
+}
+
+/// The git repository holding the project.
+pub(crate) struct Repo {
+    dir: PathBuf,
+}
+
+/// Where the last pull or push saw a workflow on the remote.
+pub(crate) struct Tracked {
+    /// The commit of its ref.
+    pub commit: String,
+    /// The journal that commit holds.
+    pub journal: Vec<u8>,
+}
+
+/// A commit to write: a workflow's files on the commit last seen on the remote.
+pub(crate) struct NewCommit<'a> {
+    pub id: &'a WorkflowId,
+    pub files: &'a [(&'a str, &'a [u8])],
+    pub parent: Option<&'a str>,
+    pub message: &'a str,
+}
+
+/// What a push did to one ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PushResult {
+    /// The remote ref now holds the commit.
+    Updated,
+    /// The remote moved since the last pull (or a ref appeared): nothing was changed.
+    Rejected(String),
+}
+
+impl Repo {
+    pub(crate) fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_owned(),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new("git");
+        command.arg("-C").arg(&self.dir);
+        command
+    }
+
+    fn run(&self, action: &str, args: &[&str], stdin: Option<&[u8]>) -> Result<Output> {
+        let mut command = self.command();
+        command
+            .args(args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(|err| GitError {
+            action: action.to_owned(),
+            detail: format!("`git` could not be run: {err}"),
+            help: "install git and make sure it is on `PATH`".into(),
+        })?;
+        if let Some(bytes) = stdin {
+            let mut pipe = child.stdin.take().expect("stdin is piped");
+            // A git that exits early reports it through its status, read below.
+            let _ = pipe.write_all(bytes);
+        }
+        child.wait_with_output().map_err(|err| {
+            GitError {
+                action: action.to_owned(),
+                detail: err.to_string(),
+                help: "run the command again".into(),
+            }
+            .into()
+        })
+    }
+
+    /// Runs git and returns its stdout, or an error with its stderr.
+    fn ok(&self, action: &str, args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
+        let output = self.run(action, args, stdin)?;
+        if !output.status.success() {
+            return Err(failed(
+                action,
+                &output,
+                "check the remote and the repository with `git` itself",
+            )
+            .into());
+        }
+        Ok(output.stdout)
+    }
+
+    /// The remote sync uses by default: the current branch's upstream remote, else `origin`.
+    pub(crate) fn default_remote(&self) -> Result<String> {
+        let output = self.run(
+            "read the upstream",
+            &[
+                "rev-parse",
+                "--abbrev-ref",
+                "--symbolic-full-name",
+                "@{upstream}",
+            ],
+            None,
+        )?;
+        let upstream = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        if output.status.success() && !upstream.is_empty() {
+            let branch = String::from_utf8_lossy(&self.ok(
+                "read the branch",
+                &["symbolic-ref", "-q", "HEAD"],
+                None,
+            )?)
+            .trim()
+            .trim_start_matches("refs/heads/")
+            .to_owned();
+            let remote = self.ok(
+                "read the upstream remote",
+                &["config", "--get", &format!("branch.{branch}.remote")],
+                None,
+            )?;
+            let remote = String::from_utf8_lossy(&remote).trim().to_owned();
+            if !remote.is_empty() && remote != "." {
+                return Ok(remote);
+            }
+        }
+        Ok("origin".into())
+    }
+
+    /// Fetches the refs of `ids` (every workflow ref when `None`) from `remote` into the
+    /// tracking refs; a workflow the remote does not have is simply not there afterwards.
+    pub(crate) fn fetch(&self, remote: &str, ids: Option<&[WorkflowId]>) -> Result<()> {
+        let tracking = tracking_prefix(remote);
+        let refspecs: Vec<String> = match ids {
+            None => vec![format!("+{REMOTE_PREFIX}*:{tracking}*")],
+            Some(ids) => ids
+                .iter()
+                .map(|id| format!("+{REMOTE_PREFIX}{id}:{tracking}{id}"))
+                .collect(),
+        };
+        let mut args = vec![
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-auto-gc",
+            "--prune",
+            remote,
+        ];
+        args.extend(refspecs.iter().map(String::as_str));
+        let output = self.run("fetch", &args, None)?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if stderr.contains("couldn't find remote ref") {
+            // One of the workflows is not on the remote: fetch the others one by one.
+            if let Some(ids) = ids.filter(|ids| ids.len() > 1) {
+                for id in ids {
+                    self.fetch(remote, Some(std::slice::from_ref(id)))?;
+                }
+            } else if let Some([id]) = ids {
+                let _ = self.run(
+                    "forget a removed ref",
+                    &["update-ref", "-d", &format!("{tracking}{id}")],
+                    None,
+                );
+            }
+            return Ok(());
+        }
+        Err(failed(
+            &format!("fetch from `{remote}`"),
+            &output,
+            "check the remote with `git fetch` and `git remote -v`",
+        )
+        .into())
+    }
+
+    /// The ids of every workflow whose remote ref was seen.
+    pub(crate) fn tracked_ids(&self, remote: &str) -> Result<Vec<String>> {
+        let prefix = tracking_prefix(remote);
+        let out = self.ok(
+            "list refs",
+            &["for-each-ref", "--format=%(refname)", &prefix],
+            None,
+        )?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
+            .collect())
+    }
+
+    /// For each of `ids`, the commit where the last pull or push saw the remote's ref and the
+    /// journal it holds, or `None` when it was not seen; in one `git cat-file --batch`.
+    pub(crate) fn read_tracked(
+        &self,
+        remote: &str,
+        ids: &[WorkflowId],
+    ) -> Result<Vec<Option<Tracked>>> {
+        let prefix = tracking_prefix(remote);
+        let mut input = String::new();
+        for id in ids {
+            input.push_str(&format!(
+                "{prefix}{id}^{{commit}}\n{prefix}{id}:{JOURNAL_BLOB}\n"
+            ));
+        }
+        let out = self.ok(
+            "read the synced journals",
+            &["cat-file", "--batch"],
+            Some(input.as_bytes()),
+        )?;
+        let mut objects = BatchReader { out: &out, at: 0 };
+        let mut tracked = Vec::with_capacity(ids.len());
+        for _ in ids {
+            let commit = objects.next()?;
+            let journal = objects.next()?;
+            tracked.push(match (commit, journal) {
+                (Some((commit, _)), Some((_, bytes))) => Some(Tracked {
+                    commit,
+                    journal: bytes.to_vec(),
+                }),
+                _ => None,
+            });
+        }
+        Ok(tracked)
+    }
+
+    /// Writes one commit per workflow, each holding its files and on its parent when given, in
+    /// one `git fast-import`; returns their ids.
+    pub(crate) fn commit_all(
+        &self,
+        commits: &[NewCommit<'_>],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>> {
+        let output = self.run(
+            "read the git identity",
+            &["var", "GIT_COMMITTER_IDENT"],
+            None,
+        )?;
+        let ident = String::from_utf8_lossy(&output.stdout);
+        // `Name <email> <time> <zone>`: the name and email, and our own time.
+        let who = match ident.rfind('>') {
+            Some(end) if output.status.success() => ident[..=end].to_owned(),
+            // A machine with no git identity (a CI runner) still syncs, under a neutral name.
+            _ => "checkpoint <checkpoint@localhost>".to_owned(),
+        };
+        let when = format!("{} +0000", now.timestamp());
+        let mut stream: Vec<u8> = b"feature get-mark\nfeature done\n".to_vec();
+        for (n, commit) in commits.iter().enumerate() {
+            let name = format!("{PENDING_PREFIX}{}", commit.id);
+            stream.extend(
+                format!(
+                    "reset {name}\n\ncommit {name}\nmark :{}\ncommitter {who} {when}\n",
+                    n + 1
+                )
+                .bytes(),
+            );
+            stream.extend(format!("data {}\n{}\n", commit.message.len(), commit.message).bytes());
+            if let Some(parent) = commit.parent {
+                stream.extend(format!("from {parent}\n").bytes());
+            }
+            for (file, bytes) in commit.files {
+                stream.extend(format!("M 100644 inline {file}\ndata {}\n", bytes.len()).bytes());
+                stream.extend_from_slice(bytes);
+                stream.push(b'\n');
+            }
+            stream.push(b'\n');
+        }
+        for n in 0..commits.len() {
+            stream.extend(format!("get-mark :{}\n", n + 1).bytes());
+        }
+        stream.extend(b"done\n");
+        let out = self.ok(
+            "store the commits",
+            &["fast-import", "--quiet", "--done", "--force"],
+            Some(&stream),
+        )?;
+        let shas: Vec<String> = String::from_utf8_lossy(&out)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        if shas.len() != commits.len() {
+            return Err(GitError {
+                action: "store the commits".into(),
+                detail: format!(
+                    "`git fast-import` named {} commits, not {}",
+                    shas.len(),
+                    commits.len()
+                ),
+                help: "check the repository with `git fsck`".into(),
+            }
+            .into());
+        }
+        Ok(shas)
+    }
+
+    /// Pushes each `(id, commit, expected)`: the remote ref moves to `commit` only while it is
+    /// still at `expected` (absent when `None`), and the tracking ref follows a push that landed.
+    pub(crate) fn push(
+        &self,
+        remote: &str,
+        updates: &[(WorkflowId, String, Option<String>)],
+    ) -> Result<Vec<PushResult>> {
+        let mut args: Vec<String> = vec!["push".into(), "--porcelain".into(), "--no-verify".into()];
+        for (id, _, expected) in updates {
+            args.push(format!(
+                "--force-with-lease={REMOTE_PREFIX}{id}:{}",
+                expected.as_deref().unwrap_or("")
+            ));
+        }
+        args.push(remote.into());
+        for (id, commit, _) in updates {
+            args.push(format!("{commit}:{REMOTE_PREFIX}{id}"));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = self.run("push", &args, None)?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let mut results = Vec::with_capacity(updates.len());
+        for (id, commit, _) in updates {
+            let dst = format!(":{REMOTE_PREFIX}{id}\t");
+            let line = stdout.lines().find(|line| line.contains(&dst));
+            let result = match line.and_then(|line| line.chars().next()) {
+                Some(' ' | '*' | '+' | '=') => {
+                    self.ok(
+                        "remember the pushed commit",
+                        &[
+                            "update-ref",
+                            &format!("{}{id}", tracking_prefix(remote)),
+                            commit,
+                        ],
+                        None,
+                    )?;
+                    PushResult::Updated
+                }
+                Some(_) => PushResult::Rejected(
+                    line.and_then(|line| line.split('\t').nth(2))
+                        .unwrap_or("rejected")
+                        .to_owned(),
+                ),
+                None => {
+                    return Err(failed(
+                        &format!("push to `{remote}`"),
+                        &output,
+                        "check the remote with `git push` and `git remote -v`",
+                    )
+                    .into());
+                }
+            };
+            results.push(result);
+        }
+        Ok(results)
+    }
+}
+
+/// The objects `git cat-file --batch` printed, one by one.
+struct BatchReader<'a> {
+    out: &'a [u8],
+    at: usize,
+}
+
+impl<'a> BatchReader<'a> {
+    /// The next object's id and bytes, or `None` for a name that is missing.
+    fn next(&mut self) -> Result<Option<(String, &'a [u8])>> {
+        let bad = || GitError {
+            action: "read the synced journals".into(),
+            detail: "`git cat-file --batch` printed something unexpected".into(),
+            help: "check the repository with `git fsck`".into(),
+        };
+        let rest = &self.out[self.at..];
+        let end = rest.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        self.at += end + 1;
+        let fields: Vec<&str> = header.split(' ').collect();
+        match fields.as_slice() {
+            [.., "missing"] | [.., "ambiguous"] => Ok(None),
+            [sha, _, size] => {
+                let size: usize = size.parse().map_err(|_| bad())?;
+                let bytes = self.out.get(self.at..self.at + size).ok_or_else(bad)?;
+                self.at += size + 1;
+                Ok(Some(((*sha).to_owned(), bytes)))
+            }
+            _ => Err(bad().into()),
+        }
+    }
+}
+
+fn tracking_prefix(remote: &str) -> String {
+    format!("{TRACKING_PREFIX}{remote}/")
+}
+
+fn failed(action: &str, output: &Output, help: &str) -> GitError {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let detail = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    GitError {
+        action: action.to_owned(),
+        detail: if detail.is_empty() {
+            format!("`git` exited with {}", output.status)
+        } else {
+            detail
+        },
+        help: help.to_owned(),
+    }
+}

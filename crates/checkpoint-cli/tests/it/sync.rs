@@ -1,0 +1,682 @@
+//! `checkpoint push`, `pull` and `sync` between clones of one project, through a bare repository
+//! and through `git daemon` on 127.0.0.1 (the real network protocol).
+
+use std::{
+    fs,
+    net::{TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Output, Stdio},
+    thread,
+    time::{Duration, Instant},
+};
+
+use assert_fs::TempDir;
+
+use crate::support::{TestEnv, render};
+
+/// A remote: a bare repository, reached by its path or through `git daemon`.
+struct Remote {
+    dir: TempDir,
+    url: String,
+    daemon: Option<Child>,
+}
+
+impl Remote {
+    /// A bare repository reached by its path.
+    fn bare() -> Self {
+        let dir = TempDir::new().unwrap();
+        git(dir.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        let url = dir.path().join("remote.git").display().to_string();
+        Self {
+            dir,
+            url,
+            daemon: None,
+        }
+    }
+
+    /// The same, served by `git daemon` on a free port of 127.0.0.1, pushes allowed.
+    fn daemon() -> Self {
+        let mut remote = Self::bare();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let base = remote.dir.path().display().to_string();
+        let child = Command::new("git")
+            .args([
+                "daemon",
+                "--reuseaddr",
+                "--export-all",
+                "--enable=receive-pack",
+                "--listen=127.0.0.1",
+                &format!("--port={port}"),
+                &format!("--base-path={base}"),
+                &base,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        remote.daemon = Some(child);
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "git daemon did not start"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        remote.url = format!("git://127.0.0.1:{port}/remote.git");
+        remote
+    }
+
+    fn git_dir(&self) -> PathBuf {
+        self.dir.path().join("remote.git")
+    }
+
+    /// A new clone of the project: a git repository whose `origin` is this remote.
+    fn clone(&self) -> TestEnv {
+        let env = TestEnv::new();
+        git(&env.project(), &["init", "--quiet"]);
+        git(&env.project(), &["remote", "add", "origin", &self.url]);
+        env
+    }
+
+    /// The commits of `refs/checkpoints/<id>`, newest first.
+    fn history(&self, id: &str) -> Vec<String> {
+        let out = git(
+            &self.git_dir(),
+            &["log", "--format=%s", &format!("refs/checkpoints/{id}")],
+        );
+        out.lines().map(str::to_owned).collect()
+    }
+
+    /// A file of the remote ref's tree.
+    fn file(&self, id: &str, file: &str) -> String {
+        git(
+            &self.git_dir(),
+            &["cat-file", "blob", &format!("refs/checkpoints/{id}:{file}")],
+        )
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.daemon.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[track_caller]
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Runs `checkpoint` and asserts its exit code; returns stdout and stderr rendered.
+#[track_caller]
+fn exits(env: &TestEnv, args: &[&str], code: i32) -> String {
+    let output = env.run(args);
+    let rendered = render(env, &output);
+    assert_eq!(output.status.code(), Some(code), "{args:?}\n{rendered}");
+    rendered
+}
+
+fn journal_len(env: &TestEnv, id: &str) -> usize {
+    env.read(id, "journal.jsonl").lines().count()
+}
+
+fn statuses(env: &TestEnv, id: &str) -> Vec<String> {
+    env.json(&["--workflow", id, "status"])["workflow"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|phase| {
+            format!(
+                "{} {}",
+                phase["id"].as_str().unwrap(),
+                phase["status"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// The laptop starts and pushes; a second clone pulls, completes two phases and pushes; the
+/// laptop pulls and sees them.
+fn laptop_then_second_machine(remote: &Remote) {
+    let laptop = remote.clone();
+    laptop.ok(&[
+        "init", "demo", "--phase", "a", "--phase", "b", "--phase", "c:a",
+    ]);
+    laptop.ok(&["start", "a"]);
+    let pushed = laptop.ok(&["push"]);
+    assert!(pushed.contains("pushed entry 2 to `origin`"), "{pushed}");
+    assert_eq!(remote.history("demo"), ["checkpoint: demo at entry 2"]);
+    // The ref holds the journal and the state, nothing machine-local.
+    let tree = git(
+        &remote.git_dir(),
+        &["ls-tree", "--name-only", "refs/checkpoints/demo"],
+    );
+    assert_eq!(tree, "journal.jsonl\nstate.json\n");
+    assert!(
+        !remote
+            .file("demo", "state.json")
+            .contains(&laptop.project().display().to_string())
+    );
+    assert!(
+        !remote
+            .file("demo", "journal.jsonl")
+            .contains(&laptop.project().display().to_string())
+    );
+
+    let second = remote.clone();
+    let pulled = second.ok(&["pull", "--workflow", "demo"]);
+    assert!(
+        pulled.contains("`demo`: created from `origin` (2 entries)"),
+        "{pulled}"
+    );
+    // The pushed state is the replay of the pushed journal.
+    assert_eq!(
+        second.read("demo", "state.json"),
+        remote.file("demo", "state.json")
+    );
+    second.ok(&["complete", "a"]);
+    second.ok(&["start", "b"]);
+    second.ok(&["complete", "b"]);
+    second.ok(&["push"]);
+    assert_eq!(
+        remote.history("demo").len(),
+        2,
+        "each push is a new commit on the last"
+    );
+
+    let pulled = laptop.ok(&["pull"]);
+    assert!(
+        pulled.contains("pulled 3 entries from `origin` (now at entry 5)"),
+        "{pulled}"
+    );
+    assert_eq!(
+        statuses(&laptop, "demo"),
+        ["a complete", "b complete", "c pending"]
+    );
+    assert_eq!(journal_len(&laptop, "demo"), 5);
+    exits(&laptop, &["validate"], 0);
+    let again = laptop.ok(&["sync"]);
+    assert!(
+        again.contains("up to date with `origin` (entry 5)"),
+        "{again}"
+    );
+}
+
+#[test]
+fn a_second_clone_continues_through_a_bare_repository() {
+    laptop_then_second_machine(&Remote::bare());
+}
+
+#[test]
+fn a_second_clone_continues_through_git_daemon() {
+    laptop_then_second_machine(&Remote::daemon());
+}
+
+/// Two clones that both changed the workflow offline after a shared entry 3: the laptop's copy
+/// diverged from the remote's.
+fn diverged(remote: &Remote, ours: &[&[&str]], theirs: &[&[&str]]) -> (TestEnv, TestEnv) {
+    let laptop = remote.clone();
+    laptop.ok(&[
+        "init", "demo", "--phase", "a", "--phase", "b", "--phase", "c",
+    ]);
+    laptop.ok(&["start", "a"]);
+    laptop.ok(&["note", "shared"]);
+    laptop.ok(&["push"]);
+    let other = remote.clone();
+    other.ok(&["pull", "-w", "demo"]);
+    for args in theirs {
+        other.ok(args);
+    }
+    other.ok(&["push"]);
+    for args in ours {
+        laptop.ok(args);
+    }
+    (laptop, other)
+}
+
+#[test]
+fn a_divergence_is_reported_with_its_point_and_changes_nothing() {
+    let remote = Remote::bare();
+    let (laptop, _) = diverged(
+        &remote,
+        &[&["complete", "a"], &["start", "b"]],
+        &[&["start", "c"]],
+    );
+    let before = laptop.read("demo", "journal.jsonl");
+    let rendered = exits(&laptop, &["pull"], 3);
+    assert!(
+        rendered.contains("`demo` diverged from `origin` after entry 3: since then we have 2 entries (4 `phase_complete` `a`, 5 `phase_start` `b`), they have 1 entry (4 `phase_start` `c`)"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("`--merge` applies both"), "{rendered}");
+    assert_eq!(laptop.read("demo", "journal.jsonl"), before);
+    let json = laptop.run(&["--format", "json", "pull"]);
+    assert_eq!(json.status.code(), Some(3));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["workflows"][0]["action"], "diverged");
+    assert_eq!(report["workflows"][0]["diverged_at"], 3);
+    assert_eq!(report["workflows"][0]["mergeable"], true);
+    // A push before the pull is refused too.
+    let rendered = exits(&laptop, &["push"], 3);
+    assert!(
+        rendered.contains("run `checkpoint pull` first"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn keeping_theirs_keeps_ours_as_a_fork() {
+    let remote = Remote::bare();
+    let (laptop, other) = diverged(
+        &remote,
+        &[&["complete", "a"], &["start", "b"]],
+        &[&["start", "c"]],
+    );
+    let ours = journal_len(&laptop, "demo");
+    let theirs = journal_len(&other, "demo");
+    let rendered = laptop.ok(&["pull", "--theirs"]);
+    let fork = "demo@local-20260301T120000Z";
+    assert!(rendered.contains(&format!("kept theirs after the divergence at entry 3 (now at entry 5); the other side is kept as the workflow `{fork}`")), "{rendered}");
+    assert_eq!(journal_len(&laptop, "demo"), theirs + 1);
+    assert_eq!(journal_len(&laptop, fork), ours + 1);
+    assert_eq!(statuses(&laptop, "demo"), statuses(&other, "demo"));
+    assert_eq!(
+        statuses(&laptop, fork),
+        ["a complete", "b in_progress", "c pending"]
+    );
+    let last = laptop.json(&["log", "-n", "1"]);
+    assert_eq!(last["entries"][0]["transition"]["op"], "sync_resolve");
+    assert_eq!(last["entries"][0]["transition"]["keep"], "theirs");
+    exits(&laptop, &["validate"], 0);
+    exits(&laptop, &["validate", "--workflow", fork], 0);
+    // The resolution extends the remote, so it pushes, and the other clone fast-forwards.
+    laptop.ok(&["push"]);
+    let pulled = other.ok(&["pull"]);
+    assert!(pulled.contains("pulled 1 entry"), "{pulled}");
+}
+
+#[test]
+fn keeping_ours_replays_ours_after_theirs_and_forks_theirs() {
+    let remote = Remote::bare();
+    let (laptop, other) = diverged(
+        &remote,
+        &[&["complete", "a"], &["start", "b"]],
+        &[&["start", "c"]],
+    );
+    let theirs = journal_len(&other, "demo");
+    let ours_state = statuses(&laptop, "demo");
+    laptop.ok(&["pull", "--ours"]);
+    let fork = "demo@remote-20260301T120000Z";
+    // Theirs, the resolution, then our two entries since the divergence.
+    assert_eq!(journal_len(&laptop, "demo"), theirs + 1 + 2);
+    assert_eq!(journal_len(&laptop, fork), theirs + 1);
+    assert_eq!(statuses(&laptop, "demo"), ours_state);
+    assert_eq!(statuses(&laptop, fork), statuses(&other, "demo"));
+    exits(&laptop, &["validate"], 0);
+    laptop.ok(&["push"]);
+    other.ok(&["pull"]);
+    assert_eq!(statuses(&other, "demo"), ours_state);
+}
+
+#[test]
+fn merging_applies_both_sides_when_they_touched_different_phases() {
+    let remote = Remote::bare();
+    let (laptop, other) = diverged(
+        &remote,
+        &[&["complete", "a"], &["note", "from the laptop"]],
+        &[&["start", "c"], &["note", "from the other clone"]],
+    );
+    let theirs = journal_len(&other, "demo");
+    laptop.ok(&["pull", "--merge"]);
+    assert_eq!(journal_len(&laptop, "demo"), theirs + 1 + 2);
+    assert_eq!(
+        statuses(&laptop, "demo"),
+        ["a complete", "b pending", "c in_progress"]
+    );
+    let notes = laptop.json(&["status"])["workflow"]["context"]["notes"].to_string();
+    assert!(
+        notes.contains("from the laptop") && notes.contains("from the other clone"),
+        "{notes}"
+    );
+    assert!(!laptop.workflow_dir("demo@local-20260301T120000Z").exists());
+    exits(&laptop, &["validate"], 0);
+    // `sync` pushes the merge.
+    let synced = laptop.ok(&["sync"]);
+    assert!(synced.contains("pushed entry 8"), "{synced}");
+}
+
+#[test]
+fn merging_the_same_phase_is_refused() {
+    let remote = Remote::bare();
+    let (laptop, _) = diverged(
+        &remote,
+        &[&["complete", "a"]],
+        &[&["fail", "a", "-r", "broken"]],
+    );
+    let before = laptop.read("demo", "journal.jsonl");
+    let rendered = exits(&laptop, &["pull", "--merge"], 3);
+    assert!(
+        rendered.contains("cannot merge: both sides changed `a`"),
+        "{rendered}"
+    );
+    assert_eq!(laptop.read("demo", "journal.jsonl"), before);
+}
+
+#[test]
+fn two_clones_racing_to_push_one_wins_and_the_other_is_told_to_pull() {
+    let remote = Remote::daemon();
+    let (laptop, other) = diverged(&remote, &[], &[]);
+    other.ok(&["note", "other"]);
+    laptop.ok(&["note", "laptop"]);
+    let before = (
+        laptop.read("demo", "journal.jsonl"),
+        other.read("demo", "journal.jsonl"),
+    );
+    let spawn = |env: &TestEnv| {
+        env.cmd()
+            .arg("push")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(&laptop), spawn(&other));
+    let outputs: Vec<Output> = [a, b]
+        .into_iter()
+        .map(|child| child.wait_with_output().unwrap())
+        .collect();
+    let codes: Vec<Option<i32>> = outputs.iter().map(|output| output.status.code()).collect();
+    assert!(
+        codes == [Some(0), Some(3)] || codes == [Some(3), Some(0)],
+        "{codes:?}"
+    );
+    let loser = &outputs[if codes[0] == Some(3) { 0 } else { 1 }];
+    let stderr = String::from_utf8_lossy(&loser.stderr);
+    assert!(stderr.contains("run `checkpoint pull` first"), "{stderr}");
+    assert_eq!(
+        remote.history("demo").len(),
+        2,
+        "the first push, then the winner"
+    );
+    // Neither lost anything.
+    assert_eq!(laptop.read("demo", "journal.jsonl"), before.0);
+    assert_eq!(other.read("demo", "journal.jsonl"), before.1);
+    // The loser pulls, keeps both, and its push (on the winner's commit, not on its own
+    // rejected one) lands.
+    let loser = if codes[0] == Some(3) { &laptop } else { &other };
+    loser.ok(&["pull", "--merge"]);
+    loser.ok(&["push"]);
+    assert_eq!(remote.history("demo").len(), 3);
+    let notes = remote.file("demo", "state.json");
+    assert!(
+        notes.contains("\"laptop\"") && notes.contains("\"other\""),
+        "{notes}"
+    );
+}
+
+/// A pull or a push killed at any moment leaves a state `validate` accepts, and a retry finishes.
+#[test]
+fn a_kill_during_pull_or_push_leaves_a_valid_state_and_a_retry_finishes() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let remote = Remote::bare();
+    let writer = remote.clone();
+    writer.ok(&["init", "big", "--phase", "a", "--phase", "b"]);
+    writer.ok(&["start", "a"]);
+    for n in 0..40 {
+        writer.ok(&["note", &format!("note {n}")]);
+    }
+    writer.ok(&["push"]);
+    let remote_len = || remote.file("big", "journal.jsonl").lines().count();
+    let mut killed = 0;
+    for delay_ms in [0u64, 2, 4, 6, 8, 10, 15, 20, 30, 45] {
+        for push in [false, true] {
+            let env = remote.clone();
+            if push {
+                env.ok(&["pull", "-w", "big"]);
+                env.ok(&["note", "one more"]);
+            }
+            let before = remote_len();
+            let mut child = env
+                .cmd()
+                .args([if push { "push" } else { "pull" }, "-w", "big"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            thread::sleep(Duration::from_millis(delay_ms));
+            let _ = child.kill();
+            if child.wait().unwrap().signal() == Some(9) {
+                killed += 1;
+            }
+            if env.workflow_dir("big").join("journal.jsonl").exists() {
+                exits(&env, &["validate", "-w", "big"], 0);
+            }
+            exits(&env, &["sync", "-w", "big"], 0);
+            exits(&env, &["validate", "-w", "big"], 0);
+            let want = before + usize::from(push);
+            assert_eq!(
+                journal_len(&env, "big"),
+                want,
+                "after a kill at {delay_ms} ms"
+            );
+            assert_eq!(remote_len(), want, "after a kill at {delay_ms} ms");
+        }
+    }
+    assert!(killed > 0, "no command was killed mid-way");
+}
+
+#[test]
+fn a_synced_ref_holds_none_of_the_redaction_samples() {
+    let remote = Remote::bare();
+    let env = remote.clone();
+    let anthropic = "sk-ant-api03-Zx9aB8cD7eF6gH5iJ4kL3mN2oP1qR0sT";
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let github = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+    env.ok(&[
+        "init",
+        "w",
+        "--phase",
+        "design",
+        "--title",
+        &format!("deploy {github}"),
+    ]);
+    env.ok(&["start", "design"]);
+    env.ok(&["note", &format!("use {anthropic} with {aws}")]);
+    env.ok(&[
+        "progress",
+        "design",
+        "export GITHUB_TOKEN=abc123def; curl -H 'Authorization: Bearer eyJhbGciOi.payload.sig'",
+    ]);
+    env.ok(&["push"]);
+    let objects = Command::new("git")
+        .arg("--git-dir")
+        .arg(remote.git_dir())
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&objects.stdout);
+    assert!(text.contains("[REDACTED:api-key]"), "the note was pushed");
+    for secret in [anthropic, aws, github, "abc123def", "eyJhbGciOi"] {
+        assert!(!text.contains(secret), "{secret} reached the remote");
+    }
+}
+
+#[test]
+fn on_complete_pushes_in_the_background_and_a_failure_is_reported_next() {
+    let remote = Remote::bare();
+    let env = remote.clone();
+    env.ok(&["init", "demo", "--phase", "a", "--phase", "b"]);
+    fs::write(
+        env.store().join("config.toml"),
+        "[sync]\non_complete = true\n",
+    )
+    .unwrap();
+    env.ok(&["start", "a"]);
+    env.ok(&["complete", "a"]);
+    let started = Instant::now();
+    while !git(&remote.git_dir(), &["for-each-ref", "refs/checkpoints/"]).contains("demo") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no background push"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(remote.history("demo"), ["checkpoint: demo at entry 3"]);
+
+    // A remote that cannot be reached: the push fails in the background, and the next command
+    // says so, once.
+    git(
+        &env.project(),
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
+    env.ok(&["start", "b"]);
+    env.ok(&["complete", "b"]);
+    let started = Instant::now();
+    loop {
+        let output = env.run(&["status"]);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        if stderr.contains("the background push of `demo`") {
+            assert!(
+                stderr.contains("run `checkpoint push` to retry"),
+                "{stderr}"
+            );
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the failure was not reported"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let output = env.run(&["status"]);
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("background push"));
+}
+
+#[test]
+fn all_workflows_move_through_a_named_remote() {
+    let remote = Remote::bare();
+    let laptop = remote.clone();
+    git(
+        &laptop.project(),
+        &["remote", "rename", "origin", "upstream"],
+    );
+    for id in ["one", "two"] {
+        laptop.ok(&["init", id, "--phase", "a"]);
+        laptop.ok(&["--workflow", id, "start", "a"]);
+    }
+    let pushed = laptop.ok(&["push", "upstream", "--all"]);
+    assert!(
+        pushed.contains("`one`: pushed entry 2 to `upstream`")
+            && pushed.contains("`two`: pushed entry 2 to `upstream`"),
+        "{pushed}"
+    );
+    // Without a remote named `origin` or an upstream, the default remote is missing.
+    let rendered = exits(&laptop, &["push", "--all"], 1);
+    assert!(
+        rendered.contains("failed to fetch") || rendered.contains("failed to push"),
+        "{rendered}"
+    );
+
+    let second = remote.clone();
+    git(
+        &second.project(),
+        &["remote", "rename", "origin", "upstream"],
+    );
+    let pulled = second.ok(&["pull", "upstream", "--all"]);
+    assert!(
+        pulled.contains("`one`: created from `upstream` (2 entries)")
+            && pulled.contains("`two`: created from `upstream` (2 entries)"),
+        "{pulled}"
+    );
+    second.ok(&["--workflow", "two", "complete", "a"]);
+    let synced = second.json(&["sync", "upstream", "--all"]);
+    let actions: Vec<String> = synced["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|outcome| {
+            format!(
+                "{} {}",
+                outcome["id"].as_str().unwrap(),
+                outcome["action"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(actions, ["one up_to_date", "two pushed"]);
+}
+
+#[test]
+fn one_resolution_at_a_time() {
+    let env = Remote::bare().clone();
+    let rendered = exits(&env, &["pull", "--theirs", "--ours"], 2);
+    assert!(rendered.contains("cannot be used with"), "{rendered}");
+    let help = env.ok(&["pull", "--help"]);
+    for flag in ["--theirs", "--ours", "--merge", "--all", "[REMOTE]"] {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
+}
+
+#[test]
+fn a_phase_the_hook_completes_is_pushed_in_the_background_too() {
+    let remote = Remote::bare();
+    let env = remote.clone();
+    fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "design", "outputs": ["docs/design.md"]}, {"id": "build"}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    fs::write(
+        env.store().join("config.toml"),
+        "[sync]\non_complete = true\n",
+    )
+    .unwrap();
+    env.ok(&["start", "design"]);
+    fs::create_dir_all(env.project().join("docs")).unwrap();
+    fs::write(env.project().join("docs/design.md"), "# Design").unwrap();
+    let payload = serde_json::json!({
+        "session_id": "s",
+        "transcript_path": env.project().join("t.jsonl"),
+        "cwd": env.project(),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": env.project().join("docs/design.md"), "content": "# Design"},
+        "tool_response": {"type": "create"},
+    });
+    let (code, _, stderr) = env.hook("PostToolUse", &payload.to_string()).wait();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(env.state("w")["phases"][0]["status"], "complete");
+    let started = Instant::now();
+    while !git(&remote.git_dir(), &["for-each-ref", "refs/checkpoints/"])
+        .contains("refs/checkpoints/w")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no background push"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(remote.file("w", "journal.jsonl").contains("phase_complete"));
+}
