@@ -351,6 +351,11 @@ fn every_tool_changes_the_state_as_the_cli_would() {
     // A session that stopped with `build` in progress: the plan proposes to recover it, and
     // only `apply` writes the recovery.
     mcp.call_ok("start", json!({ "phase": "build" }));
+    // The session that started `build` is gone: half an hour later, with no heartbeat, the
+    // phase counts as interrupted (one active within `interrupted_after_minutes` is live).
+    mcp.finish();
+    env.set_now("2026-03-01T12:30:00Z");
+    let mut mcp = Mcp::start(&env);
     let planned = mcp.call_ok("resume", json!({}));
     assert_eq!(planned["applied"], false, "{planned:#}");
     assert_eq!(planned, env.json(&["resume", "--dry-run"]));
