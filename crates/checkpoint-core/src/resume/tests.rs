@@ -43,6 +43,15 @@ fn start(phase: &str) -> Transition {
     }
 }
 
+/// A Claude Code session ends a turn (its `Stop` hook): the sign that a session worked on the
+/// phase in progress.
+fn session_stop() -> Transition {
+    Transition::Heartbeat {
+        source: "Stop".into(),
+        session_id: None,
+    }
+}
+
 fn complete(phase: &str) -> Transition {
     Transition::PhaseComplete {
         phase: phase.parse().unwrap(),
@@ -94,7 +103,7 @@ fn an_interrupted_phase_whose_outputs_exist_is_completed_and_the_next_one_starts
 fn an_interrupted_phase_without_its_outputs_goes_back_to_pending() {
     let mut workflow = workflow(&["a", "b:a"]);
     workflow.phases[0].outputs = vec!["out/a.md".into()];
-    run(&mut workflow, vec![start("a")]);
+    run(&mut workflow, vec![start("a"), session_stop()]);
     let files = Files(vec![("out/a.md", 0)]);
 
     let plan = resume(&workflow, &[], &files, at(60));
@@ -127,6 +136,7 @@ fn a_running_task_is_done_when_its_output_exists_and_reset_when_not() {
             task("t2", "t2.txt"),
             task_start("t1"),
             task_start("t2"),
+            session_stop(),
         ],
     );
     let files = Files(vec![("t1.txt", 3)]);
@@ -135,14 +145,37 @@ fn a_running_task_is_done_when_its_output_exists_and_reset_when_not() {
 
     assert_eq!(
         recovery_codes(&plan),
-        [
-            RecoveryCode::TaskOutputPresent,
-            RecoveryCode::OrphanedTask,
-            RecoveryCode::OrphanedPhase
-        ]
+        [RecoveryCode::TaskOutputPresent, RecoveryCode::OrphanedTask],
+        "the phase goes on with its tasks"
     );
-    assert_eq!(plan.next.action, Action::Start);
-    assert_eq!(plan.ready[0].tasks, Some((1, 2)));
+    assert_eq!(plan.next.action, Action::Continue);
+    assert_eq!(plan.next.task.as_ref().unwrap().as_str(), "t2");
+    assert!(
+        plan.next.reason.contains("next: task `t2` (attempt 2)"),
+        "{}",
+        plan.next.reason
+    );
+    assert_eq!(plan.in_progress[0].tasks, Some((1, 2)));
+}
+
+#[test]
+fn a_phase_no_session_worked_on_is_not_reset() {
+    let mut workflow = workflow(&["a", "b:a"]);
+    run(&mut workflow, vec![session_stop(), start("a")]);
+    let files = Files(Vec::new());
+
+    // Live: started a moment ago.
+    let live = resume(&workflow, &[], &files, at(3));
+    assert!(!live.interrupted);
+    assert!(live.recoveries.is_empty());
+    assert_eq!(live.next.action, Action::Continue);
+
+    // An hour on, with no session since it started: not an interruption either.
+    let later = resume(&workflow, &[], &files, at(60));
+    assert!(later.interrupted);
+    assert!(later.recoveries.is_empty(), "{:?}", later.recoveries);
+    assert_eq!(later.next.action, Action::Continue);
+    assert_eq!(later.in_progress[0].attempts, 1);
 }
 
 #[test]
@@ -264,6 +297,7 @@ fn the_prompt_names_the_next_step_the_recoveries_and_the_context() {
             Transition::Decide {
                 text: "use sqlite".into(),
             },
+            session_stop(),
         ],
     );
     let plan = resume(&workflow, &[], &Files(Vec::new()), at(60));
@@ -272,7 +306,7 @@ fn the_prompt_names_the_next_step_the_recoveries_and_the_context() {
 
     insta::assert_snapshot!(prompt, @r#"
     ## checkpoint: workflow `w` — Ship it
-    Status: pending · 0 of 3 phases done · last active 57 min ago (2026-03-01 12:03 UTC)
+    Status: pending · 0 of 3 phases done · last active 56 min ago (2026-03-01 12:04 UTC)
 
     **Next:** phase `a` is ready; an earlier attempt noted: half way → `checkpoint start a`
 
