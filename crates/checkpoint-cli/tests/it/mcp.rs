@@ -351,8 +351,17 @@ fn every_tool_changes_the_state_as_the_cli_would() {
     // A session that stopped with `build` in progress: the plan proposes to recover it, and
     // only `apply` writes the recovery.
     mcp.call_ok("start", json!({ "phase": "build" }));
-    // The session that started `build` is gone: half an hour later, with no heartbeat, the
-    // phase counts as interrupted (one active within `interrupted_after_minutes` is live).
+    // The session working on `build` stops (its Stop hook leaves a heartbeat) and is gone: half
+    // an hour later the phase counts as interrupted (one active within
+    // `interrupted_after_minutes` is live, and one no session worked on is never reset).
+    let stop = json!({
+        "session_id": "11111111-2222-3333-4444-555555555555",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": env.project(),
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+    });
+    assert_eq!(env.hook("Stop", &stop.to_string()).wait().0, 0);
     mcp.finish();
     env.set_now("2026-03-01T12:30:00Z");
     let mut mcp = Mcp::start(&env);
