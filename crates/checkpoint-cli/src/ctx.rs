@@ -20,7 +20,7 @@ use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 use crate::{
     env as vars,
     output::{self, ColorChoice, Format},
-    report::WorkflowReport,
+    report::{CommitReport, WorkflowReport},
 };
 
 /// The default lock timeout, in seconds.
@@ -197,19 +197,40 @@ impl Ctx {
         transition: Transition,
         summary: impl FnOnce(&Workflow) -> String,
     ) -> Result<&'static Loaded> {
+        self.apply_then(transition, summary, |_| Ok(None))
+    }
+
+    /// Like [`Ctx::apply`], then runs `then` (a checkpoint commit) before reporting, so that the
+    /// JSON document holds what it did; when `then` fails, the transition is still reported.
+    pub(crate) fn apply_then(
+        &self,
+        transition: Transition,
+        summary: impl FnOnce(&Workflow) -> String,
+        then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
+    ) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
         let loaded = keep_until_exit(self.store.apply(&id, self.now, transition)?);
         output::warn_recoveries(&loaded.recoveries);
         output::warn_redacted(loaded.redacted);
+        let (commit, result) = match then(loaded) {
+            Ok(commit) => (commit, Ok(loaded)),
+            Err(err) => (None, Err(err)),
+        };
         match self.format {
-            Format::Json => WorkflowReport::new(loaded).emit()?,
+            Format::Json => {
+                let report = WorkflowReport::new(loaded);
+                match commit {
+                    Some(commit) => report.with_commit(commit).emit()?,
+                    None => report.emit()?,
+                }
+            }
             _ => {
                 let mut line = summary(&loaded.workflow);
                 line.push('\n');
                 output::emit(&line).into_diagnostic()?;
             }
         }
-        Ok(loaded)
+        result
     }
 
     /// The briefing on `workflow` (loaded with `recoveries`) now, with files and git seen through

@@ -2,6 +2,7 @@
 //! stderr. The only module that prints.
 
 use std::{
+    borrow::Cow,
     fmt::Write as _,
     io::{self, Write},
 };
@@ -62,6 +63,25 @@ pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     text.push('\n');
     emit(&text)
+}
+
+/// User-supplied text made safe for a terminal: control characters other than newline and tab
+/// (ESC, BEL, CR, DEL, C1 controls) are written as escapes (`\u{1b}`, `\r`), so that a note
+/// cannot move the cursor, retitle the terminal or hide what came before it on its line.
+pub(crate) fn escape(text: &str) -> Cow<'_, str> {
+    let is_unsafe = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Prints a warning on stderr.

@@ -14,7 +14,10 @@ use chrono::{DateTime, Utc};
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
-use crate::output::{self, JSON_VERSION, PhaseView};
+use crate::{
+    git::LeftOut,
+    output::{self, JSON_VERSION, PhaseView},
+};
 
 /// The result of a command that reads or changes one workflow.
 #[derive(Debug, Serialize)]
@@ -22,6 +25,17 @@ pub(crate) struct WorkflowReport<'a> {
     version: u32,
     workflow: &'a Workflow,
     recoveries: &'a [Recovery],
+    /// The checkpoint commit the command made or tried, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint_commit: Option<CommitReport>,
+}
+
+/// A checkpoint commit: its SHA (none when there was nothing to commit), and the changed files
+/// left out of it.
+#[derive(Debug, Serialize)]
+pub(crate) struct CommitReport {
+    pub(crate) sha: Option<String>,
+    pub(crate) left_out: Vec<LeftOut>,
 }
 
 impl<'a> WorkflowReport<'a> {
@@ -30,6 +44,14 @@ impl<'a> WorkflowReport<'a> {
             version: JSON_VERSION,
             workflow: &loaded.workflow,
             recoveries: &loaded.recoveries,
+            checkpoint_commit: None,
+        }
+    }
+
+    pub(crate) fn with_commit(self, commit: CommitReport) -> Self {
+        Self {
+            checkpoint_commit: Some(commit),
+            ..self
         }
     }
 

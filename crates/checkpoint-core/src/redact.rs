@@ -41,6 +41,17 @@ pub fn text(text: &mut String) -> usize {
     spans.len()
 }
 
+/// The kinds of the secrets in `text` (`aws-key`, `url-password`, …), in order, each once.
+pub fn kinds(text: &str) -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for span in find(text) {
+        if !kinds.contains(&span.kind) {
+            kinds.push(span.kind);
+        }
+    }
+    kinds
+}
+
 /// Redacts every free-text field of a transition (for `init` and `snapshot`, of the whole
 /// workflow); returns how many secrets it replaced.
 pub fn transition(transition: &mut Transition) -> usize {

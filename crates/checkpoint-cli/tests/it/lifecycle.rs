@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::support::TestEnv;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -22,7 +22,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A project that is a real git repository with an identity and one commit.
-fn repo() -> TestEnv {
+pub(crate) fn repo() -> TestEnv {
     let env = TestEnv::bare();
     let dir = env.project();
     git(&dir, &["init", "-q", "-b", "main"]);
