@@ -128,6 +128,11 @@ impl Ctx {
                 failpoint: test_failpoint()?,
             },
         );
+        if store.failed_dir_is_a_workflow() {
+            output::warn(
+                "the workflow `failed` has the name of the store's directory of failed archives: it stays readable, and failed workflows are archived to `.archive/` while it is there; rename it with `checkpoint fork failed --as <new-id>`, then archive it",
+            );
+        }
         Ok(Self {
             config,
             store,
@@ -277,6 +282,15 @@ fn project_root(cwd: &Path) -> PathBuf {
 /// Reads `config.toml` in the store root; every setting is optional.
 pub(crate) fn load_config(root: &Path) -> Result<Config> {
     let path = root.join(CONFIG_FILE);
+    if path.is_dir() {
+        // A workflow named `config.toml`, from before such ids were refused: its directory
+        // stays readable, and the settings are the defaults.
+        output::warn(&format!(
+            "`{}` is a directory (a workflow of that name?), not a settings file: using the default settings; rename it with `checkpoint fork {CONFIG_FILE} --as <new-id>`, then archive it",
+            path.display()
+        ));
+        return Ok(Config::default());
+    }
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(Config::parse(&path, &text)?),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),

@@ -218,6 +218,7 @@ fn exit_code_of(report: &Report) -> u8 {
         Some(Error::MaybeSaved { .. }) => exit_code::MAYBE_SAVED,
         Some(
             Error::InvalidId { .. }
+            | Error::ReservedId { .. }
             | Error::InvalidPlan { .. }
             | Error::PlanParse { .. }
             | Error::ConfigParse { .. },

@@ -38,6 +38,18 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A new workflow's id is a name the store uses, or keeps for later.
+    #[error("invalid workflow id `{id}`: the store uses the name `{name}` for itself")]
+    #[diagnostic(
+        code(checkpoint::reserved_id),
+        help("choose another id; names the store keeps are {names}")
+    )]
+    ReservedId {
+        id: String,
+        name: &'static str,
+        names: String,
+    },
+
     /// A plan (from `--phase` or `--plan`) does not describe a valid phase graph.
     #[error("invalid plan: {message}")]
     #[diagnostic(code(checkpoint::invalid_plan), help("{help}"))]

@@ -152,3 +152,75 @@ fn checkpoint_commits_leave_out_secret_files_and_say_why() {
         "{status}"
     );
 }
+
+/// Makes workflow `id` as a binary from before reserved ids were refused would have: created
+/// under another id, then renamed in its files and directory.
+fn legacy_workflow(env: &TestEnv, id: &str, phases: &[&str]) {
+    let stand_in = "stand-in-for-a-legacy-id";
+    let mut args = vec!["init", stand_in];
+    for phase in phases {
+        args.extend(["--phase", phase]);
+    }
+    env.ok(&args);
+    let from = env.workflow_dir(stand_in);
+    for file in ["state.json", "journal.jsonl"] {
+        let path = from.join(file);
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, text.replace(stand_in, id)).unwrap();
+    }
+    fs::rename(&from, env.workflow_dir(id)).unwrap();
+}
+
+#[test]
+fn ids_the_store_uses_are_refused_and_old_ones_stay_readable() {
+    let env = TestEnv::new();
+    for id in ["config.toml", "failed", "FAILED", "lock", "archive"] {
+        let output = env.run(&["init", id, "--phase", "a"]);
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(2), "{rendered}");
+        assert!(
+            rendered.contains("the store uses the name") && rendered.contains("choose another id"),
+            "{rendered}"
+        );
+        assert!(!env.store().join(id).exists(), "{id} was created");
+    }
+    let output = env.run(&["init", ".", "--phase", "a"]);
+    let rendered = render(&env, &output);
+    assert!(
+        rendered.contains("it is `.`") && !rendered.contains("contains `..`"),
+        "{rendered}"
+    );
+
+    // A store from before: a workflow named `config.toml` and one named `failed`.
+    legacy_workflow(&env, "config.toml", &["a"]);
+    legacy_workflow(&env, "failed", &["a"]);
+    env.ok(&["init", "other", "--phase", "a"]);
+    let output = env.run(&["--workflow", "config.toml", "status"]);
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("is a directory (a workflow of that name?)"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("the workflow `failed` has the name"),
+        "{rendered}"
+    );
+    env.ok(&["--workflow", "failed", "status"]);
+    // Archiving a failed workflow does not land inside the live `failed` workflow.
+    env.ok(&["--workflow", "other", "start", "a"]);
+    env.ok(&["--workflow", "other", "fail", "a", "--reason", "broke"]);
+    env.ok(&["--workflow", "other", "archive"]);
+    let inside: Vec<_> = fs::read_dir(env.workflow_dir("failed"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("other"))
+        .collect();
+    assert!(inside.is_empty(), "{inside:?}");
+    let list = env.ok(&["list"]);
+    assert!(
+        list.contains("failed") && list.contains("config.toml"),
+        "{list}"
+    );
+    assert!(!list.contains("unreadable"), "{list}");
+}
