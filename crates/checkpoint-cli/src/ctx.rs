@@ -232,7 +232,7 @@ impl Ctx {
             _ => {
                 let mut line = summary(&loaded.workflow);
                 line.push('\n');
-                output::emit(&line).into_diagnostic()?;
+                output::emit_human(self.color, &line).into_diagnostic()?;
             }
         }
         result

@@ -58,6 +58,40 @@ pub(crate) fn emit(text: &str) -> io::Result<()> {
     }
 }
 
+/// Writes human text to stdout with its control characters escaped (see [`escape`]): the text
+/// holds notes, titles and reasons as users and agents wrote them. With `color`, the colour
+/// sequences (SGR: `ESC [ … m`) are kept, the only ones `checkpoint` writes.
+pub(crate) fn emit_human(color: bool, text: &str) -> io::Result<()> {
+    if !color {
+        return emit(&escape(text));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\u{1b}') {
+        out.push_str(&escape(&rest[..at]));
+        let after = &rest[at + 1..];
+        let sgr_len = after.strip_prefix('[').and_then(|params| {
+            let n = params
+                .bytes()
+                .take_while(|b| b.is_ascii_digit() || *b == b';')
+                .count();
+            params[n..].starts_with('m').then_some(n + 2)
+        });
+        match sgr_len {
+            Some(len) => {
+                out.push_str(&rest[at..at + 1 + len]);
+                rest = &after[len..];
+            }
+            None => {
+                out.push_str(&escape("\u{1b}"));
+                rest = after;
+            }
+        }
+    }
+    out.push_str(&escape(rest));
+    emit(&out)
+}
+
 /// Writes a JSON document to stdout.
 pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;

@@ -55,7 +55,7 @@ pub(crate) fn archive(ctx: &Ctx, args: &ArchiveArgs) -> Result<()> {
     )?;
     match ctx.format {
         Format::Json => output::emit_json(&serde_json::json!({"version": JSON_VERSION, "workflow": loaded.workflow.id, "archived_to": target})).into_diagnostic(),
-        _ => output::emit(&format!("archived `{}` to `{}`\n", loaded.workflow.id, target.display())).into_diagnostic(),
+        _ => output::emit_human(ctx.color, &format!("archived `{}` to `{}`\n", loaded.workflow.id, target.display())).into_diagnostic(),
     }
 }
 
@@ -111,7 +111,7 @@ pub(crate) fn gc(ctx: &Ctx, args: &GcArgs) -> Result<()> {
                 kept,
                 if kept == 1 { "" } else { "s" }
             );
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }
@@ -130,6 +130,6 @@ pub(crate) fn restore(ctx: &Ctx, args: &RestoreArgs) -> Result<()> {
     let id = ctx.store.restore(&path)?;
     match ctx.format {
         Format::Json => output::emit_json(&serde_json::json!({"version": JSON_VERSION, "workflow": id, "dir": ctx.store.workflow_dir(&id)})).into_diagnostic(),
-        _ => output::emit(&format!("restored `{id}` from `{}`\n", path.display())).into_diagnostic(),
+        _ => output::emit_human(ctx.color, &format!("restored `{id}` from `{}`\n", path.display())).into_diagnostic(),
     }
 }

@@ -83,7 +83,7 @@ pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
                     change.what, change.subject
                 );
             }
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }
@@ -122,10 +122,10 @@ pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
     let loaded = ctx.store.create(past, ctx.now)?;
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
-        _ => output::emit(&format!(
-            "forked `{new_id}` from `{id}` at entry {}\n",
-            args.seq
-        ))
+        _ => output::emit_human(
+            ctx.color,
+            &format!("forked `{new_id}` from `{id}` at entry {}\n", args.seq),
+        )
         .into_diagnostic(),
     }
 }
@@ -159,5 +159,5 @@ pub(crate) fn graph(ctx: &Ctx) -> Result<()> {
         }
         _ => checkpoint_core::graph::mermaid(&loaded.workflow),
     };
-    output::emit(&text).into_diagnostic()
+    output::emit_human(ctx.color, &text).into_diagnostic()
 }

@@ -83,7 +83,7 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
                 loaded.dir.display()
             );
             text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }

@@ -224,3 +224,50 @@ fn ids_the_store_uses_are_refused_and_old_ones_stay_readable() {
     );
     assert!(!list.contains("unreadable"), "{list}");
 }
+
+#[test]
+fn control_characters_in_user_text_are_escaped_in_human_output() {
+    let env = TestEnv::new();
+    let hostile = "ok\u{1b}]0;pwned\u{7}\u{1b}[2J\rfake line\u{9b}31m";
+    env.ok(&["init", "w", "--phase", "a", "--title", hostile]);
+    env.ok(&["start", "a"]);
+    env.ok(&["note", hostile]);
+    env.ok(&["progress", "a", hostile]);
+    for args in [
+        &["status"][..],
+        &["log"],
+        &["list"],
+        &["resume", "--dry-run"],
+        &["fail", "a", "--reason", hostile],
+    ] {
+        let output = env.run(args);
+        for stream in [&output.stdout, &output.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            assert!(
+                !text.contains(['\u{1b}', '\u{7}', '\r', '\u{9b}']),
+                "{args:?} printed a raw control character: {text:?}"
+            );
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            args == ["list"]
+                || stdout.contains(r"ok\u{1b}]0;pwned\u{7}\u{1b}[2J\rfake line\u{9b}31m"),
+            "{args:?}: {stdout}"
+        );
+    }
+    // With colour, only the colour sequences `checkpoint` writes stay raw.
+    let coloured = env.ok(&["--color", "always", "status"]);
+    assert!(
+        coloured.contains("\u{1b}[") && coloured.contains("\u{1b}[0m"),
+        "{coloured:?}"
+    );
+    assert!(
+        !coloured.contains("\u{1b}]")
+            && !coloured.contains("\u{1b}[2J")
+            && !coloured.contains('\r'),
+        "{coloured:?}"
+    );
+    // JSON is unaffected: the text comes back as it was written.
+    let json = env.json(&["status"]);
+    assert_eq!(json["workflow"]["context"]["notes"][0]["text"], hostile);
+}
