@@ -19,6 +19,7 @@ use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 
 use crate::{
     env as vars,
+    failure::Failure,
     output::{self, ColorChoice, Format},
     report::{CommitReport, WorkflowReport},
 };
@@ -323,11 +324,12 @@ fn lock_timeout() -> Result<Duration> {
             .filter(|secs| secs.is_finite() && *secs >= 0.0)
             .map(Duration::from_secs_f64)
             .ok_or_else(|| {
-                miette::miette!(
-                    help = "give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`",
-                    "invalid `{}={value}`",
-                    vars::CHECKPOINT_LOCK_TIMEOUT
+                Failure::usage(
+                    "checkpoint::invalid_env",
+                    format!("invalid `{}={value}`", vars::CHECKPOINT_LOCK_TIMEOUT),
                 )
+                .with_help("give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`")
+                .into()
             }),
         _ => Ok(Duration::from_secs_f64(DEFAULT_LOCK_TIMEOUT_SECS)),
     }

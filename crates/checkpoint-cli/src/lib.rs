@@ -9,6 +9,7 @@ mod commands;
 mod ctx;
 mod env;
 pub mod exit_code;
+mod failure;
 mod git;
 mod output;
 mod probe;
@@ -189,6 +190,9 @@ fn exit_code_of(report: &Report) -> u8 {
     {
         return exit_code::INVALID;
     }
+    if let Some(failure) = report.downcast_ref::<failure::Failure>() {
+        return failure.exit;
+    }
     if report.downcast_ref::<commands::sync::Diverged>().is_some()
         || report.downcast_ref::<commands::sync::Rejected>().is_some()
     {
@@ -199,9 +203,12 @@ fn exit_code_of(report: &Report) -> u8 {
     }
     match report.downcast_ref::<Error>() {
         Some(Error::InvalidTransition { .. }) => exit_code::REFUSED,
-        Some(Error::UnknownPhase { .. } | Error::UnknownTask { .. } | Error::NotFound { .. }) => {
-            exit_code::NOT_FOUND
-        }
+        Some(
+            Error::UnknownPhase { .. }
+            | Error::UnknownTask { .. }
+            | Error::NotFound { .. }
+            | Error::NoJournalEntry { .. },
+        ) => exit_code::NOT_FOUND,
         Some(
             Error::AlreadyExists { .. } | Error::OutputExists { .. } | Error::SeedExport { .. },
         ) => exit_code::REFUSED,

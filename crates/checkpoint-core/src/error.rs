@@ -141,6 +141,14 @@ pub enum Error {
     )]
     NotFound { id: String, root: PathBuf },
 
+    /// A journal entry asked for by its sequence number does not exist.
+    #[error("no journal entry {seq}: the journal holds entries 1 to {last}")]
+    #[diagnostic(
+        code(checkpoint::history::no_entry),
+        help("pick a sequence number from `checkpoint log`")
+    )]
+    NoJournalEntry { seq: u64, last: u64 },
+
     /// A workflow with that id already exists.
     #[error("workflow `{id}` already exists in `{dir}`")]
     #[diagnostic(

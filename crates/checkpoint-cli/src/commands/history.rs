@@ -12,6 +12,7 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    failure::Failure,
     output::{self, Format, JSON_VERSION},
     report::{DiffReport, WorkflowReport},
 };
@@ -119,7 +120,15 @@ pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
         "forked_from".into(),
         serde_json::json!({ "workflow": id.as_str(), "seq": args.seq }),
     );
-    let loaded = ctx.store.create(past, ctx.now)?;
+    let loaded = ctx.store.create(past, ctx.now).map_err(|err| match err {
+        checkpoint_core::Error::AlreadyExists { id, .. } => Failure::refused(
+            "checkpoint::store::exists",
+            format!("workflow `{id}` already exists"),
+        )
+        .with_help("pick another id for `--as`")
+        .into(),
+        other => miette::Report::new(other),
+    })?;
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
         _ => output::emit_human(

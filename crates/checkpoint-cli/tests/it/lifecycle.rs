@@ -317,9 +317,10 @@ fn log_diff_rewind_and_fork() {
     let fork = env.state("w2");
     assert_eq!(fork["phases"][1]["progress"], "halfway");
     assert_eq!(fork["extensions"]["forked_from"]["seq"], 5);
+    // An entry that does not exist is not found (4), like every missing thing.
     assert_eq!(
         env.run(&["rewind", "99", "--workflow", "w"]).status.code(),
-        Some(3)
+        Some(4)
     );
 }
 
