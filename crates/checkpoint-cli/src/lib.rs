@@ -15,6 +15,7 @@ mod output;
 mod probe;
 mod remote;
 mod report;
+mod stdin;
 mod unfinished;
 
 use std::{

@@ -369,3 +369,78 @@ fn every_documented_exit_code_class_has_a_case() {
     // Exit code 7 needs a directory that refuses new files after the journal took the write:
     // `an_unwritable_checkpoint_directory_is_a_clean_error` covers it.
 }
+
+/// Spawns a hook, writes `payload` to its stdin and keeps stdin open; returns the child and
+/// the open stdin.
+fn hook_with_open_stdin(
+    env: &TestEnv,
+    event: &str,
+    payload: &[u8],
+) -> (std::process::Child, std::process::ChildStdin) {
+    use std::{io::Write as _, process::Stdio};
+    let mut child = env
+        .cmd()
+        .args(["hook", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(payload).unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
+/// Waits for a child to exit by itself; `None` if it is still running after `patience` (then it
+/// is killed). The patience is a guard against a hang, far above what the hook takes.
+fn exits_by_itself(
+    child: &mut std::process::Child,
+    patience: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let started = std::time::Instant::now();
+    while started.elapsed() < patience {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    None
+}
+
+#[test]
+fn hooks_act_on_a_complete_payload_while_stdin_stays_open() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    let payload = serde_json::json!({
+        "session_id": "open-stdin", "transcript_path": "/t", "cwd": env.project(),
+        "hook_event_name": "Stop", "stop_hook_active": false,
+    });
+    let (mut child, stdin) = hook_with_open_stdin(&env, "Stop", payload.to_string().as_bytes());
+    let status = exits_by_itself(&mut child, std::time::Duration::from_secs(30));
+    drop(stdin);
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(0),
+        "the hook waited for EOF"
+    );
+    let state = env.state("w");
+    assert_eq!(state["last_activity"]["source"], "Stop");
+    assert_eq!(state["last_activity"]["session_id"], "open-stdin");
+
+    // An incomplete payload is given up at the deadline, with a warning and exit code 0.
+    let (mut child, stdin) = hook_with_open_stdin(&env, "Stop", br#"{"session_id": "cut"#);
+    let status = exits_by_itself(&mut child, std::time::Duration::from_secs(30));
+    drop(stdin);
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(0),
+        "the hook hung"
+    );
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no complete JSON payload"), "{stderr}");
+    assert_eq!(env.state("w")["last_activity"]["session_id"], "open-stdin");
+}
