@@ -575,14 +575,24 @@ fn plan_next(out: &mut String, plan: &ResumePlan, paint: Paint) {
     let parallel = if plan.next.parallel.is_empty() {
         String::new()
     } else {
+        // A long list is cut with a count, as the prompt does: 100,000 ready phases would
+        // make a line of megabytes.
+        const SHOWN: usize = 12;
+        let more = plan.next.parallel.len().saturating_sub(SHOWN);
         format!(
-            "\n  also ready (can run in parallel): {}",
+            "\n  also ready (can run in parallel): {}{}",
             plan.next
                 .parallel
                 .iter()
+                .take(SHOWN)
                 .map(|id| id.as_str())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         )
     };
     let _ = writeln!(

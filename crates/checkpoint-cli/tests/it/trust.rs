@@ -444,3 +444,20 @@ fn hooks_act_on_a_complete_payload_while_stdin_stays_open() {
     assert!(stderr.contains("no complete JSON payload"), "{stderr}");
     assert_eq!(env.state("w")["last_activity"]["session_id"], "open-stdin");
 }
+
+#[test]
+fn a_long_list_of_ready_phases_is_cut_with_a_count() {
+    let env = TestEnv::new();
+    let mut args = vec!["init".to_owned(), "w".to_owned()];
+    for i in 0..40 {
+        args.extend(["--phase".to_owned(), format!("p{i:02}")]);
+    }
+    env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let plan = env.ok(&["resume", "--dry-run"]);
+    let line = plan
+        .lines()
+        .find(|line| line.contains("also ready"))
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert!(line.ends_with("p12 and 27 more"), "{line}");
+    assert!(!line.contains("p13"), "{line}");
+}
