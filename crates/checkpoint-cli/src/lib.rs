@@ -220,6 +220,7 @@ fn exit_code_of(report: &Report) -> u8 {
         Some(
             Error::Corrupt { .. }
             | Error::NewerVersion { .. }
+            | Error::UnknownVersion { .. }
             | Error::Symlink { .. }
             | Error::TooLarge { .. },
         ) => exit_code::UNTRUSTED,

@@ -180,6 +180,22 @@ pub enum Error {
         span: Option<SourceSpan>,
     },
 
+    /// The state has a schema version no `checkpoint` ever wrote (0).
+    #[error(
+        "`{path}` has schema version {found}, which no `checkpoint` writes (this binary knows {supported})"
+    )]
+    #[diagnostic(
+        code(checkpoint::store::unknown_version),
+        help(
+            "the file is not one `checkpoint` wrote, and was left untouched; move it aside to rebuild the state from the journal"
+        )
+    )]
+    UnknownVersion {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+
     /// The state was written by a newer `checkpoint`.
     #[error("`{path}` has schema version {found}, newer than this binary's {supported}")]
     #[diagnostic(

@@ -461,3 +461,23 @@ fn a_long_list_of_ready_phases_is_cut_with_a_count() {
     assert!(line.ends_with("p12 and 27 more"), "{line}");
     assert!(!line.contains("p13"), "{line}");
 }
+
+#[test]
+fn schema_version_zero_is_refused_not_rewritten() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    let path = env.workflow_dir("w").join("state.json");
+    let mut state = env.state("w");
+    state["schema_version"] = 0.into();
+    let text = serde_json::to_string_pretty(&state).unwrap();
+    fs::write(&path, &text).unwrap();
+    for args in [&["status"][..], &["start", "a"]] {
+        let output = env.snapshot(args);
+        assert!(output.starts_with("exit status: 6"), "{output}");
+        assert!(
+            output.contains("has schema version 0, which no `checkpoint` writes"),
+            "{output}"
+        );
+    }
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+}
