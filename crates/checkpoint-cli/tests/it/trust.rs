@@ -481,3 +481,29 @@ fn schema_version_zero_is_refused_not_rewritten() {
     }
     assert_eq!(fs::read_to_string(&path).unwrap(), text);
 }
+
+#[test]
+fn tasks_finish_only_in_a_phase_in_progress_and_done_tasks_do_not_fail() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+    env.ok(&["task", "add", "a", "t1"]);
+    env.ok(&["task", "add", "b", "t2"]);
+    let journal = env.read("w", "journal.jsonl");
+    // A pending phase, and a phase blocked by its dependency.
+    for args in [["task", "done", "a", "t1"], ["task", "done", "b", "t2"]] {
+        let output = env.snapshot(&args);
+        assert!(output.starts_with("exit status: 3"), "{args:?}\n{output}");
+        assert!(output.contains("start the phase first"), "{output}");
+    }
+    assert_eq!(
+        env.read("w", "journal.jsonl"),
+        journal,
+        "a refusal writes nothing"
+    );
+    env.ok(&["start", "a"]);
+    env.ok(&["task", "done", "a", "t1"]);
+    let output = env.snapshot(&["task", "fail", "a", "t1", "--reason", "late"]);
+    assert!(output.starts_with("exit status: 3"), "{output}");
+    assert!(output.contains("task `t1` is already done"), "{output}");
+    assert_eq!(env.state("w")["phases"][0]["tasks"][0]["status"], "done");
+}
