@@ -507,3 +507,31 @@ fn tasks_finish_only_in_a_phase_in_progress_and_done_tasks_do_not_fail() {
     assert!(output.contains("task `t1` is already done"), "{output}");
     assert_eq!(env.state("w")["phases"][0]["tasks"][0]["status"], "done");
 }
+
+#[test]
+fn resume_of_a_name_that_matches_nothing_is_not_found() {
+    let env = TestEnv::new();
+    env.ok(&["init", "real", "--phase", "a"]);
+    env.ok(&["init", "other", "--phase", "a"]);
+    env.ok(&["--workflow", "other", "start", "a"]);
+    let journal = env.read("other", "journal.jsonl");
+    for args in [
+        &["resume", "nosuchwf"][..],
+        &["resume", "nosuchwf", "--dry-run"],
+    ] {
+        let output = env.snapshot(args);
+        assert!(output.starts_with("exit status: 4"), "{args:?}\n{output}");
+        assert!(output.contains("nosuchwf"), "{output}");
+        assert!(
+            !output.contains("choosing as if none was named"),
+            "{output}"
+        );
+    }
+    assert_eq!(
+        env.read("other", "journal.jsonl"),
+        journal,
+        "nothing was applied"
+    );
+    // Named, a workflow is resumed as before.
+    env.ok(&["resume", "real", "--dry-run"]);
+}
