@@ -293,7 +293,25 @@ pub(crate) fn load_config(root: &Path) -> Result<Config> {
         return Ok(Config::default());
     }
     match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Config::parse(&path, &text)?),
+        Ok(text) => {
+            let (config, unknown) = Config::parse_lenient(&path, &text)?;
+            for key in unknown {
+                let line = key
+                    .line
+                    .map(|line| format!(" line {line}"))
+                    .unwrap_or_default();
+                let closest = key
+                    .closest
+                    .map(|closest| format!(" (did you mean `{closest}`?)"))
+                    .unwrap_or_default();
+                output::warn(&format!(
+                    "unknown key `{}` in `{}`{line}{closest}: it is ignored",
+                    output::escape(&key.key),
+                    path.display()
+                ));
+            }
+            Ok(config)
+        }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(err) => Err(err)
             .into_diagnostic()
