@@ -203,28 +203,33 @@ impl Ctx {
         transition: Transition,
         summary: impl FnOnce(&Workflow) -> String,
     ) -> Result<&'static Loaded> {
-        self.apply_then(transition, summary, |_| Ok(None))
+        self.apply_then(transition, summary, Vec::new(), |_| Ok(None))
     }
 
     /// Like [`Ctx::apply`], then runs `then` (a checkpoint commit) before reporting, so that the
     /// JSON document holds what it did; when `then` fails, the transition is still reported.
+    /// `warnings` (about the request) are printed on stderr and listed in the JSON document.
     pub(crate) fn apply_then(
         &self,
         transition: Transition,
         summary: impl FnOnce(&Workflow) -> String,
+        warnings: Vec<String>,
         then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
     ) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
         let loaded = keep_until_exit(self.store.apply(&id, self.now, transition)?);
         output::warn_recoveries(&loaded.recoveries);
         output::warn_redacted(loaded.redacted);
+        for warning in &warnings {
+            output::warn(warning);
+        }
         let (commit, result) = match then(loaded) {
             Ok(commit) => (commit, Ok(loaded)),
             Err(err) => (None, Err(err)),
         };
         match self.format {
             Format::Json => {
-                let report = WorkflowReport::new(loaded);
+                let report = WorkflowReport::new(loaded).with_warnings(warnings);
                 match commit {
                     Some(commit) => report.with_commit(commit).emit()?,
                     None => report.emit()?,

@@ -25,6 +25,9 @@ pub(crate) struct WorkflowReport<'a> {
     version: u32,
     workflow: &'a Workflow,
     recoveries: &'a [Recovery],
+    /// What the command warned about (as on stderr).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
     /// The checkpoint commit the command made or tried, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     checkpoint_commit: Option<CommitReport>,
@@ -44,8 +47,13 @@ impl<'a> WorkflowReport<'a> {
             version: JSON_VERSION,
             workflow: &loaded.workflow,
             recoveries: &loaded.recoveries,
+            warnings: Vec::new(),
             checkpoint_commit: None,
         }
+    }
+
+    pub(crate) fn with_warnings(self, warnings: Vec<String>) -> Self {
+        Self { warnings, ..self }
     }
 
     pub(crate) fn with_commit(self, commit: CommitReport) -> Self {

@@ -128,10 +128,23 @@ pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
 
 pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    let artifacts = args
+    let artifacts: Vec<String> = args
         .artifacts
         .iter()
         .map(|path| ctx.project_path(path))
+        .collect();
+    // A missing artifact is recorded all the same, but said now: the next `resume` would stop
+    // for a decision about it.
+    let warnings = args
+        .artifacts
+        .iter()
+        .filter(|path| !ctx.cwd.join(path).exists())
+        .map(|path| {
+            format!(
+                "artifact `{}` does not exist; `checkpoint resume` will ask about it",
+                output::escape(path)
+            )
+        })
         .collect();
     let transition = Transition::PhaseComplete {
         phase: phase.clone(),
@@ -149,6 +162,7 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
             }
             _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
         },
+        warnings,
         |loaded| checkpoint_commit(ctx, &loaded.workflow, args.commit),
     )?;
     if ctx.config.sync.on_complete {

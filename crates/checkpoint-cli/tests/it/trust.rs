@@ -564,3 +564,39 @@ fn an_unknown_config_key_is_a_warning_and_everything_keeps_working() {
     assert_eq!(child.wait().unwrap().code(), Some(0));
     assert_eq!(env.state("w")["last_activity"]["source"], "Stop");
 }
+
+#[test]
+fn a_missing_artifact_is_warned_about_at_complete() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b"]);
+    env.ok(&["start", "a"]);
+    fs::write(env.project().join("here.md"), "x").unwrap();
+    let output = env.run(&[
+        "--format",
+        "json",
+        "complete",
+        "a",
+        "--artifact",
+        "here.md",
+        "--artifact",
+        "gone.md",
+    ]);
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("warning: artifact `gone.md` does not exist"),
+        "{rendered}"
+    );
+    assert!(!rendered.contains("artifact `here.md`"), "{rendered}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["warnings"],
+        serde_json::json!([
+            "artifact `gone.md` does not exist; `checkpoint resume` will ask about it"
+        ])
+    );
+    // Without a missing artifact there is no `warnings` field.
+    env.ok(&["start", "b"]);
+    let report = env.json(&["complete", "b", "--artifact", "here.md"]);
+    assert!(report.get("warnings").is_none(), "{report}");
+}
