@@ -216,8 +216,24 @@ impl Ctx {
         warnings: Vec<String>,
         then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
     ) -> Result<&'static Loaded> {
+        self.apply_checked(transition, |_| Ok(()), summary, warnings, then)
+    }
+
+    /// Like [`Ctx::apply_then`], with a `check` of the current state, under the lock, that may
+    /// refuse the transition (for rules of the configuration, which the core does not know).
+    pub(crate) fn apply_checked(
+        &self,
+        transition: Transition,
+        check: impl FnOnce(&Workflow) -> checkpoint_core::Result<()>,
+        summary: impl FnOnce(&Workflow) -> String,
+        warnings: Vec<String>,
+        then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
+    ) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
-        let loaded = keep_until_exit(self.store.apply(&id, self.now, transition)?);
+        let loaded = keep_until_exit(self.store.update(&id, self.now, |workflow| {
+            check(workflow)?;
+            Ok(vec![transition])
+        })?);
         output::warn_recoveries(&loaded.recoveries);
         output::warn_redacted(loaded.redacted);
         for warning in &warnings {

@@ -101,15 +101,40 @@ pub struct RejectArgs {
 
 pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    ctx.apply(
+    let max = ctx.config.max_in_progress as usize;
+    ctx.apply_checked(
         Transition::PhaseStart {
             phase: phase.clone(),
             force: args.force,
         },
         |workflow| {
+            let running: Vec<String> = workflow
+                .phases
+                .iter()
+                .filter(|other| other.status == PhaseStatus::InProgress && other.id != phase)
+                .map(|other| format!("`{}`", other.id))
+                .collect();
+            if max == 0 || args.force || running.len() < max {
+                return Ok(());
+            }
+            Err(checkpoint_core::Error::InvalidTransition {
+                message: format!(
+                    "cannot start phase `{phase}`: `max_in_progress` is {max}, and {} in progress",
+                    if running.len() == 1 {
+                        format!("phase {} is", running[0])
+                    } else {
+                        format!("phases {} are", running.join(", "))
+                    }
+                ),
+                help: "finish or fail one of them first, raise `max_in_progress` in `config.toml`, or pass `--force`".into(),
+            })
+        },
+        |workflow| {
             let attempts = workflow.phase(&phase).map_or(0, |phase| phase.attempts);
             format!("started phase `{phase}` (attempt {attempts})")
         },
+        Vec::new(),
+        |_| Ok(None),
     )?;
     Ok(())
 }

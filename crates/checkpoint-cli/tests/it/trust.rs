@@ -600,3 +600,37 @@ fn a_missing_artifact_is_warned_about_at_complete() {
     let report = env.json(&["complete", "b", "--artifact", "here.md"]);
     assert!(report.get("warnings").is_none(), "{report}");
 }
+
+#[test]
+fn max_in_progress_is_enforced_on_start_and_in_the_plan() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b", "--phase", "c"]);
+    fs::write(env.store().join("config.toml"), "max_in_progress = 1\n").unwrap();
+    let plan = env.json(&["resume", "--dry-run"]);
+    assert_eq!(plan["plan"]["next"]["phase"], "a");
+    let parallel = |plan: &serde_json::Value| plan["plan"]["next"]["parallel"].clone();
+    assert!(
+        parallel(&plan).as_array().is_none_or(Vec::is_empty),
+        "one at a time: nothing runs beside the next phase: {plan}"
+    );
+    env.ok(&["start", "a"]);
+    let journal = env.read("w", "journal.jsonl");
+    let output = env.snapshot(&["start", "b"]);
+    assert!(output.starts_with("exit status: 3"), "{output}");
+    assert!(
+        output.contains("`max_in_progress` is 1, and phase `a` is in progress"),
+        "{output}"
+    );
+    assert_eq!(
+        env.read("w", "journal.jsonl"),
+        journal,
+        "a refusal writes nothing"
+    );
+    env.ok(&["start", "b", "--force"]);
+
+    // Two at a time: one phase runs beside the next.
+    fs::write(env.store().join("config.toml"), "max_in_progress = 2\n").unwrap();
+    env.ok(&["init", "v", "--phase", "a", "--phase", "b", "--phase", "c"]);
+    let plan = env.json(&["--workflow", "v", "resume", "--dry-run"]);
+    assert_eq!(parallel(&plan), serde_json::json!(["b"]), "{plan}");
+}
