@@ -230,10 +230,41 @@ impl Ctx {
         then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
     ) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
+        // Work lifts a pause: as a journaled `Unpause` of its own, which the output states.
+        let lifts_pause = matches!(
+            transition,
+            Transition::PhaseStart { .. }
+                | Transition::PhaseProgress { .. }
+                | Transition::PhaseComplete { .. }
+                | Transition::TaskStart { .. }
+                | Transition::TaskDone { .. }
+        );
+        let mut lifted = None;
         let loaded = keep_until_exit(self.store.update(&id, self.now, |workflow| {
             check(workflow)?;
-            Ok(vec![transition])
+            let mut transitions = Vec::with_capacity(2);
+            if lifts_pause && let Some(pause) = &workflow.pause {
+                lifted = Some(pause.clone());
+                transitions.push(Transition::Unpause);
+            }
+            transitions.push(transition);
+            Ok(transitions)
         })?);
+        if let Some(pause) = lifted {
+            output::note(&format!(
+                "unpaused: the workflow was paused ({}) since {}",
+                output::escape(&pause.reason),
+                pause.at.to_rfc3339()
+            ));
+            if let Some(until) = pause.until.filter(|until| *until > self.now) {
+                output::warn(&format!(
+                    "the pause was until {}, still in the future; `checkpoint pause --reason {} --until {}` pauses again",
+                    until.to_rfc3339(),
+                    output::escape(&pause.reason),
+                    until.to_rfc3339()
+                ));
+            }
+        }
         output::warn_recoveries(&loaded.recoveries);
         output::warn_redacted(loaded.redacted);
         for warning in &warnings {

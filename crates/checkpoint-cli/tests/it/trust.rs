@@ -634,3 +634,56 @@ fn max_in_progress_is_enforced_on_start_and_in_the_plan() {
     let plan = env.json(&["--workflow", "v", "resume", "--dry-run"]);
     assert_eq!(parallel(&plan), serde_json::json!(["b"]), "{plan}");
 }
+
+#[test]
+fn work_on_a_paused_workflow_lifts_the_pause_as_a_journaled_transition_and_says_so() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&[
+        "pause",
+        "--reason",
+        "rate_limit",
+        "--until",
+        "2030-01-01T00:00:00Z",
+    ]);
+    let output = env.run(&["progress", "a", "halfway"]);
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains(
+            "unpaused: the workflow was paused (rate_limit) since 2026-03-01T12:00:00+00:00"
+        ),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains(
+            "warning: the pause was until 2030-01-01T00:00:00+00:00, still in the future"
+        ),
+        "{rendered}"
+    );
+    let journal = env.read("w", "journal.jsonl");
+    let kinds: Vec<String> = journal
+        .lines()
+        .map(|line| {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            entry["transition"]["op"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds[kinds.len() - 2..],
+        ["unpause", "phase_progress"],
+        "{journal}"
+    );
+    assert!(env.state("w")["pause"].is_null());
+    // Without a pause, nothing is said and nothing extra is journaled.
+    let output = env.run(&["progress", "a", "more"]);
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("unpaused"));
+    assert_eq!(
+        env.read("w", "journal.jsonl").lines().count(),
+        kinds.len() + 1
+    );
+}
