@@ -211,7 +211,10 @@ fn exit_code_of(report: &Report) -> u8 {
             | Error::NoJournalEntry { .. },
         ) => exit_code::NOT_FOUND,
         Some(
-            Error::AlreadyExists { .. } | Error::OutputExists { .. } | Error::SeedExport { .. },
+            Error::AlreadyExists { .. }
+            | Error::OutputExists { .. }
+            | Error::SeedExport { .. }
+            | Error::StateTooLarge { .. },
         ) => exit_code::REFUSED,
         Some(Error::SeedLocate { .. }) => exit_code::NOT_FOUND,
         Some(Error::SeedParse { .. }) => exit_code::UNTRUSTED,

@@ -218,6 +218,20 @@ pub enum Error {
     )]
     Symlink { path: PathBuf },
 
+    /// A state would be larger than any reader accepts: it is not written.
+    #[error(
+        "refusing to write `{path}`: the state would be {size} bytes, over the limit of {limit} bytes"
+    )]
+    #[diagnostic(
+        code(checkpoint::store::state_too_large),
+        help("nothing was written; shorten the texts or split the work into several workflows")
+    )]
+    StateTooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+
     /// A file is larger than we are willing to read.
     #[error("refusing to read `{path}`: {size} bytes is over the limit of {limit} bytes")]
     #[diagnostic(

@@ -687,3 +687,32 @@ fn work_on_a_paused_workflow_lifts_the_pause_as_a_journaled_transition_and_says_
         kinds.len() + 1
     );
 }
+
+#[test]
+fn a_state_over_the_read_limit_is_refused_at_write_time() {
+    let env = TestEnv::new();
+    // 65 MiB of description: over the 64 MiB that readers accept.
+    let description = "a".repeat(65 * 1024 * 1024);
+    let plan = env.dir.path().join("plan.json");
+    fs::write(
+        &plan,
+        serde_json::json!({"description": description, "phases": [{"id": "a"}]}).to_string(),
+    )
+    .unwrap();
+    let output = env.snapshot(&["init", "w", "--plan", plan.to_str().unwrap()]);
+    assert!(
+        output.starts_with("exit status: 3"),
+        "{}",
+        &output[..output.len().min(2000)]
+    );
+    assert!(
+        output.contains("bytes, over the limit of 67108864 bytes")
+            && output.contains("nothing was written"),
+        "{}",
+        &output[..output.len().min(2000)]
+    );
+    assert!(!env.workflow_dir("w").join("journal.jsonl").exists());
+    assert!(!env.workflow_dir("w").join("state.json").exists());
+    // The id stays free.
+    env.ok(&["init", "w", "--phase", "a"]);
+}
