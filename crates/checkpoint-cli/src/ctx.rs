@@ -19,8 +19,9 @@ use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 
 use crate::{
     env as vars,
+    failure::Failure,
     output::{self, ColorChoice, Format},
-    report::WorkflowReport,
+    report::{CommitReport, WorkflowReport},
 };
 
 /// The default lock timeout, in seconds.
@@ -128,6 +129,11 @@ impl Ctx {
                 failpoint: test_failpoint()?,
             },
         );
+        if store.failed_dir_is_a_workflow() {
+            output::warn(
+                "the workflow `failed` has the name of the store's directory of failed archives: it stays readable, and failed workflows are archived to `.archive/` while it is there; rename it with `checkpoint fork failed --as <new-id>`, then archive it",
+            );
+        }
         Ok(Self {
             config,
             store,
@@ -197,19 +203,92 @@ impl Ctx {
         transition: Transition,
         summary: impl FnOnce(&Workflow) -> String,
     ) -> Result<&'static Loaded> {
+        self.apply_then(transition, summary, Vec::new(), |_| Ok(None))
+    }
+
+    /// Like [`Ctx::apply`], then runs `then` (a checkpoint commit) before reporting, so that the
+    /// JSON document holds what it did; when `then` fails, the transition is still reported.
+    /// `warnings` (about the request) are printed on stderr and listed in the JSON document.
+    pub(crate) fn apply_then(
+        &self,
+        transition: Transition,
+        summary: impl FnOnce(&Workflow) -> String,
+        warnings: Vec<String>,
+        then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
+    ) -> Result<&'static Loaded> {
+        self.apply_checked(transition, |_| Ok(()), summary, warnings, then)
+    }
+
+    /// Like [`Ctx::apply_then`], with a `check` of the current state, under the lock, that may
+    /// refuse the transition (for rules of the configuration, which the core does not know).
+    pub(crate) fn apply_checked(
+        &self,
+        transition: Transition,
+        check: impl FnOnce(&Workflow) -> checkpoint_core::Result<()>,
+        summary: impl FnOnce(&Workflow) -> String,
+        warnings: Vec<String>,
+        then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
+    ) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
-        let loaded = keep_until_exit(self.store.apply(&id, self.now, transition)?);
+        // Work lifts a pause: as a journaled `Unpause` of its own, which the output states.
+        let lifts_pause = matches!(
+            transition,
+            Transition::PhaseStart { .. }
+                | Transition::PhaseProgress { .. }
+                | Transition::PhaseComplete { .. }
+                | Transition::TaskStart { .. }
+                | Transition::TaskDone { .. }
+        );
+        let mut lifted = None;
+        let loaded = keep_until_exit(self.store.update(&id, self.now, |workflow| {
+            check(workflow)?;
+            let mut transitions = Vec::with_capacity(2);
+            if lifts_pause && let Some(pause) = &workflow.pause {
+                lifted = Some(pause.clone());
+                transitions.push(Transition::Unpause);
+            }
+            transitions.push(transition);
+            Ok(transitions)
+        })?);
+        if let Some(pause) = lifted {
+            output::note(&format!(
+                "unpaused: the workflow was paused ({}) since {}",
+                output::escape(&pause.reason),
+                pause.at.to_rfc3339()
+            ));
+            if let Some(until) = pause.until.filter(|until| *until > self.now) {
+                output::warn(&format!(
+                    "the pause was until {}, still in the future; `checkpoint pause --reason {} --until {}` pauses again",
+                    until.to_rfc3339(),
+                    output::escape(&pause.reason),
+                    until.to_rfc3339()
+                ));
+            }
+        }
         output::warn_recoveries(&loaded.recoveries);
         output::warn_redacted(loaded.redacted);
+        for warning in &warnings {
+            output::warn(warning);
+        }
+        let (commit, result) = match then(loaded) {
+            Ok(commit) => (commit, Ok(loaded)),
+            Err(err) => (None, Err(err)),
+        };
         match self.format {
-            Format::Json => WorkflowReport::new(loaded).emit()?,
+            Format::Json => {
+                let report = WorkflowReport::new(loaded).with_warnings(warnings);
+                match commit {
+                    Some(commit) => report.with_commit(commit).emit()?,
+                    None => report.emit()?,
+                }
+            }
             _ => {
                 let mut line = summary(&loaded.workflow);
                 line.push('\n');
-                output::emit(&line).into_diagnostic()?;
+                output::emit_human(self.color, &line).into_diagnostic()?;
             }
         }
-        Ok(loaded)
+        result
     }
 
     /// The briefing on `workflow` (loaded with `recoveries`) now, with files and git seen through
@@ -256,8 +335,35 @@ fn project_root(cwd: &Path) -> PathBuf {
 /// Reads `config.toml` in the store root; every setting is optional.
 pub(crate) fn load_config(root: &Path) -> Result<Config> {
     let path = root.join(CONFIG_FILE);
+    if path.is_dir() {
+        // A workflow named `config.toml`, from before such ids were refused: its directory
+        // stays readable, and the settings are the defaults.
+        output::warn(&format!(
+            "`{}` is a directory (a workflow of that name?), not a settings file: using the default settings; rename it with `checkpoint fork {CONFIG_FILE} --as <new-id>`, then archive it",
+            path.display()
+        ));
+        return Ok(Config::default());
+    }
     match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Config::parse(&path, &text)?),
+        Ok(text) => {
+            let (config, unknown) = Config::parse_lenient(&path, &text)?;
+            for key in unknown {
+                let line = key
+                    .line
+                    .map(|line| format!(" line {line}"))
+                    .unwrap_or_default();
+                let closest = key
+                    .closest
+                    .map(|closest| format!(" (did you mean `{closest}`?)"))
+                    .unwrap_or_default();
+                output::warn(&format!(
+                    "unknown key `{}` in `{}`{line}{closest}: it is ignored",
+                    output::escape(&key.key),
+                    path.display()
+                ));
+            }
+            Ok(config)
+        }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(err) => Err(err)
             .into_diagnostic()
@@ -288,11 +394,12 @@ fn lock_timeout() -> Result<Duration> {
             .filter(|secs| secs.is_finite() && *secs >= 0.0)
             .map(Duration::from_secs_f64)
             .ok_or_else(|| {
-                miette::miette!(
-                    help = "give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`",
-                    "invalid `{}={value}`",
-                    vars::CHECKPOINT_LOCK_TIMEOUT
+                Failure::usage(
+                    "checkpoint::invalid_env",
+                    format!("invalid `{}={value}`", vars::CHECKPOINT_LOCK_TIMEOUT),
                 )
+                .with_help("give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`")
+                .into()
             }),
         _ => Ok(Duration::from_secs_f64(DEFAULT_LOCK_TIMEOUT_SECS)),
     }

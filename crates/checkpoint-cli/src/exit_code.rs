@@ -6,7 +6,7 @@
 pub const SUCCESS: u8 = 0;
 /// An unexpected failure (I/O and everything not listed below).
 pub const FAILURE: u8 = 1;
-/// The command line was invalid (clap's code), or an id or a plan.
+/// Invalid input: the command line (clap's code), an id, a plan, a time or a variable.
 pub const USAGE: u8 = 2;
 /// The transition is not allowed from the current state, a pull diverged, or a push was rejected
 /// (nothing was written).
@@ -46,17 +46,17 @@ pub const ALL: [ExitCode; 9] = [
     },
     ExitCode {
         code: USAGE,
-        meaning: "invalid command line, id or plan",
+        meaning: "invalid input: command line, id (including a name the store uses), plan file, time or `CHECKPOINT_*` variable",
         brief: "invalid command line",
     },
     ExitCode {
         code: REFUSED,
-        meaning: "the transition is refused by the current state, a pull found a divergence, or a push was rejected because the remote moved; nothing was written",
+        meaning: "the request is refused by the current state (a transition, archiving an unfinished workflow, an id that is taken), a pull found a divergence, or a push was rejected because the remote moved; nothing was written",
         brief: "refused by the current state, a divergence or a rejected push (nothing written)",
     },
     ExitCode {
         code: NOT_FOUND,
-        meaning: "workflow, phase or task not found, or several workflows match (`--workflow` picks one)",
+        meaning: "workflow, phase, task, journal entry or archive not found, or several workflows match (`--workflow` picks one)",
         brief: "not found",
     },
     ExitCode {

@@ -2,11 +2,14 @@
 //! never amending or rewriting history.
 
 use std::{
-    path::Path,
-    process::{Command, Output},
+    fmt, fs,
+    io::{Read, Write},
+    path::{Component, Path, PathBuf},
+    process::{Command, Output, Stdio},
 };
 
-use checkpoint_core::{PhaseId, PhaseStatus, Workflow};
+use checkpoint_core::{PhaseId, PhaseStatus, Workflow, redact};
+use serde::Serialize;
 
 /// A checkpoint commit that was made, or why none was.
 pub(crate) enum CommitOutcome {
@@ -17,6 +20,69 @@ pub(crate) enum CommitOutcome {
     },
     NothingToCommit,
 }
+
+/// A changed file that a checkpoint commit left out, and why.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct LeftOut {
+    /// The path, relative to the repository's top directory.
+    pub(crate) path: String,
+    pub(crate) reason: LeftOutReason,
+}
+
+/// Why a changed file was left out of a checkpoint commit.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub(crate) enum LeftOutReason {
+    /// Its name is one secrets are kept under (`.env`, `*.pem`, `id_rsa`, …).
+    SecretName { pattern: &'static str },
+    /// Its content holds what redaction recognises as a secret.
+    SecretContent { kinds: Vec<&'static str> },
+    /// It is a symbolic link whose target is outside the project.
+    SymlinkOutside { target: String },
+}
+
+impl fmt::Display for LeftOutReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SecretName { pattern } => {
+                write!(
+                    f,
+                    "its name matches `{pattern}`, a name secrets are kept under"
+                )
+            }
+            Self::SecretContent { kinds } => {
+                write!(f, "it holds a secret ({})", kinds.join(", "))
+            }
+            Self::SymlinkOutside { target } => {
+                write!(
+                    f,
+                    "it is a symbolic link to `{target}`, outside the project"
+                )
+            }
+        }
+    }
+}
+
+/// File name patterns secrets are kept under: `*` stands for any run of characters.
+const SECRET_NAMES: &[&str] = &[
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials*.json",
+];
+
+/// `.env` files that by convention hold placeholders, not secrets: their content is still read.
+const TEMPLATE_NAMES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
+
+/// The most of a file that is read to look for secrets.
+const MAX_SCANNED: u64 = 4 << 20;
 
 /// The completed phases that no checkpoint commit holds yet, in plan order.
 pub(crate) fn uncommitted_phases(workflow: &Workflow) -> Vec<PhaseId> {
@@ -66,37 +132,157 @@ pub(crate) fn message(workflow: &Workflow, phases: &[PhaseId]) -> String {
     text
 }
 
-/// Stages everything except the store's lock and temp files, and commits; returns the SHA.
+/// Stages the changed files, except the store's lock and temp files and the files that look
+/// like secrets (see [`left_out`]), and commits; returns the SHA and what was left out.
 pub(crate) fn commit(
     project_root: &Path,
     store_root: &Path,
     workflow: &Workflow,
     phases: &[PhaseId],
-) -> Result<CommitOutcome, String> {
-    run(project_root, &["add", "-A"])?;
-    // Never commit the store's lock or temp files: unstage them (a pathspec exclude on `add`
-    // fails when the store is ignored).
+) -> Result<(CommitOutcome, Vec<LeftOut>), String> {
+    let top = PathBuf::from(run(project_root, &["rev-parse", "--show-toplevel"])?.trim());
+    let listed = run(
+        &top,
+        &[
+            "ls-files",
+            "-z",
+            "--modified",
+            "--deleted",
+            "--others",
+            "--exclude-standard",
+        ],
+    )?;
     let store = store_root
-        .strip_prefix(project_root)
+        .strip_prefix(&top)
+        .or_else(|_| store_root.strip_prefix(project_root))
         .unwrap_or(store_root)
-        .to_string_lossy()
-        .into_owned();
-    let lock = format!(":(glob){store}/**/lock");
-    let temp = format!(":(glob){store}/**/.state.json.tmp-*");
-    run(project_root, &["reset", "--quiet", "--", &lock, &temp])?;
-    let staged = git(project_root, &["diff", "--cached", "--quiet"])
+        .to_path_buf();
+    let mut paths: Vec<&str> = listed.split('\0').filter(|path| !path.is_empty()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let mut staged = Vec::new();
+    let mut excluded = Vec::new();
+    for path in paths {
+        if is_store_scratch(&store, Path::new(path)) {
+            continue;
+        }
+        match left_out(&top, project_root, path) {
+            Some(reason) => excluded.push(LeftOut {
+                path: path.to_owned(),
+                reason,
+            }),
+            None => staged.push(path),
+        }
+    }
+    if !staged.is_empty() {
+        let mut pathspecs = String::new();
+        for path in &staged {
+            pathspecs.push_str(":(literal)");
+            pathspecs.push_str(path);
+            pathspecs.push('\0');
+        }
+        run_with_input(
+            &top,
+            &["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            pathspecs.as_bytes(),
+        )?;
+    }
+    let staged = git(&top, &["diff", "--cached", "--quiet"])
         .map_err(|err| format!("failed to run git: {err}"))?;
     if staged.status.success() {
-        return Ok(CommitOutcome::NothingToCommit);
+        return Ok((CommitOutcome::NothingToCommit, excluded));
     }
     let message = message(workflow, phases);
-    run(project_root, &["commit", "--quiet", "-m", &message])?;
-    let head = run(project_root, &["rev-parse", "HEAD"])?;
-    Ok(CommitOutcome::Committed {
-        sha: head.trim().to_owned(),
-        phases: phases.to_vec(),
-        message,
-    })
+    run(&top, &["commit", "--quiet", "-m", &message])?;
+    let head = run(&top, &["rev-parse", "HEAD"])?;
+    Ok((
+        CommitOutcome::Committed {
+            sha: head.trim().to_owned(),
+            phases: phases.to_vec(),
+            message,
+        },
+        excluded,
+    ))
+}
+
+/// Whether a path (relative to the top directory) is one of the store's lock or temp files.
+fn is_store_scratch(store: &Path, path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    path.starts_with(store) && (name == "lock" || name.starts_with(".state.json.tmp-"))
+}
+
+/// Why a changed file must stay out of a checkpoint commit, if it must: its name, its content,
+/// or, for a symbolic link, a target outside the project.
+fn left_out(top: &Path, project_root: &Path, path: &str) -> Option<LeftOutReason> {
+    let full = top.join(path);
+    let Ok(metadata) = fs::symlink_metadata(&full) else {
+        // A deleted file: committing its deletion shares nothing.
+        return None;
+    };
+    if metadata.file_type().is_symlink() {
+        let target = fs::read_link(&full).ok()?;
+        let parent = full.parent().unwrap_or(top);
+        let inside = |root: &Path| {
+            let resolved = fs::canonicalize(parent.join(&target))
+                .unwrap_or_else(|_| lexical(&parent.join(&target)));
+            let root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            resolved.starts_with(root)
+        };
+        return (!inside(project_root)).then(|| LeftOutReason::SymlinkOutside {
+            target: target.to_string_lossy().into_owned(),
+        });
+    }
+    let name = Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !TEMPLATE_NAMES.contains(&name.as_str())
+        && let Some(&pattern) = SECRET_NAMES
+            .iter()
+            .find(|pattern| glob_matches(pattern, &name))
+    {
+        return Some(LeftOutReason::SecretName { pattern });
+    }
+    if !metadata.is_file() {
+        return None;
+    }
+    let mut content = Vec::new();
+    fs::File::open(&full)
+        .and_then(|file| file.take(MAX_SCANNED).read_to_end(&mut content))
+        .ok()?;
+    let kinds = redact::kinds(&String::from_utf8_lossy(&content));
+    (!kinds.is_empty()).then_some(LeftOutReason::SecretContent { kinds })
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((prefix, suffix)) => {
+            name.len() >= prefix.len() + suffix.len()
+                && name.starts_with(prefix)
+                && name.ends_with(suffix)
+        }
+    }
+}
+
+/// `path` with `.` and `..` resolved without the file system (for a link whose target is
+/// missing).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The trimmed stdout of a successful `git` command, if it printed anything.
@@ -114,7 +300,31 @@ fn git(root: &Path, args: &[&str]) -> std::io::Result<Output> {
 }
 
 fn run(root: &Path, args: &[&str]) -> Result<String, String> {
-    let output = git(root, args)
+    checked(args, git(root, args))
+}
+
+fn run_with_input(root: &Path, args: &[&str], input: &[u8]) -> Result<String, String> {
+    let spawn = || -> std::io::Result<Output> {
+        let mut child = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(input)?;
+        child.wait_with_output()
+    };
+    checked(args, spawn())
+}
+
+/// The stdout of a git command that ran and succeeded, or what went wrong.
+fn checked(args: &[&str], output: std::io::Result<Output>) -> Result<String, String> {
+    let output = output
         .map_err(|err| format!("failed to run `git {}`: {err}", args.first().unwrap_or(&"")))?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())

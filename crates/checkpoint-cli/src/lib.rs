@@ -9,11 +9,13 @@ mod commands;
 mod ctx;
 mod env;
 pub mod exit_code;
+mod failure;
 mod git;
 mod output;
 mod probe;
 mod remote;
 mod report;
+mod stdin;
 mod unfinished;
 
 use std::{
@@ -189,6 +191,9 @@ fn exit_code_of(report: &Report) -> u8 {
     {
         return exit_code::INVALID;
     }
+    if let Some(failure) = report.downcast_ref::<failure::Failure>() {
+        return failure.exit;
+    }
     if report.downcast_ref::<commands::sync::Diverged>().is_some()
         || report.downcast_ref::<commands::sync::Rejected>().is_some()
     {
@@ -199,11 +204,17 @@ fn exit_code_of(report: &Report) -> u8 {
     }
     match report.downcast_ref::<Error>() {
         Some(Error::InvalidTransition { .. }) => exit_code::REFUSED,
-        Some(Error::UnknownPhase { .. } | Error::UnknownTask { .. } | Error::NotFound { .. }) => {
-            exit_code::NOT_FOUND
-        }
         Some(
-            Error::AlreadyExists { .. } | Error::OutputExists { .. } | Error::SeedExport { .. },
+            Error::UnknownPhase { .. }
+            | Error::UnknownTask { .. }
+            | Error::NotFound { .. }
+            | Error::NoJournalEntry { .. },
+        ) => exit_code::NOT_FOUND,
+        Some(
+            Error::AlreadyExists { .. }
+            | Error::OutputExists { .. }
+            | Error::SeedExport { .. }
+            | Error::StateTooLarge { .. },
         ) => exit_code::REFUSED,
         Some(Error::SeedLocate { .. }) => exit_code::NOT_FOUND,
         Some(Error::SeedParse { .. }) => exit_code::UNTRUSTED,
@@ -212,12 +223,14 @@ fn exit_code_of(report: &Report) -> u8 {
         Some(
             Error::Corrupt { .. }
             | Error::NewerVersion { .. }
+            | Error::UnknownVersion { .. }
             | Error::Symlink { .. }
             | Error::TooLarge { .. },
         ) => exit_code::UNTRUSTED,
         Some(Error::MaybeSaved { .. }) => exit_code::MAYBE_SAVED,
         Some(
             Error::InvalidId { .. }
+            | Error::ReservedId { .. }
             | Error::InvalidPlan { .. }
             | Error::PlanParse { .. }
             | Error::ConfigParse { .. },

@@ -2,6 +2,7 @@
 //! stderr. The only module that prints.
 
 use std::{
+    borrow::Cow,
     fmt::Write as _,
     io::{self, Write},
 };
@@ -57,11 +58,64 @@ pub(crate) fn emit(text: &str) -> io::Result<()> {
     }
 }
 
+/// Writes human text to stdout with its control characters escaped (see [`escape`]): the text
+/// holds notes, titles and reasons as users and agents wrote them. With `color`, the colour
+/// sequences (SGR: `ESC [ … m`) are kept, the only ones `checkpoint` writes.
+pub(crate) fn emit_human(color: bool, text: &str) -> io::Result<()> {
+    if !color {
+        return emit(&escape(text));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\u{1b}') {
+        out.push_str(&escape(&rest[..at]));
+        let after = &rest[at + 1..];
+        let sgr_len = after.strip_prefix('[').and_then(|params| {
+            let n = params
+                .bytes()
+                .take_while(|b| b.is_ascii_digit() || *b == b';')
+                .count();
+            params[n..].starts_with('m').then_some(n + 2)
+        });
+        match sgr_len {
+            Some(len) => {
+                out.push_str(&rest[at..at + 1 + len]);
+                rest = &after[len..];
+            }
+            None => {
+                out.push_str(&escape("\u{1b}"));
+                rest = after;
+            }
+        }
+    }
+    out.push_str(&escape(rest));
+    emit(&out)
+}
+
 /// Writes a JSON document to stdout.
 pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     text.push('\n');
     emit(&text)
+}
+
+/// User-supplied text made safe for a terminal: control characters other than newline and tab
+/// (ESC, BEL, CR, DEL, C1 controls) are written as escapes (`\u{1b}`, `\r`), so that a note
+/// cannot move the cursor, retitle the terminal or hide what came before it on its line.
+pub(crate) fn escape(text: &str) -> Cow<'_, str> {
+    let is_unsafe = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Prints a warning on stderr.
@@ -521,14 +575,24 @@ fn plan_next(out: &mut String, plan: &ResumePlan, paint: Paint) {
     let parallel = if plan.next.parallel.is_empty() {
         String::new()
     } else {
+        // A long list is cut with a count, as the prompt does: 100,000 ready phases would
+        // make a line of megabytes.
+        const SHOWN: usize = 12;
+        let more = plan.next.parallel.len().saturating_sub(SHOWN);
         format!(
-            "\n  also ready (can run in parallel): {}",
+            "\n  also ready (can run in parallel): {}{}",
             plan.next
                 .parallel
                 .iter()
+                .take(SHOWN)
                 .map(|id| id.as_str())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         )
     };
     let _ = writeln!(

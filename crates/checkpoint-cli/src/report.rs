@@ -14,7 +14,10 @@ use chrono::{DateTime, Utc};
 use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
-use crate::output::{self, JSON_VERSION, PhaseView};
+use crate::{
+    git::LeftOut,
+    output::{self, JSON_VERSION, PhaseView},
+};
 
 /// The result of a command that reads or changes one workflow.
 #[derive(Debug, Serialize)]
@@ -22,6 +25,20 @@ pub(crate) struct WorkflowReport<'a> {
     version: u32,
     workflow: &'a Workflow,
     recoveries: &'a [Recovery],
+    /// What the command warned about (as on stderr).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
+    /// The checkpoint commit the command made or tried, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint_commit: Option<CommitReport>,
+}
+
+/// A checkpoint commit: its SHA (none when there was nothing to commit), and the changed files
+/// left out of it.
+#[derive(Debug, Serialize)]
+pub(crate) struct CommitReport {
+    pub(crate) sha: Option<String>,
+    pub(crate) left_out: Vec<LeftOut>,
 }
 
 impl<'a> WorkflowReport<'a> {
@@ -30,6 +47,19 @@ impl<'a> WorkflowReport<'a> {
             version: JSON_VERSION,
             workflow: &loaded.workflow,
             recoveries: &loaded.recoveries,
+            warnings: Vec::new(),
+            checkpoint_commit: None,
+        }
+    }
+
+    pub(crate) fn with_warnings(self, warnings: Vec<String>) -> Self {
+        Self { warnings, ..self }
+    }
+
+    pub(crate) fn with_commit(self, commit: CommitReport) -> Self {
+        Self {
+            checkpoint_commit: Some(commit),
+            ..self
         }
     }
 

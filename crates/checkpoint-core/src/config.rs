@@ -37,8 +37,8 @@ pub struct Config {
     /// Minutes after which a progress note no longer counts as recent for `strict_stop`
     /// (default 20).
     pub progress_fresh_minutes: u32,
-    /// Commit the work after every N completed phases (`git add -A`, then
-    /// `checkpoint: phases N-M complete`); 0 turns it off (default 0).
+    /// Commit the work after every N completed phases (the changed files but those that look
+    /// like secrets, as `checkpoint: phases N-M complete`); 0 turns it off (default 0).
     pub commit_every: u32,
     /// Retention of archives for `checkpoint gc`.
     pub gc: Retention,
@@ -74,7 +74,68 @@ impl Default for Config {
     }
 }
 
+/// A key of `config.toml` that no setting has: it is ignored, with a warning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// The key, with its table (`gc.keep_days`).
+    pub key: String,
+    /// Its line in the file, from 1, where it could be found.
+    pub line: Option<usize>,
+    /// The known key closest to it, if one is close.
+    pub closest: Option<String>,
+}
+
 impl Config {
+    /// Parses a config file's text, ignoring the keys no setting has (they are returned, for a
+    /// warning), so that a typo or a key of a newer version never stops a command or a hook.
+    pub fn parse_lenient(path: &Path, text: &str) -> Result<(Self, Vec<UnknownKey>)> {
+        let parse_error = |err: toml::de::Error| Error::ConfigParse {
+            path: path.to_owned(),
+            message: err.message().to_owned(),
+            source_code: NamedSource::new(path.display().to_string(), text.to_owned()),
+            span: err.span().map(Into::into),
+        };
+        // The common case, a file of known keys only, takes one parse.
+        if let Ok(config) = toml::from_str::<Config>(text) {
+            return Ok((config, Vec::new()));
+        }
+        let mut table: toml::Table = toml::from_str(text).map_err(parse_error)?;
+        let schema = schemars::schema_for!(Config);
+        let keys_of = |value: &serde_json::Value| -> Vec<String> {
+            value
+                .as_object()
+                .map(|properties| properties.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let top = keys_of(&schema.as_value()["properties"]);
+        let gc = keys_of(&schema.as_value()["$defs"]["Retention"]["properties"]);
+        let mut unknown = Vec::new();
+        table.retain(|key, _| {
+            let known = top.iter().any(|name| name == key);
+            if !known {
+                unknown.push(unknown_key(text, None, key, &top));
+            }
+            known
+        });
+        if let Some(toml::Value::Table(retention)) = table.get_mut("gc") {
+            retention.retain(|key, _| {
+                let known = gc.iter().any(|name| name == key);
+                if !known {
+                    unknown.push(unknown_key(text, Some("gc"), key, &gc));
+                }
+                known
+            });
+        }
+        // The text is parsed again once its unknown keys are gone, so that an error in a known
+        // setting still points at its place in the file.
+        let config = if unknown.is_empty() {
+            toml::from_str(text).map_err(parse_error)?
+        } else {
+            Config::deserialize(toml::Value::Table(table)).map_err(parse_error)?
+        };
+        Ok((config, unknown))
+    }
+
     /// Parses a config file's text.
     pub fn parse(path: &Path, text: &str) -> Result<Self> {
         toml::from_str(text).map_err(|err| Error::ConfigParse {
@@ -83,5 +144,85 @@ impl Config {
             source_code: NamedSource::new(path.display().to_string(), text.to_owned()),
             span: err.span().map(Into::into),
         })
+    }
+}
+
+/// An unknown key: where it is, and the known key closest to it.
+fn unknown_key(text: &str, table: Option<&str>, key: &str, known: &[String]) -> UnknownKey {
+    let line = text
+        .lines()
+        .position(|line| {
+            let line = line.trim_start().trim_start_matches(['"', '\'']);
+            line.strip_prefix(key).is_some_and(|rest| {
+                rest.trim_start_matches(['"', '\''])
+                    .trim_start()
+                    .starts_with('=')
+            }) || (line.starts_with('[') && line.trim_matches(['[', ']', ' ']) == key)
+        })
+        .map(|index| index + 1);
+    let closest = known
+        .iter()
+        .map(|candidate| (edit_distance(key, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= candidate.len().max(key.len()) / 3 + 1)
+        .min()
+        .map(|(_, candidate)| candidate.clone());
+    UnknownKey {
+        key: table.map_or_else(|| key.to_owned(), |table| format!("{table}.{key}")),
+        line,
+        closest: closest.map(|closest| match table {
+            Some(table) => format!("{table}.{closest}"),
+            None => closest,
+        }),
+    }
+}
+
+/// The Levenshtein distance between two short strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous[j] + usize::from(ca != *cb);
+            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_are_ignored_with_their_line_and_closest_key() {
+        let text = "max_in_progres = 1\ncommit_every = 2\n\n[gc]\nkeep = 3\nretention_dayz = 9\n[telemetry]\non = true\n";
+        let (config, unknown) = Config::parse_lenient(Path::new("config.toml"), text).unwrap();
+        assert_eq!(config.commit_every, 2);
+        assert_eq!(config.gc.keep, 3);
+        assert_eq!(config.max_in_progress, 0, "an unknown key sets nothing");
+        assert_eq!(
+            unknown,
+            [
+                UnknownKey {
+                    key: "max_in_progres".into(),
+                    line: Some(1),
+                    closest: Some("max_in_progress".into()),
+                },
+                UnknownKey {
+                    key: "telemetry".into(),
+                    line: Some(7),
+                    closest: None,
+                },
+                UnknownKey {
+                    key: "gc.retention_dayz".into(),
+                    line: Some(6),
+                    closest: Some("gc.retention_days".into()),
+                },
+            ]
+        );
+        // A wrong type in a known key is still an error.
+        assert!(Config::parse_lenient(Path::new("config.toml"), "commit_every = \"x\"").is_err());
     }
 }

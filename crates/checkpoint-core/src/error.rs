@@ -38,6 +38,18 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A new workflow's id is a name the store uses, or keeps for later.
+    #[error("invalid workflow id `{id}`: the store uses the name `{name}` for itself")]
+    #[diagnostic(
+        code(checkpoint::reserved_id),
+        help("choose another id; names the store keeps are {names}")
+    )]
+    ReservedId {
+        id: String,
+        name: &'static str,
+        names: String,
+    },
+
     /// A plan (from `--phase` or `--plan`) does not describe a valid phase graph.
     #[error("invalid plan: {message}")]
     #[diagnostic(code(checkpoint::invalid_plan), help("{help}"))]
@@ -129,6 +141,14 @@ pub enum Error {
     )]
     NotFound { id: String, root: PathBuf },
 
+    /// A journal entry asked for by its sequence number does not exist.
+    #[error("no journal entry {seq}: the journal holds entries 1 to {last}")]
+    #[diagnostic(
+        code(checkpoint::history::no_entry),
+        help("pick a sequence number from `checkpoint log`")
+    )]
+    NoJournalEntry { seq: u64, last: u64 },
+
     /// A workflow with that id already exists.
     #[error("workflow `{id}` already exists in `{dir}`")]
     #[diagnostic(
@@ -160,6 +180,22 @@ pub enum Error {
         span: Option<SourceSpan>,
     },
 
+    /// The state has a schema version no `checkpoint` ever wrote (0).
+    #[error(
+        "`{path}` has schema version {found}, which no `checkpoint` writes (this binary knows {supported})"
+    )]
+    #[diagnostic(
+        code(checkpoint::store::unknown_version),
+        help(
+            "the file is not one `checkpoint` wrote, and was left untouched; move it aside to rebuild the state from the journal"
+        )
+    )]
+    UnknownVersion {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+
     /// The state was written by a newer `checkpoint`.
     #[error("`{path}` has schema version {found}, newer than this binary's {supported}")]
     #[diagnostic(
@@ -181,6 +217,20 @@ pub enum Error {
         )
     )]
     Symlink { path: PathBuf },
+
+    /// A state would be larger than any reader accepts: it is not written.
+    #[error(
+        "refusing to write `{path}`: the state would be {size} bytes, over the limit of {limit} bytes"
+    )]
+    #[diagnostic(
+        code(checkpoint::store::state_too_large),
+        help("nothing was written; shorten the texts or split the work into several workflows")
+    )]
+    StateTooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
 
     /// A file is larger than we are willing to read.
     #[error("refusing to read `{path}`: {size} bytes is over the limit of {limit} bytes")]

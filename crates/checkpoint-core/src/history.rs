@@ -16,10 +16,7 @@ use crate::{
 pub fn state_at(path: &Path, entries: &[Entry], seq: u64) -> Result<Workflow> {
     let last = entries.last().map_or(0, |entry| entry.seq);
     if seq == 0 || seq > last {
-        return Err(Error::transition(
-            format!("no journal entry {seq}: the journal holds entries 1 to {last}"),
-            "pick a sequence number from `checkpoint log`",
-        ));
+        return Err(Error::NoJournalEntry { seq, last });
     }
     let upto: Vec<Entry> = entries
         .iter()

@@ -19,7 +19,9 @@ fn validate(what: &'static str, value: &str) -> Result<()> {
         Some("it is empty")
     } else if value.len() > MAX_ID_LEN {
         Some("it is longer than 128 characters")
-    } else if value == "." || value == ".." || value.contains("..") {
+    } else if value == "." {
+        Some("it is `.`, the current directory")
+    } else if value.contains("..") {
         Some("it contains `..`")
     } else if value.starts_with('.') {
         Some("it starts with `.`, which is reserved for the store's own directories")
@@ -44,6 +46,21 @@ fn validate(what: &'static str, value: &str) -> Result<()> {
         None => Ok(()),
     }
 }
+
+/// Names in the store's root that a new workflow may not take (compared ignoring case, for
+/// file systems that do): the ones the store uses (`config.toml`, `failed/`, a lock) and a few
+/// kept for later.
+pub const RESERVED_WORKFLOW_IDS: &[&str] = &[
+    "config.toml",
+    "failed",
+    "lock",
+    "archive",
+    "archives",
+    "config",
+    "cache",
+    "tmp",
+    "trash",
+];
 
 /// Whether `value` is a valid id, in one pass: the common case of every id read from a state.
 fn is_plain(value: &[u8]) -> bool {
@@ -179,6 +196,17 @@ id_type!(
     TaskId,
     "task id"
 );
+
+impl WorkflowId {
+    /// The name the store reserves that this id clashes with, if any: such an id is read where
+    /// it exists already, and refused for a new workflow.
+    pub fn reserved(&self) -> Option<&'static str> {
+        RESERVED_WORKFLOW_IDS
+            .iter()
+            .copied()
+            .find(|name| name.eq_ignore_ascii_case(self.as_str()))
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,17 +1,21 @@
 //! Redaction: well-known secret patterns are replaced by a marker in every free-text field of a
 //! transition before it is journaled, so that a token pasted into a note never reaches the disk.
 //!
-//! The patterns are matched by hand (no regex engine): API keys `sk-…` (Anthropic, OpenAI), AWS
-//! access key ids `AKIA…`/`ASIA…`, GitHub tokens `ghp_…` (and `gho_`, `ghu_`, `ghs_`, `ghr_`) and
-//! `github_pat_…`, Slack tokens `xox?-…`, `Bearer <token>`, `-----BEGIN … PRIVATE KEY-----` blocks,
-//! and the values of assignments whose key ends in `password`, `passwd`, `secret`, `token`,
-//! `api_key`, `apikey` or `access_key` (`password=…`, `GITHUB_TOKEN: …`, `"secret": "…"`).
+//! The patterns are matched by hand (no regex engine, nothing compiled on the hook path): the
+//! token rules of `rules.rs`, ported from gitleaks (API keys `sk-…`, AWS, GitHub, GitLab, Slack,
+//! Stripe, Google, npm, Hugging Face and some fifty more), JSON Web Tokens, `Bearer <token>`,
+//! `-----BEGIN … PRIVATE KEY-----` blocks, passwords in URLs (`postgres://user:pass@host`), and
+//! the values of assignments and flags whose key names a secret (`password=…`, `GITHUB_TOKEN: …`,
+//! `"client_secret": "…"`, `DB_PASS=…`, `AccountKey=…;`, `--password …`).
 //! Redacting twice changes nothing more.
+
+mod rules;
 
 use crate::{
     model::{Phase, Task, Workflow},
     transition::Transition,
 };
+use rules::{is_key_char, is_word_char};
 
 /// Replaces the secrets in `text` with `[REDACTED:<kind>]` markers; returns how many it replaced.
 pub fn text(text: &mut String) -> usize {
@@ -35,6 +39,17 @@ pub fn text(text: &mut String) -> usize {
     out.push_str(&text[last..]);
     *text = out;
     spans.len()
+}
+
+/// The kinds of the secrets in `text` (`aws-key`, `url-password`, …), in order, each once.
+pub fn kinds(text: &str) -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for span in find(text) {
+        if !kinds.contains(&span.kind) {
+            kinds.push(span.kind);
+        }
+    }
+    kinds
 }
 
 /// Redacts every free-text field of a transition (for `init` and `snapshot`, of the whole
@@ -261,112 +276,8 @@ struct Span {
     kind: &'static str,
 }
 
-/// A token recognised by its prefix.
-struct Prefix {
-    prefix: &'static str,
-    /// The characters the body after the prefix may use.
-    body: fn(u8) -> bool,
-    /// The shortest body (for AWS key ids, the only length).
-    min_len: usize,
-    kind: &'static str,
-}
-
-/// Token prefixes.
-const PREFIXES: &[Prefix] = &[
-    Prefix {
-        prefix: "sk-",
-        body: is_key_char,
-        min_len: 20,
-        kind: "api-key",
-    },
-    Prefix {
-        prefix: "AKIA",
-        body: is_upper_alnum,
-        min_len: 16,
-        kind: "aws-key",
-    },
-    Prefix {
-        prefix: "ASIA",
-        body: is_upper_alnum,
-        min_len: 16,
-        kind: "aws-key",
-    },
-    Prefix {
-        prefix: "ghp_",
-        body: is_alnum,
-        min_len: 30,
-        kind: "github-token",
-    },
-    Prefix {
-        prefix: "gho_",
-        body: is_alnum,
-        min_len: 30,
-        kind: "github-token",
-    },
-    Prefix {
-        prefix: "ghu_",
-        body: is_alnum,
-        min_len: 30,
-        kind: "github-token",
-    },
-    Prefix {
-        prefix: "ghs_",
-        body: is_alnum,
-        min_len: 30,
-        kind: "github-token",
-    },
-    Prefix {
-        prefix: "ghr_",
-        body: is_alnum,
-        min_len: 30,
-        kind: "github-token",
-    },
-    Prefix {
-        prefix: "github_pat_",
-        body: is_word_char,
-        min_len: 20,
-        kind: "github-token",
-    },
-    Prefix {
-        prefix: "xoxa-",
-        body: is_slack_char,
-        min_len: 10,
-        kind: "slack-token",
-    },
-    Prefix {
-        prefix: "xoxb-",
-        body: is_slack_char,
-        min_len: 10,
-        kind: "slack-token",
-    },
-    Prefix {
-        prefix: "xoxp-",
-        body: is_slack_char,
-        min_len: 10,
-        kind: "slack-token",
-    },
-    Prefix {
-        prefix: "xoxo-",
-        body: is_slack_char,
-        min_len: 10,
-        kind: "slack-token",
-    },
-    Prefix {
-        prefix: "xoxr-",
-        body: is_slack_char,
-        min_len: 10,
-        kind: "slack-token",
-    },
-    Prefix {
-        prefix: "xoxs-",
-        body: is_slack_char,
-        min_len: 10,
-        kind: "slack-token",
-    },
-];
-
 /// Key suffixes that make an assignment's value a secret, lowercase.
-const SECRET_KEYS: &[&str] = &[
+const SECRET_KEY_SUFFIXES: &[&str] = &[
     "password",
     "passwd",
     "secret",
@@ -376,6 +287,24 @@ const SECRET_KEYS: &[&str] = &[
     "apikey",
     "access_key",
 ];
+
+/// Words that make an assignment's value a secret wherever they appear in its key, lowercase.
+const SECRET_KEY_WORDS: &[&str] = &[
+    "secret",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "passphrase",
+    "credentials",
+    "sshpass",
+    "accountkey",
+];
+
+/// Parts of a key (between `_`, `-` and `.`) that make its value a secret, lowercase.
+const SECRET_KEY_PARTS: &[&str] = &["pass", "pwd"];
+
+/// Keys that hold no secret though a part of them says so: the shell's working directories.
+const NOT_SECRET_KEYS: &[&str] = &["pwd", "oldpwd"];
 
 /// The longest key of an assignment that is read; longer ones are not recognised.
 const MAX_KEY_LEN: usize = 128;
@@ -388,26 +317,42 @@ const MARKER_PREFIX: &str = "[REDACTED:";
 /// [`MAX_KEY_LEN`] bytes ahead.
 fn find(text: &str) -> Vec<Span> {
     let bytes = text.as_bytes();
-    let mut spans = Vec::new();
-    private_keys(text, &mut spans);
-    // Where a secret ends, its marker will end in `]`, a boundary: treating that position as
-    // one already is what makes a second redaction find nothing more.
-    let block_ends: Vec<usize> = spans.iter().map(|span| span.end).collect();
+    let mut blocks = Vec::new();
+    private_keys(text, &mut blocks);
+    url_passwords(text, &mut blocks);
+    blocks.sort_by_key(|span| span.start);
+    let mut spans = blocks.clone();
+    let mut blocks = blocks.iter().peekable();
     let mut last_end = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let at_boundary = i == 0
-            || !is_word_char(bytes[i - 1]) && bytes[i - 1] != b'-'
-            || i == last_end
-            || block_ends.binary_search(&i).is_ok();
+        // A block (private key, URL password) is redacted whole, and nothing found before it runs
+        // into it: its marker will start with `[`, and what ends there must end there already.
+        while let Some(block) = blocks.next_if(|block| block.end <= i) {
+            last_end = block.end;
+        }
+        let limit = match blocks.peek() {
+            Some(block) if block.start <= i => {
+                i = block.end;
+                continue;
+            }
+            Some(block) => block.start,
+            None => bytes.len(),
+        };
+        // Where a secret ends, its marker will end in `]`, a boundary: treating that position as
+        // one already is what makes a second redaction find nothing more.
+        let at_boundary =
+            i == 0 || !is_word_char(bytes[i - 1]) && bytes[i - 1] != b'-' || i == last_end;
+        let bytes = &bytes[..limit];
         let found = if at_boundary {
             prefixed_token(bytes, i)
+                .or_else(|| jwt(bytes, i))
                 .or_else(|| bearer(bytes, i, MIN_BEARER_LEN))
                 .or_else(|| assignment(bytes, i))
         } else {
             None
         };
-        match found.and_then(|span| clip(&spans, span)) {
+        match found {
             Some(span) => {
                 i = span.end;
                 last_end = span.end;
@@ -418,17 +363,6 @@ fn find(text: &str) -> Vec<Span> {
     }
     spans.sort_by_key(|span| span.start);
     spans
-}
-
-/// Cuts `span` short of the first private key block it runs into (so that the marker of the block
-/// stays whole, and a second redaction finds nothing); `None` when nothing is left.
-fn clip(spans: &[Span], mut span: Span) -> Option<Span> {
-    for other in spans {
-        if other.start < span.end && span.start < other.end {
-            span.end = other.start;
-        }
-    }
-    (span.start < span.end).then_some(span)
 }
 
 /// `-----BEGIN <anything> PRIVATE KEY-----` through the matching `END` line (or the end of text).
@@ -463,35 +397,113 @@ fn private_keys(text: &str, spans: &mut Vec<Span>) {
     }
 }
 
-fn prefixed_token(bytes: &[u8], at: usize) -> Option<Span> {
-    for &Prefix {
-        prefix,
-        body: body_char,
-        min_len,
-        kind,
-    } in PREFIXES
-    {
-        if !bytes[at..].starts_with(prefix.as_bytes()) {
+/// The password of credentials in a URL, `scheme://user:password@host` (`postgres://`,
+/// `mongodb+srv://`, `https://`, …): the password is redacted, the user and host kept.
+///
+/// A URL whose authority already holds a marker is left alone, so that a second redaction finds
+/// nothing more.
+fn url_passwords(text: &str, spans: &mut Vec<Span>) {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(offset) = text[from..].find("://") {
+        let scheme_end = from + offset;
+        let start = scheme_end + 3;
+        from = start;
+        if scheme_end == 0 || !bytes[scheme_end - 1].is_ascii_alphanumeric() {
             continue;
         }
-        let body = at + prefix.len();
-        let len = bytes[body..].iter().take_while(|&&b| body_char(b)).count();
-        let end = body + len;
-        // AWS key ids are exactly 16 characters; the others have at least `min_len`.
-        let fits = if kind == "aws-key" {
-            len == min_len
-        } else {
-            len >= min_len
+        let len = bytes[start..]
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || b"-._~%!$&()*+,;=:@[]".contains(&b))
+            .count();
+        let authority = &text[start..start + len];
+        if authority.contains(MARKER_PREFIX) {
+            continue;
+        }
+        let Some(at) = authority.rfind('@') else {
+            continue;
         };
+        let Some(colon) = authority[..at].find(':') else {
+            continue;
+        };
+        let span = Span {
+            start: start + colon + 1,
+            end: start + at,
+            kind: "url-password",
+        };
+        let overlaps = spans
+            .iter()
+            .any(|other| other.start < span.end && span.start < other.end);
+        if span.start < span.end && !overlaps {
+            spans.push(span);
+        }
+        from = start + len;
+    }
+}
+
+fn prefixed_token(bytes: &[u8], at: usize) -> Option<Span> {
+    if !rules::may_start_token(bytes[at]) {
+        return None;
+    }
+    for rule in rules::PREFIXES {
+        if !bytes[at..].starts_with(rule.prefix.as_bytes()) {
+            continue;
+        }
+        let body = at + rule.prefix.len();
+        let mut len = bytes[body..]
+            .iter()
+            .take_while(|&&b| (rule.body)(b))
+            .count();
+        // A token at the end of a sentence keeps its full stop.
+        while len > rule.min_len && matches!(bytes[body + len - 1], b'.' | b'-') {
+            len -= 1;
+        }
+        let end = body + len;
+        let fits = (rule.min_len..=rule.max_len).contains(&len);
         if fits && !bytes.get(end).copied().is_some_and(is_word_char) {
             return Some(Span {
                 start: at,
                 end,
-                kind,
+                kind: rule.kind,
             });
         }
     }
     None
+}
+
+/// A JSON Web Token, `ey<header>.ey<payload>.<signature>` (gitleaks' `jwt` rule).
+fn jwt(bytes: &[u8], at: usize) -> Option<Span> {
+    fn segment(bytes: &[u8], from: usize, char: fn(u8) -> bool) -> usize {
+        bytes[from..].iter().take_while(|&&b| char(b)).count()
+    }
+    fn is_jwt_char(b: u8) -> bool {
+        b.is_ascii_alphanumeric() || b"/\\_-".contains(&b)
+    }
+    if !bytes[at..].starts_with(b"ey") {
+        return None;
+    }
+    let header = segment(bytes, at + 2, |b| b.is_ascii_alphanumeric());
+    let mut i = at + 2 + header;
+    if header < 17 || bytes.get(i) != Some(&b'.') || !bytes[i + 1..].starts_with(b"ey") {
+        return None;
+    }
+    let payload = segment(bytes, i + 3, is_jwt_char);
+    i += 3 + payload;
+    if payload < 17 || bytes.get(i) != Some(&b'.') {
+        return None;
+    }
+    i += 1;
+    i += segment(bytes, i, is_jwt_char);
+    i += bytes[i..]
+        .iter()
+        .take(2)
+        .take_while(|&&b| b == b'=')
+        .count();
+    Some(Span {
+        start: at,
+        end: i,
+        kind: "jwt",
+    })
 }
 
 /// The shortest token after a free-standing `Bearer` that is redacted (`the bearer of` is not).
@@ -523,32 +535,35 @@ fn bearer(bytes: &[u8], at: usize, min_len: usize) -> Option<Span> {
     })
 }
 
-/// The value of an assignment `key=value`, `key: value` or `"key": "value"` whose key ends in a
-/// secret name; a token of a known kind in the value keeps its kind.
+/// The value of an assignment `key=value`, `key: value` or `"key": "value"`, or of a flag
+/// `--key value`, whose key names a secret (see [`is_secret_key`]); a token of a known kind in
+/// the value keeps its kind.
 fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
     let key_len = bytes[at..]
         .iter()
         .take(MAX_KEY_LEN)
-        .take_while(|&&b| is_word_char(b) || b == b'-')
+        .take_while(|&&b| is_key_char(b))
         .count();
     let key = &bytes[at..at + key_len];
-    let secret_key = SECRET_KEYS.iter().any(|suffix| {
-        key.len() >= suffix.len()
-            && key[key.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
-    });
-    if !secret_key {
+    if !is_secret_key(key) {
         return None;
     }
     let mut i = at + key_len;
     if matches!(bytes.get(i), Some(b'"' | b'\'')) {
         i += 1;
     }
-    i += count_spaces(&bytes[i..]);
-    if !matches!(bytes.get(i), Some(b'=' | b':')) {
+    let spaces = count_spaces(&bytes[i..]);
+    i += spaces;
+    if matches!(bytes.get(i), Some(b'=' | b':')) {
+        i += 1;
+        i += count_spaces(&bytes[i..]);
+    } else if !(key.starts_with(b"--") && spaces > 0 && i == at + key_len + spaces) {
+        // `--password value`: a flag and its value, separated by spaces only.
+        return None;
+    } else if bytes.get(i) == Some(&b'-') {
+        // `--password --next-flag`: the flag has no value here.
         return None;
     }
-    i += 1;
-    i += count_spaces(&bytes[i..]);
     let (start, len) = match bytes.get(i) {
         Some(&quote @ (b'"' | b'\'')) => {
             // A quoted value ends at its line's end at the latest: a span across lines would
@@ -582,6 +597,36 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
     }))
 }
 
+/// Whether an assignment's key names a secret: it ends in a secret name (`DB_PASSWORD`,
+/// `GITHUB_TOKEN`), contains a secret word (`AWS_SECRET_ACCESS_KEY`, `AccountKey`), or has a part
+/// that is one (`DB_PASS`, `MYSQL_PWD`).
+fn is_secret_key(key: &[u8]) -> bool {
+    if key.is_empty() || key.len() > MAX_KEY_LEN {
+        return false;
+    }
+    let mut lower = [0_u8; MAX_KEY_LEN];
+    let lower = &mut lower[..key.len()];
+    lower.copy_from_slice(key);
+    lower.make_ascii_lowercase();
+    let lower = &*lower;
+    let bare = lower.trim_ascii_start();
+    let bare = &bare[bare.iter().take_while(|&&b| b == b'-').count()..];
+    if NOT_SECRET_KEYS.iter().any(|&name| bare == name.as_bytes()) {
+        return false;
+    }
+    SECRET_KEY_SUFFIXES
+        .iter()
+        .any(|suffix| lower.ends_with(suffix.as_bytes()))
+        || SECRET_KEY_WORDS.iter().any(|word| {
+            lower
+                .windows(word.len())
+                .any(|window| window == word.as_bytes())
+        })
+        || lower
+            .split(|&b| matches!(b, b'_' | b'-' | b'.'))
+            .any(|part| SECRET_KEY_PARTS.iter().any(|name| part == name.as_bytes()))
+}
+
 /// Whether `bytes` starts with the word `bearer` (any case) and a space.
 fn is_bearer(bytes: &[u8]) -> bool {
     bytes.len() > 6
@@ -594,26 +639,6 @@ fn count_spaces(bytes: &[u8]) -> usize {
         .iter()
         .take_while(|&&b| b == b' ' || b == b'\t')
         .count()
-}
-
-fn is_word_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-fn is_alnum(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-}
-
-fn is_upper_alnum(b: u8) -> bool {
-    b.is_ascii_uppercase() || b.is_ascii_digit()
-}
-
-fn is_key_char(b: u8) -> bool {
-    is_word_char(b) || b == b'-'
-}
-
-fn is_slack_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-'
 }
 
 #[cfg(test)]

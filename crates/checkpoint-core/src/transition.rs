@@ -444,6 +444,14 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             reason,
         } => {
             let task = task_mut(phase_mut(workflow, phase)?, task)?;
+            if task.status == TaskStatus::Done {
+                return Err(Error::transition(
+                    format!("task `{}` is already done", task.id),
+                    format!(
+                        "a done task stays done: record what went wrong with `checkpoint note`, or add a task to redo it with `checkpoint task add {phase} <task>`"
+                    ),
+                ));
+            }
             task.status = TaskStatus::Failed;
             task.error = Some(reason.clone());
         }
@@ -832,7 +840,14 @@ fn task_done(
     output: Option<&str>,
     at: DateTime<Utc>,
 ) -> Result<()> {
-    let task = task_mut(phase_mut(workflow, phase)?, task)?;
+    let phase_id = phase;
+    let phase = phase_mut(workflow, phase)?;
+    expect_status(
+        phase,
+        PhaseStatus::InProgress,
+        format!("start the phase first with `checkpoint start {phase_id}`"),
+    )?;
+    let task = task_mut(phase, task)?;
     if task.attempts == 0 {
         task.attempts = 1;
         task.started_at = Some(at);

@@ -2,12 +2,16 @@
 
 use std::{fmt::Write as _, path::PathBuf};
 
-use checkpoint_core::{WorkflowStatus, retention};
+use checkpoint_core::{
+    WorkflowStatus, retention,
+    store::{JOURNAL_FILE, STATE_FILE},
+};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    failure::Failure,
     output::{self, Format, JSON_VERSION},
     report::GcReport,
 };
@@ -40,13 +44,16 @@ pub(crate) fn archive(ctx: &Ctx, args: &ArchiveArgs) -> Result<()> {
     let status = loaded.workflow.status;
     let finished = status.is_finished() || status == WorkflowStatus::Failed;
     if !finished && !args.force {
-        return Err(miette::miette!(
-            code = "checkpoint::archive::unfinished",
-            help = "finish or abandon it first (`checkpoint abandon`), or pass `--force`",
-            "workflow `{}` is {}, not finished",
-            loaded.workflow.id,
-            status.as_str()
-        ));
+        return Err(Failure::refused(
+            "checkpoint::archive::unfinished",
+            format!(
+                "workflow `{}` is {}, not finished",
+                loaded.workflow.id,
+                status.as_str()
+            ),
+        )
+        .with_help("finish or abandon it first (`checkpoint abandon`), or pass `--force`")
+        .into());
     }
     let target = ctx.store.archive(
         &loaded.workflow.id,
@@ -55,7 +62,7 @@ pub(crate) fn archive(ctx: &Ctx, args: &ArchiveArgs) -> Result<()> {
     )?;
     match ctx.format {
         Format::Json => output::emit_json(&serde_json::json!({"version": JSON_VERSION, "workflow": loaded.workflow.id, "archived_to": target})).into_diagnostic(),
-        _ => output::emit(&format!("archived `{}` to `{}`\n", loaded.workflow.id, target.display())).into_diagnostic(),
+        _ => output::emit_human(ctx.color, &format!("archived `{}` to `{}`\n", loaded.workflow.id, target.display())).into_diagnostic(),
     }
 }
 
@@ -111,7 +118,7 @@ pub(crate) fn gc(ctx: &Ctx, args: &GcArgs) -> Result<()> {
                 kept,
                 if kept == 1 { "" } else { "s" }
             );
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }
@@ -127,9 +134,24 @@ pub(crate) fn restore(ctx: &Ctx, args: &RestoreArgs) -> Result<()> {
             .find(|path| path.is_dir())
             .unwrap_or_else(|| PathBuf::from(&args.archive))
     };
+    if !path.join(STATE_FILE).is_file() || !path.join(JOURNAL_FILE).is_file() {
+        return Err(Failure::not_found(
+            "checkpoint::archive::not_an_archive",
+            format!(
+                "`{}` is not an archive: it holds no `{STATE_FILE}` and `{JOURNAL_FILE}`",
+                output::escape(&path.display().to_string())
+            ),
+        )
+        .with_help(format!(
+            "give the name or path of a directory in `{}` or `{}`",
+            ctx.store.root().join(".archive").display(),
+            ctx.store.root().join("failed").display()
+        ))
+        .into());
+    }
     let id = ctx.store.restore(&path)?;
     match ctx.format {
         Format::Json => output::emit_json(&serde_json::json!({"version": JSON_VERSION, "workflow": id, "dir": ctx.store.workflow_dir(&id)})).into_diagnostic(),
-        _ => output::emit(&format!("restored `{id}` from `{}`\n", path.display())).into_diagnostic(),
+        _ => output::emit_human(ctx.color, &format!("restored `{id}` from `{}`\n", path.display())).into_diagnostic(),
     }
 }

@@ -70,10 +70,13 @@ pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
     output::warn_redacted(loaded.redacted);
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
-        _ => output::emit(&format!(
-            "the context summary lists {} files\n",
-            loaded.workflow.context.file_paths.len()
-        ))
+        _ => output::emit_human(
+            ctx.color,
+            &format!(
+                "the context summary lists {} files\n",
+                loaded.workflow.context.file_paths.len()
+            ),
+        )
         .into_diagnostic(),
     }
 }

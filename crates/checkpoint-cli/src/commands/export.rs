@@ -56,7 +56,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
                 .iter()
                 .map(|path| format!("wrote `{}`\n", path.display()))
                 .collect();
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }

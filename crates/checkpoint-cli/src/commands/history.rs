@@ -12,6 +12,7 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    failure::Failure,
     output::{self, Format, JSON_VERSION},
     report::{DiffReport, WorkflowReport},
 };
@@ -83,7 +84,7 @@ pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
                     change.what, change.subject
                 );
             }
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }
@@ -119,13 +120,21 @@ pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
         "forked_from".into(),
         serde_json::json!({ "workflow": id.as_str(), "seq": args.seq }),
     );
-    let loaded = ctx.store.create(past, ctx.now)?;
+    let loaded = ctx.store.create(past, ctx.now).map_err(|err| match err {
+        checkpoint_core::Error::AlreadyExists { id, .. } => Failure::refused(
+            "checkpoint::store::exists",
+            format!("workflow `{id}` already exists"),
+        )
+        .with_help("pick another id for `--as`")
+        .into(),
+        other => miette::Report::new(other),
+    })?;
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
-        _ => output::emit(&format!(
-            "forked `{new_id}` from `{id}` at entry {}\n",
-            args.seq
-        ))
+        _ => output::emit_human(
+            ctx.color,
+            &format!("forked `{new_id}` from `{id}` at entry {}\n", args.seq),
+        )
         .into_diagnostic(),
     }
 }
@@ -159,5 +168,5 @@ pub(crate) fn graph(ctx: &Ctx) -> Result<()> {
         }
         _ => checkpoint_core::graph::mermaid(&loaded.workflow),
     };
-    output::emit(&text).into_diagnostic()
+    output::emit_human(ctx.color, &text).into_diagnostic()
 }

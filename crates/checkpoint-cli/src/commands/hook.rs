@@ -5,7 +5,7 @@
 //! and exit code 0; only a `Stop` hook blocks, and only through Claude Code's documented
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
-use std::{fmt, io::Read, path::Path, str::FromStr, time::Duration};
+use std::{fmt, path::Path, str::FromStr, time::Duration};
 
 use checkpoint_core::{
     Config, PhaseStatus, Transition, Workflow, WorkflowId, observe, resume::Briefing,
@@ -19,7 +19,7 @@ use crate::{
     ctx::{Ctx, Location, Settings},
     output::{self, Format},
     probe::FsProbe,
-    unfinished,
+    stdin, unfinished,
 };
 
 /// The longest a hook waits for another process's lock.
@@ -120,10 +120,7 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
         // depends on it; the plugin declares it because a StopFailure hook in `-p` mode runs
         // only when some SessionEnd hook exists (measured with 2.1.197). The payload is read so
         // that the client never writes into a closed pipe.
-        let _ = std::io::copy(
-            &mut std::io::stdin().take(MAX_PAYLOAD_BYTES),
-            &mut std::io::sink(),
-        );
+        let _ = stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE);
         return Ok(());
     }
     let payload = read_payload(event)?;
@@ -166,16 +163,22 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
 /// Reads the payload on stdin and checks the fields every payload of `event` carries, so that a
 /// malformed one changes nothing.
 fn read_payload(event: HookEvent) -> Result<Value> {
-    let mut input = String::new();
-    std::io::stdin()
-        .take(MAX_PAYLOAD_BYTES)
-        .read_to_string(&mut input)
-        .map_err(|err| miette!("failed to read the payload on stdin: {err}"))?;
-    if input.trim().is_empty() {
-        miette::bail!("no payload on stdin; nothing recorded");
-    }
-    let payload: Value = serde_json::from_str(&input)
-        .map_err(|err| miette!("the payload on stdin is not JSON ({err}); nothing recorded"))?;
+    // The client may keep stdin open after the payload: act on a complete one at once, and
+    // give up at a deadline well inside the hook's timeout.
+    let payload: Value =
+        match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)
+            .map_err(|message| miette!("{message}"))?
+        {
+            stdin::Payload::Complete(value) => value,
+            stdin::Payload::Ended(input) => {
+                if input.trim_ascii().is_empty() {
+                    miette::bail!("no payload on stdin; nothing recorded");
+                }
+                serde_json::from_slice(&input).map_err(|err| {
+                    miette!("the payload on stdin is not JSON ({err}); nothing recorded")
+                })?
+            }
+        };
     if !payload.is_object() {
         miette::bail!("the payload on stdin is not a JSON object; nothing recorded");
     }

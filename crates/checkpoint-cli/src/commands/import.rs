@@ -99,7 +99,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
                 loaded.dir.display()
             );
             text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }

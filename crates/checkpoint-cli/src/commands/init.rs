@@ -4,10 +4,11 @@ use std::path::PathBuf;
 
 use checkpoint_core::{GitContext, PhasePlan, Plan, Workflow, WorkflowId, store::Loaded};
 use clap::Args;
-use miette::{IntoDiagnostic, Result, WrapErr};
+use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    failure::Failure,
     output::{self, Format, Paint},
     report::WorkflowReport,
 };
@@ -47,9 +48,16 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
     let mut plan = match &args.plan {
         Some(path) => {
             let path = ctx.cwd.join(path);
-            let text = std::fs::read_to_string(&path)
-                .into_diagnostic()
-                .wrap_err_with(|| format!("failed to read plan file `{}`", path.display()))?;
+            let text = std::fs::read_to_string(&path).map_err(|err| {
+                Failure::usage(
+                    "checkpoint::plan_unreadable",
+                    format!("failed to read plan file `{}`", path.display()),
+                )
+                .with_help(
+                    "give the path of a TOML or JSON plan file, or the phases with `--phase`",
+                )
+                .with_source(err)
+            })?;
             Plan::parse(&path, &text)?
         }
         None => Plan {
@@ -83,7 +91,7 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
                 loaded.dir.display()
             );
             text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }

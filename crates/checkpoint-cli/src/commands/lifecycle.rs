@@ -3,9 +3,9 @@
 use checkpoint_core::Transition;
 use chrono::{DateTime, Utc};
 use clap::Args;
-use miette::{IntoDiagnostic, Result, WrapErr};
+use miette::Result;
 
-use crate::{ctx::Ctx, output};
+use crate::{ctx::Ctx, failure::Failure, output};
 
 /// Arguments of `checkpoint pause`.
 #[derive(Debug, Args)]
@@ -31,9 +31,13 @@ pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
         Some(text) => Some(
             DateTime::parse_from_rfc3339(text)
                 .map(|time| time.with_timezone(&Utc))
-                .into_diagnostic()
-                .wrap_err_with(|| {
-                    format!("failed to parse `--until {text}` as an RFC 3339 time")
+                .map_err(|err| {
+                    Failure::usage(
+                        "checkpoint::invalid_time",
+                        format!("failed to parse `--until {text}` as an RFC 3339 time"),
+                    )
+                    .with_help("give a time such as `2030-01-01T09:00:00Z`")
+                    .with_source(err)
                 })?,
         ),
         None => None,

@@ -193,7 +193,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
                 ));
                 return Ok(());
             }
-            output::emit(&render(ctx, &entries)).into_diagnostic()?;
+            output::emit_human(ctx.color, &render(ctx, &entries)).into_diagnostic()?;
             if entries.iter().any(|entry| entry.source.is_some()) {
                 output::note(
                     "entries in [brackets] are other checkpoint systems' files, read-only here; switch with `checkpoint import <path>`",

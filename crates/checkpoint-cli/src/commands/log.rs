@@ -52,7 +52,7 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
                     describe(&entry.transition)
                 );
             }
-            output::emit(&text).into_diagnostic()
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }

@@ -5,7 +5,7 @@ use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{ctx::Ctx, git, output};
+use crate::{ctx::Ctx, git, output, report};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
@@ -101,15 +101,40 @@ pub struct RejectArgs {
 
 pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    ctx.apply(
+    let max = ctx.config.max_in_progress as usize;
+    ctx.apply_checked(
         Transition::PhaseStart {
             phase: phase.clone(),
             force: args.force,
         },
         |workflow| {
+            let running: Vec<String> = workflow
+                .phases
+                .iter()
+                .filter(|other| other.status == PhaseStatus::InProgress && other.id != phase)
+                .map(|other| format!("`{}`", other.id))
+                .collect();
+            if max == 0 || args.force || running.len() < max {
+                return Ok(());
+            }
+            Err(checkpoint_core::Error::InvalidTransition {
+                message: format!(
+                    "cannot start phase `{phase}`: `max_in_progress` is {max}, and {} in progress",
+                    if running.len() == 1 {
+                        format!("phase {} is", running[0])
+                    } else {
+                        format!("phases {} are", running.join(", "))
+                    }
+                ),
+                help: "finish or fail one of them first, raise `max_in_progress` in `config.toml`, or pass `--force`".into(),
+            })
+        },
+        |workflow| {
             let attempts = workflow.phase(&phase).map_or(0, |phase| phase.attempts);
             format!("started phase `{phase}` (attempt {attempts})")
         },
+        Vec::new(),
+        |_| Ok(None),
     )?;
     Ok(())
 }
@@ -128,10 +153,23 @@ pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
 
 pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    let artifacts = args
+    let artifacts: Vec<String> = args
         .artifacts
         .iter()
         .map(|path| ctx.project_path(path))
+        .collect();
+    // A missing artifact is recorded all the same, but said now: the next `resume` would stop
+    // for a decision about it.
+    let warnings = args
+        .artifacts
+        .iter()
+        .filter(|path| !ctx.cwd.join(path).exists())
+        .map(|path| {
+            format!(
+                "artifact `{}` does not exist; `checkpoint resume` will ask about it",
+                output::escape(path)
+            )
+        })
         .collect();
     let transition = Transition::PhaseComplete {
         phase: phase.clone(),
@@ -139,17 +177,19 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         commit_sha: args.commit_sha.clone(),
         force: args.force,
     };
-    let loaded = ctx.apply(transition, |workflow| {
-        match workflow.phase(&phase).map(|phase| phase.status) {
+    let loaded = ctx.apply_then(
+        transition,
+        |workflow| match workflow.phase(&phase).map(|phase| phase.status) {
             Some(PhaseStatus::AwaitingApproval) => {
                 format!(
                     "phase `{phase}` is done and waits for approval: `checkpoint approve {phase}`"
                 )
             }
             _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
-        }
-    })?;
-    checkpoint_commit(ctx, &loaded.workflow, args.commit)?;
+        },
+        warnings,
+        |loaded| checkpoint_commit(ctx, &loaded.workflow, args.commit),
+    )?;
     if ctx.config.sync.on_complete {
         crate::commands::sync::push_in_background(ctx, &loaded.workflow.id);
     }
@@ -163,30 +203,56 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
         output::note("every completed phase is already in a commit");
         return Ok(());
     }
-    checkpoint_commit(ctx, &loaded.workflow, true)
+    let commit = checkpoint_commit(ctx, &loaded.workflow, true)?;
+    if let (output::Format::Json, Some(commit)) = (ctx.format, commit) {
+        report::WorkflowReport::new(loaded)
+            .with_commit(commit)
+            .emit()?;
+    }
+    Ok(())
 }
 
-/// Commits the completed phases no commit holds yet, when asked or when `commit_every` is due.
-fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<()> {
+/// Commits the completed phases no commit holds yet, when asked or when `commit_every` is due;
+/// returns what it did, for the JSON report.
+fn checkpoint_commit(
+    ctx: &Ctx,
+    workflow: &Workflow,
+    forced: bool,
+) -> Result<Option<report::CommitReport>> {
     let pending = git::uncommitted_phases(workflow);
     let due = ctx.config.commit_every > 0 && pending.len() >= ctx.config.commit_every as usize;
     if pending.is_empty() || !(forced || due) {
-        return Ok(());
+        return Ok(None);
     }
     if !ctx.project_root.join(".git").exists() {
         output::warn("not a git repository: no checkpoint commit was made");
-        return Ok(());
+        return Ok(None);
     }
-    match git::commit(&ctx.project_root, ctx.store.root(), workflow, &pending) {
-        Ok(git::CommitOutcome::NothingToCommit) => {
+    let (outcome, left_out) = git::commit(&ctx.project_root, ctx.store.root(), workflow, &pending)
+        .map_err(|message| {
+            miette::miette!(
+                code = "checkpoint::git::commit_failed",
+                help = "the phase is recorded as complete; fix git (for example `git config user.email`), then run `checkpoint commit`",
+                "failed to make the checkpoint commit: {message}"
+            )
+        })?;
+    for file in &left_out {
+        output::warn(&format!(
+            "left `{}` out of the checkpoint commit: {}",
+            output::escape(&file.path),
+            file.reason
+        ));
+    }
+    let sha = match outcome {
+        git::CommitOutcome::NothingToCommit => {
             output::note("nothing to commit: the checkpoint commit was skipped");
-            Ok(())
+            None
         }
-        Ok(git::CommitOutcome::Committed {
+        git::CommitOutcome::Committed {
             sha,
             phases,
             message,
-        }) => {
+        } => {
             let id = workflow.id.clone();
             ctx.store.update(&id, ctx.now, |_| {
                 Ok(phases
@@ -202,14 +268,10 @@ fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<()>
                 output::short_sha(&sha),
                 message.lines().next().unwrap_or_default()
             ));
-            Ok(())
+            Some(sha)
         }
-        Err(message) => Err(miette::miette!(
-            code = "checkpoint::git::commit_failed",
-            help = "the phase is recorded as complete; fix git (for example `git config user.email`), then run `checkpoint commit`",
-            "failed to make the checkpoint commit: {message}"
-        )),
-    }
+    };
+    Ok(Some(report::CommitReport { sha, left_out }))
 }
 
 pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {

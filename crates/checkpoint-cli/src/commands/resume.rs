@@ -61,10 +61,13 @@ pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             )
             .with_wrap_lines(false)
             .render_report(&mut text, err.as_ref());
-            output::emit(&format!(
-                "`checkpoint resume` could not build a plan:\n\n{}\n",
-                text.trim_end()
-            ))
+            output::emit_human(
+                ctx.color,
+                &format!(
+                    "`checkpoint resume` could not build a plan:\n\n{}\n",
+                    text.trim_end()
+                ),
+            )
             .into_diagnostic()
         }
         other => other,
@@ -103,12 +106,10 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     if !plan.decision_required {
         return resume_with(ctx, &chosen);
     }
-    output::emit(&output::render_plan(
-        &plan,
-        false,
-        ctx.now,
-        Paint::new(ctx.color),
-    ))
+    output::emit_human(
+        ctx.color,
+        &output::render_plan(&plan, false, ctx.now, Paint::new(ctx.color)),
+    )
     .into_diagnostic()?;
     loop {
         let answer = ask("(r)esume, (s)tart fresh, (v)iew the state, (a)bandon, (q)uit? ")?;
@@ -284,14 +285,12 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
         .into_diagnostic(),
         Format::Prompt => {
             let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
-            output::emit(&resumed.briefing.prompt_within(budget)).into_diagnostic()
+            output::emit_human(ctx.color, &resumed.briefing.prompt_within(budget)).into_diagnostic()
         }
-        _ => output::emit(&output::render_plan(
-            plan,
-            resumed.applied,
-            ctx.now,
-            Paint::new(ctx.color),
-        ))
+        _ => output::emit_human(
+            ctx.color,
+            &output::render_plan(plan, resumed.applied, ctx.now, Paint::new(ctx.color)),
+        )
         .into_diagnostic(),
     }
 }
@@ -478,16 +477,22 @@ fn resume_seed(
         .into_diagnostic(),
         Format::Prompt => {
             let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
-            output::emit(&format!(
-                "{note}\n{}",
-                briefing.prompt_within(budget.saturating_sub(note.len() + 1))
-            ))
+            output::emit_human(
+                ctx.color,
+                &format!(
+                    "{note}\n{}",
+                    briefing.prompt_within(budget.saturating_sub(note.len() + 1))
+                ),
+            )
             .into_diagnostic()
         }
-        _ => output::emit(&format!(
-            "{note}\n{}",
-            output::render_plan(plan, false, ctx.now, Paint::new(ctx.color))
-        ))
+        _ => output::emit_human(
+            ctx.color,
+            &format!(
+                "{note}\n{}",
+                output::render_plan(plan, false, ctx.now, Paint::new(ctx.color))
+            ),
+        )
         .into_diagnostic(),
     }
 }
@@ -495,7 +500,7 @@ fn resume_seed(
 fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
     match ctx.format {
         Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, plan: None, source: None }).into_diagnostic(),
-        _ => output::emit(&format!(
+        _ => output::emit_human(ctx.color, &format!(
             "No interrupted workflow in `{}`: nothing to resume.\nStart one with `checkpoint init <id> --phase <id>` (can be repeated).\n",
             ctx.store.root().display()
         ))

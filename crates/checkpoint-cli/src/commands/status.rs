@@ -35,13 +35,12 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
         Format::Prompt => {
             let probe = crate::probe::FsProbe::new(&ctx.project_root);
             let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
-            output::emit(&briefing.prompt()).into_diagnostic()
+            output::emit_human(ctx.color, &briefing.prompt()).into_diagnostic()
         }
-        _ => output::emit(&output::render_status(
-            workflow,
-            ctx.now,
-            Paint::new(ctx.color),
-        ))
+        _ => output::emit_human(
+            ctx.color,
+            &output::render_status(workflow, ctx.now, Paint::new(ctx.color)),
+        )
         .into_diagnostic(),
     }
 }

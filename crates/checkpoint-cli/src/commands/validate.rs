@@ -57,11 +57,10 @@ pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
             findings: &findings,
         })
         .into_diagnostic()?,
-        _ => output::emit(&output::render_findings(
-            id.as_str(),
-            &findings,
-            Paint::new(ctx.color),
-        ))
+        _ => output::emit_human(
+            ctx.color,
+            &output::render_findings(id.as_str(), &findings, Paint::new(ctx.color)),
+        )
         .into_diagnostic()?,
     }
     if errors > 0 {

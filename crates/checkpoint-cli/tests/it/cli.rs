@@ -42,6 +42,7 @@ fn tour() {
     ----- stdout -----
     completed phase `design`; ready: `build`, `docs`
     ----- stderr -----
+    warning: artifact `docs/design.md` does not exist; `checkpoint resume` will ask about it
     ");
     env.ok(&["start", "build"]);
     env.ok(&["progress", "build", "auth module done, starting billing"]);

@@ -11,3 +11,4 @@ mod seeds;
 mod store;
 mod support;
 mod sync;
+mod trust;

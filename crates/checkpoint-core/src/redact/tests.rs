@@ -197,6 +197,12 @@ fn secret() -> impl Strategy<Value = String> {
         "Bearer [A-Za-z0-9._~+/=-]{8,40}",
         "(password|api_key|ACCESS_TOKEN)=[A-Za-z0-9!@#%^*]{1,30}",
         "-----BEGIN (RSA |EC |OPENSSH )?PRIVATE KEY-----\n[A-Za-z0-9+/=\n]{0,80}\n-----END (RSA |EC |OPENSSH )?PRIVATE KEY-----",
+        "(sk|rk)_live_[A-Za-z0-9]{10,99}",
+        "AIza[A-Za-z0-9_-]{35}",
+        "(npm_[a-z0-9]{36}|hf_[A-Za-z]{34}|glpat-[A-Za-z0-9_-]{20})",
+        "eyJ[A-Za-z0-9]{17,30}\\.eyJ[A-Za-z0-9_-]{17,40}\\.[A-Za-z0-9_-]{10,40}",
+        "(--password|--token) [A-Za-z0-9!@#%^*]{1,30}",
+        "(SSHPASS|DB_PASS|AccountKey|MY_PRIVATE_KEY)=[A-Za-z0-9!@#%^*]{1,30}",
     ]
 }
 
@@ -287,4 +293,437 @@ fn a_quoted_value_never_joins_lines() {
         "\"client_secret\": \"[REDACTED:secret]\n-----BEGIN\"RSAN RSA PRIVATE KEY------",
     );
     assert_eq!(redacted, 1);
+}
+/// One realistic sample of each kind of secret, which must be redacted, and a near-miss
+/// that must not be. The samples are made up, in the shapes of gitleaks' rules.
+#[test]
+fn corpus_of_token_kinds() {
+    let corpus: &[(&str, &str, &str, &str)] = &[
+        (
+            "export ANTHROPIC=\"sk-ant-api03-AbeuEchsVEoR7TJYHSDATOCN1D61_k7U4O5Zi_czrwcK-tmoYgj7LZDwTkENNvOX8R4jI8so-XWbHlKif5hGu-9-fh8k7AA\"",
+            "export ANTHROPIC=\"[REDACTED:api-key]\"",
+            "the sk-ant-api03 prefix",
+            "anthropic_api_key",
+        ),
+        (
+            "key sk-proj-D5GkbhQW3ShM5Nd3XbSXasGF-QPFO_OaTCRhwnZQqQmOR69pYamt7uzPVZT3BlbkFJDo7uR60dIRqITxh7BmiG set",
+            "key [REDACTED:api-key] set",
+            "use sk-learn for that",
+            "openai_project_key",
+        ),
+        (
+            "aws id AKIANE4KOUKDX2O2KXJL.",
+            "aws id [REDACTED:aws-key].",
+            "AKIA4433K1E1R2PB2VZ is one short",
+            "aws_access_key_id",
+        ),
+        (
+            "sts ASIAKCA54BV45QY54ZHK",
+            "sts [REDACTED:aws-key]",
+            "ASIAN markets",
+            "aws_temporary_key_id",
+        ),
+        (
+            "push with ghp_Q9uC6EvTKDHfn2okWJGzQgSzRvu533Cql73r now",
+            "push with [REDACTED:github-token] now",
+            "ghp_short",
+            "github_pat",
+        ),
+        (
+            "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",
+            "[REDACTED:github-token]",
+            "github_pat_ is the prefix",
+            "github_fine_grained_pat",
+        ),
+        (
+            "oauth=gho_7xk4HPQn87J2IMXOYTvNhZMcqXdocw2zvHsL",
+            "oauth=[REDACTED:github-token]",
+            "gho_abc",
+            "github_oauth",
+        ),
+        (
+            "GL glpat-OPU1Wb8D1iv3rphlfX3T ok",
+            "GL [REDACTED:gitlab-token] ok",
+            "glpat-short",
+            "gitlab_pat",
+        ),
+        (
+            "runner glrt-tzSlrgSHg4dsa49CsvXE",
+            "runner [REDACTED:gitlab-token]",
+            "glrt-x",
+            "gitlab_runner_token",
+        ),
+        (
+            "trigger glptt-7daf135c9a384078e4c92c71fb556339b5749d4f",
+            "trigger [REDACTED:gitlab-token]",
+            "glptt-7041bd2fa5b1e1fa57cbecbc24873326c6a2db6z",
+            "gitlab_pipeline_trigger",
+        ),
+        (
+            "bot xoxb-063686090021-1752867801162-6ZY4biFstJtuxD13NGp8eYjt ok",
+            "bot [REDACTED:slack-token] ok",
+            "xoxo",
+            "slack_bot_token",
+        ),
+        (
+            "app xapp-1-AYV851R7LT2-4305636541031-b1979005441a6a28417053866d94740a140842a46b3c52157856a511d35cf2e7",
+            "app [REDACTED:slack-token]",
+            "xapp-1",
+            "slack_app_token",
+        ),
+        (
+            "POST https://hooks.slack.com/services/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",
+            "POST https://[REDACTED:slack-webhook]",
+            "https://hooks.slack.com/services/ is the endpoint",
+            "slack_webhook",
+        ),
+        (
+            "stripe sk_live_vexBADqM5jUPMDH7eibzxY27",
+            "stripe [REDACTED:stripe-access-token]",
+            "sk_live_ prefix",
+            "stripe_live_secret",
+        ),
+        (
+            "restricted rk_live_UZc4YC9oRqJOEQ6B0m73Duop;",
+            "restricted [REDACTED:stripe-access-token];",
+            "rk_live_short",
+            "stripe_restricted",
+        ),
+        (
+            "test sk_test_Z1fXjQVYnNuNvzclG7EgEXKu",
+            "test [REDACTED:stripe-access-token]",
+            "risk_test_PVT5lYDbP3aoirAp1MkQ2Jq8",
+            "stripe_test_secret",
+        ),
+        (
+            "maps key AIzajxq1sndWOEcb6gf36q_TJMIjjeGkEieIiaG here",
+            "maps key [REDACTED:gcp-api-key] here",
+            "AIza4xD9IvTlXrDCwGSZHmZ_NJiUHm33xAZuAq",
+            "gcp_api_key",
+        ),
+        (
+            "//registry/:_authToken npm_PsvB423tG8bYDz84orSbUDGNIRMa2aDRA7eF",
+            "//registry/:_authToken [REDACTED:npm-access-token]",
+            "npm_pXaldjCDn91hIMRxbWZEmZ1MMndwnWBmddV",
+            "npm_token",
+        ),
+        (
+            "upload pypi-AgEIcHlwaS5vcmcC2rqB3zJE4rkdXaeGLymk-Rr2Uep_XCx-6-kDs_5EzTrwPm__6DWY9m-LbWp",
+            "upload [REDACTED:pypi-upload-token]",
+            "pypi-AgEIcHlwaS5vcmc",
+            "pypi_token",
+        ),
+        (
+            "gem rubygems_aacc311098d56817fb2e904784b2a966c5e801728b3d19e5",
+            "gem [REDACTED:rubygems-api-token]",
+            "rubygems_867b3887acda2961a830a45b4408243a4d92fdf1148495e",
+            "rubygems_token",
+        ),
+        (
+            "deploy CLOJARS_4l5w67w1hn5ioj9mdh1iuvotjbmskniopf442cwjbrto9ucmv33iyrqbvejk",
+            "deploy [REDACTED:clojars-api-token]",
+            "CLOJARS_7ra2yeg5ffaupgrhqq9h17z8dkqc4lwwyr540g46n6hak49crmq4zrm0s4o",
+            "clojars_token",
+        ),
+        (
+            "HF 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",
+            "HF [REDACTED:huggingface-access-token]",
+            "hf_ZHmXuHfNlKxPxSTmrHhHBJLlLMRtaDNou1",
+            "huggingface_token",
+        ),
+        (
+            "org 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",
+            "org [REDACTED:huggingface-access-token]",
+            "api_org_UqmUkthEuBnFedkcpbcB",
+            "huggingface_org_token",
+        ),
+        (
+            "mail 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",
+            "mail [REDACTED:sendgrid-api-token]",
+            "SG.TZhaqY6NfIas72RRSRka6h",
+            "sendgrid_key",
+        ),
+        (
+            "twilio SK4d6ebfc90b1a0dcb2b033cb49109f652",
+            "twilio [REDACTED:twilio-api-key]",
+            "SKUc525873cb9d08cbe7369d0315368e4a",
+            "twilio_api_key",
+        ),
+        (
+            "shop 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",
+            "shop [REDACTED:shopify-token]",
+            "shpat_97af7e05c72a6554b7c34ddc2e835dc",
+            "shopify_token",
+        ),
+        (
+            "do dop_v1_c4a7bef58f579f40936c850c4d7397e7f354222854cd061fc8cd32c4b747f3d1",
+            "do [REDACTED:digitalocean-token]",
+            "dop_v1_dc75ef961acde0d79560c9deba208f1f0a6d00efabbf94fd14224aa65f8891c",
+            "digitalocean_pat",
+        ),
+        (
+            "doppler dp.pt.xjKUuvG0eca6r3nP8CZGW5aJFhqolgBu8mTsMq3ZhY2",
+            "doppler [REDACTED:doppler-api-token]",
+            "dp.pt.short",
+            "doppler_token",
+        ),
+        (
+            "pulumi pul-8a3ef4624ee4504af68d00c825f4124dc3ff8755",
+            "pulumi [REDACTED:pulumi-api-token]",
+            "pul-a4b75765b11acb30536e5d6aaee39db11f7664c",
+            "pulumi_token",
+        ),
+        (
+            "postman PMAK-c3c58668d356076d71b558c5-0a946818e9ca66a158b669ecbf48f911d9",
+            "postman [REDACTED:postman-api-token]",
+            "PMAK-e8c1e8503040a7b2a4fe1e9c",
+            "postman_key",
+        ),
+        (
+            "linear lin_api_NwSCyfufmWlOKEnhkGRiXmTjsKfkZFB4h9ALwkcE",
+            "linear [REDACTED:linear-api-key]",
+            "lin_api_4YmmkTt31qsU8oi3YCDpyLva2HSsaJJT6vq7dE3",
+            "linear_key",
+        ),
+        (
+            "dbx dapi6452ef6594d2c1e216923dc4da7b9e07",
+            "dbx [REDACTED:databricks-api-token]",
+            "dapi3587c327aa921adc5c9e08a9851c10c",
+            "databricks_token",
+        ),
+        (
+            "age AGE-SECRET-KEY-1M0DZ02DMP30JS53D3ZGMS755HFQTNZ43RTA60DZRLSEJYCEXQWLN25MKGA",
+            "age [REDACTED:age-secret-key]",
+            "AGE-SECRET-KEY-1",
+            "age_secret_key",
+        ),
+        (
+            "grafana glsa_ulZi9G6UzAhVNynqxEvEp5EkHRpYNnFA_b9c83913",
+            "grafana [REDACTED:grafana-token]",
+            "glsa_D1wxYXouDJ",
+            "grafana_service_account",
+        ),
+        (
+            "sentry 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",
+            "sentry [REDACTED:sentry-token]",
+            "sntryu_c977fab40629ab6d898cc88d6c2df5719ccd02adf0269d9d4cbd4743418c5db",
+            "sentry_user_token",
+        ),
+        (
+            "vault hvs.FtLxgy6awZdgs3YYWmrr1T_ZXgiPYLqdjFQVwDPNV5ZSWw6U1wLZdAVSy2BeYcyxes24suCytF-Qhi6ajFBVH7GkHhRz4be",
+            "vault [REDACTED:vault-token]",
+            "hvs._sWAB-18DTSpcBXOda7e",
+            "vault_service_token",
+        ),
+        (
+            "jira ATATT3X5INVWXC_LRpuALwim9olneWIBzRzGsrZHWDYlFtuLEBD47XWDW2M-EKnBlTbqbarNkzZJcro98ZAVuo55zm20TAskbiT6J9XOWnBEwtgYPYZz_UBBksrd53Ct3ehDexdYXx03FF7_TP1YnFNRb0NXfg-b9ueZ1W6sojjonkVREMC12cqZmrK3pwfN",
+            "jira [REDACTED:atlassian-api-token]",
+            "ATATT3hm3U9lTb2teKs61YI1mt",
+            "atlassian_token",
+        ),
+        (
+            "fly fo1_4nQQ-yOWDo_BDKmfHGZmHOwLdRO9Cr6bGbYpaTw6oIx",
+            "fly [REDACTED:flyio-access-token]",
+            "fo1_AqAJSz2L2CPJoDWBea5zpYIMK8W_ngDf3MZAOEd-kg",
+            "flyio_token",
+        ),
+        (
+            "heroku HRKU-AAlNTGx6livxTX5LP0qP5CRK_ZOgPTycucoY-0to1UWSuJbOYr6Ih9B9r7jP",
+            "heroku [REDACTED:heroku-api-key]",
+            "HRKU-AA97PRshLCXfNW-UgejQRsbv8zQSQRbJugPIMj1mV3MGbYPvEQNy4eNlSyX",
+            "heroku_key",
+        ),
+        (
+            "pscale pscale_tkn_klwR01HtAjxCzyq4f3koPMKvkQTI2vXwveNA6MMZQCD",
+            "pscale [REDACTED:planetscale-token]",
+            "pscale_tkn_TLaFptqw93oD5m8ESJP7WvzLP7_GkSn",
+            "planetscale_token",
+        ),
+        (
+            "prefect pnu_Q0PlWOvIBdAt5oiRY4UcpS31KfNr0u08WmI4",
+            "prefect [REDACTED:prefect-api-token]",
+            "pnu_S57F0CeOUF5zzjaqiwqqokWU6GShqX1VyNB",
+            "prefect_token",
+        ),
+        (
+            "readme rdme_uydq71h6e93x6kcplo3afm3s9919yvqgflrio6x2x37vcajxsyl3ukbxtwo4y4t4zguger",
+            "readme [REDACTED:readme-api-token]",
+            "rdme_ypk47z2uloqgqgjfwl23j21ymf4yvj17hhh0j6avh1e20gd6dirn09ar9pax41rn4ca4m",
+            "readme_token",
+        ),
+        (
+            "shippo shippo_live_3d3baa857a6eccaa5da267f0b8d708c9c5530a5d",
+            "shippo [REDACTED:shippo-api-token]",
+            "shippo_live_d475a1edfa993bce66a25619cd560d0d160ccf9",
+            "shippo_token",
+        ),
+        (
+            "dt dt0c01.OIOSJKCJBY0CLGBNHGRX9S3T.XcRBauYV91npwoBzoheVpRb92xuMpHLnpnOwcUHuzVlpcVAjcsVllaxcUcCrj7jI",
+            "dt [REDACTED:dynatrace-api-token]",
+            "dt0c01.PXQY9GPCCVWKKVYU8GU6Y7L6",
+            "dynatrace_token",
+        ),
+        (
+            "ep EZAKBde3TYqsEZoKhkF9Hlxm26lVR0fLsNQqSrJ6yYtJQUsqJMY4K7mMS1",
+            "ep [REDACTED:easypost-api-token]",
+            "EZAKguomMklyu5ETLACZUineXnASvkIHRgcDKd9qPiBmBeGPsdmimPcau",
+            "easypost_key",
+        ),
+        (
+            "duffel duffel_live__6OG-S_rxbJoiKjo706KTg0OtU9mgG-KIOZzLUJUNfL",
+            "duffel [REDACTED:duffel-api-token]",
+            "duffel_live_ZOWK8GDBFn-xCjhc5uyzfhkZ0PRBGJC6x_3jOiEA6w",
+            "duffel_token",
+        ),
+        (
+            "ali LTAIkZQ6xrnEGE48W7AHNGcW",
+            "ali [REDACTED:alibaba-access-key-id]",
+            "LTAInocm16rTRSnxzwRp7tP",
+            "alibaba_key_id",
+        ),
+        (
+            "nr NRAK-RB105ZEE81G0P27P6R0ESVKLG8Y",
+            "nr [REDACTED:new-relic-key]",
+            "NRAK-QGR3PPSI7CXS9RGG46LMHZPTNP",
+            "new_relic_key",
+        ),
+        (
+            "oc login --token sha256~hZtNbmGMMkxaxtWLbpATJdagRw6u5Od_OFsZksJUwdF",
+            "oc login --token [REDACTED:openshift-user-token]",
+            "sha256~smoqeD-MbLYzO0Tz3lTocbXXlOxn4QnyuPFIc_aK-D",
+            "openshift_token",
+        ),
+        (
+            "octo API-Z93WBQFII01ISCJGCU4XAJWMS2",
+            "octo [REDACTED:octopus-deploy-api-key]",
+            "API-A6U41DOFAN1WMIAGS9F2KNOH3",
+            "octopus_key",
+        ),
+        (
+            "ic ico-40g4jJE7YdWefk9gtAM4JUXyWMrCVlpP",
+            "ic [REDACTED:infracost-api-token]",
+            "ico-2RU08Mbq8j4qNx3aj2UkllR1pm8BlIx",
+            "infracost_key",
+        ),
+        (
+            "pplx 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",
+            "pplx [REDACTED:perplexity-api-key]",
+            "pplx-BTBuxEI4eVWsFj8ZxfqAgt74NnGGGEnIJFqoaASnwR7ixK5",
+            "perplexity_key",
+        ),
+        (
+            "sq sq0csp-bqhJe6jlagvXLqBdJIKPh72M68hkkI4THhURciyETJZ",
+            "sq [REDACTED:square-token]",
+            "sq0csp-67ypfqfjLwSnvyGUF-ws0voQSJduNjJno8fMHV4kz4",
+            "square_secret",
+        ),
+        (
+            "tf tfp_3Ckx4sQRm1c1K-_sRXjUUa_f-7o8duleGUtTHjICQD0oC5G-Q6Y-KpOtx3w",
+            "tf [REDACTED:typeform-api-token]",
+            "tfp_U5ACZrl-OzYpo3gBPMwcCD66cg41kjmyrrl3ZozI-TQOkLmF0Y6WO0iv0a",
+            "typeform_token",
+        ),
+        (
+            "fio fio-u-aSZPxRCp0Dflk6taP8if53o9jep6ZSgGWFqW31UfsEXZXIxdXYL1lrLKdYq00xaK",
+            "fio [REDACTED:frameio-api-token]",
+            "fio-u-DQJL720vvtFDZ7CfqqEjQVvY9cL8OQdORcstcFAKZe9PFhp6w_YMcNH0eNeRRwp",
+            "frameio_token",
+        ),
+        (
+            "session eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.78i3YKMfO-2QEXbLAKV7m2sKtxxBwNi98OJpNVLnTGT expires",
+            "session [REDACTED:jwt] expires",
+            "eyJhbGciOiJIUzI1NiJ9 alone",
+            "jwt",
+        ),
+    ];
+    for &(sample, redacted, near_miss, name) in corpus {
+        assert_eq!(check(sample, redacted), 1, "{name}");
+        check(near_miss, near_miss);
+    }
+}
+
+#[test]
+fn credentials_in_urls() {
+    check(
+        "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/prod",
+        "DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/prod",
+    );
+    check(
+        "mongo mongodb+srv://admin:hunter2@cluster0.example.net/test?retryWrites=true",
+        "mongo mongodb+srv://admin:[REDACTED:url-password]@cluster0.example.net/test?retryWrites=true",
+    );
+    check(
+        "clone https://oauth2:tok3n@gitlab.example.com/group/repo.git",
+        "clone https://oauth2:[REDACTED:url-password]@gitlab.example.com/group/repo.git",
+    );
+    // A user without a password, an `@` in the path, and scp-like git addresses hold no secret.
+    for near_miss in [
+        "https://user@example.com/path",
+        "https://example.com/users/a:b@c",
+        "git@github.com:org/repo.git",
+        "see http://localhost:8080/ and ://x:y@z",
+    ] {
+        check(near_miss, near_miss);
+    }
+}
+
+#[test]
+fn password_flags() {
+    check(
+        "mysql --user root --password hunter2 db",
+        "mysql --user root --password [REDACTED:secret] db",
+    );
+    check(
+        "vault login --token=s.abcdef \"--client-secret\" 'x'",
+        "vault login --token=[REDACTED:secret] \"--client-secret\" 'x'",
+    );
+    check(
+        "deploy --api-key   'two words' --verbose",
+        "deploy --api-key   '[REDACTED:secret]' --verbose",
+    );
+    for near_miss in [
+        "run --password --user bob",
+        "use --password-file /run/secrets/db",
+        "a --verbose flag and a password",
+    ] {
+        check(near_miss, near_miss);
+    }
+}
+
+#[test]
+fn assignments_by_the_name_of_their_key() {
+    let cases = [
+        (
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG",
+            "AWS_SECRET_ACCESS_KEY",
+        ),
+        ("SECRET_KEY_BASE: abc123", "SECRET_KEY_BASE"),
+        ("GPG_PRIVATE_KEY=\"lQdGBF4\"", "GPG_PRIVATE_KEY"),
+        ("key_passphrase = correct-horse", "key_passphrase"),
+        ("MYSQL_PWD=hunter2", "MYSQL_PWD"),
+        ("DB_PASS=hunter2", "DB_PASS"),
+        ("SMTP_CREDENTIALS: user:pw", "SMTP_CREDENTIALS"),
+        ("SSHPASS=hunter2", "SSHPASS"),
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFy+/==;EndpointSuffix=core",
+            "AccountKey",
+        ),
+    ];
+    for (input, key) in cases {
+        let mut text = input.to_owned();
+        assert_eq!(redact::text(&mut text), 1, "{input}");
+        assert!(
+            text.contains(key) && text.contains("[REDACTED:secret]"),
+            "{text}"
+        );
+        check(input, &text);
+    }
+    for near_miss in [
+        "PWD=/home/me/project",
+        "OLDPWD=/tmp",
+        "bypass=true, compass: north, passes=3",
+        "AccountName=acct",
+    ] {
+        check(near_miss, near_miss);
+    }
 }

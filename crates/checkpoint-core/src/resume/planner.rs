@@ -206,9 +206,20 @@ pub fn plan(
         refs(&|phase| phase.status == PhaseStatus::Pending && !done.dependencies_done(phase));
 
     let Next {
-        action: next,
+        action: mut next,
         decision_required,
     } = next_action(after, &findings, now, &ready, heartbeat_recent);
+    // `max_in_progress` bounds what may run at once: the next phase, then the parallel ones.
+    let max = options.config.max_in_progress as usize;
+    if max > 0 {
+        let running = after
+            .phases
+            .iter()
+            .filter(|phase| phase.status == PhaseStatus::InProgress)
+            .count();
+        next.parallel
+            .truncate(max.saturating_sub(running).saturating_sub(1));
+    }
     ResumePlan {
         workflow: after.id.clone(),
         title: after.title.clone(),

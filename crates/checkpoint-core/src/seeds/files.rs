@@ -54,7 +54,14 @@ pub fn discover(project_root: &Path, worktrees: &[PathBuf]) -> Vec<Discovered> {
         push(SeedFormat::CheckpointRecovery, path);
     }
     let checkpoints = project_root.join(".claude").join("checkpoints");
-    for dir in [checkpoints.clone(), checkpoints.join("failed")] {
+    let failed = checkpoints.join("failed");
+    // A `failed/` holding a journal is one of our workflows (named `failed` before such ids
+    // were refused), not another tool's failed checkpoints.
+    let ours = failed.join(crate::store::JOURNAL_FILE).exists();
+    for dir in [checkpoints.clone(), failed]
+        .into_iter()
+        .take(if ours { 1 } else { 2 })
+    {
         for path in json_files(&dir) {
             push(SeedFormat::CheckpointsDir, path);
         }

@@ -14,7 +14,7 @@ use crate::{
     id::WorkflowId,
     retention::Archive,
     store::{
-        STATE_FILE, Store,
+        JOURNAL_FILE, STATE_FILE, Store,
         load::{load_dir, parse_state},
         write::{commit, create_private_dir},
     },
@@ -39,6 +39,9 @@ impl Store {
         {
             commit(&dir, &[], Some(&loaded.workflow), self.options.failpoint)?;
         }
+        // A live workflow named `failed` (from before such ids were refused) keeps its directory:
+        // failed archives then go to `.archive/` with the others.
+        let failed = failed && !self.failed_dir_is_a_workflow();
         let parent = self
             .root
             .join(if failed { FAILED_DIR } else { ARCHIVE_DIR });
@@ -62,6 +65,9 @@ impl Store {
     pub fn list_archives(&self) -> Result<Vec<(PathBuf, Archive)>> {
         let mut archives = Vec::new();
         for (sub, failed) in [(ARCHIVE_DIR, false), (FAILED_DIR, true)] {
+            if failed && self.failed_dir_is_a_workflow() {
+                continue;
+            }
             let parent = self.root.join(sub);
             let entries = match fs::read_dir(&parent) {
                 Ok(entries) => entries,
@@ -110,6 +116,13 @@ impl Store {
         Ok(archives)
     }
 
+    /// Whether `failed/` holds a live workflow (named `failed` before such ids were refused)
+    /// rather than archives.
+    pub fn failed_dir_is_a_workflow(&self) -> bool {
+        let dir = self.root.join(FAILED_DIR);
+        dir.join(STATE_FILE).exists() || dir.join(JOURNAL_FILE).exists()
+    }
+
     /// Brings an archived workflow back under its id; refuses when that id is taken.
     pub fn restore(&self, archive: &Path) -> Result<WorkflowId> {
         let state_path = archive.join(STATE_FILE);
@@ -118,6 +131,7 @@ impl Store {
             root: self.root.clone(),
         })?;
         let workflow = parse_state(&state_path, &bytes)?;
+        refuse_reserved(&workflow.id)?;
         let target = self.workflow_dir(&workflow.id);
         if target.exists() {
             return Err(Error::AlreadyExists {
@@ -157,4 +171,20 @@ fn archive_time(name: &str) -> Option<DateTime<Utc>> {
             .ok()
             .map(|naive| naive.and_utc())
     })
+}
+
+/// Refuses a new workflow whose id clashes with a name the store uses or keeps.
+pub(crate) fn refuse_reserved(id: &WorkflowId) -> Result<()> {
+    match id.reserved() {
+        Some(name) => Err(Error::ReservedId {
+            id: id.to_string(),
+            name,
+            names: crate::id::RESERVED_WORKFLOW_IDS
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+        None => Ok(()),
+    }
 }

@@ -131,7 +131,9 @@ pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loade
     let state_bytes = fsx::read_limited(&state_path)?;
     let state = match &state_bytes {
         Some(bytes) => match parse_state(&state_path, bytes) {
-            Err(err @ Error::NewerVersion { .. }) => return Err(err),
+            Err(err @ (Error::NewerVersion { .. } | Error::UnknownVersion { .. })) => {
+                return Err(err);
+            }
             parsed => parsed,
         },
         None => Err(Error::NotFound {
@@ -300,7 +302,7 @@ pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     // UTF-8 is checked once for the whole file, which is cheaper than string by string.
     if let Ok(text) = std::str::from_utf8(bytes)
         && let Ok(workflow) = serde_json::from_str::<Workflow>(text)
-        && workflow.schema_version <= SCHEMA_VERSION
+        && (1..=SCHEMA_VERSION).contains(&workflow.schema_version)
         && check_invariants(&workflow).is_ok()
     {
         return Ok(workflow);
@@ -348,6 +350,13 @@ fn parse_state_carefully(path: &Path, bytes: &[u8]) -> Result<Workflow> {
             return Err(Error::NewerVersion {
                 path: path.to_owned(),
                 found: u32::try_from(found).unwrap_or(u32::MAX),
+                supported: SCHEMA_VERSION,
+            });
+        }
+        Some(Some(0)) => {
+            return Err(Error::UnknownVersion {
+                path: path.to_owned(),
+                found: 0,
                 supported: SCHEMA_VERSION,
             });
         }

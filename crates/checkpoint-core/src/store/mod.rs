@@ -259,6 +259,7 @@ impl Store {
 
     /// Creates a workflow from its initial state.
     pub fn create(&self, workflow: Workflow, now: DateTime<Utc>) -> Result<Loaded> {
+        archive::refuse_reserved(&workflow.id)?;
         let dir = self.workflow_dir(&workflow.id);
         create_private_dir(&self.root)?;
         create_private_dir(&dir)?;

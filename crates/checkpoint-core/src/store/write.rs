@@ -53,6 +53,16 @@ pub(super) fn commit(
     // Serialized before anything is written, so that nothing can fail between the two writes
     // but the writes themselves.
     let text = state.map(state_text);
+    // One limit for writing and reading: a state no reader would accept is never written.
+    if let Some(text) = &text
+        && text.len() as u64 > fsx::MAX_FILE_BYTES
+    {
+        return Err(Error::StateTooLarge {
+            path: dir.join(STATE_FILE),
+            size: text.len() as u64,
+            limit: fsx::MAX_FILE_BYTES,
+        });
+    }
     let journal_path = dir.join(JOURNAL_FILE);
     if !lines.is_empty() {
         let lines = lines.concat();
