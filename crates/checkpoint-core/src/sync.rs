@@ -5,11 +5,10 @@
 //! ([`crate::store::Store::adopt`]). Every result keeps the remote journal as its prefix, so the
 //! shared history only ever grows and a push is always a fast forward.
 
-use std::{collections::BTreeSet, fmt, path::Path};
+use std::{collections::BTreeSet, path::Path};
 
 use chrono::{DateTime, Utc};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::{
     error::{Error, Result},
@@ -20,28 +19,7 @@ use crate::{
     transition::Transition,
 };
 
-/// Which side a divergence was resolved to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Keep {
-    /// The remote entries; ours are kept in a fork `<id>@local-<time>`.
-    Theirs,
-    /// Our entries, replayed after the remote ones from the shared state; theirs are kept in a
-    /// fork `<id>@remote-<time>`.
-    Ours,
-    /// Both: the remote entries, then ours (allowed when each side touched different phases).
-    Merge,
-}
-
-impl fmt::Display for Keep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Theirs => "theirs",
-            Self::Ours => "ours",
-            Self::Merge => "merge",
-        })
-    }
-}
+pub use crate::transition::Keep;
 
 /// How a local journal compares with a remote one.
 #[derive(Debug, Clone, PartialEq)]

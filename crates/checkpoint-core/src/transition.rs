@@ -1,6 +1,8 @@
 //! Transitions: every change to a workflow is one of these, applied by [`apply`] and recorded in
 //! the journal with a timestamp and a sequence number.
 
+use std::fmt;
+
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -12,11 +14,33 @@ use crate::{
         Activity, Approval, Artifact, Decision, Note, Pause, Phase, PhaseStatus, Replan, Task,
         TaskStatus, Workflow, WorkflowStatus,
     },
-    sync::Keep,
 };
 
 /// How many failed attempts a phase may have before a person must decide, unless it says otherwise.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// Which side a divergence was resolved to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Keep {
+    /// The remote entries; ours are kept in a fork `<id>@local-<time>`.
+    Theirs,
+    /// Our entries, replayed after the remote ones from the shared state; theirs are kept in a
+    /// fork `<id>@remote-<time>`.
+    Ours,
+    /// Both: the remote entries, then ours (allowed when each side touched different phases).
+    Merge,
+}
+
+impl fmt::Display for Keep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Theirs => "theirs",
+            Self::Ours => "ours",
+            Self::Merge => "merge",
+        })
+    }
+}
 
 /// One change to a workflow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
