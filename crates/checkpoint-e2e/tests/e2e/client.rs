@@ -402,3 +402,96 @@ fn plugin_mcp_tools_are_named_by_plugin_and_server_and_results_are_structured() 
         "the denied call ran: {state}"
     );
 }
+
+/// The lines of a `--output-format stream-json` run, parsed.
+fn stream(output: &checkpoint_e2e::ClaudeOutput) -> Vec<serde_json::Value> {
+    output
+        .stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// What reaches a runner of a long rate limit (a subscription's usage limit, or a 429 whose
+/// `retry-after` is more than a minute): the client does not retry, exits 1, and the stream says
+/// "rate limit" with no reset time. None of the 429's headers (`retry-after`,
+/// `anthropic-ratelimit-requests-reset`, `anthropic-ratelimit-unified-reset`) reaches the stream,
+/// and with an API key there is no `rate_limit_event` line, even with the subscription headers.
+#[test]
+fn a_long_rate_limit_reaches_a_runner_without_a_reset_time() {
+    let mock = MockApi::start(vec![Turn::RateLimit {
+        message: "mock rate limit".to_owned(),
+        retry_after: 3600,
+        window: Duration::from_secs(3600),
+        unified: true,
+    }]);
+    let env = ClaudeEnv::new(&mock);
+    let output = env.run(
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+        &[],
+    );
+
+    assert_eq!(output.code(), Some(1), "{output}");
+    assert_eq!(
+        mock.main_requests().len(),
+        1,
+        "the client retried\n{output}"
+    );
+    let lines = stream(&output);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["type"] == "assistant" && line["error"] == "rate_limit"),
+        "{output}"
+    );
+    let result = lines.iter().find(|line| line["type"] == "result").unwrap();
+    assert_eq!(result["api_error_status"], 429);
+    assert_eq!(result["is_error"], true);
+    assert!(
+        lines.iter().all(|line| line["type"] != "rate_limit_event"),
+        "a rate_limit_event now reaches an API-key session: use its resetsAt\n{output}"
+    );
+    for needle in ["3600", "anthropic-ratelimit", "resetsAt", "resets"] {
+        assert!(
+            !output.stdout.contains(needle) && !output.stderr.contains(needle),
+            "{needle:?} reached the stream: use it\n{output}"
+        );
+    }
+}
+
+/// What reaches a runner of a short rate limit that outlasts the client's retries: one
+/// `system`/`api_retry` line per retry, whose `retry_delay_ms` is the 429's `retry-after`, then
+/// the same ending as a long limit. `CLAUDE_CODE_MAX_RETRIES` bounds the retries (facts §d).
+#[test]
+fn a_short_rate_limit_reaches_a_runner_as_the_clients_retry_delay() {
+    let mock = MockApi::start(vec![Turn::RateLimit {
+        message: "mock rate limit".to_owned(),
+        retry_after: 2,
+        window: Duration::from_secs(6),
+        unified: false,
+    }]);
+    let env = ClaudeEnv::new(&mock);
+    let started = Instant::now();
+    let output = env.run(
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+        &[("CLAUDE_CODE_MAX_RETRIES", "1")],
+    );
+
+    assert_eq!(output.code(), Some(1), "{output}");
+    assert_eq!(mock.main_requests().len(), 2, "{output}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "the client did not wait"
+    );
+    let lines = stream(&output);
+    let retries: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|line| line["type"] == "system" && line["subtype"] == "api_retry")
+        .collect();
+    assert_eq!(retries.len(), 1, "{output}");
+    assert_eq!(retries[0]["retry_delay_ms"], 2000);
+    assert_eq!(retries[0]["error_status"], 429);
+    assert_eq!(retries[0]["error"], "rate_limit");
+    let result = lines.iter().find(|line| line["type"] == "result").unwrap();
+    assert_eq!(result["api_error_status"], 429);
+}

@@ -225,7 +225,7 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
             .map(|phase| format!("phase {}", phase.id)),
     );
     let height = 30 + lanes.len() as i64 * LANE_H + 10;
-    let width = LABEL_W + TIMELINE_W + 20;
+    let width = LABEL_W + TIMELINE_W + 50;
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"timeline\">\n"
     );
