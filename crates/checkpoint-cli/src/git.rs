@@ -66,7 +66,7 @@ pub(crate) fn message(workflow: &Workflow, phases: &[PhaseId]) -> String {
     text
 }
 
-/// Stages everything except the store's lock and temp files, and commits; returns the SHA.
+/// Stages everything except the store's locks and temp files, and commits; returns the SHA.
 pub(crate) fn commit(
     project_root: &Path,
     store_root: &Path,
@@ -82,8 +82,12 @@ pub(crate) fn commit(
         .to_string_lossy()
         .into_owned();
     let lock = format!(":(glob){store}/**/lock");
+    let run_lock = format!(":(glob){store}/**/run.lock");
     let temp = format!(":(glob){store}/**/.state.json.tmp-*");
-    run(project_root, &["reset", "--quiet", "--", &lock, &temp])?;
+    run(
+        project_root,
+        &["reset", "--quiet", "--", &lock, &run_lock, &temp],
+    )?;
     let staged = git(project_root, &["diff", "--cached", "--quiet"])
         .map_err(|err| format!("failed to run git: {err}"))?;
     if staged.status.success() {

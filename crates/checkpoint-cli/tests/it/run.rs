@@ -516,3 +516,50 @@ fn screenshot_is_not_blank(page: &Path) {
         "no session blue in the screenshot"
     );
 }
+
+#[test]
+fn until_stops_after_that_phase_and_a_commit_never_holds_the_runner_lock() {
+    let env = TestEnv::bare();
+    let dir = env.project();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["config", "user.name", "Test"],
+        &["config", "user.email", "test@example.com"],
+        &["commit", "-q", "--allow-empty", "-m", "start"],
+    ] {
+        assert!(
+            Command::new("git")
+                .args(args)
+                .current_dir(&dir)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    init(&env, &["a", "b:a", "c:b"]);
+    fs::write(env.store().join("config.toml"), "commit_every = 1\n").unwrap();
+    let claude = fake_claude(&env, DO_PHASE);
+
+    let output = run_cmd(&env, &claude, &["--until", "b", "--no-progress"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("phase `b` is done (`--until`)"),
+        "{rendered}"
+    );
+    assert_eq!(fs::read_to_string(dir.join("work.log")).unwrap(), "a\nb\n");
+    // The sessions' commits ran while the runner held its lock: it is in none of them.
+    let files = Command::new("git")
+        .args(["log", "--name-only", "--format="])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let files = String::from_utf8(files.stdout).unwrap();
+    assert!(
+        files.contains(".claude/checkpoints/w/state.json"),
+        "{files}"
+    );
+    assert!(!files.contains("run.lock"), "{files}");
+}
