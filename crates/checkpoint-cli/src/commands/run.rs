@@ -305,6 +305,19 @@ impl Runner<'_> {
             phases_done: workflow.n_done(),
             phases_total: workflow.phases.len(),
         })?;
+        let result = self.drive(&mut run_lock, &interrupted);
+        if let Err(err) = &result {
+            // The night's story ends with why, even when it is an error.
+            let _ = self.journal(Transition::RunStop {
+                reason: format!("failed: {err}"),
+                exit: exit_code::FAILURE,
+            });
+        }
+        result
+    }
+
+    /// The loop: plan, then a session, a wait or a stop.
+    fn drive(&mut self, run_lock: &mut lock::RunLock, interrupted: &AtomicBool) -> Result<u8> {
         let mut state = RunState::default();
         loop {
             if interrupted.load(Ordering::SeqCst) {
@@ -321,14 +334,8 @@ impl Runner<'_> {
             let step = state.next(&plan, self.limits, self.ctx.now);
             let step = match step {
                 Step::Session { phase, resume } => {
-                    let (report, was_interrupted) = self.session(
-                        &plan,
-                        &mut state,
-                        phase,
-                        resume,
-                        &mut run_lock,
-                        &interrupted,
-                    )?;
+                    let (report, was_interrupted) =
+                        self.session(&plan, &mut state, phase, resume, run_lock, interrupted)?;
                     if was_interrupted {
                         return self.stop(
                             "interrupted",
@@ -356,7 +363,7 @@ impl Runner<'_> {
                         until,
                         reason: reason.clone(),
                     })?;
-                    if !self.wait(until, &reason, &plan, &interrupted) {
+                    if !self.wait(until, &reason, &plan, interrupted) {
                         return self.stop(
                             "interrupted",
                             "interrupted (Ctrl-C) while waiting".into(),

@@ -563,3 +563,77 @@ fn until_stops_after_that_phase_and_a_commit_never_holds_the_runner_lock() {
     );
     assert!(!files.contains("run.lock"), "{files}");
 }
+
+#[test]
+fn a_client_that_cannot_start_fails_the_run_and_says_so_in_the_journal() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let missing = env.dir.path().join("no-such-claude");
+    let output = run_cmd(&env, &missing, &[]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(1), "{rendered}");
+    assert!(
+        rendered.contains("failed to start `[TEMP]/no-such-claude`"),
+        "{rendered}"
+    );
+    let log = env.ok(&["log"]);
+    assert!(log.contains("failed: failed to start"), "{log}");
+    // The failed start is not a session that ran.
+    assert!(!log.contains("run_session_end"), "{log}");
+}
+
+/// On a terminal, a live line shows the phases, the phase, the session and its last tool;
+/// `script` gives the run a terminal.
+#[cfg(unix)]
+#[test]
+fn a_terminal_gets_a_live_line() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: needs `script` (util-linux) for a terminal");
+        return;
+    }
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(
+        &env,
+        &format!(
+            "echo '{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"tool_use\",\"name\":\"Write\",\"input\":{{}}}}]}}}}'\nsleep 1\n{DO_PHASE}"
+        ),
+    );
+    let base = env.cmd();
+    let mut cmd = Command::new("script");
+    cmd.env_clear()
+        .envs(
+            base.get_envs()
+                .filter_map(|(key, value)| Some((key, value?))),
+        )
+        .env_remove("CHECKPOINT_NO_PROGRESS")
+        .env("TERM", "xterm")
+        .env("CK", bin())
+        .current_dir(env.project())
+        .args(["-qec"])
+        .arg(format!(
+            "{} run --claude {}",
+            bin().display(),
+            claude.display()
+        ))
+        .arg("/dev/null");
+    let output = cmd.output().unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{screen}");
+    assert!(
+        screen.contains("0/1 phases done · phase a · session 1 ·"),
+        "{screen}"
+    );
+    assert!(screen.contains("· Write"), "{screen}");
+    // The events are still there, one per line.
+    assert!(
+        screen.contains("run: finished: every phase is complete (exit 0)"),
+        "{screen}"
+    );
+    // Without a terminal there is no live line.
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    assert!(!render(&env, &output).contains("phases done ·"));
+}
