@@ -495,3 +495,61 @@ fn a_short_rate_limit_reaches_a_runner_as_the_clients_retry_delay() {
     let result = lines.iter().find(|line| line["type"] == "result").unwrap();
     assert_eq!(result["api_error_status"], 429);
 }
+
+/// How `claude -p` ends on SIGINT sent to its process group (what `checkpoint run` does on
+/// Ctrl-C) while a Bash tool runs: it exits on its own well within the runner's five-second
+/// grace, with exit code 1 and the tool's process gone too, and never asks the model again.
+#[test]
+fn sigint_ends_a_headless_session_and_its_tool() {
+    let mock = MockApi::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({ "command": "echo $$ > tool.pid; exec sleep 60" }),
+        ),
+        Turn::text("NEVER"),
+    ]);
+    let env = ClaudeEnv::new(&mock);
+    let args = [
+        "-p",
+        "run it",
+        "--allowedTools",
+        "Bash",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ];
+    let mut child = env.command(&args, &[]).spawn().unwrap();
+    let pid_file = env.project_dir().join("tool.pid");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !pid_file.is_file() {
+        assert!(Instant::now() < deadline, "the tool never started");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(300));
+    let tool: u32 = fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let interrupted = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = env.wait(&mut child, &args);
+    let took = interrupted.elapsed();
+
+    // Measured: exit 1 in about 0.2 s.
+    assert!(took < Duration::from_secs(5), "took {took:?}\n{output}");
+    assert_eq!(output.code(), Some(1), "{output}");
+    let gone = |pid: u32| {
+        fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| stat.contains(") Z "))
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !gone(tool) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(tool), "the tool's process outlived the session");
+    assert_eq!(mock.main_requests().len(), 1, "{output}");
+}
