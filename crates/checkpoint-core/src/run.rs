@@ -8,7 +8,10 @@ mod tests;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::{id::PhaseId, resume::ResumePlan};
+use crate::{
+    id::PhaseId,
+    resume::{Action, ResumePlan},
+};
 
 /// How long the runner waits after a rate limit's reset before it continues.
 pub const RESET_MARGIN: Duration = Duration::seconds(2);
@@ -166,10 +169,10 @@ impl RunState {
         }
         let next = &plan.next;
         match next.action {
-            "done" => {
+            Action::Done => {
                 return stop(StopKind::Finished, next.reason.clone(), None, Vec::new());
             }
-            "abandoned" => {
+            Action::Abandoned => {
                 return stop(
                     StopKind::NeedsPerson,
                     next.reason.clone(),
@@ -187,7 +190,7 @@ impl RunState {
                 decision_commands(plan),
             );
         }
-        if next.action == "wait"
+        if next.action == Action::Wait
             && let Some(until) = plan.paused_until
         {
             return self.wait_or_stop(until, next.reason.clone(), limits, now);
@@ -316,11 +319,11 @@ fn decision_commands(plan: &ResumePlan) -> Vec<String> {
     let next = &plan.next;
     let mut commands: Vec<String> = Vec::new();
     match (next.action, next.phase.as_ref()) {
-        ("approve", Some(phase)) => {
+        (Action::Approve, Some(phase)) => {
             commands.push(format!("checkpoint approve {phase}"));
             commands.push(format!("checkpoint reject {phase} --reason \"<why>\""));
         }
-        ("confirm", _) => commands.push(format!("checkpoint resume {} --yes", plan.workflow)),
+        (Action::Confirm, _) => commands.push(format!("checkpoint resume {} --yes", plan.workflow)),
         (_, Some(phase)) => {
             commands.push(format!("checkpoint start {phase} --force"));
             commands.push(format!("checkpoint skip {phase}"));
