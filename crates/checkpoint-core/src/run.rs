@@ -69,7 +69,9 @@ pub enum Outcome {
 impl Outcome {
     /// Classifies a finished session.
     pub fn of(report: &SessionReport) -> Outcome {
-        if report.rate_limited {
+        // A limit the client got over by itself (its own retries) did not end the session.
+        let recovered = report.exit == Some(0) && report.transitions > 0;
+        if report.rate_limited && !recovered {
             Outcome::RateLimit
         } else if report.exit != Some(0) {
             Outcome::Crash

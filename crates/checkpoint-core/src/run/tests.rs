@@ -320,3 +320,23 @@ fn run_events_are_not_work() {
     };
     assert!(!heartbeat.is_work());
 }
+
+#[test]
+fn a_limit_the_client_got_over_by_itself_is_progress() {
+    let report = SessionReport {
+        exit: Some(0),
+        transitions: 3,
+        ..rate_limited(Some(at(30)))
+    };
+    assert_eq!(Outcome::of(&report), Outcome::Progress);
+    let mut state = RunState::default();
+    assert!(state.record(&report, &limits()).is_none());
+    assert_eq!(state.resume, None);
+    // Ending on the limit is a limit, whatever the exit code says.
+    let report = SessionReport {
+        exit: Some(0),
+        transitions: 0,
+        ..rate_limited(None)
+    };
+    assert_eq!(Outcome::of(&report), Outcome::RateLimit);
+}
