@@ -14,8 +14,8 @@ mod output;
 mod probe;
 mod remote;
 mod report;
-mod unfinished;
 mod runner;
+mod unfinished;
 
 use std::{
     ffi::{OsStr, OsString},

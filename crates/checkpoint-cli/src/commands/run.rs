@@ -164,7 +164,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs) -> Result<u8> {
 fn dry_run(ctx: &Ctx, id: &WorkflowId, client: &dyn AgentClient, limits: &RunLimits) -> Result<u8> {
     let loaded = ctx.store.load(id)?;
     let plan = ctx
-        .brief(&loaded.workflow, &loaded.recoveries, &FsProbe::new(&ctx.project_root))
+        .brief(
+            &loaded.workflow,
+            &loaded.recoveries,
+            &FsProbe::new(&ctx.project_root),
+        )
         .plan;
     let step = RunState::default().next(&plan, limits, ctx.now);
     let command = match &step {

@@ -6,28 +6,12 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use super::{Outcome, RunLimits, RunState, SessionReport, Step};
 use crate::{
     Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
-    resume::{self, PlanOptions, Probe},
+    resume::{self, PlanOptions},
+    testing::Files,
 };
 
 fn at(second: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap() + Duration::seconds(second)
-}
-
-struct NoFiles;
-
-impl Probe for NoFiles {
-    fn file_size(&self, _: &str) -> Option<u64> {
-        None
-    }
-    fn git_branch(&self) -> Option<String> {
-        None
-    }
-    fn commit_exists(&self, _: &str) -> Option<bool> {
-        None
-    }
-    fn worktree(&self) -> Option<String> {
-        None
-    }
 }
 
 fn phase(id: &str) -> PhaseId {
@@ -66,11 +50,11 @@ fn limits() -> RunLimits {
 }
 
 fn step(state: &RunState, workflow: &Workflow, limits: &RunLimits, now: DateTime<Utc>) -> Step {
-    let findings = resume::validate(workflow, &[], &NoFiles, &Config::default(), now);
+    let findings = resume::validate(workflow, &[], &Files(Vec::new()), &Config::default(), now);
     let plan = resume::plan(
         workflow,
         findings,
-        &NoFiles,
+        &Files(Vec::new()),
         &PlanOptions {
             config: Config::default(),
             now,
