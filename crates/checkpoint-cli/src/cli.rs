@@ -128,6 +128,11 @@ pub enum Command {
     Import(commands::import::ImportArgs),
     /// Write the workflow as another checkpoint system's state file
     Export(commands::export::ExportArgs),
+    /// Carry a workflow to the end unattended: headless `claude` sessions through rate limits,
+    /// crashes and stalls, stopping where a person must decide
+    Run(commands::run::RunArgs),
+    /// The story of a workflow's runs: sessions, waits and phase transitions, with times
+    Report(commands::report::ReportArgs),
     /// Print the JSON Schema of a file format
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script

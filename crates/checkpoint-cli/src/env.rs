@@ -17,3 +17,9 @@ pub const NO_COLOR: &str = "NO_COLOR";
 pub const CLICOLOR_FORCE: &str = "CLICOLOR_FORCE";
 /// Forces colour when set to a non-empty value.
 pub const FORCE_COLOR: &str = "FORCE_COLOR";
+/// Disables the live line of `checkpoint run` when set to a non-empty value.
+pub const CHECKPOINT_NO_PROGRESS: &str = "CHECKPOINT_NO_PROGRESS";
+/// Set for the `[run] notify` command: the phase a person must decide on (may be empty).
+pub const CHECKPOINT_PHASE: &str = "CHECKPOINT_PHASE";
+/// Set for the `[run] notify` command: why the runner stopped.
+pub const CHECKPOINT_REASON: &str = "CHECKPOINT_REASON";

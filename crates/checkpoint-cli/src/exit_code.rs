@@ -21,6 +21,14 @@ pub const UNTRUSTED: u8 = 6;
 pub const MAYBE_SAVED: u8 = 7;
 /// `validate` found errors: the state cannot be trusted as is.
 pub const INVALID: u8 = 8;
+/// `checkpoint run` stopped for a person: an approval gate, a retry or replan limit, a rebuilt
+/// or stale state, or sessions that make no progress.
+pub const NEEDS_PERSON: u8 = 9;
+/// `checkpoint run` stopped at one of its own bounds (`--max-sessions`, `--max-wait`); running
+/// it again continues.
+pub const RUN_LIMIT: u8 = 10;
+/// `checkpoint run` was interrupted (Ctrl-C or SIGTERM); its session was stopped.
+pub const INTERRUPTED: u8 = 130;
 
 /// One documented exit code.
 #[derive(Debug, Clone, Copy)]
@@ -33,7 +41,7 @@ pub struct ExitCode {
 }
 
 /// Every exit code `checkpoint` documents, in order.
-pub const ALL: [ExitCode; 9] = [
+pub const ALL: [ExitCode; 12] = [
     ExitCode {
         code: SUCCESS,
         meaning: "success",
@@ -61,7 +69,7 @@ pub const ALL: [ExitCode; 9] = [
     },
     ExitCode {
         code: LOCKED,
-        meaning: "timed out waiting for the lock (`CHECKPOINT_LOCK_TIMEOUT`, seconds, default 10)",
+        meaning: "timed out waiting for the lock (`CHECKPOINT_LOCK_TIMEOUT`, seconds, default 10), or another `checkpoint run` holds the workflow",
         brief: "locked",
     },
     ExitCode {
@@ -78,6 +86,21 @@ pub const ALL: [ExitCode; 9] = [
         code: INVALID,
         meaning: "`validate` found errors",
         brief: "`validate` found errors",
+    },
+    ExitCode {
+        code: NEEDS_PERSON,
+        meaning: "`run` stopped for a person: an approval gate, a retry or replan limit, a rebuilt or stale state, or two sessions in a row that recorded nothing",
+        brief: "`run` needs a person",
+    },
+    ExitCode {
+        code: RUN_LIMIT,
+        meaning: "`run` stopped at `--max-sessions` or `--max-wait`; running it again continues",
+        brief: "`run` reached a limit",
+    },
+    ExitCode {
+        code: INTERRUPTED,
+        meaning: "`run` was interrupted (Ctrl-C or SIGTERM); its session was stopped first",
+        brief: "`run` interrupted",
     },
 ];
 
@@ -112,11 +135,13 @@ pub fn skill_line() -> String {
 mod tests {
     use super::*;
 
-    /// The table lists each code once, in order, from 0 to the highest.
+    /// The table lists each code once, in order: every code from 0 to `run`'s limit, then the
+    /// shell's code for an interrupt.
     #[test]
     fn the_table_lists_every_code_once_in_order() {
         let codes: Vec<u8> = ALL.iter().map(|exit| exit.code).collect();
-        let expected: Vec<u8> = (0..=INVALID).collect();
+        let mut expected: Vec<u8> = (0..=RUN_LIMIT).collect();
+        expected.push(INTERRUPTED);
         assert_eq!(codes, expected);
     }
 }

@@ -132,7 +132,7 @@ pub(crate) fn message(workflow: &Workflow, phases: &[PhaseId]) -> String {
     text
 }
 
-/// Stages the changed files, except the store's lock and temp files and the files that look
+/// Stages the changed files, except the store's locks and temp files and the files that look
 /// like secrets (see [`left_out`]), and commits; returns the SHA and what was left out.
 pub(crate) fn commit(
     project_root: &Path,
@@ -211,7 +211,7 @@ fn is_store_scratch(store: &Path, path: &Path) -> bool {
         .file_name()
         .map(|name| name.to_string_lossy())
         .unwrap_or_default();
-    path.starts_with(store) && (name == "lock" || name.starts_with(".state.json.tmp-"))
+    path.starts_with(store) && (name == "lock" || name == "run.lock" || name.starts_with(".state.json.tmp-"))
 }
 
 /// Why a changed file must stay out of a checkpoint commit, if it must: its name, its content,

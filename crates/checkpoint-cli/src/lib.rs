@@ -15,6 +15,7 @@ mod output;
 mod probe;
 mod remote;
 mod report;
+mod runner;
 mod stdin;
 mod unfinished;
 
@@ -61,6 +62,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     let color = ctx::use_color(cli.global.color);
+    if let Command::Run(args) = &cli.command {
+        // The runner chooses its own exit codes (a person must decide, a limit, Ctrl-C).
+        return ExitCode::from(match commands::run::run(&cli.global, args) {
+            Ok(code) => code,
+            Err(report) => {
+                render_error(&report, cli.global.format, color);
+                exit_code_of(&report)
+            }
+        });
+    }
     match dispatch(&cli) {
         Ok(()) => ExitCode::from(exit_code::SUCCESS),
         Err(report) => {
@@ -126,7 +137,12 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Push(args) => commands::sync::push(&ctx, args),
         Command::Pull(args) => commands::sync::pull(&ctx, args),
         Command::Sync(args) => commands::sync::sync(&ctx, args),
-        Command::Schema(_) | Command::Completions(_) | Command::Hook(_) | Command::Mcp(_) => {
+        Command::Report(args) => commands::report::run(&ctx, args),
+        Command::Schema(_)
+        | Command::Completions(_)
+        | Command::Hook(_)
+        | Command::Mcp(_)
+        | Command::Run(_) => {
             unreachable!("handled above")
         }
     }
@@ -198,6 +214,9 @@ fn exit_code_of(report: &Report) -> u8 {
         || report.downcast_ref::<commands::sync::Rejected>().is_some()
     {
         return exit_code::REFUSED;
+    }
+    if report.downcast_ref::<commands::run::RunnerBusy>().is_some() {
+        return exit_code::LOCKED;
     }
     if report.downcast_ref::<ctx::WorkflowChoiceError>().is_some() {
         return exit_code::NOT_FOUND;

@@ -172,6 +172,9 @@ pub(crate) struct StatusReport<'a> {
     pub(crate) workflow: &'a Workflow,
     pub(crate) phases: Vec<PhaseSummary<'a>>,
     pub(crate) recoveries: &'a [Recovery],
+    /// The unattended runner (`checkpoint run`) working on the workflow now, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) runner: Option<crate::runner::lock::Holder>,
 }
 
 /// Where one phase stands.

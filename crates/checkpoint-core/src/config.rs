@@ -44,6 +44,8 @@ pub struct Config {
     pub gc: Retention,
     /// Sync with a git remote (`checkpoint push`).
     pub sync: Sync,
+    /// Settings of the unattended runner, `checkpoint run`.
+    pub run: RunConfig,
 }
 
 /// The `[sync]` table.
@@ -54,6 +56,17 @@ pub struct Sync {
     /// or the hook when its last output is written); a failed push is reported by the next
     /// command (default false).
     pub on_complete: bool,
+}
+
+/// The `[run]` table: settings of `checkpoint run`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    /// A shell command run when the runner stops for a person; it gets `CHECKPOINT_WORKFLOW`,
+    /// `CHECKPOINT_PHASE` and `CHECKPOINT_REASON` in its environment (default: none).
+    pub notify: Option<String>,
+    /// The agent client to run (default: `claude` on `PATH`).
+    pub claude: Option<String>,
 }
 
 impl Default for Config {
@@ -70,6 +83,7 @@ impl Default for Config {
             commit_every: 0,
             gc: Retention::default(),
             sync: Sync::default(),
+            run: RunConfig::default(),
         }
     }
 }

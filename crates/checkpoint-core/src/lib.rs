@@ -25,13 +25,14 @@ pub mod observe;
 pub mod redact;
 pub mod resume;
 pub mod retention;
+pub mod run;
 pub mod schema;
 pub mod seeds;
 pub mod store;
 pub mod sync;
 
 pub use crate::{
-    config::{CONFIG_FILE, Config},
+    config::{CONFIG_FILE, Config, RunConfig},
     error::{Error, Result},
     id::{PhaseId, TaskId, WorkflowId},
     model::{

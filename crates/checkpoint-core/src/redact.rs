@@ -134,6 +134,25 @@ pub fn transition(transition: &mut Transition) -> usize {
             field(source);
             session_id.iter_mut().for_each(field);
         }
+        Transition::RunStart { pid: _, client } => field(client),
+        Transition::RunSessionStart {
+            number: _,
+            phase: _,
+            resumed,
+        } => resumed.iter_mut().for_each(field),
+        Transition::RunSessionEnd {
+            number: _,
+            session_id,
+            exit: _,
+            outcome,
+            transitions: _,
+        } => {
+            field(outcome);
+            session_id.iter_mut().for_each(field);
+        }
+        Transition::RunWait { until: _, reason } | Transition::RunStop { reason, exit: _ } => {
+            field(reason);
+        }
     }
     n
 }

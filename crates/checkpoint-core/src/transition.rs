@@ -258,6 +258,55 @@ pub enum Transition {
         #[serde(default)]
         base: Option<Box<Workflow>>,
     },
+    /// An unattended runner (`checkpoint run`) started on the workflow.
+    RunStart {
+        /// The runner's process id.
+        pid: u32,
+        /// The agent client it drives, for example `claude`.
+        client: String,
+    },
+    /// The runner started an agent session.
+    RunSessionStart {
+        /// The session's number in this run, from 1.
+        number: u32,
+        /// The phase the plan named.
+        #[serde(default)]
+        phase: Option<PhaseId>,
+        /// The session it continues, when it resumes one.
+        #[serde(default)]
+        resumed: Option<String>,
+    },
+    /// An agent session of the runner ended.
+    RunSessionEnd {
+        /// The session's number in this run.
+        number: u32,
+        /// The client's session id.
+        #[serde(default)]
+        session_id: Option<String>,
+        /// Its exit code; none when a signal ended it.
+        #[serde(default)]
+        exit: Option<i32>,
+        /// `progress`, `stall`, `rate_limit`, `crash` or `interrupted`.
+        outcome: String,
+        /// How many transitions of work it recorded.
+        #[serde(default)]
+        transitions: u32,
+    },
+    /// The runner waits (for a rate limit to reset, or a backoff) before the next session.
+    RunWait {
+        /// When it continues.
+        until: DateTime<Utc>,
+        /// Why it waits.
+        reason: String,
+    },
+    /// The runner stopped.
+    RunStop {
+        /// Why, in a sentence.
+        reason: String,
+        /// The runner's exit code.
+        #[serde(default)]
+        exit: u8,
+    },
 }
 
 impl Transition {
@@ -299,6 +348,11 @@ impl Transition {
             Self::ToolFailure { .. } => "tool_failure",
             Self::Compaction { .. } => "compaction",
             Self::SyncResolve { .. } => "sync_resolve",
+            Self::RunStart { .. } => "run_start",
+            Self::RunSessionStart { .. } => "run_session_start",
+            Self::RunSessionEnd { .. } => "run_session_end",
+            Self::RunWait { .. } => "run_wait",
+            Self::RunStop { .. } => "run_stop",
         }
     }
 
@@ -323,6 +377,37 @@ impl Transition {
             | Self::ToolFailure { phase, .. } => Some(phase),
             _ => None,
         }
+    }
+
+    /// Whether the transition records work on the workflow (its phases, tasks or context), as
+    /// opposed to a sign of life, a pause, a tool failure or a runner's own event: a session
+    /// that recorded none made no progress.
+    pub fn is_work(&self) -> bool {
+        !matches!(
+            self,
+            Self::Heartbeat { .. }
+                | Self::Compaction { .. }
+                | Self::ToolFailure { .. }
+                | Self::Pause { .. }
+                | Self::Unpause
+                | Self::RunStart { .. }
+                | Self::RunSessionStart { .. }
+                | Self::RunSessionEnd { .. }
+                | Self::RunWait { .. }
+                | Self::RunStop { .. }
+        )
+    }
+
+    /// Whether the transition is an event of an unattended runner (`checkpoint run`).
+    pub fn is_run_event(&self) -> bool {
+        matches!(
+            self,
+            Self::RunStart { .. }
+                | Self::RunSessionStart { .. }
+                | Self::RunSessionEnd { .. }
+                | Self::RunWait { .. }
+                | Self::RunStop { .. }
+        )
     }
 }
 
@@ -519,6 +604,13 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 session_id: session_id.clone(),
             });
         }
+        // The runner's events are history for `checkpoint log` and `report`; the phases and
+        // tasks are the sessions' business.
+        Transition::RunStart { .. }
+        | Transition::RunSessionStart { .. }
+        | Transition::RunSessionEnd { .. }
+        | Transition::RunWait { .. }
+        | Transition::RunStop { .. } => {}
     }
     Ok(())
 }

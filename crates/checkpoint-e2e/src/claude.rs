@@ -161,6 +161,17 @@ impl ClaudeEnv {
     /// test panics with what it printed.
     #[track_caller]
     pub fn run(&self, args: &[&str], extra_env: &[(&str, &str)]) -> ClaudeOutput {
+        let mut command = self.command(args, extra_env);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(err) => panic!("failed to spawn `{}`: {err}", self.claude_bin.display()),
+        };
+        self.wait(&mut child, args)
+    }
+
+    /// The command [`ClaudeEnv::run`] runs, with its output piped, in a process group of its
+    /// own, for a test that handles the process itself.
+    pub fn command(&self, args: &[&str], extra_env: &[(&str, &str)]) -> Command {
         let mut command = Command::new(&self.claude_bin);
         command
             .args(args)
@@ -182,10 +193,12 @@ impl ClaudeEnv {
             .stderr(Stdio::piped())
             // A group of its own lets a timeout kill the client together with its tool processes.
             .process_group(0);
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(err) => panic!("failed to spawn `{}`: {err}", self.claude_bin.display()),
-        };
+        command
+    }
+
+    /// Waits for a `claude` started from [`ClaudeEnv::command`] and collects its output.
+    #[track_caller]
+    pub fn wait(&self, child: &mut std::process::Child, args: &[&str]) -> ClaudeOutput {
         let (done_tx, done_rx) = mpsc::channel();
         let stdout = drain(
             child.stdout.take().expect("stdout is piped"),

@@ -66,6 +66,25 @@ pub enum Turn {
         /// The value of a `retry-after` header (seconds), if any.
         retry_after: Option<u32>,
     },
+    /// A `429 rate_limit_error` as the real API sends it, answered to every main request for
+    /// `window` from the first one (the API refuses until its limit resets); then the script
+    /// goes on with the next turn.
+    ///
+    /// Its headers are the API's: `retry-after` (`retry_after` seconds), and
+    /// `anthropic-ratelimit-requests-limit`, `…-remaining: 0` and `…-reset` (RFC 3339, when the
+    /// window closes); with `unified`, also a claude.ai subscription's
+    /// `anthropic-ratelimit-unified-status: rejected`, `…-unified-reset` (Unix seconds) and
+    /// `…-unified-representative-claim: five_hour`.
+    RateLimit {
+        /// The human message of the error body.
+        message: String,
+        /// The `retry-after` header, in seconds.
+        retry_after: u64,
+        /// How long the limit lasts from the first request it refuses.
+        window: std::time::Duration,
+        /// Whether to send the subscription (`unified`) headers too.
+        unified: bool,
+    },
 }
 
 impl Turn {
@@ -236,6 +255,7 @@ impl MockApi {
                 requests: Vec::new(),
                 n_tool_uses: 0,
                 n_messages: 0,
+                rate_limit_closes: None,
             }),
             stopping: AtomicBool::new(false),
             connections: Mutex::new(Vec::new()),
@@ -345,6 +365,8 @@ struct State {
     requests: Vec<RecordedRequest>,
     n_tool_uses: u32,
     n_messages: u32,
+    /// When the rate limit at the head of the script resets, once it refused a request.
+    rate_limit_closes: Option<std::time::SystemTime>,
 }
 
 /// A parsed HTTP request.
@@ -382,6 +404,7 @@ enum Reply {
         status: u16,
         body: Value,
         retry_after: Option<u32>,
+        headers: Vec<(String, String)>,
     },
     Stream {
         events: Vec<(&'static str, Value)>,
@@ -583,6 +606,7 @@ fn handle(request: &HttpRequest, shared: &Shared) -> Reply {
                     status: 200,
                     body: json!({ "input_tokens": input_tokens }),
                     retry_after: None,
+                    headers: Vec::new(),
                 },
             )
         }
@@ -593,6 +617,7 @@ fn handle(request: &HttpRequest, shared: &Shared) -> Reply {
                 status: 404,
                 body: error_body("not_found_error", &format!("mock has no route for {path}")),
                 retry_after: None,
+                headers: Vec::new(),
             },
         ),
     };
@@ -644,6 +669,37 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
                         status,
                         body,
                         retry_after,
+                        headers: Vec::new(),
+                    },
+                );
+            }
+            Some(Turn::RateLimit {
+                message,
+                retry_after,
+                window,
+                unified,
+            }) => {
+                let now = std::time::SystemTime::now();
+                let closes = *state.rate_limit_closes.get_or_insert(now + window);
+                if now >= closes {
+                    // The limit has reset: this request gets the next turn.
+                    state.rate_limit_closes = None;
+                    return answer_messages(state, body);
+                }
+                let headers = rate_limit_headers(retry_after, closes, unified);
+                state.script.push_front(Turn::RateLimit {
+                    message: message.clone(),
+                    retry_after,
+                    window,
+                    unified,
+                });
+                return (
+                    RequestKind::Main,
+                    Reply::Json {
+                        status: 429,
+                        body: error_body("rate_limit_error", &message),
+                        retry_after: None,
+                        headers,
                     },
                 );
             }
@@ -673,9 +729,51 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
                 "usage": usage(input_tokens, output_tokens(&message.blocks)),
             }),
             retry_after: None,
+            headers: Vec::new(),
         }
     };
     (kind, reply)
+}
+
+/// The headers of a 429 whose limit resets at `closes`.
+fn rate_limit_headers(
+    retry_after: u64,
+    closes: std::time::SystemTime,
+    unified: bool,
+) -> Vec<(String, String)> {
+    let reset: chrono::DateTime<chrono::Utc> = closes.into();
+    let mut headers = vec![
+        ("retry-after".to_owned(), retry_after.to_string()),
+        (
+            "anthropic-ratelimit-requests-limit".to_owned(),
+            "50".to_owned(),
+        ),
+        (
+            "anthropic-ratelimit-requests-remaining".to_owned(),
+            "0".to_owned(),
+        ),
+        (
+            "anthropic-ratelimit-requests-reset".to_owned(),
+            reset.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
+    ];
+    if unified {
+        headers.extend([
+            (
+                "anthropic-ratelimit-unified-status".to_owned(),
+                "rejected".to_owned(),
+            ),
+            (
+                "anthropic-ratelimit-unified-reset".to_owned(),
+                reset.timestamp().to_string(),
+            ),
+            (
+                "anthropic-ratelimit-unified-representative-claim".to_owned(),
+                "five_hour".to_owned(),
+            ),
+        ]);
+    }
+    headers
 }
 
 fn is_summary_request(body: &Value) -> bool {
@@ -867,6 +965,7 @@ fn write_reply(
             status,
             body,
             retry_after,
+            headers: extra,
         } => {
             let bytes = body.to_string().into_bytes();
             let mut headers = vec![
@@ -876,6 +975,11 @@ fn write_reply(
             if let Some(seconds) = retry_after {
                 headers.push(("retry-after", seconds.to_string()));
             }
+            headers.extend(
+                extra
+                    .iter()
+                    .map(|(name, value)| (name.as_str(), value.clone())),
+            );
             write_head(writer, status, &headers, close)?;
             if request.method != "HEAD" {
                 writer.write_all(&bytes)?;

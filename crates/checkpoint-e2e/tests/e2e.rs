@@ -17,6 +17,8 @@ mod hooks;
 mod install;
 #[path = "e2e/mcp.rs"]
 mod mcp;
+#[path = "e2e/run.rs"]
+mod run;
 #[path = "e2e/session.rs"]
 mod session;
 #[path = "e2e/support.rs"]

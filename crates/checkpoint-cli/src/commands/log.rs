@@ -109,6 +109,42 @@ fn describe(transition: &Transition) -> String {
             Some(fork) => format!("kept {keep} after entry {diverged_at}; other side in `{fork}`"),
             None => format!("kept {keep} after entry {diverged_at}"),
         },
+        Transition::RunStart { pid, client } => format!("pid {pid} ({client})"),
+        Transition::RunSessionStart {
+            number,
+            phase,
+            resumed,
+        } => {
+            let mut text = format!("session {number}");
+            if let Some(phase) = phase {
+                text.push_str(&format!(" on {phase}"));
+            }
+            if let Some(id) = resumed {
+                text.push_str(&format!(", continuing {id}"));
+            }
+            text
+        }
+        Transition::RunSessionEnd {
+            number,
+            session_id,
+            exit,
+            outcome,
+            transitions,
+        } => format!(
+            "session {number}{}: {outcome}, {}, {transitions} transitions",
+            session_id
+                .as_deref()
+                .map(|id| format!(" ({id})"))
+                .unwrap_or_default(),
+            exit.map_or_else(
+                || "killed by a signal".to_owned(),
+                |code| format!("exit {code}")
+            )
+        ),
+        Transition::RunWait { until, reason } => {
+            format!("until {}: {reason}", until.to_rfc3339())
+        }
+        Transition::RunStop { reason, exit } => format!("{reason} (exit {exit})"),
         _ => phase,
     }
 }

@@ -12,6 +12,7 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
     let loaded = ctx.load()?;
     output::warn_recoveries(&loaded.recoveries);
     let workflow = &loaded.workflow;
+    let runner = crate::runner::lock::holder(&ctx.store.workflow_dir(&workflow.id));
     match ctx.format {
         Format::Json => {
             let done = workflow.done_set();
@@ -29,6 +30,7 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
                 workflow,
                 phases,
                 recoveries: &loaded.recoveries,
+                runner,
             })
             .into_diagnostic()
         }
@@ -37,11 +39,24 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
             let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
             output::emit_human(ctx.color, &briefing.prompt()).into_diagnostic()
         }
-        _ => output::emit_human(
-            ctx.color,
-            &output::render_status(workflow, ctx.now, Paint::new(ctx.color)),
-        )
-        .into_diagnostic(),
+        _ => {
+            let mut text = output::render_status(workflow, ctx.now, Paint::new(ctx.color));
+            if let Some(runner) = runner {
+                let since = runner
+                    .started_at
+                    .map(|at| format!(", started {}", output::ago(at, ctx.now)))
+                    .unwrap_or_default();
+                let session = runner
+                    .child_pid
+                    .map(|pid| format!(", session pid {pid}"))
+                    .unwrap_or_default();
+                text.push_str(&format!(
+                    "\na runner is active: `checkpoint run` pid {}{since}{session}\n",
+                    runner.pid
+                ));
+            }
+            output::emit_human(ctx.color, &text).into_diagnostic()
+        }
     }
 }
 

@@ -421,7 +421,7 @@ fn help_lists_the_exit_codes_of_the_readme() {
             (cells[0], cells[1])
         })
         .collect();
-    assert_eq!(rows.len(), 9, "{rows:?}");
+    assert_eq!(rows.len(), 12, "{rows:?}");
     for (code, meaning) in rows {
         assert!(
             help.contains(&format!("{code} {meaning}")),

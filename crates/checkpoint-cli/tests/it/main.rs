@@ -7,6 +7,7 @@ mod lifecycle;
 mod mcp;
 mod readme;
 mod resume;
+mod run;
 mod seeds;
 mod store;
 mod support;

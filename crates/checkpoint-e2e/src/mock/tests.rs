@@ -364,6 +364,54 @@ fn error_turn_answers_with_anthropic_error_body_and_retry_after() {
 }
 
 #[test]
+fn a_rate_limit_refuses_every_request_until_its_window_closes() {
+    let mock = MockApi::start(vec![
+        Turn::RateLimit {
+            message: "mock rate limit".to_owned(),
+            retry_after: 1,
+            window: Duration::from_millis(600),
+            unified: true,
+        },
+        Turn::text("AFTER"),
+    ]);
+    let mut client = Client::connect(&mock);
+    let started = std::time::SystemTime::now();
+    for _ in 0..2 {
+        let response = client.send("POST", "/v1/messages", Some(&main_body("a")), false);
+        assert_eq!(response.status, 429);
+        assert_eq!(response.header("retry-after"), Some("1"));
+        assert_eq!(
+            response.header("anthropic-ratelimit-requests-remaining"),
+            Some("0")
+        );
+        assert_eq!(
+            response.header("anthropic-ratelimit-unified-status"),
+            Some("rejected")
+        );
+        let reset: i64 = response
+            .header("anthropic-ratelimit-unified-reset")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let started: chrono::DateTime<chrono::Utc> = started.into();
+        assert!((reset - started.timestamp()).abs() <= 1, "{reset}");
+        let rfc3339 = response
+            .header("anthropic-ratelimit-requests-reset")
+            .unwrap();
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(rfc3339).is_ok(),
+            "{rfc3339}"
+        );
+        assert_eq!(response.json()["error"]["type"], "rate_limit_error");
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    let response = client.send("POST", "/v1/messages", Some(&main_body("b")), false);
+    assert_eq!(response.status, 200);
+    assert_eq!(mock.remaining_turns(), 0);
+    assert_eq!(mock.main_requests().len(), 3);
+}
+
+#[test]
 fn non_streaming_request_gets_a_plain_json_message() {
     let mock = MockApi::start(vec![Turn::tool_use("Bash", json!({ "command": "ls" }))]);
     let mut body = main_body("a");

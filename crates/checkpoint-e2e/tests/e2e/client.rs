@@ -402,3 +402,154 @@ fn plugin_mcp_tools_are_named_by_plugin_and_server_and_results_are_structured() 
         "the denied call ran: {state}"
     );
 }
+
+/// The lines of a `--output-format stream-json` run, parsed.
+fn stream(output: &checkpoint_e2e::ClaudeOutput) -> Vec<serde_json::Value> {
+    output
+        .stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// What reaches a runner of a long rate limit (a subscription's usage limit, or a 429 whose
+/// `retry-after` is more than a minute): the client does not retry, exits 1, and the stream says
+/// "rate limit" with no reset time. None of the 429's headers (`retry-after`,
+/// `anthropic-ratelimit-requests-reset`, `anthropic-ratelimit-unified-reset`) reaches the stream,
+/// and with an API key there is no `rate_limit_event` line, even with the subscription headers.
+#[test]
+fn a_long_rate_limit_reaches_a_runner_without_a_reset_time() {
+    let mock = MockApi::start(vec![Turn::RateLimit {
+        message: "mock rate limit".to_owned(),
+        retry_after: 3600,
+        window: Duration::from_secs(3600),
+        unified: true,
+    }]);
+    let env = ClaudeEnv::new(&mock);
+    let output = env.run(
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+        &[],
+    );
+
+    assert_eq!(output.code(), Some(1), "{output}");
+    assert_eq!(
+        mock.main_requests().len(),
+        1,
+        "the client retried\n{output}"
+    );
+    let lines = stream(&output);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["type"] == "assistant" && line["error"] == "rate_limit"),
+        "{output}"
+    );
+    let result = lines.iter().find(|line| line["type"] == "result").unwrap();
+    assert_eq!(result["api_error_status"], 429);
+    assert_eq!(result["is_error"], true);
+    assert!(
+        lines.iter().all(|line| line["type"] != "rate_limit_event"),
+        "a rate_limit_event now reaches an API-key session: use its resetsAt\n{output}"
+    );
+    for needle in ["3600", "anthropic-ratelimit", "resetsAt", "resets"] {
+        assert!(
+            !output.stdout.contains(needle) && !output.stderr.contains(needle),
+            "{needle:?} reached the stream: use it\n{output}"
+        );
+    }
+}
+
+/// What reaches a runner of a short rate limit that outlasts the client's retries: one
+/// `system`/`api_retry` line per retry, whose `retry_delay_ms` is the 429's `retry-after`, then
+/// the same ending as a long limit. `CLAUDE_CODE_MAX_RETRIES` bounds the retries (facts §d).
+#[test]
+fn a_short_rate_limit_reaches_a_runner_as_the_clients_retry_delay() {
+    let mock = MockApi::start(vec![Turn::RateLimit {
+        message: "mock rate limit".to_owned(),
+        retry_after: 2,
+        window: Duration::from_secs(6),
+        unified: false,
+    }]);
+    let env = ClaudeEnv::new(&mock);
+    let started = Instant::now();
+    let output = env.run(
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+        &[("CLAUDE_CODE_MAX_RETRIES", "1")],
+    );
+
+    assert_eq!(output.code(), Some(1), "{output}");
+    assert_eq!(mock.main_requests().len(), 2, "{output}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "the client did not wait"
+    );
+    let lines = stream(&output);
+    let retries: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|line| line["type"] == "system" && line["subtype"] == "api_retry")
+        .collect();
+    assert_eq!(retries.len(), 1, "{output}");
+    assert_eq!(retries[0]["retry_delay_ms"], 2000);
+    assert_eq!(retries[0]["error_status"], 429);
+    assert_eq!(retries[0]["error"], "rate_limit");
+    let result = lines.iter().find(|line| line["type"] == "result").unwrap();
+    assert_eq!(result["api_error_status"], 429);
+}
+
+/// How `claude -p` ends on SIGINT sent to its process group (what `checkpoint run` does on
+/// Ctrl-C) while a Bash tool runs: it exits on its own well within the runner's five-second
+/// grace, with exit code 1 and the tool's process gone too, and never asks the model again.
+#[test]
+fn sigint_ends_a_headless_session_and_its_tool() {
+    let mock = MockApi::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({ "command": "echo $$ > tool.pid; exec sleep 60" }),
+        ),
+        Turn::text("NEVER"),
+    ]);
+    let env = ClaudeEnv::new(&mock);
+    let args = [
+        "-p",
+        "run it",
+        "--allowedTools",
+        "Bash",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ];
+    let mut child = env.command(&args, &[]).spawn().unwrap();
+    let pid_file = env.project_dir().join("tool.pid");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !pid_file.is_file() {
+        assert!(Instant::now() < deadline, "the tool never started");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(300));
+    let tool: u32 = fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let interrupted = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = env.wait(&mut child, &args);
+    let took = interrupted.elapsed();
+
+    // Measured: exit 1 in about 0.2 s.
+    assert!(took < Duration::from_secs(5), "took {took:?}\n{output}");
+    assert_eq!(output.code(), Some(1), "{output}");
+    let gone = |pid: u32| {
+        fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| stat.contains(") Z "))
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !gone(tool) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(tool), "the tool's process outlived the session");
+    assert_eq!(mock.main_requests().len(), 1, "{output}");
+}

@@ -1,0 +1,309 @@
+//! `checkpoint report`: the morning-after story of a workflow: its runs, their sessions and
+//! waits, and the phase transitions, with times and durations, and where it stopped and why.
+
+mod html;
+#[cfg(test)]
+mod tests;
+
+use std::{fmt::Write as _, path::PathBuf};
+
+use checkpoint_core::{PhaseStatus, Transition, Workflow, journal::Entry};
+use chrono::{DateTime, Duration, Local, Utc};
+use clap::Args;
+use miette::{IntoDiagnostic, Result, WrapErr};
+use serde::Serialize;
+
+use crate::{
+    ctx::Ctx,
+    output::{self, Format, JSON_VERSION, Paint},
+};
+
+/// Arguments of `checkpoint report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Also write the report as one self-contained HTML file (the phase graph and the timeline
+    /// drawn in SVG, no network)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// The JSON document of `checkpoint report`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    pub version: u32,
+    pub workflow: String,
+    pub title: Option<String>,
+    pub status: String,
+    pub phases: Vec<PhaseRow>,
+    /// Sessions, waits and phase transitions, in time order.
+    pub timeline: Vec<Span>,
+    /// How the last run ended, if one ran.
+    pub stopped: Option<Stopped>,
+}
+
+/// A phase and its times.
+#[derive(Debug, Serialize)]
+pub(crate) struct PhaseRow {
+    pub id: String,
+    pub status: String,
+    pub dependencies: Vec<String>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// One thing on the timeline.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Span {
+    /// `run`, `session`, `wait` or `phase`.
+    pub kind: &'static str,
+    pub start: DateTime<Utc>,
+    /// When it ended; none for an instant or one still open.
+    pub end: Option<DateTime<Utc>>,
+    pub seconds: Option<i64>,
+    /// The phase concerned.
+    pub phase: Option<String>,
+    /// A short label: the session's outcome, the transition, the wait's reason.
+    pub label: String,
+}
+
+/// Where the last run stopped and why.
+#[derive(Debug, Serialize)]
+pub(crate) struct Stopped {
+    pub at: DateTime<Utc>,
+    pub reason: String,
+    pub exit: u8,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &ReportArgs) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let loaded = ctx.store.load(&id)?;
+    let journal = ctx.store.journal(&id)?;
+    let report = build(&loaded.workflow, &journal.entries, ctx.now);
+    if let Some(path) = &args.html {
+        let path = ctx.cwd.join(path);
+        std::fs::write(&path, html::render(&report, ctx.now))
+            .into_diagnostic()
+            .wrap_err_with(|| format!("failed to write `{}`", path.display()))?;
+        output::note(&format!("wrote `{}`", path.display()));
+    }
+    match ctx.format {
+        Format::Json => output::emit_json(&report).into_diagnostic(),
+        _ => output::emit(&render_human(&report, Paint::new(ctx.color))).into_diagnostic(),
+    }
+}
+
+/// The report of `workflow` from its journal `entries`.
+pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) -> Report {
+    let mut timeline: Vec<Span> = Vec::new();
+    let mut open_run: Option<usize> = None;
+    let mut open_session: Option<usize> = None;
+    let mut stopped = None;
+    let close = |timeline: &mut Vec<Span>, idx: usize, at: DateTime<Utc>| {
+        let span = &mut timeline[idx];
+        span.end = Some(at);
+        span.seconds = Some((at - span.start).num_seconds());
+    };
+    for entry in entries {
+        let at = entry.at;
+        match &entry.transition {
+            Transition::RunStart { pid, client } => {
+                if let Some(idx) = open_session.take() {
+                    timeline[idx].label.push_str(" (the runner was killed)");
+                    close(&mut timeline, idx, at);
+                }
+                if let Some(idx) = open_run.take() {
+                    timeline[idx].label.push_str(": killed");
+                    close(&mut timeline, idx, at);
+                }
+                open_run = Some(timeline.len());
+                timeline.push(span(
+                    "run",
+                    at,
+                    None,
+                    format!("runner pid {pid} ({client})"),
+                ));
+                stopped = None;
+            }
+            Transition::RunSessionStart {
+                number,
+                phase,
+                resumed,
+            } => {
+                open_session = Some(timeline.len());
+                let label = match resumed {
+                    Some(id) => format!("session {number}, continuing {id}"),
+                    None => format!("session {number}"),
+                };
+                timeline.push(span(
+                    "session",
+                    at,
+                    phase.as_ref().map(ToString::to_string),
+                    label,
+                ));
+            }
+            Transition::RunSessionEnd {
+                number,
+                exit,
+                outcome,
+                transitions,
+                ..
+            } => {
+                let exit = exit.map_or_else(|| "signal".to_owned(), |code| format!("exit {code}"));
+                match open_session.take() {
+                    Some(idx) => {
+                        timeline[idx].label = format!(
+                            "session {number}: {outcome}, {exit}, {transitions} transitions"
+                        );
+                        close(&mut timeline, idx, at);
+                    }
+                    None => timeline.push(span(
+                        "session",
+                        at,
+                        None,
+                        format!("session {number}: {outcome}, {exit}"),
+                    )),
+                }
+            }
+            Transition::RunWait { until, reason } => {
+                let mut wait = span("wait", at, None, reason.clone());
+                wait.end = Some(*until);
+                wait.seconds = Some((*until - at).num_seconds());
+                timeline.push(wait);
+            }
+            Transition::RunStop { reason, exit } => {
+                if let Some(idx) = open_run.take() {
+                    timeline[idx].label.push_str(&format!(": {reason}"));
+                    close(&mut timeline, idx, at);
+                }
+                stopped = Some(Stopped {
+                    at,
+                    reason: reason.clone(),
+                    exit: *exit,
+                });
+            }
+            transition @ (Transition::PhaseStart { phase, .. }
+            | Transition::PhaseComplete { phase, .. }
+            | Transition::PhaseFail { phase, .. }
+            | Transition::PhaseSkip { phase, .. }
+            | Transition::PhaseReset { phase, .. }
+            | Transition::PhaseApprove { phase, .. }
+            | Transition::PhaseReject { phase, .. }) => {
+                timeline.push(span(
+                    "phase",
+                    at,
+                    Some(phase.to_string()),
+                    transition.op().trim_start_matches("phase_").to_owned(),
+                ));
+            }
+            Transition::Pause { reason, .. } => {
+                timeline.push(span("pause", at, None, reason.clone()));
+            }
+            _ => {}
+        }
+    }
+    // A session still open ran until now (or its runner was killed).
+    if let Some(idx) = open_session {
+        timeline[idx].seconds = Some((now - timeline[idx].start).num_seconds());
+    }
+    Report {
+        version: JSON_VERSION,
+        workflow: workflow.id.to_string(),
+        title: workflow.title.clone(),
+        status: workflow.status.as_str().to_owned(),
+        phases: workflow
+            .phases
+            .iter()
+            .map(|phase| PhaseRow {
+                id: phase.id.to_string(),
+                status: phase.status.as_str().to_owned(),
+                dependencies: phase.dependencies.iter().map(ToString::to_string).collect(),
+                started_at: phase.started_at,
+                completed_at: phase.completed_at,
+            })
+            .collect(),
+        timeline,
+        stopped,
+    }
+}
+
+fn span(kind: &'static str, start: DateTime<Utc>, phase: Option<String>, label: String) -> Span {
+    Span {
+        kind,
+        start,
+        end: None,
+        seconds: None,
+        phase,
+        label,
+    }
+}
+
+/// Whether a phase status counts as done, for colours.
+pub(crate) fn status_done(status: &str) -> bool {
+    status == PhaseStatus::Complete.as_str() || status == PhaseStatus::Skipped.as_str()
+}
+
+fn render_human(report: &Report, paint: Paint) -> String {
+    let mut text = String::new();
+    let title = report
+        .title
+        .as_deref()
+        .map(|title| format!(" — {title}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        text,
+        "{}{title}  {}",
+        paint.bold(&report.workflow),
+        report.status
+    );
+    let done = report
+        .phases
+        .iter()
+        .filter(|phase| status_done(&phase.status))
+        .count();
+    let _ = writeln!(text, "{done} of {} phases done\n", report.phases.len());
+    if report.timeline.is_empty() {
+        text.push_str("nothing happened yet\n");
+    }
+    for span in &report.timeline {
+        let time = span.start.with_timezone(&Local).format("%m-%d %H:%M:%S");
+        let duration = span
+            .seconds
+            .map(|secs| {
+                format!(
+                    " ({})",
+                    checkpoint_core::run::human_duration(Duration::seconds(secs))
+                )
+            })
+            .unwrap_or_default();
+        let phase = span
+            .phase
+            .as_deref()
+            .map(|phase| format!(" `{phase}`"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "{}  {:<8}{phase} {}{duration}",
+            paint.dim(&time.to_string()),
+            span.kind,
+            span.label
+        );
+    }
+    match &report.stopped {
+        Some(stopped) => {
+            let _ = writeln!(
+                text,
+                "\nstopped {}: {} (exit {})",
+                stopped.at.with_timezone(&Local).format("%m-%d %H:%M:%S"),
+                stopped.reason,
+                stopped.exit
+            );
+        }
+        None if report.timeline.iter().any(|span| span.kind == "run") => {
+            text.push_str(
+                "\nthe last run has not stopped: it is still running, or it was killed\n",
+            );
+        }
+        None => {}
+    }
+    text
+}

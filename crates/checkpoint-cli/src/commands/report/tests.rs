@@ -1,0 +1,227 @@
+//! Tests of the report: the timeline built from a journal, and its HTML.
+
+use checkpoint_core::{PhaseId, PhasePlan, Plan, Transition, WorkflowId, apply, journal::Entry};
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use super::{build, html};
+
+fn at(second: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 22, 0, 0).unwrap() + Duration::seconds(second)
+}
+
+fn phase(id: &str) -> PhaseId {
+    PhaseId::new(id).unwrap()
+}
+
+/// A night: a run, a session that completes `a`, a rate-limited one, a wait, a resumed one
+/// that completes `b`, then the stop.
+fn night() -> (checkpoint_core::Workflow, Vec<Entry>) {
+    let mut workflow = Plan {
+        phases: vec![
+            PhasePlan::from_spec("a").unwrap(),
+            PhasePlan::from_spec("b:a").unwrap(),
+        ],
+        ..Plan::default()
+    }
+    .into_workflow(WorkflowId::new("night").unwrap(), None, at(0))
+    .unwrap();
+    let steps = [
+        (
+            1,
+            Transition::RunStart {
+                pid: 42,
+                client: "claude".into(),
+            },
+        ),
+        (
+            2,
+            Transition::RunSessionStart {
+                number: 1,
+                phase: Some(phase("a")),
+                resumed: None,
+            },
+        ),
+        (
+            3,
+            Transition::PhaseStart {
+                phase: phase("a"),
+                force: false,
+            },
+        ),
+        (
+            63,
+            Transition::PhaseComplete {
+                phase: phase("a"),
+                artifacts: Vec::new(),
+                commit_sha: None,
+                force: false,
+            },
+        ),
+        (
+            64,
+            Transition::RunSessionEnd {
+                number: 1,
+                session_id: Some("s1".into()),
+                exit: Some(0),
+                outcome: "progress".into(),
+                transitions: 2,
+            },
+        ),
+        (
+            65,
+            Transition::RunSessionStart {
+                number: 2,
+                phase: Some(phase("b")),
+                resumed: None,
+            },
+        ),
+        (
+            70,
+            Transition::RunSessionEnd {
+                number: 2,
+                session_id: Some("s2".into()),
+                exit: Some(1),
+                outcome: "rate_limit".into(),
+                transitions: 0,
+            },
+        ),
+        (
+            70,
+            Transition::RunWait {
+                until: at(370),
+                reason: "rate limit; it resets at 22:06".into(),
+            },
+        ),
+        (
+            371,
+            Transition::RunSessionStart {
+                number: 3,
+                phase: Some(phase("b")),
+                resumed: Some("s2".into()),
+            },
+        ),
+        (
+            372,
+            Transition::PhaseStart {
+                phase: phase("b"),
+                force: false,
+            },
+        ),
+        (
+            400,
+            Transition::PhaseComplete {
+                phase: phase("b"),
+                artifacts: Vec::new(),
+                commit_sha: None,
+                force: false,
+            },
+        ),
+        (
+            401,
+            Transition::RunSessionEnd {
+                number: 3,
+                session_id: Some("s2".into()),
+                exit: Some(0),
+                outcome: "progress".into(),
+                transitions: 2,
+            },
+        ),
+        (
+            402,
+            Transition::RunStop {
+                reason: "every phase is complete".into(),
+                exit: 0,
+            },
+        ),
+    ];
+    let mut entries = Vec::new();
+    for (second, transition) in steps {
+        let seq = workflow.seq + 1;
+        apply(&mut workflow, &transition, seq, at(second)).unwrap();
+        entries.push(Entry {
+            seq,
+            at: at(second),
+            transition,
+        });
+    }
+    (workflow, entries)
+}
+
+#[test]
+fn the_timeline_pairs_sessions_and_shows_waits_and_where_it_stopped() {
+    let (workflow, entries) = night();
+    let report = build(&workflow, &entries, at(500));
+    let lines: Vec<String> = report
+        .timeline
+        .iter()
+        .map(|span| {
+            format!(
+                "{} {} {}s {} {}",
+                (span.start - at(0)).num_seconds(),
+                span.kind,
+                span.seconds.map_or("-".into(), |secs| secs.to_string()),
+                span.phase.as_deref().unwrap_or("-"),
+                span.label
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"), @r"
+    1 run 401s - runner pid 42 (claude): every phase is complete
+    2 session 62s a session 1: progress, exit 0, 2 transitions
+    3 phase -s a start
+    63 phase -s a complete
+    65 session 5s b session 2: rate_limit, exit 1, 0 transitions
+    70 wait 300s - rate limit; it resets at 22:06
+    371 session 30s b session 3: progress, exit 0, 2 transitions
+    372 phase -s b start
+    400 phase -s b complete
+    ");
+    let stopped = report.stopped.as_ref().unwrap();
+    assert_eq!(
+        (stopped.reason.as_str(), stopped.exit),
+        ("every phase is complete", 0)
+    );
+}
+
+#[test]
+fn a_killed_runner_leaves_its_session_open_until_the_next_run() {
+    let (workflow, mut entries) = night();
+    // Cut after session 2 started, then a new run begins.
+    entries.truncate(6);
+    entries.push(Entry {
+        seq: 99,
+        at: at(200),
+        transition: Transition::RunStart {
+            pid: 43,
+            client: "claude".into(),
+        },
+    });
+    let report = build(&workflow, &entries, at(500));
+    let session = &report.timeline[4];
+    assert_eq!(session.label, "session 2 (the runner was killed)");
+    assert_eq!(session.seconds, Some(135));
+    assert!(
+        report.timeline[0].label.ends_with(": killed"),
+        "{:?}",
+        report.timeline[0]
+    );
+    assert!(report.stopped.is_none());
+}
+
+#[test]
+fn the_html_is_self_contained_with_both_drawings() {
+    let (workflow, entries) = night();
+    let page = html::render(&build(&workflow, &entries, at(500)), at(500));
+    assert_eq!(page.matches("<svg").count(), 2, "{page}");
+    assert!(page.contains("aria-label=\"phase graph\""));
+    assert!(page.contains("aria-label=\"timeline\""));
+    // The edge a -> b, and every phase drawn.
+    assert!(page.contains("marker-end=\"url(#arrow)\""));
+    assert!(page.contains(">a · complete</text>") && page.contains(">b · complete</text>"));
+    // Nothing is fetched: no script, no external reference besides the SVG namespace.
+    assert!(!page.contains("<script"));
+    let without_namespace = page.replace("http://www.w3.org/2000/svg", "");
+    assert!(!without_namespace.contains("http://") && !without_namespace.contains("https://"));
+    assert!(!without_namespace.contains("src="));
+    assert!(page.contains("Stopped 2026-03-01 22:06:42 UTC: every phase is complete (exit 0)"));
+}

@@ -1,0 +1,212 @@
+//! The Claude Code client: headless `claude -p` sessions with `--output-format stream-json`.
+//!
+//! What reaches a runner was measured against the real client (see the end-to-end tests in
+//! `crates/checkpoint-e2e/tests/e2e/client.rs`): the session id in the `system`/`init` line,
+//! tool calls in `assistant` lines, `system`/`api_retry` lines with the delay the client waits
+//! (a 429's `retry-after` when it sent one), an `assistant` line with `"error": "rate_limit"`
+//! and a `result` with `api_error_status: 429` when the session ends on a limit, and for
+//! claude.ai subscriptions `rate_limit_event` lines with `resetsAt` and texts such as
+//! "resets 2pm". The rate-limit headers of a 429 (`retry-after` above 60 seconds,
+//! `anthropic-ratelimit-*-reset`) never reach the stream.
+
+#[cfg(test)]
+mod tests;
+
+use std::{ffi::OsString, process::Command};
+
+use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
+use serde_json::Value;
+
+use super::client::{AgentClient, AgentEvent};
+
+/// `claude` run headless.
+pub(crate) struct Claude {
+    /// The program: `claude` on `PATH`, `[run] claude` or `--claude`.
+    pub program: OsString,
+    /// The user's extra arguments (permission mode, allowed tools, model, plugin directory).
+    pub extra: Vec<String>,
+    /// The local time zone's offset now, for reset times said as a time of day.
+    pub local_offset: FixedOffset,
+}
+
+impl Claude {
+    fn command(&self, prompt: &str, resume: Option<&str>) -> Command {
+        let mut command = Command::new(&self.program);
+        // The prompt comes first: options such as `--allowedTools` take several values.
+        command.arg("-p").arg(prompt);
+        if let Some(id) = resume {
+            command.arg("--resume").arg(id);
+        }
+        command
+            .args(["--output-format", "stream-json", "--verbose"])
+            .args(&self.extra);
+        command
+    }
+}
+
+impl AgentClient for Claude {
+    fn name(&self) -> &str {
+        "claude"
+    }
+
+    fn start(&self, prompt: &str) -> Command {
+        self.command(prompt, None)
+    }
+
+    fn resume(&self, id: &str, prompt: &str) -> Command {
+        self.command(prompt, Some(id))
+    }
+
+    fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<AgentEvent> {
+        parse_line(line, now, self.local_offset)
+    }
+}
+
+/// The events of one stream-json line; anything else (or a line that is not JSON) has none.
+pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> Vec<AgentEvent> {
+    let Ok(value) = serde_json::from_str::<Value>(line) else {
+        return Vec::new();
+    };
+    let mut events = Vec::new();
+    if let Some(id) = value["session_id"].as_str()
+        && value["type"] == "system"
+        && value["subtype"] == "init"
+    {
+        events.push(AgentEvent::SessionId(id.to_owned()));
+    }
+    match value["type"].as_str() {
+        Some("system") if value["subtype"] == "api_retry" => {
+            if let Some(delay_ms) = value["retry_delay_ms"].as_u64() {
+                events.push(AgentEvent::Retry {
+                    status: value["error_status"]
+                        .as_u64()
+                        .and_then(|status| u16::try_from(status).ok()),
+                    delay_ms,
+                });
+            }
+        }
+        Some("assistant") => {
+            for block in value["message"]["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_use"
+                    && let Some(name) = block["name"].as_str()
+                {
+                    events.push(AgentEvent::ToolUse(name.to_owned()));
+                }
+            }
+            if value["error"] == "rate_limit" {
+                let text = message_text(&value["message"]);
+                events.push(AgentEvent::RateLimited {
+                    reset_at: reset_from_text(&text, now, local),
+                });
+            }
+        }
+        Some("rate_limit_event") => {
+            let info = &value["rate_limit_info"];
+            if info["status"] == "rejected" {
+                events.push(AgentEvent::RateLimited {
+                    reset_at: info["resetsAt"]
+                        .as_i64()
+                        .and_then(|secs| Utc.timestamp_opt(secs, 0).single()),
+                });
+            }
+        }
+        Some("result") => {
+            let text = value["result"].as_str().unwrap_or_default().to_owned();
+            if value["api_error_status"] == 429 {
+                events.push(AgentEvent::RateLimited {
+                    reset_at: reset_from_text(&text, now, local),
+                });
+            }
+            events.push(AgentEvent::Result {
+                is_error: value["is_error"] == true,
+                text,
+            });
+        }
+        _ => {}
+    }
+    events
+}
+
+fn message_text(message: &Value) -> String {
+    message["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The reset time in a limit message: `…limit reached|<unix seconds>` (older clients), or a
+/// time of day after "reset"/"resets" ("resets 2pm", "will reset at 5:30pm", "resets at
+/// 14:00"), read in the local time zone and taken as the next such time.
+pub(crate) fn reset_from_text(
+    text: &str,
+    now: DateTime<Utc>,
+    local: FixedOffset,
+) -> Option<DateTime<Utc>> {
+    if let Some((_, after)) = text.split_once("limit reached|") {
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if let Some(at) = digits
+            .parse::<i64>()
+            .ok()
+            .and_then(|secs| Utc.timestamp_opt(secs, 0).single())
+        {
+            return Some(at);
+        }
+    }
+    let lower = text.to_ascii_lowercase();
+    let (_, rest) = lower.split_once("reset")?;
+    let rest = rest.strip_prefix('s').unwrap_or(rest).trim_start();
+    let rest = rest.strip_prefix("at ").unwrap_or(rest).trim_start();
+    let time = time_of_day(rest)?;
+    let today = now.with_timezone(&local).date_naive();
+    let mut at = local
+        .from_local_datetime(&today.and_time(time))
+        .single()?
+        .with_timezone(&Utc);
+    if at <= now {
+        at += Duration::days(1);
+    }
+    Some(at)
+}
+
+/// `2pm`, `2 pm`, `2:30pm`, `14:00` at the start of `text`.
+fn time_of_day(text: &str) -> Option<NaiveTime> {
+    let hour_len = text.chars().take_while(char::is_ascii_digit).count();
+    if hour_len == 0 || hour_len > 2 {
+        return None;
+    }
+    let mut hour: u32 = text[..hour_len].parse().ok()?;
+    let mut rest = &text[hour_len..];
+    let mut minute = 0;
+    if let Some(after) = rest.strip_prefix(':') {
+        let minute_len = after.chars().take_while(char::is_ascii_digit).count();
+        if minute_len != 2 {
+            return None;
+        }
+        minute = after[..2].parse().ok()?;
+        rest = &after[2..];
+    }
+    let rest = rest.trim_start();
+    if rest.starts_with("pm") || rest.starts_with("p.m.") {
+        if hour == 0 || hour > 12 {
+            return None;
+        }
+        hour = hour % 12 + 12;
+    } else if rest.starts_with("am") || rest.starts_with("a.m.") {
+        if hour == 0 || hour > 12 {
+            return None;
+        }
+        hour %= 12;
+    } else if minute_len_missing(text, hour_len) {
+        // A bare number such as "resets 5 times" is not a time.
+        return None;
+    }
+    NaiveTime::from_hms_opt(hour, minute, 0)
+}
+
+/// Whether a time without am/pm also lacks minutes (then it is not taken as a time).
+fn minute_len_missing(text: &str, hour_len: usize) -> bool {
+    !text[hour_len..].starts_with(':')
+}

@@ -1,0 +1,9 @@
+//! The parts of `checkpoint run` besides its loop (in `commands/run.rs`): the agent client
+//! trait and its Claude Code implementation, the session process, the runner lock, and what the
+//! user sees.
+
+pub(crate) mod claude;
+pub(crate) mod client;
+pub(crate) mod display;
+pub(crate) mod lock;
+pub(crate) mod process;

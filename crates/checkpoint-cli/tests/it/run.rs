@@ -1,0 +1,639 @@
+//! `checkpoint run` and `checkpoint report` with a scripted stand-in for `claude` (a shell
+//! script that prints stream-json lines and records its work with the real `checkpoint`); the
+//! real client is driven in `crates/checkpoint-e2e`.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    thread,
+    time::{Duration, Instant},
+};
+
+use crate::support::{TestEnv, bin, render};
+
+/// Writes an executable stand-in for `claude` into the project; `body` is shell, with
+/// `$CK` the `checkpoint` binary and `$PHASE` the phase the resume plan names.
+fn fake_claude(env: &TestEnv, body: &str) -> PathBuf {
+    let path = env.dir.path().join("fake-claude");
+    let script = format!(
+        "#!/bin/sh\n\
+         printf '%s|' \"$@\" | tr '\\n' ' ' >> \"$(dirname \"$0\")/claude-args.log\"; echo >> \"$(dirname \"$0\")/claude-args.log\"\n\
+         echo '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"sess-'$$'\"}}'\n\
+         PHASE=$(\"$CK\" resume --dry-run --format json | sed -n 's/.*\"phase\": \"\\([a-z0-9-]*\\)\".*/\\1/p' | head -n 1)\n\
+         {body}\n"
+    );
+    fs::write(&path, script).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
+/// A session that does the phase the plan names.
+const DO_PHASE: &str = "echo '{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":{}}]}}'\n\
+    echo \"$PHASE\" >> work.log\n\
+    \"$CK\" start \"$PHASE\" >/dev/null && \"$CK\" complete \"$PHASE\" >/dev/null\n\
+    echo '{\"type\":\"result\",\"is_error\":false,\"result\":\"done\"}'";
+
+fn run_cmd(env: &TestEnv, claude: &Path, args: &[&str]) -> Command {
+    let mut cmd = env.cmd();
+    cmd.env("CK", bin())
+        .arg("run")
+        .arg("--claude")
+        .arg(claude)
+        .args(args);
+    cmd
+}
+
+fn init(env: &TestEnv, phases: &[&str]) {
+    let mut args = vec!["init", "w"];
+    for phase in phases {
+        args.extend(["--phase", phase]);
+    }
+    env.ok(&args);
+}
+
+#[test]
+fn run_carries_a_workflow_to_the_end_and_journals_every_event() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a", "c:b"]);
+    let claude = fake_claude(&env, DO_PHASE);
+
+    let output = run_cmd(
+        &env,
+        &claude,
+        &["--format", "json", "--", "--allowedTools", "Bash"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    // One JSON event per line.
+    let events: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "run_started",
+            "session_started",
+            "session_id",
+            "tool_use",
+            "session_ended",
+            "session_started",
+            "session_id",
+            "tool_use",
+            "session_ended",
+            "session_started",
+            "session_id",
+            "tool_use",
+            "session_ended",
+            "stopped",
+        ]
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| e["version"] == 1 && e["workflow"] == "w")
+    );
+    assert_eq!(events[13]["kind"], "finished");
+    assert_eq!(events[4]["outcome"], "progress");
+    assert_eq!(events[4]["transitions"], 2);
+    // Each phase was worked on exactly once, in order.
+    let work = fs::read_to_string(env.project().join("work.log")).unwrap();
+    assert_eq!(work, "a\nb\nc\n");
+    // The user's arguments reach every session, after the headless stream-json options.
+    let args = fs::read_to_string(env.dir.path().join("claude-args.log")).unwrap();
+    assert_eq!(args.lines().count(), 3);
+    assert!(
+        args.lines()
+            .all(|line| line.starts_with("-p|You are running unattended")
+                && line.ends_with("|--output-format|stream-json|--verbose|--allowedTools|Bash|")),
+        "{args}"
+    );
+    // `checkpoint log` tells the story.
+    let log = env.ok(&["log"]);
+    for op in [
+        "run_start",
+        "run_session_start",
+        "run_session_end",
+        "run_stop",
+    ] {
+        assert!(log.contains(op), "{log}");
+    }
+    assert!(log.contains("session 1 on a"), "{log}");
+    assert!(log.contains("every phase is complete (exit 0)"), "{log}");
+    // Done: nothing runs again.
+    let again = run_cmd(&env, &claude, &[]).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", render(&env, &again));
+    assert_eq!(
+        fs::read_to_string(env.project().join("work.log")).unwrap(),
+        "a\nb\nc\n"
+    );
+}
+
+#[test]
+fn sessions_without_progress_stop_for_a_person_after_two() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(
+        &env,
+        "echo '{\"type\":\"result\",\"is_error\":false,\"result\":\"nothing\"}'",
+    );
+    fs::write(
+        env.store().join("config.toml"),
+        "[run]\nnotify = \"echo \\\"$CHECKPOINT_WORKFLOW|$CHECKPOINT_PHASE|$CHECKPOINT_REASON\\\" > notified.txt\"\n",
+    )
+    .unwrap();
+
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(9), "{rendered}");
+    assert!(
+        rendered.contains("session 2: ended (exit 0, stall, 0 transitions"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("2 sessions in a row ended without recording any work"),
+        "{rendered}"
+    );
+    let notified = fs::read_to_string(env.project().join("notified.txt")).unwrap();
+    assert_eq!(
+        notified,
+        "w||2 sessions in a row ended without recording any work\n"
+    );
+}
+
+#[test]
+fn an_approval_gate_stops_with_the_commands_to_run() {
+    let env = TestEnv::new();
+    fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "design", "requires_approval": true}, {"id": "build", "dependencies": ["design"]}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    let claude = fake_claude(&env, DO_PHASE);
+
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(9), "{rendered}");
+    assert!(rendered.contains("checkpoint approve design"), "{rendered}");
+    assert!(rendered.contains("checkpoint run w"), "{rendered}");
+    // After the approval, a later run goes on with the next phase, not the approved one.
+    env.ok(&["approve", "design"]);
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    assert_eq!(
+        fs::read_to_string(env.project().join("work.log")).unwrap(),
+        "design\nbuild\n"
+    );
+}
+
+#[test]
+fn max_sessions_bounds_the_run_with_its_own_exit_code() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    let output = run_cmd(&env, &claude, &["--max-sessions", "1"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    assert!(
+        rendered.contains("1 sessions ran (`--max-sessions`)"),
+        "{rendered}"
+    );
+    assert_eq!(
+        fs::read_to_string(env.project().join("work.log")).unwrap(),
+        "a\n"
+    );
+}
+
+#[test]
+fn a_crashed_session_is_retried_in_a_fresh_session() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    // The first session fails; the next one works.
+    let claude = fake_claude(
+        &env,
+        &format!("if [ ! -f crashed ]; then touch crashed; echo boom >&2; exit 3; fi\n{DO_PHASE}"),
+    );
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("session 1: ended (exit 3, crash"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("the session failed (exit 3)"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("boom"), "{rendered}");
+    let args = fs::read_to_string(env.dir.path().join("claude-args.log")).unwrap();
+    assert!(!args.contains("--resume"), "{args}");
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_the_exact_command_line() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let output = env.snapshot(&[
+        "run",
+        "--dry-run",
+        "--claude",
+        "my-claude",
+        "--",
+        "--model",
+        "opus",
+    ]);
+    assert!(output.starts_with("exit status: 0"), "{output}");
+    assert!(
+        output.contains("my-claude -p 'You are running unattended under `checkpoint run`"),
+        "{output}"
+    );
+    assert!(
+        output.contains("--output-format stream-json --verbose --model opus\n"),
+        "{output}"
+    );
+    // Nothing ran and nothing was written.
+    assert!(!env.ok(&["log"]).contains("run_start"));
+    let json = env.json(&["run", "--dry-run", "--claude", "my-claude"]);
+    assert_eq!(json["step"], "session");
+    assert_eq!(json["plan"]["next"]["phase"], "a");
+}
+
+#[test]
+fn a_bad_max_wait_is_a_usage_error() {
+    let env = TestEnv::new();
+    let output = env.run(&["run", "--max-wait", "soon"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("`soon` is not a duration"));
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn spawn_run(env: &TestEnv, claude: &Path) -> Child {
+    run_cmd(env, claude, &["--format", "json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn one_runner_per_workflow_and_a_sigkill_leaves_nothing_in_the_way() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a"]);
+    // The first session starts its phase, then hangs until it is killed.
+    let claude = fake_claude(
+        &env,
+        &format!(
+            "if [ ! -f hung ]; then touch hung; \"$CK\" start \"$PHASE\" >/dev/null; echo $$ > session.pid; exec sleep 60; fi\n{DO_PHASE}"
+        ),
+    );
+    let mut first = spawn_run(&env, &claude);
+    wait_for("the first session", || {
+        env.project().join("session.pid").is_file()
+    });
+
+    let status = env.json(&["status"]);
+    assert_eq!(status["runner"]["pid"], first.id(), "{status:#}");
+    let human = env.ok(&["status"]);
+    assert!(
+        human.contains(&format!(
+            "a runner is active: `checkpoint run` pid {}",
+            first.id()
+        )),
+        "{human}"
+    );
+
+    let second = run_cmd(&env, &claude, &[]).output().unwrap();
+    let rendered = render(&env, &second);
+    assert_eq!(second.status.code(), Some(5), "{rendered}");
+    assert!(
+        rendered.contains(&format!(
+            "workflow `w` already has a runner: pid {}",
+            first.id()
+        )),
+        "{rendered}"
+    );
+
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let session: u32 = fs::read_to_string(env.project().join("session.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        Path::new(&format!("/proc/{session}")).exists(),
+        "the session outlives its runner"
+    );
+    assert!(env.json(&["status"])["runner"].is_null());
+
+    let third = run_cmd(&env, &claude, &[]).output().unwrap();
+    let rendered = render(&env, &third);
+    assert_eq!(third.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains(&format!(
+            "ended session process {session} that a killed runner left running"
+        )),
+        "{rendered}"
+    );
+    wait_for("the leftover session to be gone", || {
+        !Path::new(&format!("/proc/{session}")).exists()
+            || fs::read_to_string(format!("/proc/{session}/stat"))
+                .is_ok_and(|stat| stat.contains(") Z "))
+    });
+    // `a` was started by the killed session and finished by the next: each phase's work once.
+    assert_eq!(
+        fs::read_to_string(env.project().join("work.log")).unwrap(),
+        "a\nb\n"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_session_and_exits_130() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, "echo $$ > session.pid; exec sleep 60");
+    let mut runner = spawn_run(&env, &claude);
+    wait_for("the session", || {
+        env.project().join("session.pid").is_file()
+    });
+    let session = fs::read_to_string(env.project().join("session.pid")).unwrap();
+    Command::new("kill")
+        .args(["-INT", &runner.id().to_string()])
+        .status()
+        .unwrap();
+    let status = runner.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!Path::new(&format!("/proc/{}", session.trim())).exists());
+    let log = env.ok(&["log"]);
+    assert!(log.contains("interrupted, killed by a signal"), "{log}");
+    assert!(
+        log.contains("interrupted (Ctrl-C); the session was stopped (exit 130)"),
+        "{log}"
+    );
+}
+
+#[test]
+fn report_tells_the_story_in_text_json_and_html() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    assert!(
+        run_cmd(&env, &claude, &[])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+
+    let text = env.ok(&["report"]);
+    assert!(text.contains("2 of 2 phases done"), "{text}");
+    assert!(
+        text.contains("session  `a` session 1: progress, exit 0, 2 transitions"),
+        "{text}"
+    );
+    assert!(text.contains("stopped"), "{text}");
+    let json = env.json(&["report"]);
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["stopped"]["exit"], 0);
+    let kinds: Vec<&str> = json["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|span| span["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "run", "session", "phase", "phase", "session", "phase", "phase"
+        ]
+    );
+
+    let output = env.run(&["report", "--html", "night.html"]);
+    assert!(output.status.success(), "{}", render(&env, &output));
+    let page = fs::read_to_string(env.project().join("night.html")).unwrap();
+    assert_eq!(page.matches("<svg").count(), 2);
+    screenshot_is_not_blank(&env.project().join("night.html"));
+}
+
+/// Renders `page` in a headless chromium and checks the screenshot is not blank; without a
+/// browser, says so and checks nothing more (CI installs one: `.ci/run`).
+fn screenshot_is_not_blank(page: &Path) {
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|name| {
+            Command::new(name)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!(
+            "SKIPPED: the HTML report's rendering check needs chromium (`apt-get install chromium`); none is installed"
+        );
+        return;
+    };
+    let dir = page.parent().unwrap();
+    let shot = dir.join("shot.png");
+    let output = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .arg("--window-size=1200,900")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        shot.is_file(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let pixels = &pixels[..info.buffer_size()];
+    let channels = info.color_type.samples();
+    let mut colours = std::collections::HashSet::new();
+    let mut not_white = 0_usize;
+    for pixel in pixels.chunks(channels) {
+        let rgb = (pixel[0], pixel[1], pixel[2.min(channels - 1)]);
+        if rgb != (255, 255, 255) {
+            not_white += 1;
+        }
+        colours.insert(rgb);
+    }
+    let total = pixels.len() / channels;
+    // Text, the graph's coloured boxes and the timeline's bars: many colours, and far more
+    // than a blank page's none.
+    assert!(
+        colours.len() > 20,
+        "only {} colours: a blank page?",
+        colours.len()
+    );
+    assert!(
+        not_white * 100 > total,
+        "{not_white} of {total} pixels are not white"
+    );
+    // The green of a completed phase and the blue of a session are on the screen.
+    let near = |target: (u8, u8, u8)| {
+        colours.iter().any(|&(r, g, b)| {
+            r.abs_diff(target.0) < 12 && g.abs_diff(target.1) < 12 && b.abs_diff(target.2) < 12
+        })
+    };
+    assert!(
+        near((0x2e, 0x9d, 0x57)),
+        "no completed-phase green in the screenshot"
+    );
+    assert!(
+        near((0x2f, 0x6f, 0xd6)),
+        "no session blue in the screenshot"
+    );
+}
+
+#[test]
+fn until_stops_after_that_phase_and_a_commit_never_holds_the_runner_lock() {
+    let env = TestEnv::bare();
+    let dir = env.project();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["config", "user.name", "Test"],
+        &["config", "user.email", "test@example.com"],
+        &["commit", "-q", "--allow-empty", "-m", "start"],
+    ] {
+        assert!(
+            Command::new("git")
+                .args(args)
+                .current_dir(&dir)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    init(&env, &["a", "b:a", "c:b"]);
+    fs::write(env.store().join("config.toml"), "commit_every = 1\n").unwrap();
+    let claude = fake_claude(&env, DO_PHASE);
+
+    let output = run_cmd(&env, &claude, &["--until", "b", "--no-progress"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("phase `b` is done (`--until`)"),
+        "{rendered}"
+    );
+    assert_eq!(fs::read_to_string(dir.join("work.log")).unwrap(), "a\nb\n");
+    // The sessions' commits ran while the runner held its lock: it is in none of them.
+    let files = Command::new("git")
+        .args(["log", "--name-only", "--format="])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let files = String::from_utf8(files.stdout).unwrap();
+    assert!(
+        files.contains(".claude/checkpoints/w/state.json"),
+        "{files}"
+    );
+    assert!(!files.contains("run.lock"), "{files}");
+}
+
+#[test]
+fn a_client_that_cannot_start_fails_the_run_and_says_so_in_the_journal() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let missing = env.dir.path().join("no-such-claude");
+    let output = run_cmd(&env, &missing, &[]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(1), "{rendered}");
+    assert!(
+        rendered.contains("failed to start `[TEMP]/no-such-claude`"),
+        "{rendered}"
+    );
+    let log = env.ok(&["log"]);
+    assert!(log.contains("failed: failed to start"), "{log}");
+    // The failed start is not a session that ran.
+    assert!(!log.contains("run_session_end"), "{log}");
+}
+
+/// On a terminal, a live line shows the phases, the phase, the session and its last tool;
+/// `script` gives the run a terminal.
+#[cfg(unix)]
+#[test]
+fn a_terminal_gets_a_live_line() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: needs `script` (util-linux) for a terminal");
+        return;
+    }
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(
+        &env,
+        &format!(
+            "echo '{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"tool_use\",\"name\":\"Write\",\"input\":{{}}}}]}}}}'\nsleep 1\n{DO_PHASE}"
+        ),
+    );
+    let base = env.cmd();
+    let mut cmd = Command::new("script");
+    cmd.env_clear()
+        .envs(
+            base.get_envs()
+                .filter_map(|(key, value)| Some((key, value?))),
+        )
+        .env_remove("CHECKPOINT_NO_PROGRESS")
+        .env("TERM", "xterm")
+        .env("CK", bin())
+        .current_dir(env.project())
+        .args(["-qec"])
+        .arg(format!(
+            "{} run --claude {}",
+            bin().display(),
+            claude.display()
+        ))
+        .arg("/dev/null");
+    let output = cmd.output().unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{screen}");
+    assert!(
+        screen.contains("0/1 phases done · phase a · session 1 ·"),
+        "{screen}"
+    );
+    assert!(screen.contains("· Write"), "{screen}");
+    // The events are still there, one per line.
+    assert!(
+        screen.contains("run: finished: every phase is complete (exit 0)"),
+        "{screen}"
+    );
+    // Without a terminal there is no live line.
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    assert!(!render(&env, &output).contains("phases done ·"));
+}

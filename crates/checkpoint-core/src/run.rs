@@ -1,0 +1,353 @@
+//! The decisions of the unattended runner, `checkpoint run`: whether to start an agent session,
+//! wait, or stop, from the resume plan and what the sessions so far did.
+//!
+//! Pure: the CLI runs the processes, reads the clock and journals the events.
+
+#[cfg(test)]
+mod tests;
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::{
+    id::PhaseId,
+    resume::{Action, ResumePlan},
+};
+
+/// How long the runner waits after a rate limit's reset before it continues.
+pub const RESET_MARGIN: Duration = Duration::seconds(2);
+
+/// The first wait after a rate limit without a reset time; it doubles after each one in a row.
+pub const RATE_LIMIT_BACKOFF: Duration = Duration::seconds(60);
+
+/// The first wait after a crashed session; it doubles after each one in a row.
+pub const CRASH_BACKOFF: Duration = Duration::seconds(10);
+
+/// Sessions in a row that record no work before the runner stops for a person.
+pub const MAX_STALLS: u32 = 2;
+
+/// The runner's bounds, from its command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLimits {
+    /// The most sessions to start; `None` is no bound.
+    pub max_sessions: Option<u32>,
+    /// The longest single wait.
+    pub max_wait: Duration,
+    /// Stop once this phase is done.
+    pub until: Option<PhaseId>,
+}
+
+/// How an agent session ended, as the runner saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionReport {
+    /// The client's session id, once the session announced it.
+    pub session_id: Option<String>,
+    /// The exit code; `None` when a signal ended it.
+    pub exit: Option<i32>,
+    /// How many transitions of work were journaled while it ran.
+    pub transitions: u32,
+    /// Whether it ended on a rate or usage limit.
+    pub rate_limited: bool,
+    /// When the limit resets, when the client said so.
+    pub reset_at: Option<DateTime<Utc>>,
+    /// When it ended.
+    pub ended_at: DateTime<Utc>,
+}
+
+/// What a finished session amounted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// It recorded work.
+    Progress,
+    /// It ended normally without recording any work.
+    Stall,
+    /// It hit a rate or usage limit.
+    RateLimit,
+    /// It failed for another reason.
+    Crash,
+}
+
+impl Outcome {
+    /// Classifies a finished session.
+    pub fn of(report: &SessionReport) -> Outcome {
+        // A limit the client got over by itself (its own retries) did not end the session.
+        let recovered = report.exit == Some(0) && report.transitions > 0;
+        if report.rate_limited && !recovered {
+            Outcome::RateLimit
+        } else if report.exit != Some(0) {
+            Outcome::Crash
+        } else if report.transitions == 0 {
+            Outcome::Stall
+        } else {
+            Outcome::Progress
+        }
+    }
+
+    /// The name journaled in `run_session_end`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Progress => "progress",
+            Outcome::Stall => "stall",
+            Outcome::RateLimit => "rate_limit",
+            Outcome::Crash => "crash",
+        }
+    }
+}
+
+/// Why the runner stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopKind {
+    /// Every phase is done, or the `--until` phase is.
+    Finished,
+    /// A person must decide before the work can go on.
+    NeedsPerson,
+    /// A bound of the runner was reached (`--max-sessions`, `--max-wait`): run it again to go on.
+    Limit,
+}
+
+/// The runner's next step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Start an agent session.
+    Session {
+        /// The phase the plan names.
+        phase: Option<PhaseId>,
+        /// The session to continue, so that its context is kept.
+        resume: Option<String>,
+    },
+    /// Wait, then plan again.
+    Wait {
+        /// Until when.
+        until: DateTime<Utc>,
+        /// Why, in a sentence.
+        reason: String,
+    },
+    /// Stop.
+    Stop {
+        /// How.
+        kind: StopKind,
+        /// Why, in a sentence.
+        reason: String,
+        /// The phase concerned.
+        phase: Option<PhaseId>,
+        /// The commands a person may run next.
+        commands: Vec<String>,
+    },
+}
+
+/// What the runner remembers between sessions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunState {
+    /// Sessions started.
+    pub sessions: u32,
+    /// Sessions in a row that recorded no work.
+    pub stalls: u32,
+    /// Rate limits in a row without a reset time.
+    pub blind_rate_limits: u32,
+    /// Crashes in a row.
+    pub crashes: u32,
+    /// The session to continue next.
+    pub resume: Option<String>,
+}
+
+impl RunState {
+    /// The step to take now, given the current resume plan.
+    pub fn next(&self, plan: &ResumePlan, limits: &RunLimits, now: DateTime<Utc>) -> Step {
+        let stop =
+            |kind, reason: String, phase: Option<&PhaseId>, commands: Vec<String>| Step::Stop {
+                kind,
+                reason,
+                phase: phase.cloned(),
+                commands,
+            };
+        if let Some(until) = &limits.until
+            && plan.completed.iter().any(|phase| &phase.id == until)
+        {
+            return stop(
+                StopKind::Finished,
+                format!("phase `{until}` is done (`--until`)"),
+                Some(until),
+                Vec::new(),
+            );
+        }
+        let next = &plan.next;
+        match next.action {
+            Action::Done => {
+                return stop(StopKind::Finished, next.reason.clone(), None, Vec::new());
+            }
+            Action::Abandoned => {
+                return stop(
+                    StopKind::NeedsPerson,
+                    next.reason.clone(),
+                    None,
+                    vec![format!("checkpoint resume {}", plan.workflow)],
+                );
+            }
+            _ => {}
+        }
+        if plan.decision_required {
+            return stop(
+                StopKind::NeedsPerson,
+                next.reason.clone(),
+                next.phase.as_ref(),
+                decision_commands(plan),
+            );
+        }
+        if next.action == Action::Wait
+            && let Some(until) = plan.paused_until
+        {
+            return self.wait_or_stop(until, next.reason.clone(), limits, now);
+        }
+        if limits.max_sessions.is_some_and(|max| self.sessions >= max) {
+            return stop(
+                StopKind::Limit,
+                format!("{} sessions ran (`--max-sessions`)", self.sessions),
+                next.phase.as_ref(),
+                vec![format!("checkpoint run {}", plan.workflow)],
+            );
+        }
+        Step::Session {
+            phase: next.phase.clone(),
+            resume: self.resume.clone(),
+        }
+    }
+
+    /// Takes a finished session into account; returns the wait or the stop it calls for, if any.
+    pub fn record(&mut self, report: &SessionReport, limits: &RunLimits) -> Option<Step> {
+        self.sessions += 1;
+        let outcome = Outcome::of(report);
+        if outcome != Outcome::Stall {
+            self.stalls = 0;
+        }
+        if outcome != Outcome::Crash {
+            self.crashes = 0;
+        }
+        if outcome != Outcome::RateLimit {
+            self.blind_rate_limits = 0;
+        }
+        let now = report.ended_at;
+        match outcome {
+            Outcome::Progress => {
+                self.resume = None;
+                None
+            }
+            Outcome::Stall => {
+                self.resume = None;
+                self.stalls += 1;
+                (self.stalls >= MAX_STALLS).then(|| Step::Stop {
+                    kind: StopKind::NeedsPerson,
+                    reason: format!(
+                        "{} sessions in a row ended without recording any work",
+                        self.stalls
+                    ),
+                    phase: None,
+                    commands: vec!["checkpoint resume".into(), "checkpoint log".into()],
+                })
+            }
+            Outcome::RateLimit => {
+                // Continue the same session after the wait, so that its context is kept.
+                self.resume = report.session_id.clone().or(self.resume.take());
+                match report.reset_at {
+                    Some(reset) => {
+                        self.blind_rate_limits = 0;
+                        let until = reset.max(now) + RESET_MARGIN;
+                        Some(self.wait_or_stop(
+                            until,
+                            format!("rate limit; it resets at {}", reset.to_rfc3339()),
+                            limits,
+                            now,
+                        ))
+                    }
+                    None => {
+                        self.blind_rate_limits += 1;
+                        let wait = backoff(RATE_LIMIT_BACKOFF, self.blind_rate_limits, limits);
+                        Some(Step::Wait {
+                            until: now + wait,
+                            reason: format!(
+                                "rate limit without a reset time; backing off {}",
+                                human_duration(wait)
+                            ),
+                        })
+                    }
+                }
+            }
+            Outcome::Crash => {
+                self.resume = None;
+                self.crashes += 1;
+                let wait = backoff(CRASH_BACKOFF, self.crashes, limits);
+                let exit = report
+                    .exit
+                    .map_or_else(|| "a signal".to_owned(), |code| format!("exit {code}"));
+                Some(Step::Wait {
+                    until: now + wait,
+                    reason: format!(
+                        "the session failed ({exit}); retrying in {}",
+                        human_duration(wait)
+                    ),
+                })
+            }
+        }
+    }
+
+    fn wait_or_stop(
+        &self,
+        until: DateTime<Utc>,
+        reason: String,
+        limits: &RunLimits,
+        now: DateTime<Utc>,
+    ) -> Step {
+        if until - now > limits.max_wait {
+            return Step::Stop {
+                kind: StopKind::Limit,
+                reason: format!(
+                    "{reason}: longer than `--max-wait` ({})",
+                    human_duration(limits.max_wait)
+                ),
+                phase: None,
+                commands: vec!["checkpoint run".into()],
+            };
+        }
+        Step::Wait { until, reason }
+    }
+}
+
+/// `base` doubled for every failure in a row after the first, at most `--max-wait`.
+fn backoff(base: Duration, in_a_row: u32, limits: &RunLimits) -> Duration {
+    let factor = 1_i32 << in_a_row.saturating_sub(1).min(20);
+    (base * factor).min(limits.max_wait)
+}
+
+/// The commands that settle what the plan asks a person to decide.
+fn decision_commands(plan: &ResumePlan) -> Vec<String> {
+    let next = &plan.next;
+    let mut commands: Vec<String> = Vec::new();
+    match (next.action, next.phase.as_ref()) {
+        (Action::Approve, Some(phase)) => {
+            commands.push(format!("checkpoint approve {phase}"));
+            commands.push(format!("checkpoint reject {phase} --reason \"<why>\""));
+        }
+        (Action::Confirm, _) => commands.push(format!("checkpoint resume {} --yes", plan.workflow)),
+        (_, Some(phase)) => {
+            commands.push(format!("checkpoint start {phase} --force"));
+            commands.push(format!("checkpoint skip {phase}"));
+            commands.push(format!("checkpoint resume {}", plan.workflow));
+        }
+        (_, None) => commands.push(format!("checkpoint resume {}", plan.workflow)),
+    }
+    if let Some(command) = &next.command
+        && !commands.contains(command)
+    {
+        commands.insert(0, command.clone());
+    }
+    commands.push(format!("checkpoint run {}", plan.workflow));
+    commands
+}
+
+/// A duration as people read it: `45s`, `3m20s`, `2h05m`.
+pub fn human_duration(duration: Duration) -> String {
+    let secs = duration.num_seconds().max(0);
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}

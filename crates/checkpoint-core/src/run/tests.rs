@@ -1,0 +1,326 @@
+//! Tests of the runner's decisions: each feature through `check`, from a workflow and the
+//! sessions so far to the next step.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use super::{Outcome, RunLimits, RunState, SessionReport, Step};
+use crate::{
+    Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
+    resume::{self, PlanOptions},
+    testing::Files,
+};
+
+fn at(second: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap() + Duration::seconds(second)
+}
+
+fn phase(id: &str) -> PhaseId {
+    PhaseId::new(id).unwrap()
+}
+
+/// A workflow from phase specs (a `!` suffix asks for approval), after `transitions`.
+fn workflow(specs: &[&str], transitions: &[Transition]) -> Workflow {
+    let phases = specs
+        .iter()
+        .map(|spec| {
+            let mut plan = PhasePlan::from_spec(spec.trim_end_matches('!')).unwrap();
+            plan.requires_approval = spec.ends_with('!');
+            plan
+        })
+        .collect();
+    let mut workflow = Plan {
+        phases,
+        ..Plan::default()
+    }
+    .into_workflow(WorkflowId::new("w").unwrap(), None, at(0))
+    .unwrap();
+    for transition in transitions {
+        let seq = workflow.seq + 1;
+        apply(&mut workflow, transition, seq, at(1)).unwrap();
+    }
+    workflow
+}
+
+fn limits() -> RunLimits {
+    RunLimits {
+        max_sessions: None,
+        max_wait: Duration::hours(6),
+        until: None,
+    }
+}
+
+fn step(state: &RunState, workflow: &Workflow, limits: &RunLimits, now: DateTime<Utc>) -> Step {
+    let findings = resume::validate(workflow, &[], &Files(Vec::new()), &Config::default(), now);
+    let plan = resume::plan(
+        workflow,
+        findings,
+        &Files(Vec::new()),
+        &PlanOptions {
+            config: Config::default(),
+            now,
+        },
+    );
+    state.next(&plan, limits, now)
+}
+
+/// A short rendering of a step, for inline snapshots.
+fn show(step: &Step) -> String {
+    match step {
+        Step::Session { phase, resume } => format!(
+            "session phase={} resume={}",
+            phase.as_ref().map_or("-", PhaseId::as_str),
+            resume.as_deref().unwrap_or("-")
+        ),
+        Step::Wait { until, reason } => {
+            format!("wait {}s: {reason}", (*until - at(0)).num_seconds())
+        }
+        Step::Stop {
+            kind,
+            reason,
+            phase,
+            commands,
+        } => format!(
+            "stop {kind:?} phase={}: {reason}\n{}",
+            phase.as_ref().map_or("-", PhaseId::as_str),
+            commands.join("\n")
+        ),
+    }
+}
+
+fn start(id: &str) -> Transition {
+    Transition::PhaseStart {
+        phase: phase(id),
+        force: false,
+    }
+}
+
+fn complete(id: &str) -> Transition {
+    Transition::PhaseComplete {
+        phase: phase(id),
+        artifacts: Vec::new(),
+        commit_sha: None,
+        force: false,
+    }
+}
+
+fn ended(exit: Option<i32>, transitions: u32) -> SessionReport {
+    SessionReport {
+        session_id: Some("s-1".into()),
+        exit,
+        transitions,
+        rate_limited: false,
+        reset_at: None,
+        ended_at: at(0),
+    }
+}
+
+fn rate_limited(reset_at: Option<DateTime<Utc>>) -> SessionReport {
+    SessionReport {
+        rate_limited: true,
+        reset_at,
+        exit: Some(1),
+        ..ended(Some(1), 0)
+    }
+}
+
+#[test]
+fn a_ready_phase_starts_a_fresh_session() {
+    let workflow = workflow(&["a", "b:a"], &[]);
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits(), at(0))), @"session phase=a resume=-");
+}
+
+#[test]
+fn finished_work_is_never_handed_out_again() {
+    let workflow = workflow(&["a", "b:a", "c:b"], &[start("a"), complete("a")]);
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits(), at(0))), @"session phase=b resume=-");
+    let workflow = workflow_done();
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits(), at(0))), @"stop Finished phase=-: every phase is complete");
+}
+
+fn workflow_done() -> Workflow {
+    workflow(
+        &["a", "b:a"],
+        &[start("a"), complete("a"), start("b"), complete("b")],
+    )
+}
+
+#[test]
+fn until_stops_once_that_phase_is_done() {
+    let workflow = workflow(&["a", "b:a"], &[start("a"), complete("a")]);
+    let limits = RunLimits {
+        until: Some(phase("a")),
+        ..limits()
+    };
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits, at(0))), @"stop Finished phase=a: phase `a` is done (`--until`)");
+}
+
+#[test]
+fn an_approval_gate_needs_a_person_with_the_commands() {
+    let workflow = workflow(&["a!", "b:a"], &[start("a"), complete("a")]);
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits(), at(0))), @r#"
+    stop NeedsPerson phase=a: phase `a` is done and waits at its approval gate; ask the user, do not redo the work
+    checkpoint approve a
+    checkpoint reject a --reason "<why>"
+    checkpoint run w
+    "#);
+}
+
+#[test]
+fn repeated_failures_need_a_person() {
+    let fail = || Transition::PhaseFail {
+        phase: phase("a"),
+        reason: "tests fail".into(),
+    };
+    let workflow = workflow(
+        &["a"],
+        &[start("a"), fail(), start("a"), fail(), start("a"), fail()],
+    );
+    let shown = show(&step(&RunState::default(), &workflow, &limits(), at(0)));
+    assert!(shown.starts_with("stop NeedsPerson phase=a"), "{shown}");
+    assert!(shown.contains("checkpoint start a --force"), "{shown}");
+}
+
+#[test]
+fn max_sessions_bounds_everything() {
+    let workflow = workflow(&["a"], &[]);
+    let limits = RunLimits {
+        max_sessions: Some(2),
+        ..limits()
+    };
+    let mut state = RunState::default();
+    assert!(state.record(&ended(Some(0), 1), &limits).is_none());
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits, at(0))), @"session phase=a resume=-");
+    assert!(state.record(&ended(Some(0), 1), &limits).is_none());
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits, at(0))), @r"
+    stop Limit phase=a: 2 sessions ran (`--max-sessions`)
+    checkpoint run w
+    ");
+}
+
+#[test]
+fn two_stalls_in_a_row_stop_for_a_person() {
+    let limits = limits();
+    let mut state = RunState::default();
+    assert_eq!(Outcome::of(&ended(Some(0), 0)), Outcome::Stall);
+    assert!(state.record(&ended(Some(0), 0), &limits).is_none());
+    insta::assert_snapshot!(show(&state.record(&ended(Some(0), 0), &limits).unwrap()), @r"
+    stop NeedsPerson phase=-: 2 sessions in a row ended without recording any work
+    checkpoint resume
+    checkpoint log
+    ");
+    // Progress in between starts the count again.
+    let mut state = RunState::default();
+    assert!(state.record(&ended(Some(0), 0), &limits).is_none());
+    assert!(state.record(&ended(Some(0), 3), &limits).is_none());
+    assert!(state.record(&ended(Some(0), 0), &limits).is_none());
+}
+
+#[test]
+fn a_rate_limit_waits_for_its_reset_and_resumes_the_session() {
+    let workflow = workflow(&["a"], &[start("a")]);
+    let mut state = RunState::default();
+    let wait = state
+        .record(&rate_limited(Some(at(30))), &limits())
+        .unwrap();
+    insta::assert_snapshot!(show(&wait), @"wait 32s: rate limit; it resets at 2026-03-01T12:00:30+00:00");
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits(), at(32))), @"session phase=a resume=s-1");
+    // A session that then makes progress is not continued: the next one starts fresh.
+    assert!(state.record(&ended(Some(0), 2), &limits()).is_none());
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits(), at(40))), @"session phase=a resume=-");
+}
+
+#[test]
+fn a_reset_beyond_max_wait_stops_at_the_limit() {
+    let limits = RunLimits {
+        max_wait: Duration::minutes(10),
+        ..limits()
+    };
+    let mut state = RunState::default();
+    let stop = state
+        .record(&rate_limited(Some(at(3600))), &limits)
+        .unwrap();
+    insta::assert_snapshot!(show(&stop), @r"
+    stop Limit phase=-: rate limit; it resets at 2026-03-01T13:00:00+00:00: longer than `--max-wait` (10m00s)
+    checkpoint run
+    ");
+}
+
+#[test]
+fn without_a_reset_time_the_wait_backs_off_up_to_max_wait() {
+    let limits = RunLimits {
+        max_wait: Duration::minutes(5),
+        ..limits()
+    };
+    let mut state = RunState::default();
+    let waits: Vec<String> = (0..4)
+        .map(|_| show(&state.record(&rate_limited(None), &limits).unwrap()))
+        .collect();
+    insta::assert_snapshot!(waits.join("\n"), @r"
+    wait 60s: rate limit without a reset time; backing off 1m00s
+    wait 120s: rate limit without a reset time; backing off 2m00s
+    wait 240s: rate limit without a reset time; backing off 4m00s
+    wait 300s: rate limit without a reset time; backing off 5m00s
+    ");
+}
+
+#[test]
+fn crashes_are_retried_with_backoff_in_a_fresh_session() {
+    let workflow = workflow(&["a"], &[start("a")]);
+    let mut state = RunState::default();
+    let first = show(&state.record(&ended(Some(1), 0), &limits()).unwrap());
+    let second = show(&state.record(&ended(None, 0), &limits()).unwrap());
+    insta::assert_snapshot!(format!("{first}\n{second}"), @r"
+    wait 10s: the session failed (exit 1); retrying in 10s
+    wait 20s: the session failed (a signal); retrying in 20s
+    ");
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits(), at(30))), @"session phase=a resume=-");
+    // A crash is not a stall: two crashes do not stop for a person.
+    assert_eq!(state.stalls, 0);
+}
+
+#[test]
+fn a_pause_with_a_time_is_waited_out() {
+    let pause = Transition::Pause {
+        reason: "rate limit".into(),
+        until: Some(at(600)),
+    };
+    let workflow = workflow(&["a"], &[start("a"), pause]);
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits(), at(0))), @"wait 600s: paused (rate limit) until 2026-03-01T12:10:00+00:00");
+}
+
+#[test]
+fn run_events_are_not_work() {
+    let event = Transition::RunWait {
+        until: at(5),
+        reason: "rate limit".into(),
+    };
+    assert!(!event.is_work());
+    assert!(event.is_run_event());
+    assert!(start("a").is_work());
+    assert!(!start("a").is_run_event());
+    let heartbeat = Transition::Heartbeat {
+        source: "Stop".into(),
+        session_id: None,
+    };
+    assert!(!heartbeat.is_work());
+}
+
+#[test]
+fn a_limit_the_client_got_over_by_itself_is_progress() {
+    let report = SessionReport {
+        exit: Some(0),
+        transitions: 3,
+        ..rate_limited(Some(at(30)))
+    };
+    assert_eq!(Outcome::of(&report), Outcome::Progress);
+    let mut state = RunState::default();
+    assert!(state.record(&report, &limits()).is_none());
+    assert_eq!(state.resume, None);
+    // Ending on the limit is a limit, whatever the exit code says.
+    let report = SessionReport {
+        exit: Some(0),
+        transitions: 0,
+        ..rate_limited(None)
+    };
+    assert_eq!(Outcome::of(&report), Outcome::RateLimit);
+}
