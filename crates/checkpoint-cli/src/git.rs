@@ -211,7 +211,8 @@ fn is_store_scratch(store: &Path, path: &Path) -> bool {
         .file_name()
         .map(|name| name.to_string_lossy())
         .unwrap_or_default();
-    path.starts_with(store) && (name == "lock" || name == "run.lock" || name.starts_with(".state.json.tmp-"))
+    path.starts_with(store)
+        && (name == "lock" || name == "run.lock" || name.starts_with(".state.json.tmp-"))
 }
 
 /// Why a changed file must stay out of a checkpoint commit, if it must: its name, its content,
