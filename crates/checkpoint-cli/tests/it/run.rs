@@ -32,10 +32,11 @@ fn fake_claude(env: &TestEnv, body: &str) -> PathBuf {
     path
 }
 
-/// A session that does the phase the plan names.
+/// A session that does the phase the plan names: it starts the phase (which a session before it
+/// may already have done) and completes it.
 const DO_PHASE: &str = "echo '{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":{}}]}}'\n\
     echo \"$PHASE\" >> work.log\n\
-    \"$CK\" start \"$PHASE\" >/dev/null && \"$CK\" complete \"$PHASE\" >/dev/null\n\
+    \"$CK\" start \"$PHASE\" >/dev/null 2>&1; \"$CK\" complete \"$PHASE\" >/dev/null\n\
     echo '{\"type\":\"result\",\"is_error\":false,\"result\":\"done\"}'";
 
 fn run_cmd(env: &TestEnv, claude: &Path, args: &[&str]) -> Command {

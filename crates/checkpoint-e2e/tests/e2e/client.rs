@@ -498,7 +498,7 @@ fn a_short_rate_limit_reaches_a_runner_as_the_clients_retry_delay() {
 
 /// How `claude -p` ends on SIGINT sent to its process group (what `checkpoint run` does on
 /// Ctrl-C) while a Bash tool runs: it exits on its own well within the runner's five-second
-/// grace, with exit code 1 and the tool's process gone too, and never asks the model again.
+/// grace, with exit code 1 (or 0 with an interrupted result) and the tool's process gone too, and never asks the model again.
 #[test]
 fn sigint_ends_a_headless_session_and_its_tool() {
     let mock = MockApi::start(vec![
@@ -540,9 +540,20 @@ fn sigint_ends_a_headless_session_and_its_tool() {
     let output = env.wait(&mut child, &args);
     let took = interrupted.elapsed();
 
-    // Measured: exit 1 in about 0.2 s.
+    // Measured: exit 1 in about 0.2 s; or, seen once under load, exit 0 after a result of
+    // subtype `error_during_execution` ("Request interrupted by user for tool use"). Either
+    // way the session is over, which is all a runner relies on.
     assert!(took < Duration::from_secs(5), "took {took:?}\n{output}");
-    assert_eq!(output.code(), Some(1), "{output}");
+    match output.code() {
+        Some(1) => {}
+        Some(0) => assert!(
+            output
+                .stdout
+                .contains("\"subtype\":\"error_during_execution\""),
+            "{output}"
+        ),
+        _ => panic!("unexpected exit\n{output}"),
+    }
     let gone = |pid: u32| {
         fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| stat.contains(") Z "))
     };

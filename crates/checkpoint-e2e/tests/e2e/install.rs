@@ -59,7 +59,7 @@ fn installed_from_the_local_marketplace_the_plugin_works_without_plugin_dir() {
     assert_contains_all(
         "the expanded /checkpoint-resume",
         &project.mock.main_requests()[1].role_text("user"),
-        &["a session was active recently"],
+        &["was active recently"],
     );
     assert_eq!(
         phase(&project.state(WORKFLOW), "design")["status"],
