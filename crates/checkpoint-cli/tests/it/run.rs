@@ -738,10 +738,16 @@ fn sync_stops_the_run_for_a_person_when_the_remote_diverged() {
 }
 
 #[test]
-fn remote_without_sync_is_a_usage_error() {
+fn sync_is_in_help_and_remote_without_sync_is_a_usage_error() {
     let env = TestEnv::new();
     init(&env, &["a"]);
     let output = env.run(&["run", "--remote", "origin"]);
     assert_eq!(output.status.code(), Some(2), "{}", render(&env, &output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("--sync"));
+    let help = env.ok(&["run", "--help"]);
+    assert!(
+        help.contains("--sync") && help.contains("before each session and push it"),
+        "{help}"
+    );
+    assert!(help.contains("--remote <REMOTE>"), "{help}");
 }
