@@ -134,6 +134,30 @@ pub enum Step {
     },
 }
 
+/// The stop of `checkpoint run --sync` when the workflow's journal and the remote's went on from
+/// the same entry: a person chooses a side with `checkpoint pull`, then runs again.
+pub fn diverged(workflow: &str, remote: &str, reason: String, mergeable: bool) -> Step {
+    let pull = format!("checkpoint --workflow {workflow} pull {remote}");
+    let mut commands = vec![
+        format!("{pull} --theirs    # keep the remote side; ours is kept as a fork"),
+        format!("{pull} --ours      # keep our side; theirs is kept as a fork"),
+    ];
+    if mergeable {
+        commands.push(format!(
+            "{pull} --merge     # apply both (each side touched different phases)"
+        ));
+    }
+    commands.push(format!(
+        "checkpoint run {workflow} --sync --remote {remote}"
+    ));
+    Step::Stop {
+        kind: StopKind::NeedsPerson,
+        reason,
+        phase: None,
+        commands,
+    }
+}
+
 /// What the runner remembers between sessions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunState {

@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use crate::{
     cli::GlobalArgs,
+    commands::sync,
     ctx::{self, Ctx},
     env, exit_code,
     output::{self, Format, JSON_VERSION, Paint},
@@ -68,6 +69,13 @@ pub struct RunArgs {
     /// No live line on a terminal (also `CHECKPOINT_NO_PROGRESS`)
     #[arg(long)]
     pub no_progress: bool,
+    /// Pull the workflow from its git remote before each session and push it after each (like
+    /// `checkpoint pull` and `push`); a divergence stops the run for a person
+    #[arg(long)]
+    pub sync: bool,
+    /// The git remote of `--sync` [default: the current branch's upstream remote, else `origin`]
+    #[arg(long, value_name = "REMOTE", requires = "sync")]
+    pub remote: Option<String>,
     /// Arguments passed to every `claude` session, after `--`: the permission mode, allowed
     /// tools, model, plugin directory (for example `-- --allowedTools "Bash Write Edit"`)
     #[arg(last = true, value_name = "CLAUDE ARGS")]
@@ -147,6 +155,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs) -> Result<u8> {
     if args.dry_run {
         return dry_run(&ctx, &id, &client, &limits);
     }
+    let remote = if args.sync {
+        Some(sync::remote_name(&ctx, args.remote.as_deref())?)
+    } else {
+        None
+    };
     let live = !args.no_progress && ctx.format != Format::Json && Display::live_possible();
     let display = Display::new(id.as_str(), ctx.format == Format::Json, live);
     let result = Runner {
@@ -155,6 +168,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs) -> Result<u8> {
         client: &client,
         limits: &limits,
         display: &display,
+        remote,
+        push_at_stop: true,
     }
     .run();
     display.finish();
@@ -254,6 +269,10 @@ struct Runner<'a> {
     client: &'a dyn AgentClient,
     limits: &'a RunLimits,
     display: &'a Display,
+    /// `--sync`: the remote pulled from before each session and pushed to after it.
+    remote: Option<String>,
+    /// Whether the stop pushes too (not after a divergence: the remote would refuse it).
+    push_at_stop: bool,
 }
 
 /// What the runner saw of a session while it ran.
@@ -298,6 +317,12 @@ impl Runner<'_> {
                 .into());
             }
         };
+        // Before the run journals anything: a teammate's entries are then simply pulled.
+        self.ctx.now = ctx::now()?;
+        let pulled = match &self.remote {
+            Some(remote) => Some(sync::pull_workflow(self.ctx, remote, self.id, None)?),
+            None => None,
+        };
         let loaded = self.journal(Transition::RunStart {
             pid,
             client: self.client.name().to_owned(),
@@ -309,7 +334,7 @@ impl Runner<'_> {
             phases_done: workflow.n_done(),
             phases_total: workflow.phases.len(),
         })?;
-        let result = self.drive(&mut run_lock, &interrupted);
+        let result = self.drive(&mut run_lock, &interrupted, pulled);
         if let Err(err) = &result {
             // The night's story ends with why, even when it is an error.
             let _ = self.journal(Transition::RunStop {
@@ -321,7 +346,12 @@ impl Runner<'_> {
     }
 
     /// The loop: plan, then a session, a wait or a stop.
-    fn drive(&mut self, run_lock: &mut lock::RunLock, interrupted: &AtomicBool) -> Result<u8> {
+    fn drive(
+        &mut self,
+        run_lock: &mut lock::RunLock,
+        interrupted: &AtomicBool,
+        mut pulled: Option<sync::Outcome>,
+    ) -> Result<u8> {
         let mut state = RunState::default();
         loop {
             if interrupted.load(Ordering::SeqCst) {
@@ -334,12 +364,30 @@ impl Runner<'_> {
                 );
             }
             self.ctx.now = ctx::now()?;
+            if let Some(Step::Stop {
+                reason,
+                phase,
+                commands,
+                ..
+            }) = self.pull(pulled.take())?
+            {
+                self.push_at_stop = false;
+                self.notify(phase.as_ref(), &reason)?;
+                return self.stop(
+                    "needs_person",
+                    reason,
+                    phase,
+                    commands,
+                    exit_code::NEEDS_PERSON,
+                );
+            }
             let plan = crate::commands::resume::plan_after_recoveries(self.ctx, self.id)?;
             let step = state.next(&plan, self.limits, self.ctx.now);
             let step = match step {
                 Step::Session { phase, resume } => {
                     let (report, was_interrupted) =
                         self.session(&plan, &mut state, phase, resume, run_lock, interrupted)?;
+                    self.push();
                     if was_interrupted {
                         return self.stop(
                             "interrupted",
@@ -363,6 +411,8 @@ impl Runner<'_> {
                         until,
                         reason: reason.clone(),
                     })?;
+                    // Shared before the wait, so that a teammate's push meanwhile is no divergence.
+                    self.push();
                     self.show(RunEvent::Waiting {
                         until,
                         reason: reason.clone(),
@@ -395,6 +445,68 @@ impl Runner<'_> {
                 }
             }
         }
+    }
+
+    /// `--sync`: pulls the workflow (or shows the pull already done); a divergence is the stop
+    /// that asks a person to choose a side.
+    /// A pull that fails (the network) is a warning: the run goes on with the local state.
+    fn pull(&self, done: Option<sync::Outcome>) -> Result<Option<Step>> {
+        let Some(remote) = &self.remote else {
+            return Ok(None);
+        };
+        let outcome = match done {
+            Some(outcome) => outcome,
+            None => match sync::pull_workflow(self.ctx, remote, self.id, None) {
+                Ok(outcome) => outcome,
+                Err(err) => {
+                    output::warn(&format!(
+                        "--sync: could not pull `{}` from `{remote}`, going on with this copy: {err}",
+                        self.id
+                    ));
+                    return Ok(None);
+                }
+            },
+        };
+        self.show_sync("pull", remote, &outcome)?;
+        Ok((outcome.action == "diverged").then(|| {
+            checkpoint_core::run::diverged(
+                self.id.as_str(),
+                remote,
+                outcome.message.clone(),
+                outcome.mergeable == Some(true),
+            )
+        }))
+    }
+
+    /// `--sync`: pushes the workflow.
+    /// A push that fails or is rejected is shown and the run goes on: nothing local is lost, and
+    /// the next pull brings the remote's entries (or finds the divergence).
+    fn push(&self) {
+        let Some(remote) = &self.remote else {
+            return;
+        };
+        match sync::push_workflows(self.ctx, remote, std::slice::from_ref(self.id)) {
+            Ok(outcomes) => {
+                for outcome in &outcomes {
+                    let _ = self.show_sync("push", remote, outcome);
+                }
+            }
+            Err(err) => output::warn(&format!(
+                "--sync: could not push `{}` to `{remote}`: {err}",
+                self.id
+            )),
+        }
+    }
+
+    fn show_sync(&self, direction: &str, remote: &str, outcome: &sync::Outcome) -> Result<()> {
+        self.show(RunEvent::Synced {
+            direction: direction.to_owned(),
+            remote: remote.to_owned(),
+            action: outcome.action.to_owned(),
+            entries: outcome.entries,
+            seq: outcome.seq,
+            message: outcome.message.clone(),
+        })
     }
 
     /// Ends the session a killed runner left running, when it is still the same process.
@@ -678,6 +790,9 @@ impl Runner<'_> {
             exit: code,
         }) {
             output::warn(&format!("failed to journal the runner's stop: {err}"));
+        }
+        if self.push_at_stop {
+            self.push();
         }
         self.show(RunEvent::Stopped {
             kind: kind.to_owned(),

@@ -118,7 +118,7 @@ pub(crate) struct Outcome {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub theirs: Vec<Change>,
     #[serde(skip)]
-    message: String,
+    pub message: String,
 }
 
 impl Outcome {

@@ -54,6 +54,17 @@ pub(crate) enum RunEvent {
         until: DateTime<Utc>,
         reason: String,
     },
+    /// `--sync` pulled or pushed the workflow.
+    Synced {
+        /// `pull` or `push`.
+        direction: String,
+        remote: String,
+        /// What `checkpoint pull` or `push` reports as the workflow's `action`.
+        action: String,
+        entries: usize,
+        seq: u64,
+        message: String,
+    },
     /// The `[run] notify` command ran.
     Notified { command: String, exit: Option<i32> },
     /// The runner stopped.
@@ -202,6 +213,9 @@ fn human(event: &RunEvent) -> Option<String> {
             "waiting until {} ({reason})",
             until.with_timezone(&Local).format("%H:%M:%S")
         ),
+        RunEvent::Synced {
+            direction, message, ..
+        } => format!("{direction}: {message}"),
         RunEvent::Notified { command, exit } => format!(
             "notified: `{command}` ({})",
             exit.map_or_else(

@@ -10,7 +10,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::support::{TestEnv, bin, render};
+use crate::{
+    support::{TestEnv, bin, render},
+    sync::Remote,
+};
 
 /// Writes an executable stand-in for `claude` into the project; `body` is shell, with
 /// `$CK` the `checkpoint` binary and `$PHASE` the phase the resume plan names.
@@ -637,4 +640,115 @@ fn a_terminal_gets_a_live_line() {
     let claude = fake_claude(&env, DO_PHASE);
     let output = run_cmd(&env, &claude, &[]).output().unwrap();
     assert!(!render(&env, &output).contains("phases done ·"));
+}
+
+#[test]
+fn sync_pulls_a_teammates_entries_before_each_session_and_pushes_after() {
+    let remote = Remote::bare();
+    let laptop = remote.clone();
+    init(&laptop, &["a", "b:a", "c:b"]);
+    laptop.ok(&["push"]);
+    // A teammate does phase `a` on their clone and pushes it.
+    let teammate = remote.clone();
+    teammate.ok(&["pull", "-w", "w"]);
+    teammate.ok(&["start", "a"]);
+    teammate.ok(&["complete", "a"]);
+    teammate.ok(&["push"]);
+    let claude = fake_claude(&laptop, DO_PHASE);
+
+    let output = run_cmd(&laptop, &claude, &["--sync", "--max-sessions", "1"])
+        .output()
+        .unwrap();
+    let rendered = render(&laptop, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    // The pull came first: the one session did `b`, not the teammate's `a` again.
+    assert_eq!(
+        fs::read_to_string(laptop.project().join("work.log")).unwrap(),
+        "b\n"
+    );
+    assert!(
+        rendered.contains("pull: `w`: pulled 2 entries from `origin`"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("push: `w`: pushed entry"), "{rendered}");
+    // The session's work (and the run's story) is on the remote: the teammate pulls it.
+    teammate.ok(&["pull"]);
+    let status = teammate.json(&["status"]);
+    let done: Vec<&str> = status["workflow"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|phase| phase["status"] == "complete")
+        .map(|phase| phase["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(done, ["a", "b"]);
+    // Every entry, up to the run's stop (the worktree path in `init` stays local).
+    assert_eq!(
+        teammate.read("w", "journal.jsonl").lines().last(),
+        laptop.read("w", "journal.jsonl").lines().last()
+    );
+    assert!(teammate.ok(&["log"]).contains("run_stop"));
+}
+
+#[test]
+fn sync_stops_the_run_for_a_person_when_the_remote_diverged() {
+    let remote = Remote::bare();
+    let laptop = remote.clone();
+    init(&laptop, &["a", "b", "c"]);
+    laptop.ok(&["push"]);
+    let teammate = remote.clone();
+    teammate.ok(&["pull", "-w", "w"]);
+    teammate.ok(&["start", "c"]);
+    teammate.ok(&["push"]);
+    laptop.ok(&["start", "a"]);
+    let pushed = remote.history("w");
+    let claude = fake_claude(&laptop, DO_PHASE);
+
+    let output = run_cmd(&laptop, &claude, &["--sync", "--remote", "origin"])
+        .output()
+        .unwrap();
+    let rendered = render(&laptop, &output);
+    assert_eq!(output.status.code(), Some(9), "{rendered}");
+    assert!(
+        rendered.contains("`w` diverged from `origin` after entry"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("checkpoint --workflow w pull origin --theirs"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("--merge"), "{rendered}");
+    // No session ran, nothing was pushed, and our side is still here.
+    assert!(!laptop.project().join("work.log").exists());
+    assert_eq!(remote.history("w"), pushed);
+    let log = laptop.ok(&["log"]);
+    assert!(log.contains("phase_start"), "{log}");
+    assert!(log.contains("run_stop"), "{log}");
+    // The person's choice, then the run goes on.
+    laptop.ok(&["pull", "--merge"]);
+    let output = run_cmd(&laptop, &claude, &["--sync", "--max-sessions", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(10),
+        "{}",
+        render(&laptop, &output)
+    );
+    assert!(laptop.project().join("work.log").exists());
+}
+
+#[test]
+fn sync_is_in_help_and_remote_without_sync_is_a_usage_error() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let output = env.run(&["run", "--remote", "origin"]);
+    assert_eq!(output.status.code(), Some(2), "{}", render(&env, &output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--sync"));
+    let help = env.ok(&["run", "--help"]);
+    assert!(
+        help.contains("--sync") && help.contains("before each session and push it"),
+        "{help}"
+    );
+    assert!(help.contains("--remote <REMOTE>"), "{help}");
 }

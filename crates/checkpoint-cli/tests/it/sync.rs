@@ -15,7 +15,7 @@ use assert_fs::TempDir;
 use crate::support::{TestEnv, render};
 
 /// A remote: a bare repository, reached by its path or through `git daemon`.
-struct Remote {
+pub(crate) struct Remote {
     dir: TempDir,
     url: String,
     daemon: Option<Child>,
@@ -23,7 +23,7 @@ struct Remote {
 
 impl Remote {
     /// A bare repository reached by its path.
-    fn bare() -> Self {
+    pub(crate) fn bare() -> Self {
         let dir = TempDir::new().unwrap();
         git(dir.path(), &["init", "--quiet", "--bare", "remote.git"]);
         let url = dir.path().join("remote.git").display().to_string();
@@ -77,7 +77,7 @@ impl Remote {
     }
 
     /// A new clone of the project: a git repository whose `origin` is this remote.
-    fn clone(&self) -> TestEnv {
+    pub(crate) fn clone(&self) -> TestEnv {
         let env = TestEnv::new();
         git(&env.project(), &["init", "--quiet"]);
         git(&env.project(), &["remote", "add", "origin", &self.url]);
@@ -85,7 +85,7 @@ impl Remote {
     }
 
     /// The commits of `refs/checkpoints/<id>`, newest first.
-    fn history(&self, id: &str) -> Vec<String> {
+    pub(crate) fn history(&self, id: &str) -> Vec<String> {
         let out = git(
             &self.git_dir(),
             &["log", "--format=%s", &format!("refs/checkpoints/{id}")],

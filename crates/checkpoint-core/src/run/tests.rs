@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
-use super::{Outcome, RunLimits, RunState, SessionReport, Step};
+use super::{Outcome, RunLimits, RunState, SessionReport, Step, StopKind, diverged};
 use crate::{
     Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
     resume::{self, PlanOptions},
@@ -323,4 +323,27 @@ fn a_limit_the_client_got_over_by_itself_is_progress() {
         ..rate_limited(None)
     };
     assert_eq!(Outcome::of(&report), Outcome::RateLimit);
+}
+
+#[test]
+fn a_divergence_stops_for_a_person_with_the_commands_that_resolve_it() {
+    let Step::Stop {
+        kind,
+        reason,
+        commands,
+        ..
+    } = diverged("w", "origin", "`w` diverged".into(), false)
+    else {
+        panic!("a divergence stops the run");
+    };
+    assert_eq!(kind, StopKind::NeedsPerson);
+    assert_eq!(reason, "`w` diverged");
+    assert!(commands[0].starts_with("checkpoint --workflow w pull origin --theirs"));
+    assert!(commands[1].starts_with("checkpoint --workflow w pull origin --ours"));
+    assert_eq!(commands[2], "checkpoint run w --sync --remote origin");
+    let Step::Stop { commands, .. } = diverged("w", "up", String::new(), true) else {
+        panic!("a divergence stops the run");
+    };
+    assert!(commands[2].starts_with("checkpoint --workflow w pull up --merge"));
+    assert_eq!(commands.len(), 4);
 }
