@@ -487,6 +487,50 @@ fn a_kill_during_pull_or_push_leaves_a_valid_state_and_a_retry_finishes() {
     assert!(killed > 0, "no command was killed mid-way");
 }
 
+/// The window of a kill while a pull creates a workflow, made deterministic: the journal is
+/// written, the state is not.
+#[test]
+fn a_pull_cut_between_a_new_journal_and_its_state_leaves_a_valid_state() {
+    let remote = Remote::bare();
+    let writer = remote.clone();
+    writer.ok(&["init", "w", "--phase", "a", "--phase", "b"]);
+    writer.ok(&["start", "a"]);
+    writer.ok(&["note", "from the writer"]);
+    writer.ok(&["push"]);
+    let env = remote.clone();
+    let output = env
+        .cmd()
+        .args(["pull", "-w", "w"])
+        .env("CHECKPOINT_TEST_FAILPOINT", "temp_write")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(7), "{}", render(&env, &output));
+    let dir = env.workflow_dir("w");
+    assert!(dir.join("journal.jsonl").exists());
+    assert!(!dir.join("state.json").exists());
+    exits(&env, &["validate", "-w", "w"], 0);
+    assert_eq!(recovery_codes(&env, "w"), ["state.replayed"]);
+    exits(&env, &["sync", "-w", "w"], 0);
+    exits(&env, &["validate", "-w", "w"], 0);
+    assert_eq!(journal_len(&env, "w"), journal_len(&writer, "w"));
+    assert_eq!(statuses(&env, "w"), statuses(&writer, "w"));
+    // The next write brings the state up to date.
+    env.ok(&["note", "here"]);
+    assert!(dir.join("state.json").exists());
+    assert_eq!(recovery_codes(&env, "w"), Vec::<String>::new());
+}
+
+/// The codes of `validate`'s findings about the state and the journal.
+fn recovery_codes(env: &TestEnv, id: &str) -> Vec<String> {
+    env.json(&["validate", "-w", id])["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|finding| finding["code"].as_str().unwrap().to_owned())
+        .filter(|code| code.starts_with("state.") || code.starts_with("journal."))
+        .collect()
+}
+
 #[test]
 fn a_synced_ref_holds_none_of_the_redaction_samples() {
     let remote = Remote::bare();

@@ -206,15 +206,22 @@ pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loade
                 Err(rebuild_err) if missing => return Err(rebuild_err),
                 Err(_) => return Err(state_err_with_help(state_err)),
             };
-            recoveries.push(Recovery::StateRebuilt {
-                reason: if missing {
-                    format!("`{STATE_FILE}` is missing")
-                } else {
-                    state_err.to_string()
-                },
-                source: source.into(),
-                kept_as: None,
-            });
+            if missing && source == "journal" && lags_from_nothing(dir, &journal_path)? {
+                recoveries.push(Recovery::JournalReplayed {
+                    from_seq: 0,
+                    to_seq: workflow.seq,
+                });
+            } else {
+                recoveries.push(Recovery::StateRebuilt {
+                    reason: if missing {
+                        format!("`{STATE_FILE}` is missing")
+                    } else {
+                        state_err.to_string()
+                    },
+                    source: source.into(),
+                    kept_as: None,
+                });
+            }
             repair.corrupt_state = !missing;
             repair.state_stale = true;
             workflow
@@ -227,6 +234,32 @@ pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loade
         redacted: 0,
         repair,
     })
+}
+
+/// Whether a missing `state.json`, rebuilt from the journal, only lagged it: the journal is
+/// whole from its `init` (entry 1, no torn line) and there is no `state.json.bak`.
+///
+/// That is what a kill leaves between a workflow's first journal append and its first state
+/// (`Store::adopt` creating a pulled workflow), or between the removal of the state and its
+/// rewrite (`Store::adopt` replacing a journal, which removes the backup first). Any other
+/// write links the old state aside as the backup before replacing it, never removing it; so a
+/// state lost by other means, or a journal that lost its start, is still reported as rebuilt
+/// and waits for a person.
+fn lags_from_nothing(dir: &Path, journal_path: &Path) -> Result<bool> {
+    let backup_path = dir.join(BACKUP_FILE);
+    match fs::symlink_metadata(&backup_path) {
+        Ok(_) => return Ok(false),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(Error::io("read", &backup_path, err)),
+    }
+    let Ok(journal) = read_journal(journal_path) else {
+        return Ok(false);
+    };
+    let from_init = journal
+        .entries
+        .first()
+        .is_some_and(|entry| entry.seq == 1 && matches!(entry.transition, Transition::Init { .. }));
+    Ok(from_init && journal.torn.is_none())
 }
 
 /// Rebuilds a state from the journal, else from the backup plus the journal's later entries.

@@ -27,7 +27,10 @@ impl Store {
     /// When `entries` extend the local journal, only the new ones are appended, as any write
     /// does. Otherwise (a resolved divergence, whose other side the caller kept as a fork first)
     /// the journal is replaced: the state and its backup are removed first, so that an
-    /// interruption at any point leaves a journal, old or new, that the state is rebuilt from.
+    /// interruption at any point leaves a journal, old or new, that the state is replayed from.
+    /// A new workflow's journal is written before its state the same way: a `state.json` missing
+    /// beside a journal whole from its `init` and no backup is loaded as a state that lags its
+    /// journal, not as damage (see `load::lags_from_nothing`).
     pub fn adopt(
         &self,
         id: &WorkflowId,

@@ -16,11 +16,11 @@ use crate::{
     },
 };
 
-fn at(second: u32) -> DateTime<Utc> {
+pub(super) fn at(second: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, second).unwrap()
 }
 
-fn store(dir: &std::path::Path) -> Store {
+pub(super) fn store(dir: &std::path::Path) -> Store {
     Store::new(
         dir,
         StoreOptions {
@@ -31,7 +31,7 @@ fn store(dir: &std::path::Path) -> Store {
     )
 }
 
-fn create(store: &Store, n_phases: usize) -> WorkflowId {
+pub(super) fn create(store: &Store, n_phases: usize) -> WorkflowId {
     let id = WorkflowId::new("w").unwrap();
     let phases = (0..n_phases)
         .map(|i| PhasePlan::from_spec(&format!("phase-with-a-longish-name-{i:05}")).unwrap())
@@ -197,6 +197,7 @@ fn state_files_parse_or_say_why_not() {
     );
 }
 
+mod missing_state;
 mod props;
 
 /// The sequence number of `state.json` as it is on disk.
@@ -222,7 +223,7 @@ fn create_large(store: &Store) -> (WorkflowId, std::path::PathBuf) {
     (id, dir)
 }
 
-fn note(i: u64) -> Transition {
+pub(super) fn note(i: u64) -> Transition {
     Transition::Note {
         text: format!("note {i}"),
     }
