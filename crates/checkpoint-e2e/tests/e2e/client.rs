@@ -360,16 +360,35 @@ fn plugin_mcp_tools_are_named_by_plugin_and_server_and_results_are_structured() 
     let main = mock.main_requests();
     assert_eq!(main.len(), 4, "{output}");
     let offered = &main[0].body["tools"];
-    let status_tool = offered
+    let listed = offered
         .as_array()
         .unwrap()
         .iter()
-        .find(|tool| tool["name"] == status)
-        .unwrap_or_else(|| panic!("no `{status}` in {offered:#}"));
-    assert_eq!(
-        status_tool["input_schema"]["type"], "object",
-        "{status_tool:#}"
-    );
+        .find(|tool| tool["name"] == status);
+    if newer_than_oldest(&env) {
+        // 2.1.330 defers MCP tools: they are not in `tools`, only named to the model in the
+        // request, with `ToolSearch` to fetch their schemas; a call by name still runs them
+        // (below).
+        assert!(listed.is_none(), "`{status}` is listed: {offered:#}");
+        assert!(
+            offered
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|tool| tool["name"] == "ToolSearch"),
+            "no ToolSearch in {offered:#}"
+        );
+        assert!(
+            main[0].body.to_string().contains(&*status),
+            "`{status}` is not named in the request"
+        );
+    } else {
+        let status_tool = listed.unwrap_or_else(|| panic!("no `{status}` in {offered:#}"));
+        assert_eq!(
+            status_tool["input_schema"]["type"], "object",
+            "{status_tool:#}"
+        );
+    }
 
     let ok = main[1].tool_results()[0].clone();
     assert!(ok.get("is_error").is_none(), "{ok:#}");
@@ -489,7 +508,13 @@ fn a_short_rate_limit_reaches_a_runner_as_the_clients_retry_delay() {
         .filter(|line| line["type"] == "system" && line["subtype"] == "api_retry")
         .collect();
     assert_eq!(retries.len(), 1, "{output}");
-    assert_eq!(retries[0]["retry_delay_ms"], 2000);
+    // 2.1.197 waits exactly the 429's `retry-after`; 2.1.330 adds jitter (2,160 ms seen).
+    let delay = retries[0]["retry_delay_ms"].as_u64().unwrap();
+    if newer_than_oldest(&env) {
+        assert!((2000..=2500).contains(&delay), "{output}");
+    } else {
+        assert_eq!(delay, 2000, "{output}");
+    }
     assert_eq!(retries[0]["error_status"], 429);
     assert_eq!(retries[0]["error"], "rate_limit");
     let result = lines.iter().find(|line| line["type"] == "result").unwrap();
