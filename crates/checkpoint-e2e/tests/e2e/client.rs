@@ -379,7 +379,7 @@ fn plugin_mcp_tools_are_named_by_plugin_and_server_and_results_are_structured() 
             "no ToolSearch in {offered:#}"
         );
         assert!(
-            main[0].body.to_string().contains(&*status),
+            main[0].body.to_string().contains(status),
             "`{status}` is not named in the request"
         );
     } else {
