@@ -286,7 +286,7 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
     if let Some(pause) = &workflow.pause {
         let until = pause
             .until
-            .map(|until| format!(" until {} ({})", until.to_rfc3339(), ago(until, now)))
+            .map(|until| format!(" until {} ({})", until.to_rfc3339(), ago(until.utc(), now)))
             .unwrap_or_default();
         let _ = writeln!(
             out,
@@ -335,7 +335,7 @@ fn status_line(
         PhaseView::Done => {
             let when = phase
                 .completed_at
-                .map(|at| format!("  {}", ago(at, now)))
+                .map(|at| format!("  {}", ago(at.utc(), now)))
                 .unwrap_or_default();
             let sha = phase
                 .commit_sha

@@ -40,5 +40,6 @@ pub use crate::{
         Phase, PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow, WorkflowStatus,
     },
     plan::{PhasePlan, Plan},
+    timestamp::Timestamp,
     transition::{Transition, apply, apply_in_place},
 };

@@ -14,6 +14,7 @@ use crate::{
         Activity, Approval, Artifact, Decision, Note, Pause, Phase, PhaseStatus, Replan, Task,
         TaskStatus, Workflow, WorkflowStatus,
     },
+    timestamp::Timestamp,
 };
 
 /// How many failed attempts a phase may have before a person must decide, unless it says otherwise.
@@ -589,7 +590,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             workflow.pause = Some(Pause {
                 reason: reason.clone(),
                 at,
-                until: *until,
+                until: until.map(Timestamp::from),
             });
         }
         Transition::Unpause => workflow.pause = None,
@@ -628,7 +629,7 @@ fn phase_progress(
         format!("start it first with `checkpoint start {id}`"),
     )?;
     phase.progress = Some(note.to_owned());
-    phase.progress_at = Some(at);
+    phase.progress_at = Some(at.into());
     Ok(())
 }
 
@@ -723,7 +724,7 @@ fn phase_start(
     }
     phase.status = PhaseStatus::InProgress;
     phase.attempts += 1;
-    phase.started_at = Some(at);
+    phase.started_at = Some(at.into());
     phase.completed_at = None;
     phase.approval = None;
     workflow.pause = None;
@@ -777,7 +778,7 @@ fn phase_complete(
     }
     if phase.attempts == 0 {
         phase.attempts = 1;
-        phase.started_at = Some(at);
+        phase.started_at = Some(at.into());
     }
     for path in artifacts {
         if !phase
@@ -795,7 +796,7 @@ fn phase_complete(
         phase.commit_sha = Some(sha.to_owned());
     }
     phase.error = None;
-    phase.completed_at = Some(at);
+    phase.completed_at = Some(at.into());
     phase.status = if phase.requires_approval && phase.approval.is_none() {
         PhaseStatus::AwaitingApproval
     } else {
@@ -876,7 +877,7 @@ fn phase_skip(
         ));
     }
     phase.status = PhaseStatus::Skipped;
-    phase.completed_at = Some(at);
+    phase.completed_at = Some(at.into());
     if let Some(reason) = reason {
         phase.progress = Some(format!("skipped: {reason}"));
     }
@@ -923,7 +924,7 @@ fn task_start(
         PhaseStatus::Pending | PhaseStatus::Failed if blockers.is_empty() => {
             phase.status = PhaseStatus::InProgress;
             phase.attempts += 1;
-            phase.started_at = Some(at);
+            phase.started_at = Some(at.into());
         }
         status => {
             return Err(Error::transition(
@@ -944,7 +945,7 @@ fn task_start(
     }
     task.status = TaskStatus::Running;
     task.attempts += 1;
-    task.started_at = Some(at);
+    task.started_at = Some(at.into());
     task.completed_at = None;
     Ok(())
 }
@@ -966,10 +967,10 @@ fn task_done(
     let task = task_mut(phase, task)?;
     if task.attempts == 0 {
         task.attempts = 1;
-        task.started_at = Some(at);
+        task.started_at = Some(at.into());
     }
     task.status = TaskStatus::Done;
-    task.completed_at = Some(at);
+    task.completed_at = Some(at.into());
     task.error = None;
     if let Some(output) = output {
         task.output = Some(output.to_owned());
