@@ -18,7 +18,7 @@ use serde_json::Value;
 /// How long a hook waits for a complete payload: well inside the 5 s the plugin gives a hook.
 pub(crate) const PAYLOAD_DEADLINE: Duration = Duration::from_millis(1500);
 
-/// The most one `read` takes.
+/// The most one `read` takes: what a pipe holds.
 const CHUNK_BYTES: usize = 64 * 1024;
 
 /// What reading stdin gave.
@@ -39,7 +39,8 @@ pub(crate) fn read_payload(
     let fd = input.as_fd();
     let give_up_at = Instant::now() + deadline;
     let mut bytes = Vec::new();
-    let mut chunk = vec![0; CHUNK_BYTES];
+    // Left uninitialized (and off the stack): a payload fills a page or two of it.
+    let mut chunk = Box::<[u8]>::new_uninit_slice(CHUNK_BYTES);
     loop {
         let room = limit.saturating_sub(bytes.len() as u64);
         if room == 0 {
@@ -53,17 +54,17 @@ pub(crate) fn read_payload(
             ));
         }
         let want = chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-        let n = match rustix::io::read(fd, &mut chunk[..want]) {
-            Ok(n) => n,
+        let read = match rustix::io::read(fd, &mut chunk[..want]) {
+            Ok((read, _)) => read,
             Err(Errno::INTR | Errno::AGAIN) => continue,
             // A closed stdin reads as empty, as the standard library's `Stdin` has it.
-            Err(Errno::BADF) => 0,
+            Err(Errno::BADF) => &mut [],
             Err(err) => return Err(format!("failed to read the payload on stdin: {err}")),
         };
-        if n == 0 {
+        if read.is_empty() {
             return Ok(Payload::Ended(bytes));
         }
-        bytes.extend_from_slice(&chunk[..n]);
+        bytes.extend_from_slice(read);
         // A JSON object ends with `}`: only then can the bytes so far be a complete payload,
         // which keeps a large payload from being parsed once per chunk.
         if bytes.trim_ascii_end().ends_with(b"}")
