@@ -5,8 +5,8 @@
 use std::fs;
 
 use crate::{
-    lifecycle::{git, repo},
-    support::{TestEnv, render},
+    lifecycle::repo,
+    support::{TestEnv, git, render},
 };
 
 /// The secrets the issue found stored verbatim, one of each kind, made up.
