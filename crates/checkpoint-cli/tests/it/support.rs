@@ -73,17 +73,21 @@ impl TestEnv {
     /// Starts `checkpoint hook <event>` with `payload` on its stdin, as Claude Code runs a hook;
     /// [`HookRun::wait`] collects what it did.
     pub fn hook(&self, event: &str, payload: &str) -> HookRun {
-        let mut child = self
-            .cmd()
+        let mut child = self.spawn_hook(event);
+        // A hook may finish without reading everything; that is not the test's concern.
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+        HookRun(child)
+    }
+
+    /// Starts `checkpoint hook <event>` with stdin, stdout and stderr piped, and writes nothing.
+    pub fn spawn_hook(&self, event: &str) -> Child {
+        self.cmd()
             .args(["hook", event])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap();
-        // A hook may finish without reading everything; that is not the test's concern.
-        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
-        HookRun(child)
+            .unwrap()
     }
 
     /// Runs `checkpoint` with `args` and returns its output.

@@ -377,15 +377,8 @@ fn hook_with_open_stdin(
     event: &str,
     payload: &[u8],
 ) -> (std::process::Child, std::process::ChildStdin) {
-    use std::{io::Write as _, process::Stdio};
-    let mut child = env
-        .cmd()
-        .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    use std::io::Write as _;
+    let mut child = env.spawn_hook(event);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(payload).unwrap();
     stdin.flush().unwrap();
