@@ -706,6 +706,8 @@ fn a_state_over_the_read_limit_is_refused_at_write_time() {
     );
     assert!(!env.workflow_dir("w").join("journal.jsonl").exists());
     assert!(!env.workflow_dir("w").join("state.json").exists());
+    // Nothing is left behind: no empty workflow directory that `list` or `init` trips over.
+    assert!(!env.workflow_dir("w").exists());
     // The id stays free.
     env.ok(&["init", "w", "--phase", "a"]);
 }

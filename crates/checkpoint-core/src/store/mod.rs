@@ -262,6 +262,7 @@ impl Store {
         archive::refuse_reserved(&workflow.id)?;
         let dir = self.workflow_dir(&workflow.id);
         create_private_dir(&self.root)?;
+        let new_dir = !dir.exists();
         create_private_dir(&dir)?;
         let dir = self.checked_dir(&workflow.id)?;
         let _lock = self.lock(&dir)?;
@@ -284,12 +285,21 @@ impl Store {
             at: now,
             transition,
         };
-        commit(
+        let committed = commit(
             &dir,
             &[entry.to_line()],
             Some(&next),
             self.options.failpoint,
-        )?;
+        );
+        if let Err(err @ Error::StateTooLarge { .. }) = committed {
+            // Refused before anything was written: the directory made for it goes too.
+            if new_dir {
+                let _ = fs::remove_file(dir.join(LOCK_FILE));
+                let _ = fs::remove_dir(&dir);
+            }
+            return Err(err);
+        }
+        committed?;
         Ok(Loaded {
             workflow: next,
             recoveries: Vec::new(),
