@@ -4,7 +4,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
-    resume::{Briefing, FindingCode, ResumePlan},
+    resume::{self, Briefing, FindingCode, ResumePlan},
     seeds::{self, Discovered, ImportOptions},
     store::Loaded,
 };
@@ -13,6 +13,7 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::{Ctx, WorkflowChoiceError},
+    failure::Failure,
     output::{self, Format, JSON_VERSION, Paint},
     probe::{self, FsProbe},
     report::{ResumeReport, SeedOrigin},
@@ -37,7 +38,8 @@ pub struct ResumeArgs {
     /// Confirm a state that was rebuilt after corruption, and continue
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Restart this phase (even if done), after the recoveries
+    /// Restart this phase (even if done), after the recoveries; the phases that depend on it
+    /// go back to pending, and a finished workflow is chosen like an unfinished one
     #[arg(long, value_name = "PHASE", conflicts_with_all = ["fresh", "abandon"])]
     pub restart: Option<String>,
     /// Archive the workflow and start it over with the same phases (nothing is deleted)
@@ -84,7 +86,7 @@ fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 
 /// On a terminal, when a decision is needed: show the plan, then offer the seeds' choices.
 fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
+    let Some((id, loaded)) = choose_workflow(ctx, &args.words, args.restart.is_some())? else {
         // Another system's state file, or nothing: no decision to offer here.
         return resume_with(ctx, args);
     };
@@ -136,7 +138,7 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 }
 
 fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
+    let Some((id, loaded)) = choose_workflow(ctx, &args.words, args.restart.is_some())? else {
         return match seed_to_resume(ctx, &args.words)? {
             Some((found, workflow)) => resume_seed(ctx, args, &found, &workflow),
             None => nothing_to_resume(ctx),
@@ -225,6 +227,11 @@ fn recover(
     probe: &FsProbe,
 ) -> Result<Resumed> {
     let restart = args.restart.as_deref().map(PhaseId::new).transpose()?;
+    if let Some(phase) = &restart {
+        // An unknown phase is refused before anything is written.
+        resume::restart(&loaded.workflow, phase)?;
+    }
+    let mut reset = Vec::new();
     let wants_write = !briefing.plan.recoveries.is_empty()
         || args.abandon
         || restart.is_some()
@@ -246,10 +253,10 @@ fn recover(
             .map(|recovery| recovery.transition)
             .collect();
         if let Some(phase) = &restart {
-            transitions.push(Transition::PhaseStart {
-                phase: phase.clone(),
-                force: true,
-            });
+            // Computed from the state under the lock, after the recoveries it will follow.
+            let restart = resume::restart(workflow, phase)?;
+            reset = restart.reset;
+            transitions.extend(restart.transitions);
         }
         if !transitions.is_empty() {
             // The resume itself is a sign of life: the workflow is no longer interrupted.
@@ -266,6 +273,19 @@ fn recover(
         Ok(transitions)
     })?;
     output::warn_recoveries(&updated.recoveries);
+    if let Some(phase) = &restart
+        && !reset.is_empty()
+    {
+        output::note(&format!(
+            "restarting `{phase}` sent {} that depend on it back to pending: {}",
+            output::count(reset.len(), "phase"),
+            reset
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let mut after = ctx.brief(&updated.workflow, &[], probe);
     after.plan.recoveries = briefing.plan.recoveries;
     after.plan.last_active = briefing.plan.last_active;
@@ -324,7 +344,14 @@ pub(crate) fn plan_after_recoveries(ctx: &Ctx, id: &WorkflowId) -> Result<Resume
 
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
 /// when several are unfinished, and fails with the list otherwise.
-fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Option<Loaded>)>> {
+///
+/// With `restart`, a finished workflow is a candidate too: when none is unfinished, the one
+/// the store holds is chosen, and several or none are an error rather than nothing to resume.
+fn choose_workflow(
+    ctx: &Ctx,
+    words: &[String],
+    restart: bool,
+) -> Result<Option<(WorkflowId, Option<Loaded>)>> {
     if !words.is_empty() {
         let known = ctx.store.list()?;
         let found = words
@@ -367,6 +394,7 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
     }
     candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.1.workflow.updated_at));
     match candidates.len() {
+        0 if restart => ctx.workflow_id().map(|id| Some((id, None))),
         0 => Ok(None),
         1 => Ok(candidates.pop().map(|(id, loaded)| (id, Some(loaded)))),
         _ => {
@@ -453,11 +481,7 @@ fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Wor
         });
         return match named {
             Some(index) => Ok(Some(found.swap_remove(index))),
-            None => Err(checkpoint_core::Error::NotFound {
-                id: word.clone(),
-                root: ctx.store.root().to_owned(),
-            }
-            .into()),
+            None => Err(no_such_workflow(ctx, word)?.into()),
         };
     }
     found.retain(|(_, workflow)| !workflow.status.is_finished());
@@ -469,6 +493,34 @@ fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Wor
     }
     found.sort_by_key(|(_, workflow)| std::cmp::Reverse(workflow.updated_at));
     Ok(found.into_iter().next())
+}
+
+/// A name that matches no workflow and no other system's state file: not found, with the
+/// workflows there are.
+fn no_such_workflow(ctx: &Ctx, word: &str) -> Result<Failure> {
+    let known = ctx.store.list()?;
+    let failure = Failure::not_found(
+        "checkpoint::store::not_found",
+        format!(
+            "no workflow `{}` in `{}`, and no other system's state file by that name",
+            output::escape(word),
+            ctx.store.root().display()
+        ),
+    );
+    Ok(if known.is_empty() {
+        failure.with_help(
+            "the store holds no workflow: start one with `checkpoint init <id> --phase <id>`",
+        )
+    } else {
+        failure.with_help(format!(
+            "the workflows are: {}; resume one with `checkpoint resume <id>`",
+            known
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
 }
 
 /// A read-only plan of another system's state file: nothing is written until it is imported.

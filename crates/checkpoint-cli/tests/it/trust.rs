@@ -515,6 +515,11 @@ fn resume_of_a_name_that_matches_nothing_is_not_found() {
         let output = env.snapshot(args);
         assert!(output.starts_with("exit status: 4"), "{args:?}\n{output}");
         assert!(output.contains("nosuchwf"), "{output}");
+        // The workflows there are, so the user can pick one.
+        assert!(
+            output.contains("`real`") && output.contains("`other`"),
+            "{output}"
+        );
         assert!(
             !output.contains("choosing as if none was named"),
             "{output}"

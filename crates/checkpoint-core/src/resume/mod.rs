@@ -4,6 +4,7 @@ mod briefing;
 mod codes;
 mod planner;
 mod prompt;
+mod restart;
 mod validate;
 
 pub use crate::resume::{
@@ -11,6 +12,7 @@ pub use crate::resume::{
     codes::{Action, FindingCode, RecoveryCode},
     planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,
+    restart::{Restart, restart},
     validate::{Finding, Probe, Severity, validate},
 };
 
