@@ -260,7 +260,8 @@ fn exit_code_of(report: &Report) -> u8 {
             | Error::ReservedId { .. }
             | Error::InvalidPlan { .. }
             | Error::PlanParse { .. }
-            | Error::ConfigParse { .. },
+            | Error::ConfigParse { .. }
+            | Error::NotAnArchive { .. },
         ) => exit_code::USAGE,
         Some(Error::Io { .. }) | None => exit_code::FAILURE,
     }

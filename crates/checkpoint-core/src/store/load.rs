@@ -403,7 +403,7 @@ fn parse_state_carefully(path: &Path, bytes: &[u8]) -> Result<Workflow> {
 }
 
 /// The path of the first field where two workflows differ, like `phases[0].progress`.
-fn first_difference(a: &Workflow, b: &Workflow) -> Option<String> {
+pub(super) fn first_difference(a: &Workflow, b: &Workflow) -> Option<String> {
     use serde_json::Value;
     fn walk(a: &Value, b: &Value, path: &mut String) -> bool {
         let len = path.len();
