@@ -4,9 +4,9 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
-    resume::{self, Briefing, FindingCode, ResumePlan},
+    resume::{self, Briefing, Finding, FindingCode, ResumePlan, Severity},
     seeds::{self, Discovered, ImportOptions},
-    store::Loaded,
+    store::{Loaded, Recovery},
 };
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
@@ -150,6 +150,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         None => ctx.store.load(&id)?,
     });
     let probe = FsProbe::new(&ctx.project_root);
+    let journal_finding = journal_finding(ctx, loaded)?;
     let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
     let rebuilt = briefing
         .plan
@@ -178,7 +179,35 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             archived_to: None,
         }
     };
+    let mut resumed = resumed;
+    resumed.briefing.plan.findings.extend(journal_finding);
     emit_resumed(ctx, args, &resumed)
+}
+
+/// A bad line in the journal before the entries a load reads (which loading does not see),
+/// as a warning: commands use the state, and `checkpoint validate` reports it as an error.
+fn journal_finding(ctx: &Ctx, loaded: &Loaded) -> Result<Option<Finding>> {
+    let foreign = loaded
+        .recoveries
+        .iter()
+        .any(|recovery| matches!(recovery, Recovery::ForeignJournalLines { .. }));
+    if foreign {
+        // Already reported, with its repair.
+        return Ok(None);
+    }
+    Ok(ctx
+        .store
+        .check_journal(&loaded.workflow.id)?
+        .map(|err| Finding {
+            severity: Severity::Warning,
+            code: FindingCode::JournalUnreadable,
+            phase: None,
+            message: format!("the journal cannot be read: {err}"),
+            hint: Some(
+                "commands use `state.json`, which is unaffected; `checkpoint log` and `checkpoint validate` fail until the line is fixed by hand (keep a copy of the journal first)"
+                    .into(),
+            ),
+        }))
 }
 
 /// What `checkpoint resume` did to a workflow, and the plan from where it stands now.

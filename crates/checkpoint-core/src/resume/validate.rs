@@ -122,10 +122,22 @@ fn recovery_finding(recovery: &Recovery) -> Finding {
                 "check the rebuilt state (`checkpoint status`), then confirm it with `checkpoint resume --yes`",
             ),
         ),
-        Recovery::TornJournalLine { .. } => (
+        Recovery::TornJournalLine { held: true, .. } => (
+            Severity::Warning,
+            FindingCode::JournalTorn,
+            Some("the state holds the change it began to record: there is nothing to repeat"),
+        ),
+        Recovery::TornJournalLine { held: false, .. } => (
             Severity::Warning,
             FindingCode::JournalTorn,
             Some("the transition it held never completed; repeat it if it matters"),
+        ),
+        Recovery::ForeignJournalLines { .. } => (
+            Severity::Warning,
+            FindingCode::JournalForeign,
+            Some(
+                "`checkpoint resume` (or any command that writes) moves them aside as `journal.jsonl.foreign-<time>`, keeping them, after which `checkpoint log` reads the whole history again",
+            ),
         ),
         Recovery::TempFiles { .. } => (Severity::Info, FindingCode::WriteTempFiles, None),
         Recovery::JournalBehind { .. } => (
