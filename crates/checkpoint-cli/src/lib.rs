@@ -11,6 +11,7 @@ mod env;
 pub mod exit_code;
 mod failure;
 mod git;
+mod inside;
 mod output;
 mod probe;
 mod remote;

@@ -3,7 +3,8 @@
 
 use crate::{
     model::{PhaseStatus, TaskStatus, Workflow},
-    resume::Probe,
+    resume::{Probe, written_since},
+    timestamp::Timestamp,
     transition::Transition,
 };
 
@@ -35,10 +36,11 @@ pub fn file_written(workflow: &Workflow, path: &str, probe: &dyn Probe) -> Vec<T
         });
     }
     for phase in in_progress().filter(|phase| phase.outputs.iter().any(|output| output == path)) {
-        let outputs_exist = phase
-            .outputs
-            .iter()
-            .all(|output| probe.file_size(output).is_some_and(|size| size > 0));
+        let outputs_exist = phase.outputs.iter().all(|output| {
+            // A file that was there before the phase started is not its work.
+            probe.file_size(output).is_some_and(|size| size > 0)
+                && written_since(probe, output, phase.started_at.map(Timestamp::utc))
+        });
         let tasks_done = phase
             .tasks
             .iter()

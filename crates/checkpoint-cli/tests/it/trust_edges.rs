@@ -318,3 +318,110 @@ fn a_torn_line_the_state_already_holds_is_not_to_be_repeated() {
     let output = env.snapshot(&["validate"]);
     assert!(output.contains("repeat it if it matters"), "{output}");
 }
+
+#[cfg(unix)]
+#[test]
+fn outputs_and_artifacts_outside_the_project_are_refused() {
+    let env = TestEnv::new();
+    let outside = env.dir.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("secret.txt"), "not the project's").unwrap();
+    std::os::unix::fs::symlink(&outside, env.project().join("escape")).unwrap();
+    fs::create_dir(env.project().join("docs")).unwrap();
+    let plan = env.dir.path().join("plan.json");
+    for output in [
+        "/etc/passwd",
+        "../outside/secret.txt",
+        "docs/../../outside/secret.txt",
+        "escape/secret.txt",
+        "escape/new.txt",
+    ] {
+        fs::write(
+            &plan,
+            serde_json::json!({"phases": [{"id": "a", "outputs": ["a.md", output]}]}).to_string(),
+        )
+        .unwrap();
+        let output_text = env.snapshot(&["init", "w", "--plan", plan.to_str().unwrap()]);
+        assert!(
+            output_text.starts_with("exit status: 2"),
+            "{output}: {output_text}"
+        );
+        assert!(
+            output_text.contains("outside the project") || output_text.contains("`..`"),
+            "{output_text}"
+        );
+        assert!(!env.workflow_dir("w").exists(), "{output}: nothing created");
+    }
+    // Inside the project, a path through a directory of its own is fine.
+    fs::write(
+        &plan,
+        serde_json::json!({"phases": [{"id": "a", "outputs": ["docs/a.md"]}, {"id": "b", "dependencies": ["a"]}]}).to_string(),
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", plan.to_str().unwrap()]);
+    env.ok(&["start", "a"]);
+    let journal = env.read("w", "journal.jsonl");
+    for artifact in ["/etc/passwd", "../outside/secret.txt", "escape/secret.txt"] {
+        let output = env.snapshot(&["complete", "a", "--artifact", artifact]);
+        assert!(output.starts_with("exit status: 2"), "{artifact}: {output}");
+        assert!(
+            output.contains("hint") || output.contains("help"),
+            "{output}"
+        );
+    }
+    assert_eq!(env.read("w", "journal.jsonl"), journal, "nothing written");
+    fs::write(env.project().join("docs/a.md"), "the design").unwrap();
+    env.ok(&["complete", "a", "--artifact", "docs/a.md"]);
+}
+
+#[test]
+fn an_output_older_than_its_phase_does_not_complete_it() {
+    let env = TestEnv::new();
+    let plan = env.dir.path().join("plan.json");
+    fs::write(
+        &plan,
+        serde_json::json!({"phases": [{"id": "a", "outputs": ["a.md"]}, {"id": "b", "dependencies": ["a"]}]}).to_string(),
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", plan.to_str().unwrap()]);
+    // The file was there long before the phase started (at the fixed clock, 2026-03-01 12:00).
+    let file = env.project().join("a.md");
+    fs::write(&file, "an old file").unwrap();
+    let set_modified = |unix: u64| {
+        fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix))
+            .unwrap();
+    };
+    set_modified(1_700_000_000);
+    env.ok(&["start", "a"]);
+    let completes = || {
+        let report = env.json(&["resume", "--dry-run"]);
+        report["plan"]["recoveries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|recovery| recovery["code"] == "phase_output_present")
+    };
+    // Neither resume's output check nor the hook completes the phase.
+    assert!(!completes());
+    let payload = serde_json::json!({
+        "session_id": "11111111-2222-3333-4444-555555555555",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": env.project(),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "x"},
+        "tool_response": {"type": "update"},
+    })
+    .to_string();
+    assert_eq!(env.hook("PostToolUse", &payload).wait().0, 0);
+    assert_eq!(env.state("w")["phases"][0]["status"], "in_progress");
+    // Written after the phase started (2026-03-01 13:00), it counts, for both.
+    set_modified(1_772_370_000);
+    assert!(completes());
+    assert_eq!(env.hook("PostToolUse", &payload).wait().0, 0);
+    assert_eq!(env.state("w")["phases"][0]["status"], "complete");
+}

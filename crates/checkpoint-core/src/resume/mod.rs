@@ -13,7 +13,7 @@ pub use crate::resume::{
     planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,
     restart::{Restart, restart},
-    validate::{Finding, Probe, Severity, validate},
+    validate::{Finding, OUTPUT_MTIME_TOLERANCE_SECS, Probe, Severity, validate, written_since},
 };
 
 #[cfg(test)]
