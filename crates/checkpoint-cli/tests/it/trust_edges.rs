@@ -425,3 +425,24 @@ fn an_output_older_than_its_phase_does_not_complete_it() {
     assert_eq!(env.hook("PostToolUse", &payload).wait().0, 0);
     assert_eq!(env.state("w")["phases"][0]["status"], "complete");
 }
+
+#[test]
+fn a_plan_of_many_phases_is_cut_with_counts() {
+    let env = TestEnv::new();
+    let phases: Vec<serde_json::Value> = (0..300)
+        .map(|i| match i {
+            0..200 => serde_json::json!({"id": format!("p{i}")}),
+            _ => serde_json::json!({"id": format!("p{i}"), "dependencies": ["p0"]}),
+        })
+        .collect();
+    let plan = env.dir.path().join("plan.json");
+    fs::write(&plan, serde_json::json!({ "phases": phases }).to_string()).unwrap();
+    env.ok(&["init", "w", "--plan", plan.to_str().unwrap()]);
+    let output = env.ok(&["resume", "--dry-run"]);
+    assert!(output.lines().count() < 130, "{output}");
+    assert!(output.contains("… and 150 more ready"), "{output}");
+    assert!(output.contains("… and 50 more blocked"), "{output}");
+    assert!(output.contains("p12 and 187 more"), "{output}");
+    // `status` still lists every phase.
+    assert!(env.ok(&["status"]).contains("p299"));
+}
