@@ -157,7 +157,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         .findings
         .iter()
         .any(|finding| finding.code == FindingCode::StateRebuilt);
-    let resumed = if !args.dry_run && (!rebuilt || args.yes) {
+    let mut resumed = if !args.dry_run && (!rebuilt || args.yes) {
         if args.fresh {
             start_fresh(ctx, &id, loaded, &probe)?
         } else {
@@ -179,7 +179,6 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             archived_to: None,
         }
     };
-    let mut resumed = resumed;
     resumed.briefing.plan.findings.extend(journal_finding);
     emit_resumed(ctx, args, &resumed)
 }
