@@ -277,7 +277,7 @@ pub fn looks_whole(bytes: &[u8], whole: bool) -> bool {
         let Some(seq) = seq_of_line(line) else {
             return false;
         };
-        let digits = seq.to_string().len();
+        let digits = line[7..].iter().take_while(|b| b.is_ascii_digit()).count();
         let shaped = line[7 + digits..].starts_with(b",\"at\":\"") && line.ends_with(b"}");
         if !shaped || previous.is_some_and(|previous| previous.checked_add(1) != Some(seq)) {
             return false;
