@@ -177,6 +177,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             briefing,
             applied: false,
             archived_to: None,
+            reset: Vec::new(),
         }
     };
     resumed.briefing.plan.findings.extend(journal_finding);
@@ -216,6 +217,8 @@ struct Resumed {
     applied: bool,
     /// Where the workflow was archived to (`--fresh`).
     archived_to: Option<String>,
+    /// The phases `--restart` sent back to pending.
+    reset: Vec<PhaseId>,
 }
 
 impl Resumed {
@@ -224,6 +227,7 @@ impl Resumed {
             briefing,
             applied: true,
             archived_to: None,
+            reset: Vec::new(),
         }
     }
 }
@@ -241,6 +245,7 @@ fn start_fresh(ctx: &Ctx, id: &WorkflowId, loaded: &Loaded, probe: &FsProbe) -> 
         briefing: ctx.brief(&created.workflow, &created.recoveries, probe),
         applied: true,
         archived_to: Some(target.to_string_lossy().into_owned()),
+        reset: Vec::new(),
     })
 }
 
@@ -269,6 +274,7 @@ fn recover(
             briefing,
             applied: false,
             archived_to: None,
+            reset: Vec::new(),
         });
     }
     let updated = ctx.store.update(id, ctx.now, |workflow| {
@@ -317,7 +323,10 @@ fn recover(
     let mut after = ctx.brief(&updated.workflow, &[], probe);
     after.plan.recoveries = briefing.plan.recoveries;
     after.plan.last_active = briefing.plan.last_active;
-    Ok(Resumed::applied(after))
+    Ok(Resumed {
+        reset,
+        ..Resumed::applied(after)
+    })
 }
 
 fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
@@ -327,6 +336,7 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
             version: JSON_VERSION,
             applied: resumed.applied,
             archived_to: resumed.archived_to.clone(),
+            reset: &resumed.reset,
             plan: Some(plan),
             source: None,
         })
@@ -575,6 +585,7 @@ fn resume_seed(
             version: JSON_VERSION,
             applied: false,
             archived_to: None,
+            reset: &[],
             plan: Some(plan),
             source: Some(SeedOrigin {
                 format: found.format.name(),
@@ -606,7 +617,7 @@ fn resume_seed(
 
 fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
     match ctx.format {
-        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, plan: None, source: None }).into_diagnostic(),
+        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, reset: &[], plan: None, source: None }).into_diagnostic(),
         _ => output::emit_human(ctx.color, &format!(
             "No interrupted workflow in `{}`: nothing to resume.\nStart one with `checkpoint init <id> --phase <id>` (can be repeated).\n",
             ctx.store.root().display()

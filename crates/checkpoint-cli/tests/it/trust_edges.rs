@@ -73,6 +73,11 @@ fn restarting_a_phase_sends_its_finished_dependants_back_to_pending() {
     );
     // Never a state that `validate` rejects.
     env.ok(&["validate"]);
+    // The JSON document lists them too.
+    let env = finished_chain();
+    let report = env.json(&["resume", "--restart", "b"]);
+    assert_eq!(report["reset"], serde_json::json!(["c"]));
+    assert_eq!(report["applied"], true);
 }
 
 #[test]
@@ -102,7 +107,6 @@ fn resume_restart_without_an_interrupted_workflow_acts_on_the_one_named_or_the_o
     let empty = TestEnv::new();
     let output = empty.snapshot(&["resume", "--restart", "a"]);
     assert!(output.starts_with("exit status: 4"), "{output}");
-    let _ = fs::metadata(empty.store());
 }
 
 /// The mode bits of a path.
