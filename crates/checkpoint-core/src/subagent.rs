@@ -127,9 +127,10 @@ pub struct Agent<'a> {
     pub tool_use_id: Option<&'a str>,
 }
 
-/// The phase `agent` holds: by its agent id, else by its dispatching call, else (an agent the
-/// state does not know yet, with no call to go by) the earliest dispatched holder still running
-/// without an agent id, as sub-agents start in the order they were dispatched.
+/// The phase `agent` holds: by its dispatching call (which the client's meta file or the
+/// `Agent` call's own hooks tell for certain), else by its agent id, else, when exactly one
+/// dispatched holder still runs without an agent id, that one. Sub-agents dispatched together
+/// start in no fixed order, so with several such holders nothing is guessed.
 pub fn held_by<'w>(workflow: &'w Workflow, agent: Agent<'_>) -> Option<&'w Phase> {
     let held = || {
         workflow
@@ -137,26 +138,27 @@ pub fn held_by<'w>(workflow: &'w Workflow, agent: Agent<'_>) -> Option<&'w Phase
             .iter()
             .filter_map(|phase| Some((phase, phase.holder.as_ref()?)))
     };
-    if let Some(agent_id) = agent.agent_id
-        && let Some((phase, _)) =
-            held().find(|(_, holder)| holder.agent_id.as_deref() == Some(agent_id))
-    {
-        return Some(phase);
-    }
     if let Some(tool_use_id) = agent.tool_use_id {
         return held()
             .find(|(_, holder)| holder.tool_use_id == tool_use_id)
             .map(|(phase, _)| phase);
     }
-    agent.agent_id?;
-    held()
-        .filter(|(_, holder)| holder.agent_id.is_none() && holder.ended_at.is_none())
-        .min_by_key(|(_, holder)| holder.started_at)
-        .map(|(phase, _)| phase)
+    let agent_id = agent.agent_id?;
+    if let Some((phase, _)) =
+        held().find(|(_, holder)| holder.agent_id.as_deref() == Some(agent_id))
+    {
+        return Some(phase);
+    }
+    let mut unnamed =
+        held().filter(|(_, holder)| holder.agent_id.is_none() && holder.ended_at.is_none());
+    match (unnamed.next(), unnamed.next()) {
+        (Some((phase, _)), None) => Some(phase),
+        _ => None,
+    }
 }
 
-/// A sub-agent was seen working (it started, or one of its tools ran): its holder learns its
-/// agent id, and its last activity, at most every [`ACTIVITY_INTERVAL`].
+/// A sub-agent was seen working (it started, or one of its tools ran): its holder learns (or
+/// corrects) its agent id, and its last activity, at most every [`ACTIVITY_INTERVAL`].
 pub fn seen(workflow: &Workflow, agent: Agent<'_>, now: DateTime<Utc>) -> Vec<Transition> {
     let Some(phase) = held_by(workflow, agent) else {
         return Vec::new();
@@ -164,14 +166,20 @@ pub fn seen(workflow: &Workflow, agent: Agent<'_>, now: DateTime<Utc>) -> Vec<Tr
     let Some(holder) = &phase.holder else {
         return Vec::new();
     };
-    let learns_id = holder.agent_id.is_none() && agent.agent_id.is_some();
-    if !learns_id && now - holder.last_activity_at < ACTIVITY_INTERVAL {
+    if !learns_id(holder, agent) && now - holder.last_activity_at < ACTIVITY_INTERVAL {
         return Vec::new();
     }
     vec![Transition::HolderSeen {
         phase: phase.id.clone(),
         agent_id: agent.agent_id.map(str::to_owned),
     }]
+}
+
+/// Whether `agent` tells `holder` an agent id it does not have yet (or has wrong).
+fn learns_id(holder: &Holder, agent: Agent<'_>) -> bool {
+    agent
+        .agent_id
+        .is_some_and(|agent_id| holder.agent_id.as_deref() != Some(agent_id))
 }
 
 /// A sub-agent ended (SubagentStop, or its `Agent` call returned): its phase completes when its
@@ -193,7 +201,7 @@ pub fn ended(
         return Vec::new();
     };
     let mut transitions = Vec::new();
-    if holder.agent_id.is_none() && agent.agent_id.is_some() {
+    if learns_id(holder, agent) {
         transitions.push(Transition::HolderSeen {
             phase: phase.id.clone(),
             agent_id: agent.agent_id.map(str::to_owned),

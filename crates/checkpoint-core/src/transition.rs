@@ -627,7 +627,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         }
         Transition::HolderSeen { phase, agent_id } => {
             let holder = holder_mut(workflow, phase)?;
-            if holder.agent_id.is_none() {
+            if agent_id.is_some() {
                 holder.agent_id.clone_from(agent_id);
             }
             holder.last_activity_at = at;

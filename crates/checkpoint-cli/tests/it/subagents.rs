@@ -62,12 +62,28 @@ fn dispatch(env: &TestEnv, call: &str, phase: &str) -> (String, String) {
     )
 }
 
+/// Writes the meta file the client keeps for sub-agent `agent` of call `call`.
+fn meta(env: &TestEnv, agent: &str, call: &str) {
+    let dir = env
+        .dir
+        .path()
+        .join(format!("home/projects/{SESSION}/subagents"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(format!("agent-{agent}.meta.json")),
+        json!({"agentType": "general-purpose", "toolUseId": call}).to_string(),
+    )
+    .unwrap();
+}
+
 /// Dispatches `a` and `b` at the current time, and starts their sub-agents `agenta` and
 /// `agentb` at `started`.
 fn two_held(env: &TestEnv, started: &str) {
     parallel(env);
     dispatch(env, "toolu_a", "a");
     dispatch(env, "toolu_b", "b");
+    meta(env, "agenta", "toolu_a");
+    meta(env, "agentb", "toolu_b");
     env.set_now(started);
     hook(env, "SubagentStart", json!({"agent_id": "agenta"}));
     hook(env, "SubagentStart", json!({"agent_id": "agentb"}));
@@ -106,18 +122,9 @@ fn a_dispatched_sub_agent_holds_its_phase_until_it_ends() {
     );
     assert_eq!(phase(&env, "b")["holder"]["tool_use_id"], "toolu_b");
 
-    // The client's meta file names b's call for the first sub-agent to start: it wins over the
-    // order of dispatch.
-    let session_dir = env
-        .dir
-        .path()
-        .join(format!("home/projects/{SESSION}/subagents"));
-    std::fs::create_dir_all(&session_dir).unwrap();
-    std::fs::write(
-        session_dir.join("agent-agentb.meta.json"),
-        r#"{"agentType":"general-purpose","toolUseId":"toolu_b","description":"Work on b"}"#,
-    )
-    .unwrap();
+    // The client's meta file names b's call for the first sub-agent to start; the second one is
+    // then the only sub-agent running without an id.
+    meta(&env, "agentb", "toolu_b");
     env.set_now("2026-03-01T12:02:00Z");
     hook(
         &env,

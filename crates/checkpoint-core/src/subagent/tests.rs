@@ -169,40 +169,35 @@ fn a_dispatch_respects_dependencies_and_max_in_progress_with_a_warning() {
 }
 
 #[test]
-fn a_sub_agent_is_known_by_its_id_its_call_or_the_order_of_dispatch() {
+fn a_sub_agent_is_known_by_its_call_its_id_or_as_the_only_one_running() {
     let mut workflow = held();
-    // An unknown agent with no call to go by takes the earliest dispatch without an agent.
+    // Two dispatches run without an agent id: an agent with no call to go by is not guessed.
     let first = Agent {
         agent_id: Some("agent-1"),
         tool_use_id: None,
     };
-    let transitions = subagent::seen(&workflow, first, at(3));
-    assert_eq!(
-        transitions,
-        [Transition::HolderSeen {
-            phase: id("a"),
-            agent_id: Some("agent-1".into())
-        }]
-    );
-    change(&mut workflow, &transitions, at(3));
-    // The meta file names the call: that wins over the order.
+    assert_eq!(subagent::seen(&workflow, first, at(3)), Vec::new());
+    // The meta file names the call: the agent id is learnt.
     let second = Agent {
         agent_id: Some("agent-2"),
         tool_use_id: Some("t2"),
     };
     let transitions = subagent::seen(&workflow, second, at(3));
-    change(&mut workflow, &transitions, at(3));
     assert_eq!(
-        workflow
-            .phase(&id("b"))
-            .unwrap()
-            .holder
-            .as_ref()
-            .unwrap()
-            .agent_id
-            .as_deref(),
-        Some("agent-2")
+        transitions,
+        [Transition::HolderSeen {
+            phase: id("b"),
+            agent_id: Some("agent-2".into())
+        }]
     );
+    change(&mut workflow, &transitions, at(3));
+    // Now `a` is the only one running without an agent id: an unknown agent is its.
+    let transitions = subagent::seen(&workflow, first, at(3));
+    change(&mut workflow, &transitions, at(3));
+    let holder = |workflow: &Workflow, phase: &str| {
+        workflow.phase(&id(phase)).unwrap().holder.clone().unwrap()
+    };
+    assert_eq!(holder(&workflow, "a").agent_id.as_deref(), Some("agent-1"));
     // A known agent's activity is journaled at most every interval.
     let agent_only = Agent {
         agent_id: Some("agent-1"),
@@ -212,12 +207,18 @@ fn a_sub_agent_is_known_by_its_id_its_call_or_the_order_of_dispatch() {
     let later = at(3) + ACTIVITY_INTERVAL;
     let transitions = subagent::seen(&workflow, agent_only, later);
     change(&mut workflow, &transitions, later);
-    let holder = workflow.phase(&id("a")).unwrap().holder.clone().unwrap();
-    assert_eq!(holder.last_activity_at, later);
-    assert_eq!(holder.agent_id.as_deref(), Some("agent-1"));
+    assert_eq!(holder(&workflow, "a").last_activity_at, later);
+    // The call wins over a wrong agent id, and corrects it.
+    let corrected = Agent {
+        agent_id: Some("agent-9"),
+        tool_use_id: Some("t1"),
+    };
+    let transitions = subagent::seen(&workflow, corrected, later);
+    change(&mut workflow, &transitions, later);
+    assert_eq!(holder(&workflow, "a").agent_id.as_deref(), Some("agent-9"));
     // An agent of no phase changes nothing.
     let stranger = Agent {
-        agent_id: Some("agent-9"),
+        agent_id: Some("agent-7"),
         tool_use_id: None,
     };
     assert_eq!(subagent::seen(&workflow, stranger, later), Vec::new());

@@ -155,10 +155,28 @@ fn a_killed_session_resumes_by_redispatching_only_the_unfinished_phase() {
     args.extend(["--plugin-dir", &plugin_dir]);
     let mut child = project.env.command(&args, &[]).spawn().unwrap();
     // Alpha done, beta's note written, and beta's long command under way.
-    project.wait_for_state(WORKFLOW, Duration::from_secs(60), |state| {
-        phase(state, ALPHA)["status"] == "complete"
-            && phase(state, BETA)["progress"] == "tokens emitted, spans next"
-    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let state = project.state(WORKFLOW);
+        if phase(&state, ALPHA)["status"] == "complete"
+            && phase(&state, BETA)["progress"] == "tokens emitted, spans next"
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "alpha never completed, or beta noted nothing: journal {:#?}\nalpha.md {:?}\nrequests {:#?}",
+            project.journal(WORKFLOW),
+            std::fs::metadata(project.dir().join("alpha.md")).map(|meta| meta.modified()),
+            project
+                .mock
+                .requests()
+                .iter()
+                .map(|request| format!("{:?}", request.kind))
+                .collect::<Vec<_>>()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
     let deadline = Instant::now() + Duration::from_secs(30);
     while project.mock.routed_requests("ROUTE-BETA").len() < 2 {
         assert!(
