@@ -403,3 +403,44 @@ fn a_sub_agents_last_message_is_redacted_before_it_is_journaled() {
         assert!(!env.read("par", file).contains(key), "{file}");
     }
 }
+
+/// 2.1.197 returns a sub-agent's API error as its `Agent` call's result: that is a failure of
+/// its phase, not a progress note; an ordinary result ends the holder with its note.
+#[test]
+fn an_api_error_returned_as_the_agent_result_marks_its_phase() {
+    let env = TestEnv::new();
+    two_held(&env, "2026-03-01T12:01:00Z");
+    let result = |call: &str, agent: &str, text: &str| {
+        json!({
+            "tool_name": "Agent",
+            "tool_use_id": call,
+            "tool_input": {"prompt": "checkpoint phase: x"},
+            "tool_response": {"status": "completed", "agentId": agent, "content": [{"type": "text", "text": text}]},
+        })
+    };
+    hook(
+        &env,
+        "PostToolUse",
+        result(
+            "toolu_a",
+            "agenta",
+            "API Error: Request rejected (429) · rate limited",
+        ),
+    );
+    let a = phase(&env, "a");
+    assert_eq!(a["failures"], 1);
+    assert_eq!(
+        a["holder"]["error"],
+        "API Error: Request rejected (429) · rate limited"
+    );
+    assert!(a.get("progress").is_none(), "{a:#}");
+    hook(
+        &env,
+        "PostToolUse",
+        result("toolu_b", "agentb", "Half of b is done."),
+    );
+    let b = phase(&env, "b");
+    assert_eq!(b["progress"], "Half of b is done.");
+    assert!(b.get("failures").is_none(), "{b:#}");
+    assert!(env.state("par").get("pause").is_none());
+}

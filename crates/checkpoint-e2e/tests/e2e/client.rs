@@ -875,6 +875,14 @@ fn a_sub_agents_rate_limit_is_reported_with_its_agent_id_and_the_session_goes_on
             agent_id.as_str(),
             "{all}"
         );
+        // The error is the call's result, with status `completed`.
+        assert_eq!(returned["tool_response"]["status"], "completed", "{all}");
+        assert!(
+            returned["tool_response"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|text| text.starts_with("API Error: ")),
+            "{all}"
+        );
     }
 }
 

@@ -15,6 +15,9 @@ use crate::{commands::hook::Hook, output, probe::FsProbe};
 /// The tool that dispatches a sub-agent (named `Agent` by 2.1.197 and later).
 const AGENT_TOOL: &str = "Agent";
 
+/// How the client words an API error it returns as a sub-agent's result.
+const API_ERROR: &str = "API Error: ";
+
 impl Hook {
     /// A dispatch whose prompt names a phase (`checkpoint phase: <id>`) starts the phase if it
     /// is not, and records the sub-agent as its holder; when it cannot, says why, on stderr and
@@ -134,6 +137,11 @@ impl Hook {
                             .rev()
                             .find_map(|block| block.get("text").and_then(Value::as_str))
                     });
+            // 2.1.197 returns a sub-agent's API error (its rate limit) as the call's result.
+            if let Some(error) = last_message.filter(|text| text.starts_with(API_ERROR)) {
+                self.update_unfinished(|workflow| subagent::failed(workflow, agent, error))?;
+                return Ok(());
+            }
             return self.end(agent, last_message);
         }
         match self.str("agent_id") {
@@ -161,9 +169,10 @@ impl Hook {
         let Some(agent_id) = self.str("agent_id") else {
             return Ok(false);
         };
+        let tool_use_id = self.meta_tool_use_id(agent_id);
         let agent = Agent {
             agent_id: Some(agent_id),
-            tool_use_id: None,
+            tool_use_id: tool_use_id.as_deref(),
         };
         self.update_unfinished(|workflow| {
             subagent::held_by(workflow, agent)
@@ -180,9 +189,11 @@ impl Hook {
 
     /// A sub-agent's API failure (its own rate limit): its phase is marked, the workflow goes on.
     pub(super) fn sub_agent_failure(&self) -> Result<()> {
+        let agent_id = self.str("agent_id");
+        let tool_use_id = agent_id.and_then(|id| self.meta_tool_use_id(id));
         let agent = Agent {
-            agent_id: self.str("agent_id"),
-            tool_use_id: None,
+            agent_id,
+            tool_use_id: tool_use_id.as_deref(),
         };
         let error = self.str("error").unwrap_or("unknown");
         self.update_unfinished(|workflow| subagent::failed(workflow, agent, error))?;
