@@ -877,6 +877,8 @@ fn phase_start(
     phase.started_at = Some(at.into());
     phase.completed_at = None;
     phase.approval = None;
+    // A new attempt has no holder until a dispatch records one (right after, from the hook).
+    phase.holder = None;
     workflow.pause = None;
     Ok(())
 }

@@ -338,3 +338,34 @@ fn a_failed_sub_agent_marks_its_phase_and_not_the_workflow() {
     assert_eq!(other.failures, 0);
     assert_eq!(other.holder.as_ref().unwrap().ended_at, None);
 }
+
+/// A phase started again (a new attempt from the CLI) drops its old holder; a re-dispatch then
+/// records the new one.
+#[test]
+fn a_new_attempt_drops_the_old_holder_until_a_dispatch_records_one() {
+    let mut workflow = held();
+    let agent = Agent {
+        agent_id: Some("agent-1"),
+        tool_use_id: Some("t1"),
+    };
+    let ended = subagent::ended(&workflow, agent, Some("Half done."), &Dated(Vec::new()));
+    change(&mut workflow, &ended, at(5));
+    change(
+        &mut workflow,
+        &[Transition::PhaseStart {
+            phase: id("a"),
+            force: true,
+        }],
+        at(6),
+    );
+    let phase = workflow.phase(&id("a")).unwrap();
+    assert_eq!(phase.attempts, 2);
+    assert_eq!(phase.holder, None);
+    assert_eq!(phase.progress.as_deref(), Some("Half done."));
+    // Re-dispatched while in progress: only the holder is recorded.
+    let again = subagent::dispatched(&workflow, dispatch(&id("a"), "t5"), 0, at(7)).unwrap();
+    change(&mut workflow, &again, at(7));
+    let holder = workflow.phase(&id("a")).unwrap().holder.clone().unwrap();
+    assert_eq!(holder.tool_use_id, "t5");
+    assert_eq!(holder.started_at, at(7));
+}
