@@ -186,6 +186,22 @@ pub(crate) struct PhaseSummary<'a> {
     pub(crate) waiting_for: Vec<&'a PhaseId>,
 }
 
+impl<'a> PhaseSummary<'a> {
+    /// Where each phase of `workflow` stands, in order.
+    pub(crate) fn all(workflow: &'a Workflow) -> Vec<Self> {
+        let done = workflow.done_set();
+        workflow
+            .phases
+            .iter()
+            .map(|phase| PhaseSummary {
+                id: &phase.id,
+                view: output::phase_view(&done, phase),
+                waiting_for: done.waiting_for(phase).collect(),
+            })
+            .collect()
+    }
+}
+
 /// The JSON document of `checkpoint import`.
 #[derive(Debug, Serialize)]
 pub(crate) struct ImportReport<'a> {

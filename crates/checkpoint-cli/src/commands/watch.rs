@@ -237,19 +237,10 @@ impl Watch<'_> {
     fn print_once(&self) -> Result<()> {
         let workflow = &self.loaded.workflow;
         if self.ctx.format == Format::Json {
-            let done = workflow.done_set();
             return output::emit_json(&WatchReport {
                 version: JSON_VERSION,
                 workflow,
-                phases: workflow
-                    .phases
-                    .iter()
-                    .map(|phase| PhaseSummary {
-                        id: &phase.id,
-                        view: output::phase_view(&done, phase),
-                        waiting_for: done.waiting_for(phase).collect(),
-                    })
-                    .collect(),
+                phases: PhaseSummary::all(workflow),
                 run: self.run.last.as_ref(),
                 runner_alive: self.runner_alive(),
                 last_entry: self.last_entry.as_ref(),
