@@ -48,7 +48,9 @@ const SAFETY_POLL: Duration = Duration::from_secs(2);
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// The workflow to watch (like `--workflow`; implied when only one is active)
-    #[arg(value_name = "WORKFLOW")]
+    // An id of its own: sharing the global `--workflow`'s would make clap refuse that option
+    // after the subcommand.
+    #[arg(id = "watched", value_name = "WORKFLOW")]
     pub workflow: Option<String>,
     /// Print one line per journal entry as it is written, even on a terminal (the default when
     /// stdout is not a terminal; `--format json` prints one JSON object per line)

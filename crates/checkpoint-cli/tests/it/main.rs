@@ -13,3 +13,4 @@ mod store;
 mod support;
 mod sync;
 mod trust;
+mod watch;
