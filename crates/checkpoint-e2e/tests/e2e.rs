@@ -25,6 +25,9 @@ mod session;
 mod support;
 #[path = "e2e/tools.rs"]
 mod tools;
+#[cfg(unix)]
+#[path = "e2e/watch.rs"]
+mod watch;
 
 use std::fs;
 
