@@ -29,6 +29,7 @@ pub mod run;
 pub mod schema;
 pub mod seeds;
 pub mod store;
+pub mod subagent;
 pub mod sync;
 
 pub use crate::{
@@ -36,8 +37,9 @@ pub use crate::{
     error::{Error, Result},
     id::{PhaseId, TaskId, WorkflowId},
     model::{
-        Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Note, Pause,
-        Phase, PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow, WorkflowStatus,
+        Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Holder, Note,
+        Pause, Phase, PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow,
+        WorkflowStatus,
     },
     plan::{PhasePlan, Plan},
     transition::{Transition, apply, apply_in_place},

@@ -12,7 +12,7 @@
 mod rules;
 
 use crate::{
-    model::{Phase, Task, Workflow},
+    model::{Holder, Phase, Task, Workflow},
     transition::Transition,
 };
 use rules::{is_key_char, is_word_char};
@@ -118,6 +118,21 @@ pub fn transition(transition: &mut Transition) -> usize {
         } => output.iter_mut().for_each(field),
         Transition::Note { text: note } | Transition::Decide { text: note } => field(note),
         Transition::FilePath { path } => field(path),
+        Transition::HolderDispatch {
+            phase: _,
+            tool_use_id: _,
+            description,
+            session_id: _,
+        } => description.iter_mut().for_each(field),
+        Transition::HolderSeen {
+            phase: _,
+            agent_id: _,
+        } => {}
+        Transition::HolderEnd {
+            phase: _,
+            note,
+            error,
+        } => note.iter_mut().chain(error.iter_mut()).for_each(field),
         Transition::ToolFailure {
             phase: _,
             tool,
@@ -240,6 +255,7 @@ fn phase(phase: &mut Phase, field: &mut impl FnMut(&mut String)) {
         on_failure: _,
         max_attempts: _,
         tasks,
+        holder,
     } = phase;
     field(name);
     description
@@ -257,6 +273,23 @@ fn phase(phase: &mut Phase, field: &mut impl FnMut(&mut String)) {
             .by
             .iter_mut()
             .chain(approval.note.iter_mut())
+            .for_each(&mut *field);
+    }
+    // The ids are the client's, not free text: redacting one would break the attribution.
+    if let Some(Holder {
+        tool_use_id: _,
+        agent_id: _,
+        description,
+        session_id: _,
+        started_at: _,
+        last_activity_at: _,
+        ended_at: _,
+        error,
+    }) = holder
+    {
+        description
+            .iter_mut()
+            .chain(error.iter_mut())
             .for_each(&mut *field);
     }
     for Task {
