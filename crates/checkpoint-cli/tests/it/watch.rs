@@ -361,3 +361,40 @@ fn a_torn_last_line_is_shown_once_it_is_whole() {
         "{lines:#?}"
     );
 }
+
+/// A phase a sub-agent holds shows who holds it and when it was last seen working, in the
+/// view as in `status`, from the PreToolUse hook of the `Agent` dispatch.
+#[test]
+fn a_phase_held_by_a_sub_agent_shows_its_holder() {
+    let env = TestEnv::new();
+    init(&env);
+    let payload = serde_json::json!({
+        "session_id": "11111111-2222-3333-4444-555555555555",
+        "cwd": env.project(),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "tool_use_id": "toolu_design",
+        "tool_input": {
+            "description": "Sketch the API",
+            "prompt": "Do the work.\ncheckpoint phase: design\n",
+            "subagent_type": "general-purpose",
+        },
+    });
+    let (code, _, stderr) = env.hook("PreToolUse", &payload.to_string()).wait();
+    assert_eq!(code, 0, "{stderr}");
+    env.set_now("2026-03-01T12:02:00Z");
+    let view = env.ok(&["watch", "--once"]);
+    assert!(
+        view.contains("held by: sub-agent `Sketch the API`, dispatched 2 minutes ago, last active 2 minutes ago"),
+        "{view}"
+    );
+    assert!(
+        env.ok(&["status"])
+            .contains("held by: sub-agent `Sketch the API`")
+    );
+    let json = env.json(&["watch", "--once"]);
+    assert_eq!(
+        json["workflow"]["phases"][0]["holder"]["tool_use_id"],
+        "toolu_design"
+    );
+}

@@ -276,3 +276,41 @@ fn a_new_run_replaces_the_last_one() {
     assert_eq!(last.stopped, None);
     assert_eq!(last.started_at, Some(at(20)));
 }
+
+#[test]
+fn a_held_phase_shows_its_sub_agent_and_last_activity() {
+    let text = frame(
+        vec![
+            (10, start("design")),
+            (
+                10,
+                Transition::HolderDispatch {
+                    phase: phase("design"),
+                    tool_use_id: "toolu_01".into(),
+                    description: Some("Design the API".into()),
+                    session_id: None,
+                },
+            ),
+            (
+                70,
+                Transition::HolderSeen {
+                    phase: phase("design"),
+                    agent_id: Some("agent-7".into()),
+                },
+            ),
+        ],
+        250,
+        None,
+    );
+    insta::assert_snapshot!(text, @r"
+    payments  in progress
+    0 of 3 phases done · updated 3 minutes ago
+
+    → design  in progress  · for 4m00s
+              held by: sub-agent `Design the API` (agent-7), dispatched 4 minutes ago, last active 3 minutes ago
+    · build   blocked by design
+    · docs    blocked by design
+
+    last update: entry 4 `holder_seen` design at 22:01:10 UTC (3 minutes ago) · live
+    ");
+}
