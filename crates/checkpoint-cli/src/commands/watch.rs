@@ -198,7 +198,8 @@ impl Watch<'_> {
         };
         self.problem = None;
         if read.replaced {
-            output::note(&format!(
+            // Shown in the view's footer, or as a warning between the lines.
+            self.problem = Some(format!(
                 "the journal of `{}` was replaced (a pull or a rebuild); following it after entry {}",
                 self.id,
                 self.follower.last_seq()

@@ -398,3 +398,27 @@ fn a_phase_held_by_a_sub_agent_shows_its_holder() {
         "toolu_design"
     );
 }
+
+/// A journal replaced by another file (as a pull replaces it) is read again from its start,
+/// with a warning, and no entry is printed twice.
+#[test]
+fn a_replaced_journal_is_followed_without_repeating_entries() {
+    let env = TestEnv::new();
+    init(&env);
+    let path = env.workflow_dir("payments").join("journal.jsonl");
+    let mut watch = Watching::start(&env, &["--plain"], false);
+    watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+    let copy = path.with_extension("copy");
+    std::fs::copy(&path, &copy).unwrap();
+    std::fs::rename(&copy, &path).unwrap();
+    env.ok(&["note", "after the replacement"]);
+    watch.wait_for("for entry 3", |line| seq_of(line) == Some(3));
+    let (code, stderr, lines) = watch.stop("-INT");
+    assert_eq!(code, Some(0), "{stderr}");
+    let seqs: Vec<u64> = lines.iter().filter_map(|line| seq_of(line)).collect();
+    assert_eq!(seqs, [1, 2, 3], "{lines:#?}");
+    assert!(
+        stderr.contains("the journal of `payments` was replaced"),
+        "{stderr}"
+    );
+}
