@@ -109,6 +109,11 @@ fn seq_of(line: &str) -> Option<u64> {
     line.split_whitespace().next()?.parse().ok()
 }
 
+/// The sequence numbers of the plain lines, in order.
+fn seqs(lines: &[String]) -> Vec<u64> {
+    lines.iter().filter_map(|line| seq_of(line)).collect()
+}
+
 fn init(env: &TestEnv) {
     env.ok(&[
         "init",
@@ -154,9 +159,8 @@ fn plain_lines_follow_writers_in_order_with_nothing_lost_or_repeated() {
         watch.wait_for("for entry 26", |line| seq_of(line) == Some(26));
         let (code, stderr, lines) = watch.stop("-INT");
         assert_eq!(code, Some(0), "Ctrl-C ends the watch cleanly: {stderr}");
-        let seqs: Vec<u64> = lines.iter().filter_map(|line| seq_of(line)).collect();
         assert_eq!(
-            seqs,
+            seqs(&lines),
             (1..=26).collect::<Vec<_>>(),
             "poll: {poll}\n{lines:#?}"
         );
@@ -354,8 +358,7 @@ fn a_torn_last_line_is_shown_once_it_is_whole() {
     watch.wait_for("for entry 3", |line| seq_of(line) == Some(3));
     let (code, stderr, lines) = watch.stop("-INT");
     assert_eq!(code, Some(0), "{stderr}");
-    let seqs: Vec<u64> = lines.iter().filter_map(|line| seq_of(line)).collect();
-    assert_eq!(seqs, [1, 2, 3], "{lines:#?}");
+    assert_eq!(seqs(&lines), [1, 2, 3], "{lines:#?}");
     assert!(
         lines[2].ends_with("note            the whole note"),
         "{lines:#?}"
@@ -415,8 +418,7 @@ fn a_replaced_journal_is_followed_without_repeating_entries() {
     watch.wait_for("for entry 3", |line| seq_of(line) == Some(3));
     let (code, stderr, lines) = watch.stop("-INT");
     assert_eq!(code, Some(0), "{stderr}");
-    let seqs: Vec<u64> = lines.iter().filter_map(|line| seq_of(line)).collect();
-    assert_eq!(seqs, [1, 2, 3], "{lines:#?}");
+    assert_eq!(seqs(&lines), [1, 2, 3], "{lines:#?}");
     assert!(
         stderr.contains("the journal of `payments` was replaced"),
         "{stderr}"
