@@ -374,7 +374,7 @@ pub(crate) fn render_workflow(
     if let Some(pause) = &workflow.pause {
         let until = pause
             .until
-            .map(|until| format!(" until {} ({})", until.to_rfc3339(), ago(until, now)))
+            .map(|until| format!(" until {} ({})", until.to_rfc3339(), ago(until.utc(), now)))
             .unwrap_or_default();
         let _ = writeln!(
             out,
@@ -441,7 +441,7 @@ fn holder_text(holder: &Holder, now: DateTime<Utc>) -> String {
     };
     let state = match (&holder.error, holder.ended_at) {
         (Some(error), _) => format!("failed ({error})"),
-        (None, Some(ended)) => format!("ended {}", ago(ended, now)),
+        (None, Some(ended)) => format!("ended {}", ago(ended.utc(), now)),
         (None, None) => format!("last active {}", ago(holder.last_activity_at, now)),
     };
     format!(
@@ -452,13 +452,15 @@ fn holder_text(holder: &Holder, now: DateTime<Utc>) -> String {
 
 /// How long a phase in progress has run ("for 4m10s"), or how long a finished one took.
 fn elapsed_text(phase: &Phase, now: DateTime<Utc>) -> Option<String> {
-    let started = phase.started_at?;
+    let started = phase.started_at?.utc();
     let human = |end: DateTime<Utc>| checkpoint_core::run::human_duration(end - started);
     match phase.status {
         PhaseStatus::InProgress | PhaseStatus::AwaitingApproval => {
             Some(format!("for {}", human(now)))
         }
-        PhaseStatus::Complete => phase.completed_at.map(|end| format!("took {}", human(end))),
+        PhaseStatus::Complete => phase
+            .completed_at
+            .map(|end| format!("took {}", human(end.utc()))),
         _ => None,
     }
 }
@@ -475,7 +477,7 @@ fn status_line(
         PhaseView::Done => {
             let when = phase
                 .completed_at
-                .map(|at| format!("  {}", ago(at, now)))
+                .map(|at| format!("  {}", ago(at.utc(), now)))
                 .unwrap_or_default();
             let sha = phase
                 .commit_sha

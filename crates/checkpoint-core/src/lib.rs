@@ -42,5 +42,6 @@ pub use crate::{
         WorkflowStatus,
     },
     plan::{PhasePlan, Plan},
+    timestamp::Timestamp,
     transition::{Transition, apply, apply_in_place},
 };

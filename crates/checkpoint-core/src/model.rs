@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     error::{Error, Result},
     id::{PhaseId, TaskId, WorkflowId},
+    timestamp::Timestamp,
 };
 
 /// The schema version this build reads and writes.
@@ -167,13 +168,8 @@ pub struct Pause {
     #[schemars(with = "DateTime<Utc>")]
     pub at: DateTime<Utc>,
     /// When work may continue, where known.
-    #[serde(
-        with = "crate::timestamp::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub until: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Timestamp>,
 }
 
 /// A sign of life from an agent session.
@@ -219,21 +215,11 @@ pub struct Phase {
     /// The phase status.
     pub status: PhaseStatus,
     /// When the current attempt started.
-    #[serde(
-        with = "crate::timestamp::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub started_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Timestamp>,
     /// When the phase completed (or was skipped).
-    #[serde(
-        with = "crate::timestamp::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub completed_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Timestamp>,
     /// How many times the phase was started.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u32,
@@ -244,13 +230,8 @@ pub struct Phase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
     /// When the progress note was last written.
-    #[serde(
-        with = "crate::timestamp::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub progress_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_at: Option<Timestamp>,
     /// Artifact paths the phase must produce.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<String>,
@@ -310,13 +291,8 @@ pub struct Holder {
     #[schemars(with = "DateTime<Utc>")]
     pub last_activity_at: DateTime<Utc>,
     /// When it ended, finished or not; none while it runs.
-    #[serde(
-        with = "crate::timestamp::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub ended_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<Timestamp>,
     /// What made it fail, for example `rate_limit`, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -408,21 +384,11 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u32,
     /// When the current attempt started.
-    #[serde(
-        with = "crate::timestamp::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub started_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Timestamp>,
     /// When it finished.
-    #[serde(
-        with = "crate::timestamp::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub completed_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Timestamp>,
     /// The file the task writes; its existence proves the task ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,

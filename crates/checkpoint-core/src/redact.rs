@@ -18,7 +18,25 @@ use crate::{
 use rules::{is_key_char, is_word_char};
 
 /// Replaces the secrets in `text` with `[REDACTED:<kind>]` markers; returns how many it replaced.
+///
+/// A pass is repeated while it finds something (at most [`MAX_PASSES`] times): a secret that one
+/// pass stepped over, because an earlier match consumed the text around it, is caught by the next,
+/// so what is stored is always a fixed point that a second redaction leaves alone.
 pub fn text(text: &mut String) -> usize {
+    let mut n = 0;
+    for _ in 0..MAX_PASSES {
+        match pass(text) {
+            0 => break,
+            found => n += found,
+        }
+    }
+    n
+}
+
+/// How many times [`text`] scans a text at most; every fuzz-found case settles in two.
+const MAX_PASSES: usize = 4;
+
+fn pass(text: &mut String) -> usize {
     let spans = find(text);
     if spans.is_empty() {
         return 0;
@@ -452,8 +470,8 @@ fn private_keys(text: &str, spans: &mut Vec<Span>) {
 /// The password of credentials in a URL, `scheme://user:password@host` (`postgres://`,
 /// `mongodb+srv://`, `https://`, …): the password is redacted, the user and host kept.
 ///
-/// A URL whose authority already holds a marker is left alone, so that a second redaction finds
-/// nothing more.
+/// A URL whose user information already holds a marker is left alone, so that a second
+/// redaction finds nothing more.
 fn url_passwords(text: &str, spans: &mut Vec<Span>) {
     let bytes = text.as_bytes();
     let mut from = 0;
@@ -469,12 +487,15 @@ fn url_passwords(text: &str, spans: &mut Vec<Span>) {
             .take_while(|&&b| b.is_ascii_alphanumeric() || b"-._~%!$&()*+,;=:@[]".contains(&b))
             .count();
         let authority = &text[start..start + len];
-        if authority.contains(MARKER_PREFIX) {
-            continue;
-        }
         let Some(at) = authority.rfind('@') else {
             continue;
         };
+        // The next URL may start inside this authority (`a://u:p@b://…`, the host running into
+        // a scheme): look for it right after the `@`, not after the whole run.
+        from = start + at + 1;
+        if authority[..at].contains(MARKER_PREFIX) {
+            continue;
+        }
         let Some(colon) = authority[..at].find(':') else {
             continue;
         };
@@ -489,7 +510,6 @@ fn url_passwords(text: &str, spans: &mut Vec<Span>) {
         if span.start < span.end && !overlaps {
             spans.push(span);
         }
-        from = start + len;
     }
 }
 

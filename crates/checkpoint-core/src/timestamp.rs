@@ -1,12 +1,16 @@
-//! Reading timestamps fast: `#[serde(with = "crate::timestamp")]` on the model's times.
+//! Reading timestamps fast: `#[serde(with = "crate::timestamp")]` on the model's times, and
+//! [`Timestamp`] for its optional ones.
 //!
 //! A large state holds tens of thousands of times, all written by us as RFC 3339 in UTC
 //! (`2026-11-23T02:28:59.013535023Z`). This reads that form directly, about ten times faster than
 //! chrono's general parser, and hands anything else (an offset, a lower-case `t`, a leap second)
 //! to chrono, so what is accepted and what is written are exactly as before.
 
+use std::{borrow::Cow, cmp::Ordering, fmt, ops::Deref};
+
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveTime, Utc};
-use serde::{Deserializer, Serialize, Serializer, de};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 
 /// Writes a time as chrono does.
 pub(crate) fn serialize<S: Serializer>(
@@ -23,46 +27,99 @@ pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
     deserializer.deserialize_str(Visitor)
 }
 
-/// The same for `Option<DateTime<Utc>>` (a missing field is `None` through `#[serde(default)]`).
-pub(crate) mod option {
-    use super::*;
+/// A point in time on the model's optional fields (`Option<Timestamp>`).
+///
+/// It reads and writes exactly as `DateTime<Utc>` does, through the fast reader above, and its
+/// JSON Schema is chrono's, so wrapping a time in it changes neither the JSON nor the schemas.
+/// It dereferences to the `DateTime<Utc>` it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(DateTime<Utc>);
 
-    pub(crate) fn serialize<S: Serializer>(
-        at: &Option<DateTime<Utc>>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        at.serialize(serializer)
+impl Timestamp {
+    /// The time it holds.
+    pub fn utc(self) -> DateTime<Utc> {
+        self.0
+    }
+}
+
+impl From<DateTime<Utc>> for Timestamp {
+    fn from(at: DateTime<Utc>) -> Timestamp {
+        Timestamp(at)
+    }
+}
+
+impl From<Timestamp> for DateTime<Utc> {
+    fn from(at: Timestamp) -> DateTime<Utc> {
+        at.0
+    }
+}
+
+impl Deref for Timestamp {
+    type Target = DateTime<Utc>;
+
+    fn deref(&self) -> &DateTime<Utc> {
+        &self.0
+    }
+}
+
+impl PartialEq<DateTime<Utc>> for Timestamp {
+    fn eq(&self, other: &DateTime<Utc>) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialOrd<DateTime<Utc>> for Timestamp {
+    fn partial_cmp(&self, other: &DateTime<Utc>) -> Option<Ordering> {
+        self.0.partial_cmp(other)
+    }
+}
+
+impl PartialEq<Timestamp> for DateTime<Utc> {
+    fn eq(&self, other: &Timestamp) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialOrd<Timestamp> for DateTime<Utc> {
+    fn partial_cmp(&self, other: &Timestamp) -> Option<Ordering> {
+        self.partial_cmp(&other.0)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, formatter)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize(&self.0, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Timestamp, D::Error> {
+        deserialize(deserializer).map(Timestamp)
+    }
+}
+
+/// Chrono's schema, item for item, so the generated schemas stay as they were.
+impl JsonSchema for Timestamp {
+    fn inline_schema() -> bool {
+        <DateTime<Utc>>::inline_schema()
     }
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<DateTime<Utc>>, D::Error> {
-        deserializer.deserialize_option(OptionVisitor)
+    fn schema_name() -> Cow<'static, str> {
+        <DateTime<Utc>>::schema_name()
     }
 
-    struct OptionVisitor;
+    fn schema_id() -> Cow<'static, str> {
+        <DateTime<Utc>>::schema_id()
+    }
 
-    impl<'de> de::Visitor<'de> for OptionVisitor {
-        type Value = Option<DateTime<Utc>>;
-
-        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-            formatter.write_str("an RFC 3339 date and time, or null")
-        }
-
-        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_some<D: Deserializer<'de>>(
-            self,
-            deserializer: D,
-        ) -> Result<Self::Value, D::Error> {
-            super::deserialize(deserializer).map(Some)
-        }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        <DateTime<Utc>>::json_schema(generator)
     }
 }
 
@@ -71,7 +128,7 @@ struct Visitor;
 impl de::Visitor<'_> for Visitor {
     type Value = DateTime<Utc>;
 
-    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("an RFC 3339 date and time")
     }
 
@@ -173,8 +230,8 @@ mod tests {
         struct At {
             #[serde(with = "super")]
             at: DateTime<Utc>,
-            #[serde(default, with = "super::option")]
-            maybe: Option<DateTime<Utc>>,
+            #[serde(default)]
+            maybe: Option<Timestamp>,
         }
         for text in [
             "2026-11-23T02:28:59.013535023Z",
@@ -187,7 +244,7 @@ mod tests {
             let json = format!("{{\"at\":\"{text}\",\"maybe\":\"{text}\"}}");
             let ours = serde_json::from_str::<At>(&json)
                 .ok()
-                .map(|at| (at.at, at.maybe));
+                .map(|at| (at.at, at.maybe.map(Timestamp::utc)));
             let theirs = chrono(text).map(|at| (at, Some(at)));
             assert_eq!(ours, theirs, "{text}");
         }
@@ -195,5 +252,38 @@ mod tests {
         assert_eq!(at.maybe, None);
         let at: At = serde_json::from_str(r#"{"at":"2026-11-23T02:28:59Z"}"#).unwrap();
         assert_eq!(at.maybe, None);
+    }
+
+    #[test]
+    fn timestamp_writes_and_describes_itself_as_chrono_does() {
+        let at: DateTime<Utc> = "2026-11-23T02:28:59.013535023Z".parse().unwrap();
+        assert_eq!(
+            serde_json::to_string(&Some(Timestamp::from(at))).unwrap(),
+            serde_json::to_string(&Some(at)).unwrap()
+        );
+        assert_eq!(serde_json::to_string(&None::<Timestamp>).unwrap(), "null");
+        assert_eq!(
+            serde_json::to_value(schemars::schema_for!(Option<Timestamp>)).unwrap(),
+            serde_json::to_value(schemars::schema_for!(Option<DateTime<Utc>>)).unwrap()
+        );
+        assert_eq!(
+            serde_json::to_value(schemars::schema_for!(Timestamp)).unwrap(),
+            serde_json::to_value(schemars::schema_for!(DateTime<Utc>)).unwrap()
+        );
+    }
+
+    #[test]
+    fn timestamp_compares_with_the_time_it_holds() {
+        let at: DateTime<Utc> = "2026-11-23T02:28:59Z".parse().unwrap();
+        let later = at + chrono::Duration::seconds(1);
+        let stamp = Timestamp::from(at);
+        assert_eq!(stamp, at);
+        assert_eq!(at, stamp);
+        assert!(stamp < later);
+        assert!(later > stamp);
+        assert_eq!(stamp.utc(), at);
+        assert_eq!(DateTime::<Utc>::from(stamp), at);
+        assert_eq!(stamp.timestamp(), at.timestamp(), "dereferences to chrono");
+        assert_eq!(stamp.to_string(), at.to_string());
     }
 }

@@ -14,6 +14,7 @@ use crate::{
         Activity, Approval, Artifact, Decision, Holder, Note, Pause, Phase, PhaseStatus, Replan,
         Task, TaskStatus, Workflow, WorkflowStatus,
     },
+    timestamp::Timestamp,
 };
 
 /// How many failed attempts a phase may have before a person must decide, unless it says otherwise.
@@ -629,7 +630,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             workflow.pause = Some(Pause {
                 reason: reason.clone(),
                 at,
-                until: *until,
+                until: until.map(Timestamp::from),
             });
         }
         Transition::Unpause => workflow.pause = None,
@@ -701,7 +702,7 @@ fn phase_progress(
         format!("start it first with `checkpoint start {id}`"),
     )?;
     phase.progress = Some(note.to_owned());
-    phase.progress_at = Some(at);
+    phase.progress_at = Some(at.into());
     Ok(())
 }
 
@@ -716,7 +717,7 @@ fn holder_end(
     let Some(holder) = phase.holder.as_mut() else {
         return Err(no_holder(id));
     };
-    holder.ended_at.get_or_insert(at);
+    holder.ended_at.get_or_insert(at.into());
     holder.last_activity_at = at;
     // A failure counts once, however many hooks report it.
     let new_error = error.filter(|_| holder.error.is_none());
@@ -735,7 +736,7 @@ fn holder_end(
         && phase.status == PhaseStatus::InProgress
     {
         phase.progress = Some(note.to_owned());
-        phase.progress_at = Some(at);
+        phase.progress_at = Some(at.into());
     }
     Ok(())
 }
@@ -845,7 +846,7 @@ fn phase_start(
     }
     phase.status = PhaseStatus::InProgress;
     phase.attempts += 1;
-    phase.started_at = Some(at);
+    phase.started_at = Some(at.into());
     phase.completed_at = None;
     phase.approval = None;
     workflow.pause = None;
@@ -899,7 +900,7 @@ fn phase_complete(
     }
     if phase.attempts == 0 {
         phase.attempts = 1;
-        phase.started_at = Some(at);
+        phase.started_at = Some(at.into());
     }
     for path in artifacts {
         if !phase
@@ -917,7 +918,7 @@ fn phase_complete(
         phase.commit_sha = Some(sha.to_owned());
     }
     phase.error = None;
-    phase.completed_at = Some(at);
+    phase.completed_at = Some(at.into());
     phase.status = if phase.requires_approval && phase.approval.is_none() {
         PhaseStatus::AwaitingApproval
     } else {
@@ -998,7 +999,7 @@ fn phase_skip(
         ));
     }
     phase.status = PhaseStatus::Skipped;
-    phase.completed_at = Some(at);
+    phase.completed_at = Some(at.into());
     if let Some(reason) = reason {
         phase.progress = Some(format!("skipped: {reason}"));
     }
@@ -1045,7 +1046,7 @@ fn task_start(
         PhaseStatus::Pending | PhaseStatus::Failed if blockers.is_empty() => {
             phase.status = PhaseStatus::InProgress;
             phase.attempts += 1;
-            phase.started_at = Some(at);
+            phase.started_at = Some(at.into());
         }
         status => {
             return Err(Error::transition(
@@ -1066,7 +1067,7 @@ fn task_start(
     }
     task.status = TaskStatus::Running;
     task.attempts += 1;
-    task.started_at = Some(at);
+    task.started_at = Some(at.into());
     task.completed_at = None;
     Ok(())
 }
@@ -1088,10 +1089,10 @@ fn task_done(
     let task = task_mut(phase, task)?;
     if task.attempts == 0 {
         task.attempts = 1;
-        task.started_at = Some(at);
+        task.started_at = Some(at.into());
     }
     task.status = TaskStatus::Done;
-    task.completed_at = Some(at);
+    task.completed_at = Some(at.into());
     task.error = None;
     if let Some(output) = output {
         task.output = Some(output.to_owned());

@@ -554,7 +554,7 @@ fn start_phase(workflow: &mut Workflow, id: &PhaseId, at: DateTime<Utc>) -> Resu
     let phase = phase_mut(workflow, id)?;
     phase.status = PhaseStatus::InProgress;
     phase.attempts += 1;
-    phase.started_at = Some(at);
+    phase.started_at = Some(at.into());
     phase.completed_at = None;
     phase.approval = None;
     workflow.pause = None;
@@ -580,7 +580,7 @@ fn complete_phase(
         phase.commit_sha = Some(sha.to_owned());
     }
     phase.error = None;
-    phase.completed_at = Some(at);
+    phase.completed_at = Some(at.into());
     phase.status = PhaseStatus::Complete;
     for path in artifacts {
         if !workflow.context.file_paths.contains(path) {

@@ -415,7 +415,9 @@ impl Hook {
                 let fresh = chrono::Duration::minutes(i64::from(config.progress_fresh_minutes));
                 if let Some(phase) = workflow.phases.iter().find(|phase| {
                     phase.status == PhaseStatus::InProgress
-                        && phase.progress_at.is_none_or(|at| self.ctx.now - at > fresh)
+                        && phase
+                            .progress_at
+                            .is_none_or(|at| self.ctx.now - at.utc() > fresh)
                 }) {
                     block = Some(format!(
                         "Phase `{}` of workflow `{}` is in progress without a recent progress note. Before stopping, record where you are: `checkpoint progress {} \"<what is done, what comes next>\"` (or `checkpoint complete {}` if it is done).",

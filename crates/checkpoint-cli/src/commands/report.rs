@@ -7,7 +7,7 @@ mod tests;
 
 use std::{fmt::Write as _, path::PathBuf};
 
-use checkpoint_core::{PhaseStatus, Transition, Workflow, journal::Entry};
+use checkpoint_core::{PhaseStatus, Timestamp, Transition, Workflow, journal::Entry};
 use chrono::{DateTime, Duration, Local, Utc};
 use clap::Args;
 use miette::{IntoDiagnostic, Result, WrapErr};
@@ -217,8 +217,8 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
                 id: phase.id.to_string(),
                 status: phase.status.as_str().to_owned(),
                 dependencies: phase.dependencies.iter().map(ToString::to_string).collect(),
-                started_at: phase.started_at,
-                completed_at: phase.completed_at,
+                started_at: phase.started_at.map(Timestamp::utc),
+                completed_at: phase.completed_at.map(Timestamp::utc),
             })
             .collect(),
         timeline,

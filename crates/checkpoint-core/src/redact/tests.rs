@@ -139,6 +139,20 @@ fn values_next_to_other_secrets_stay_redacted_once() {
 }
 
 #[test]
+fn a_url_inside_an_authority_is_redacted_in_one_call() {
+    // Found by the `redact` fuzz target: the first URL's authority ran over the second URL's
+    // scheme, so one pass left the second password and a second redaction found it.
+    check(
+        "s://:@@v://:@@",
+        "s://:[REDACTED:url-password]@v://:[REDACTED:url-password]@",
+    );
+    check(
+        "git+ssh://u:@h:p@x://a:pw@host/r",
+        "git+ssh://u:[REDACTED:url-password]@x://a:[REDACTED:url-password]@host/r",
+    );
+}
+
+#[test]
 fn counts_every_secret_and_keeps_the_rest() {
     let mut text =
         "a AKIAIOSFODNN7EXAMPLE b token=x c ghp_1234567890abcdefghijABCDEFGHIJ123456".to_owned();

@@ -12,6 +12,7 @@ use crate::{
         codes::{Action, FindingCode, RecoveryCode},
         validate::{Finding, Probe, Severity},
     },
+    timestamp::Timestamp,
     transition::{Transition, apply_in_place},
 };
 
@@ -237,7 +238,11 @@ pub fn plan(
         recoveries,
         decision_required,
         next,
-        paused_until: after.pause.as_ref().and_then(|pause| pause.until),
+        paused_until: after
+            .pause
+            .as_ref()
+            .and_then(|pause| pause.until)
+            .map(Timestamp::utc),
         context: after.context.clone(),
     }
 }
@@ -248,7 +253,7 @@ fn phase_ref(done: &DoneSet<'_>, phase: &crate::model::Phase) -> PhaseRef {
         name: phase.name.clone(),
         status: phase.status,
         attempts: phase.attempts,
-        completed_at: phase.completed_at,
+        completed_at: phase.completed_at.map(Timestamp::utc),
         commit_sha: phase.commit_sha.clone(),
         description: phase.description.clone(),
         progress: phase.progress.clone(),

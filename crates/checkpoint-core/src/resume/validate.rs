@@ -175,7 +175,7 @@ fn check_times(
             if let Some(at) = at {
                 future(
                     format!("`{name}` of phase `{}`", phase.id),
-                    at,
+                    at.utc(),
                     Some(&phase.id),
                 );
             }

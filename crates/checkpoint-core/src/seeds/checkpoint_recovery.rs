@@ -19,6 +19,7 @@ use crate::{
         document::{Num, fields_of, invalid, objects, parse, time_value},
         format::SeedFormat,
     },
+    timestamp::Timestamp,
 };
 
 const FORMAT: SeedFormat = SeedFormat::CheckpointRecovery;
@@ -201,9 +202,9 @@ fn read_metadata(
             phase.failures = 1;
         }
         if phase.status.is_done() {
-            phase.completed_at = time;
+            phase.completed_at = time.map(Timestamp::from);
         } else {
-            phase.started_at = time;
+            phase.started_at = time.map(Timestamp::from);
         }
         phase.artifacts = metadata
             .artifacts
@@ -322,7 +323,7 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
             phase.started_at
         };
         if let Some(time) = time {
-            entry.insert("timestamp".into(), time_value(time));
+            entry.insert("timestamp".into(), time_value(time.utc()));
         }
         if let Some(error) = &phase.error {
             entry.insert("error".into(), Value::from(error.as_str()));

@@ -11,6 +11,7 @@ use crate::{
     id::{PhaseId, WorkflowId},
     model::{ContextSummary, Phase, PhaseStatus, SCHEMA_VERSION, Workflow, WorkflowStatus},
     seeds::{SeedFormat, carry::Carry, document},
+    timestamp::Timestamp,
 };
 
 /// The most phases a file may describe; more is taken for a broken file.
@@ -120,8 +121,8 @@ pub(crate) fn new_workflow(
 pub(crate) fn times_of(phases: &[Phase], now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
     let times = phases.iter().flat_map(|phase| {
         [
-            phase.started_at,
-            phase.completed_at,
+            phase.started_at.map(Timestamp::utc),
+            phase.completed_at.map(Timestamp::utc),
             phase.approval.as_ref().map(|approval| approval.at),
         ]
         .into_iter()

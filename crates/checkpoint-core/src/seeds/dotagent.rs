@@ -20,6 +20,7 @@ use crate::{
         document::{event_at, fields_of, id_from, objects, parse, time_of, time_value},
         format::SeedFormat,
     },
+    timestamp::Timestamp,
 };
 
 const FORMAT: SeedFormat = SeedFormat::Dotagent;
@@ -179,7 +180,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         let phase = &mut phases.phases[index];
         phase.status = PhaseStatus::Complete;
         phase.attempts = phase.attempts.max(1);
-        phase.completed_at = completed_at;
+        phase.completed_at = completed_at.map(Timestamp::from);
         phase.artifacts = entry
             .output
             .iter()
@@ -199,7 +200,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         let index = phases.index(&entry.phase);
         let phase = &mut phases.phases[index];
         let at = time_of(entry.approved_at.as_ref())
-            .or(phase.completed_at)
+            .or(phase.completed_at.map(Timestamp::utc))
             .unwrap_or(updated_at);
         phase.requires_approval = true;
         phase.approval = Some(Approval {
@@ -293,8 +294,12 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                 attempts: entry
                     .attempts
                     .unwrap_or(u32::from(status != TaskStatus::Pending)),
-                started_at: slot.time("started_at", entry.started_at.as_ref()),
-                completed_at: slot.time("completed_at", entry.completed_at.as_ref()),
+                started_at: slot
+                    .time("started_at", entry.started_at.as_ref())
+                    .map(Timestamp::from),
+                completed_at: slot
+                    .time("completed_at", entry.completed_at.as_ref())
+                    .map(Timestamp::from),
                 output: entry.output.clone(),
                 error: entry.error.clone(),
             });
@@ -337,12 +342,16 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
             let mut entry = Map::new();
             entry.insert("phase".into(), Value::from(phase.name.as_str()));
             if let Some(at) = phase.completed_at {
-                entry.insert("completed_at".into(), time_value(at));
+                entry.insert("completed_at".into(), time_value(at.utc()));
             }
             if let Some(artifact) = phase.artifacts.first() {
                 entry.insert("output".into(), Value::from(artifact.path.as_str()));
             }
-            (phase.id.to_string(), event_at(phase.completed_at), entry)
+            (
+                phase.id.to_string(),
+                event_at(phase.completed_at.map(Timestamp::utc)),
+                entry,
+            )
         })
         .collect();
     let completed = builder.log(COMPLETED, completed, &[]);
@@ -419,10 +428,10 @@ fn task_entry(phase: &Phase, task: &Task) -> Map<String, Value> {
     entry.insert("status".into(), Value::from(status));
     entry.insert("attempts".into(), Value::from(task.attempts));
     if let Some(at) = task.started_at {
-        entry.insert("started_at".into(), time_value(at));
+        entry.insert("started_at".into(), time_value(at.utc()));
     }
     if let Some(at) = task.completed_at {
-        entry.insert("completed_at".into(), time_value(at));
+        entry.insert("completed_at".into(), time_value(at.utc()));
     }
     if let Some(output) = &task.output {
         entry.insert("output".into(), Value::from(output.as_str()));

@@ -25,6 +25,7 @@ use crate::{
         },
         format::SeedFormat,
     },
+    timestamp::Timestamp,
 };
 
 const FORMAT: SeedFormat = SeedFormat::NineStep;
@@ -226,7 +227,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             Step::Work(_) => {
                 phase.attempts += 1;
                 phase.status = PhaseStatus::Complete;
-                phase.completed_at = time;
+                phase.completed_at = time.map(Timestamp::from);
                 phase.commit_sha = entry.commit_sha.clone().or(phase.commit_sha.take());
                 time
             }
@@ -262,7 +263,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                     }
                     _ => 1,
                 };
-                phase.started_at = time;
+                phase.started_at = time.map(Timestamp::from);
                 phase.completed_at = None;
                 match &last.error_message {
                     Some(Value::String(message)) => phase.error = Some(message.clone()),
@@ -274,13 +275,13 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                 phase.status = PhaseStatus::AwaitingApproval;
                 phase.requires_approval = true;
                 phase.attempts = phase.attempts.max(1);
-                phase.completed_at = phase.completed_at.or(time);
+                phase.completed_at = phase.completed_at.or(time.map(Timestamp::from));
                 phase.approval = None;
             }
             Outcome::InProgress => {
                 phase.status = PhaseStatus::InProgress;
                 phase.attempts += 1;
-                phase.started_at = time;
+                phase.started_at = time.map(Timestamp::from);
                 phase.completed_at = None;
             }
             Outcome::Completed => {
@@ -294,7 +295,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                         note: None,
                     });
                 } else {
-                    phase.completed_at = time.or(phase.completed_at);
+                    phase.completed_at = time.map(Timestamp::from).or(phase.completed_at);
                 }
             }
         }
@@ -395,7 +396,10 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
     // Each entry with its time, and its plan order (an approval right after its step) for ties.
     let mut completed: Vec<Completion> = Vec::new();
     for (index, (phase, n, m)) in steps.iter().enumerate() {
-        if let (true, Some(time)) = (phase.status.is_done(), phase.completed_at) {
+        if let (true, Some(time)) = (
+            phase.status.is_done(),
+            phase.completed_at.map(Timestamp::utc),
+        ) {
             let position = Position {
                 phase: *n,
                 step: Step::Work(*m),
@@ -487,7 +491,7 @@ fn last_event<'a>(steps: &[(&'a Phase, u32, u32)]) -> Option<Event<'a>> {
             PhaseStatus::Failed => Event {
                 position: work,
                 status: "failed",
-                time: phase.started_at,
+                time: phase.started_at.map(Timestamp::utc),
                 error: phase.error.as_deref(),
             },
             PhaseStatus::AwaitingApproval => Event {
@@ -500,13 +504,13 @@ fn last_event<'a>(steps: &[(&'a Phase, u32, u32)]) -> Option<Event<'a>> {
                     },
                 },
                 status: "waiting_approval",
-                time: phase.completed_at,
+                time: phase.completed_at.map(Timestamp::utc),
                 error: None,
             },
             _ => Event {
                 position: work,
                 status: "in_progress",
-                time: phase.started_at,
+                time: phase.started_at.map(Timestamp::utc),
                 error: None,
             },
         });
@@ -516,7 +520,7 @@ fn last_event<'a>(steps: &[(&'a Phase, u32, u32)]) -> Option<Event<'a>> {
         let mut candidates = Vec::new();
         if phase.status.is_done() {
             candidates.push((
-                phase.completed_at,
+                phase.completed_at.map(Timestamp::utc),
                 2 * index,
                 Event {
                     position: Position {
@@ -524,7 +528,7 @@ fn last_event<'a>(steps: &[(&'a Phase, u32, u32)]) -> Option<Event<'a>> {
                         step: Step::Work(*m),
                     },
                     status: "completed",
-                    time: phase.completed_at,
+                    time: phase.completed_at.map(Timestamp::utc),
                     error: None,
                 },
             ));

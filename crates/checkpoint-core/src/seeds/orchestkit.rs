@@ -19,6 +19,7 @@ use crate::{
         document::{event_at, fields_of, id_from, invalid, objects, parse, time_value},
         format::SeedFormat,
     },
+    timestamp::Timestamp,
 };
 
 const FORMAT: SeedFormat = SeedFormat::Orchestkit;
@@ -174,9 +175,9 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             .unwrap_or(part.status());
         let time = slot.time("timestamp", entry.timestamp.as_ref());
         if phase.status.is_done() {
-            phase.completed_at = time;
+            phase.completed_at = time.map(Timestamp::from);
         } else {
-            phase.started_at = time;
+            phase.started_at = time.map(Timestamp::from);
         }
         if phase.status != PhaseStatus::Pending {
             phase.attempts = 1;
@@ -190,7 +191,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         match list {
             Some(COMPLETED) => carry.list_mut(COMPLETED).push(Slot::logged(
                 phase.id.as_str(),
-                event_at(phase.completed_at),
+                event_at(phase.completed_at.map(Timestamp::utc)),
                 raw_entry,
             )),
             Some(list) => carry.list_mut(list).push(slot),
@@ -257,7 +258,7 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
     let completed = done_in_order(workflow)
         .into_iter()
         .map(|phase| {
-            let at = event_at(phase.completed_at);
+            let at = event_at(phase.completed_at.map(Timestamp::utc));
             (phase.id.to_string(), at, entry(phase, Part::Completed))
         })
         .collect();
@@ -339,7 +340,7 @@ fn entry(phase: &Phase, part: Part) -> Map<String, Value> {
         phase.started_at
     };
     if let Some(time) = time {
-        entry.insert("timestamp".into(), time_value(time));
+        entry.insert("timestamp".into(), time_value(time.utc()));
     }
     if let Some(sha) = &phase.commit_sha {
         entry.insert("commit_sha".into(), Value::from(sha.as_str()));

@@ -80,7 +80,7 @@ fn a_phase_runs_through_its_life() {
             design.progress.as_deref(),
             design.started_at
         ),
-        (1, Some("half"), Some(at(1)))
+        (1, Some("half"), Some(at(1).into()))
     );
     run(
         &mut w,
