@@ -36,8 +36,9 @@ pub use crate::{
     error::{Error, Result},
     id::{PhaseId, TaskId, WorkflowId},
     model::{
-        Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Note, Pause,
-        Phase, PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow, WorkflowStatus,
+        Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Holder, Note,
+        Pause, Phase, PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow,
+        WorkflowStatus,
     },
     plan::{PhasePlan, Plan},
     timestamp::Timestamp,

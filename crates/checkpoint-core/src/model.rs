@@ -262,6 +262,40 @@ pub struct Phase {
     /// Tasks inside the phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<Task>,
+    /// The sub-agent the phase was last dispatched to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<Holder>,
+}
+
+/// The sub-agent that holds (or last held) a phase: the main agent dispatched it with the line
+/// `checkpoint phase: <id>` in its prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Holder {
+    /// The id of the tool call that dispatched the sub-agent (the hook payload's `tool_use_id`).
+    pub tool_use_id: String,
+    /// The sub-agent's id, once the client reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The dispatch's short description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The Claude Code session that dispatched it, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// When it was dispatched.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub started_at: DateTime<Utc>,
+    /// When it was last seen working.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub last_activity_at: DateTime<Utc>,
+    /// When it ended, finished or not; none while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<Timestamp>,
+    /// What made it fail, for example `rate_limit`, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Counters are left out while zero: in a large state, every phase would repeat them.
@@ -511,6 +545,7 @@ impl Phase {
             on_failure: None,
             max_attempts: None,
             tasks: Vec::new(),
+            holder: None,
         }
     }
 
@@ -650,3 +685,6 @@ fn join_ids<'a>(ids: impl Iterator<Item = &'a PhaseId>) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests;

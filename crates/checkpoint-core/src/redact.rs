@@ -12,7 +12,7 @@
 mod rules;
 
 use crate::{
-    model::{Phase, Task, Workflow},
+    model::{Holder, Phase, Task, Workflow},
     transition::Transition,
 };
 use rules::{is_key_char, is_word_char};
@@ -258,6 +258,7 @@ fn phase(phase: &mut Phase, field: &mut impl FnMut(&mut String)) {
         on_failure: _,
         max_attempts: _,
         tasks,
+        holder,
     } = phase;
     field(name);
     description
@@ -275,6 +276,23 @@ fn phase(phase: &mut Phase, field: &mut impl FnMut(&mut String)) {
             .by
             .iter_mut()
             .chain(approval.note.iter_mut())
+            .for_each(&mut *field);
+    }
+    // The ids are the client's, not free text: redacting one would break the attribution.
+    if let Some(Holder {
+        tool_use_id: _,
+        agent_id: _,
+        description,
+        session_id: _,
+        started_at: _,
+        last_activity_at: _,
+        ended_at: _,
+        error,
+    }) = holder
+    {
+        description
+            .iter_mut()
+            .chain(error.iter_mut())
             .for_each(&mut *field);
     }
     for Task {
