@@ -55,6 +55,9 @@ pub enum Turn {
         /// The tool input object.
         input: Value,
     },
+    /// Several `tool_use` blocks in one message, with `stop_reason: "tool_use"`: the client runs
+    /// them together (two `Agent` calls run their sub-agents at the same time).
+    Tools(Vec<(String, Value)>),
     /// An HTTP error with the Anthropic error body `{"type":"error","error":{…}}`.
     Error {
         /// The HTTP status, e.g. 429.
@@ -132,6 +135,9 @@ pub enum RequestKind {
     Summary,
     /// A `POST /v1/messages/count_tokens`.
     CountTokens,
+    /// A `/v1/messages` POST with tools whose first user message holds a marker given to
+    /// [`MockApi::route`]: consumes a turn of that route's script, not the main one.
+    Routed,
     /// Anything else (`HEAD /`, any GET, unknown paths).
     Other,
 }
@@ -251,6 +257,7 @@ impl MockApi {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 script: script.into(),
+                routes: Vec::new(),
                 config,
                 requests: Vec::new(),
                 n_tool_uses: 0,
@@ -280,6 +287,25 @@ impl MockApi {
     /// Appends turns to the end of the script.
     pub fn push_turns(&self, turns: impl IntoIterator<Item = Turn>) {
         self.shared.lock_state().script.extend(turns);
+    }
+
+    /// Answers the requests whose first user message contains `marker` with `turns`, in order,
+    /// instead of the main script: a sub-agent's conversation starts with the prompt its
+    /// dispatch gave it, so each sub-agent gets its own script however the client interleaves
+    /// their requests. A route whose turns are used up answers [`SCRIPT_EXHAUSTED`].
+    pub fn route(&self, marker: impl Into<String>, turns: impl IntoIterator<Item = Turn>) {
+        self.shared
+            .lock_state()
+            .routes
+            .push((marker.into(), turns.into_iter().collect()));
+    }
+
+    /// Returns the requests answered by the route of `marker`, in order.
+    pub fn routed_requests(&self, marker: &str) -> Vec<RecordedRequest> {
+        self.requests_of_kind(RequestKind::Routed)
+            .into_iter()
+            .filter(|request| first_user_text(&request.body).contains(marker))
+            .collect()
     }
 
     /// Returns how many scripted turns have not been consumed yet.
@@ -361,6 +387,8 @@ impl Shared {
 #[derive(Debug)]
 struct State {
     script: VecDeque<Turn>,
+    /// Each route's marker and its own script.
+    routes: Vec<(String, VecDeque<Turn>)>,
     config: MockConfig,
     requests: Vec<RecordedRequest>,
     n_tool_uses: u32,
@@ -641,12 +669,27 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
     } else if !has_tools {
         (RequestKind::Side, text_message(SIDE_ANSWER))
     } else {
-        let turn = state.script.pop_front();
+        let first_user = first_user_text(body);
+        let route = state
+            .routes
+            .iter()
+            .position(|(marker, _)| first_user.contains(marker.as_str()));
+        let (kind, turn) = match route {
+            Some(index) => (RequestKind::Routed, state.routes[index].1.pop_front()),
+            None => (RequestKind::Main, state.script.pop_front()),
+        };
         let message = match turn {
             None => text_message(SCRIPT_EXHAUSTED),
             Some(Turn::Text(text)) => text_message(&text),
             Some(Turn::ToolUse { name, input }) => AssistantMessage {
                 blocks: vec![tool_use_block(state, &name, input)],
+                stop_reason: "tool_use",
+            },
+            Some(Turn::Tools(calls)) => AssistantMessage {
+                blocks: calls
+                    .into_iter()
+                    .map(|(name, input)| tool_use_block(state, &name, input))
+                    .collect(),
                 stop_reason: "tool_use",
             },
             Some(Turn::TextThenTool { text, name, input }) => AssistantMessage {
@@ -664,7 +707,7 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
             }) => {
                 let body = error_body(&error_type, &message);
                 return (
-                    RequestKind::Main,
+                    kind,
                     Reply::Json {
                         status,
                         body,
@@ -687,14 +730,18 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
                     return answer_messages(state, body);
                 }
                 let headers = rate_limit_headers(retry_after, closes, unified);
-                state.script.push_front(Turn::RateLimit {
+                let again = Turn::RateLimit {
                     message: message.clone(),
                     retry_after,
                     window,
                     unified,
-                });
+                };
+                match route {
+                    Some(index) => state.routes[index].1.push_front(again),
+                    None => state.script.push_front(again),
+                }
                 return (
-                    RequestKind::Main,
+                    kind,
                     Reply::Json {
                         status: 429,
                         body: error_body("rate_limit_error", &message),
@@ -704,7 +751,7 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
                 );
             }
         };
-        (RequestKind::Main, message)
+        (kind, message)
     };
     state.n_messages += 1;
     let id = format!("msg_mock_{:04}", state.n_messages);
@@ -774,6 +821,18 @@ fn rate_limit_headers(
         ]);
     }
     headers
+}
+
+/// The text of the first user message of a request body, one piece per line.
+fn first_user_text(body: &Value) -> String {
+    let mut pieces = Vec::new();
+    if let Some(first) = body["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|message| message["role"] == "user"))
+    {
+        collect_text(&first["content"], &mut pieces);
+    }
+    pieces.join("\n")
 }
 
 fn is_summary_request(body: &Value) -> bool {

@@ -589,3 +589,200 @@ fn sigint_ends_a_headless_session_and_its_tool() {
     assert!(gone(tool), "the tool's process outlived the session");
     assert_eq!(mock.main_requests().len(), 1, "{output}");
 }
+
+/// The hook payloads of a probe plugin that logs every event of `events` into `dir`, one file a
+/// call, read back in the order the calls were made.
+fn logging_hooks(events: &[&str]) -> serde_json::Value {
+    let mut hooks = serde_json::Map::new();
+    for event in events {
+        hooks.insert(
+            (*event).to_owned(),
+            json!([{ "hooks": [{
+                "type": "command",
+                "command": "mkdir -p \"${CLAUDE_PLUGIN_ROOT}/log\" && cat > \"$(mktemp \"${CLAUDE_PLUGIN_ROOT}/log/$(date +%s%N).XXXXXX\")\"",
+                "timeout": 5,
+            }] }]),
+        );
+    }
+    json!({ "hooks": hooks })
+}
+
+/// The payloads that [`logging_hooks`] wrote under `plugin`, in the order they were written.
+fn logged_payloads(plugin: &Path) -> Vec<serde_json::Value> {
+    let Ok(entries) = fs::read_dir(plugin.join("log")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries.map(|entry| entry.unwrap().path()).collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|file| serde_json::from_str(&fs::read_to_string(file).ok()?).ok())
+        .collect()
+}
+
+/// A dispatch of a sub-agent through the `Agent` tool, in the foreground on every client.
+fn agent_call(description: &str, prompt: &str) -> (String, serde_json::Value) {
+    (
+        "Agent".to_owned(),
+        json!({
+            "description": description,
+            "prompt": prompt,
+            "subagent_type": "general-purpose",
+            "run_in_background": false,
+        }),
+    )
+}
+
+/// What the hooks see of two sub-agents dispatched in one turn: PreToolUse and PostToolUse of
+/// each `Agent` call carry its `tool_use_id` and its input; SubagentStart and SubagentStop carry
+/// the sub-agent's `agent_id` (SubagentStop also its last message and transcript), and so do the
+/// sub-agent's own tool hooks; the session directory's `subagents/agent-<id>.meta.json` maps the
+/// agent id to the dispatching call.
+#[test]
+fn sub_agents_are_told_apart_in_hooks_by_tool_use_id_and_agent_id() {
+    let work = tempfile::tempdir().unwrap();
+    let plugin = probe_plugin(
+        work.path(),
+        "probe-subagents",
+        &[],
+        Some(logging_hooks(&[
+            "PreToolUse",
+            "PostToolUse",
+            "SubagentStart",
+            "SubagentStop",
+            "Stop",
+            "SessionEnd",
+        ])),
+    );
+    let mock = MockApi::start(vec![
+        Turn::Tools(vec![
+            agent_call("Probe one", "PROBE-ROUTE-ONE do the first part"),
+            agent_call("Probe two", "PROBE-ROUTE-TWO do the second part"),
+        ]),
+        Turn::text("MAIN-DONE"),
+    ]);
+    mock.route(
+        "PROBE-ROUTE-ONE",
+        [
+            Turn::tool_use("Bash", json!({ "command": "echo sub-one" })),
+            Turn::text("ONE-FINAL"),
+        ],
+    );
+    mock.route("PROBE-ROUTE-TWO", [Turn::text("TWO-FINAL")]);
+    let env = ClaudeEnv::new(&mock);
+    let output = env.run(
+        &[
+            "-p",
+            "dispatch",
+            "--plugin-dir",
+            path_str(&plugin),
+            "--allowedTools",
+            "Bash",
+        ],
+        &[],
+    );
+    assert_eq!(output.code(), Some(0), "{output}");
+    let payloads = logged_payloads(&plugin);
+    let of = |event: &str, tool: Option<&str>| -> Vec<&serde_json::Value> {
+        payloads
+            .iter()
+            .filter(|payload| {
+                payload["hook_event_name"] == event
+                    && tool.is_none_or(|tool| payload["tool_name"] == tool)
+            })
+            .collect()
+    };
+    let all = || format!("{payloads:#?}");
+
+    let dispatches = of("PreToolUse", Some("Agent"));
+    assert_eq!(dispatches.len(), 2, "{}", all());
+    for dispatch in &dispatches {
+        assert!(dispatch.get("agent_id").is_none(), "{}", all());
+        assert!(dispatch["tool_use_id"].is_string(), "{}", all());
+        assert!(dispatch["tool_input"]["prompt"].is_string(), "{}", all());
+        assert!(
+            dispatch["tool_input"]["description"].is_string(),
+            "{}",
+            all()
+        );
+    }
+    let starts = of("SubagentStart", None);
+    assert_eq!(starts.len(), 2, "{}", all());
+    for start in &starts {
+        assert!(start["agent_id"].is_string(), "{}", all());
+        // SubagentStart does not say which dispatch it serves.
+        assert!(start.get("tool_use_id").is_none(), "{}", all());
+        assert!(start.get("tool_input").is_none(), "{}", all());
+    }
+    let stops = of("SubagentStop", None);
+    assert_eq!(stops.len(), 2, "{}", all());
+    let stop_one = stops
+        .iter()
+        .find(|stop| stop["last_assistant_message"] == "ONE-FINAL")
+        .unwrap_or_else(|| panic!("{}", all()));
+    let agent_one = stop_one["agent_id"].as_str().unwrap();
+    assert!(
+        starts.iter().any(|start| start["agent_id"] == agent_one),
+        "{}",
+        all()
+    );
+    let transcript = stop_one["agent_transcript_path"].as_str().unwrap();
+    assert!(
+        transcript.ends_with(&format!("/subagents/agent-{agent_one}.jsonl")),
+        "{transcript}"
+    );
+    // The sub-agent's own tool calls carry its id.
+    let bash = of("PostToolUse", Some("Bash"));
+    assert_eq!(bash.len(), 1, "{}", all());
+    assert_eq!(bash[0]["agent_id"], agent_one, "{}", all());
+    // The dispatch's PostToolUse pairs the call with the agent, and has its final message.
+    let done = of("PostToolUse", Some("Agent"));
+    assert_eq!(done.len(), 2, "{}", all());
+    let done_one = done
+        .iter()
+        .find(|payload| payload["tool_response"]["agentId"] == agent_one)
+        .unwrap_or_else(|| panic!("{}", all()));
+    assert!(done_one.get("agent_id").is_none(), "{}", all());
+    let call_one = dispatches
+        .iter()
+        .find(|dispatch| dispatch["tool_input"]["description"] == "Probe one")
+        .unwrap()["tool_use_id"]
+        .clone();
+    assert_eq!(done_one["tool_use_id"], call_one, "{}", all());
+    assert_eq!(
+        done_one["tool_response"]["status"],
+        "completed",
+        "{}",
+        all()
+    );
+    // The session keeps a meta file per sub-agent: agent id to dispatching call.
+    let session_dir = dispatches[0]["transcript_path"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches(".jsonl")
+        .to_owned();
+    let meta_path = Path::new(&session_dir).join(format!("subagents/agent-{agent_one}.meta.json"));
+    let meta: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(&meta_path)
+            .unwrap_or_else(|err| panic!("{}: {err}", meta_path.display())),
+    )
+    .unwrap();
+    assert_eq!(meta["toolUseId"], call_one, "{meta}");
+    assert_eq!(meta["description"], "Probe one", "{meta}");
+    // The two sub-agents ran at the same time: both started before either stopped.
+    let position = |event: &str| {
+        payloads
+            .iter()
+            .enumerate()
+            .filter(|(_, payload)| payload["hook_event_name"] == event)
+            .map(|(index, _)| index)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        position("SubagentStart").iter().max() < position("SubagentStop").iter().min(),
+        "{}",
+        all()
+    );
+    assert_eq!(mock.requests_of_kind(RequestKind::Routed).len(), 3);
+    assert_eq!(mock.main_requests().len(), 2);
+}
