@@ -29,6 +29,7 @@ pub mod run;
 pub mod schema;
 pub mod seeds;
 pub mod store;
+pub mod subagent;
 pub mod sync;
 
 pub use crate::{

@@ -136,6 +136,21 @@ pub fn transition(transition: &mut Transition) -> usize {
         } => output.iter_mut().for_each(field),
         Transition::Note { text: note } | Transition::Decide { text: note } => field(note),
         Transition::FilePath { path } => field(path),
+        Transition::HolderDispatch {
+            phase: _,
+            tool_use_id: _,
+            description,
+            session_id: _,
+        } => description.iter_mut().for_each(field),
+        Transition::HolderSeen {
+            phase: _,
+            agent_id: _,
+        } => {}
+        Transition::HolderEnd {
+            phase: _,
+            note,
+            error,
+        } => note.iter_mut().chain(error.iter_mut()).for_each(field),
         Transition::ToolFailure {
             phase: _,
             tool,

@@ -11,8 +11,8 @@ use crate::{
     error::{Error, Result},
     id::{PhaseId, TaskId, WorkflowId},
     model::{
-        Activity, Approval, Artifact, Decision, Note, Pause, Phase, PhaseStatus, Replan, Task,
-        TaskStatus, Workflow, WorkflowStatus,
+        Activity, Approval, Artifact, Decision, Holder, Note, Pause, Phase, PhaseStatus, Replan,
+        Task, TaskStatus, Workflow, WorkflowStatus,
     },
     timestamp::Timestamp,
 };
@@ -238,6 +238,39 @@ pub enum Transition {
         /// What the tool reported.
         error: String,
     },
+    /// Records that a sub-agent was dispatched to hold a phase in progress.
+    HolderDispatch {
+        /// The phase.
+        phase: PhaseId,
+        /// The id of the dispatching tool call.
+        tool_use_id: String,
+        /// The dispatch's short description.
+        #[serde(default)]
+        description: Option<String>,
+        /// The session that dispatched it.
+        #[serde(default)]
+        session_id: Option<String>,
+    },
+    /// Records a sign of life of a phase's holder, and its agent id once known.
+    HolderSeen {
+        /// The phase.
+        phase: PhaseId,
+        /// The sub-agent's id.
+        #[serde(default)]
+        agent_id: Option<String>,
+    },
+    /// Records that a phase's holder ended: with its last message as the phase's progress note
+    /// when the phase is still in progress, or with the error that stopped it.
+    HolderEnd {
+        /// The phase.
+        phase: PhaseId,
+        /// The sub-agent's last message, for the phase's progress note.
+        #[serde(default)]
+        note: Option<String>,
+        /// What stopped it, for example `rate_limit`.
+        #[serde(default)]
+        error: Option<String>,
+    },
     /// Records a context compaction in the agent session.
     Compaction {
         /// `manual` or `auto`.
@@ -347,6 +380,9 @@ impl Transition {
             Self::Unpause => "unpause",
             Self::Abandon { .. } => "abandon",
             Self::ToolFailure { .. } => "tool_failure",
+            Self::HolderDispatch { .. } => "holder_dispatch",
+            Self::HolderSeen { .. } => "holder_seen",
+            Self::HolderEnd { .. } => "holder_end",
             Self::Compaction { .. } => "compaction",
             Self::SyncResolve { .. } => "sync_resolve",
             Self::RunStart { .. } => "run_start",
@@ -375,7 +411,10 @@ impl Transition {
             | Self::TaskDone { phase, .. }
             | Self::TaskFail { phase, .. }
             | Self::TaskReset { phase, .. }
-            | Self::ToolFailure { phase, .. } => Some(phase),
+            | Self::ToolFailure { phase, .. }
+            | Self::HolderDispatch { phase, .. }
+            | Self::HolderSeen { phase, .. }
+            | Self::HolderEnd { phase, .. } => Some(phase),
             _ => None,
         }
     }
@@ -389,6 +428,7 @@ impl Transition {
             Self::Heartbeat { .. }
                 | Self::Compaction { .. }
                 | Self::ToolFailure { .. }
+                | Self::HolderSeen { .. }
                 | Self::Pause { .. }
                 | Self::Unpause
                 | Self::RunStart { .. }
@@ -598,6 +638,39 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         Transition::ToolFailure { phase, tool, error } => {
             phase_mut(workflow, phase)?.error = Some(format!("{tool}: {error}"));
         }
+        Transition::HolderDispatch {
+            phase,
+            tool_use_id,
+            description,
+            session_id,
+        } => {
+            let phase = phase_mut(workflow, phase)?;
+            expect_status(
+                phase,
+                PhaseStatus::InProgress,
+                format!("start it first with `checkpoint start {}`", phase.id),
+            )?;
+            phase.holder = Some(Holder {
+                tool_use_id: tool_use_id.clone(),
+                agent_id: None,
+                description: description.clone(),
+                session_id: session_id.clone(),
+                started_at: at,
+                last_activity_at: at,
+                ended_at: None,
+                error: None,
+            });
+        }
+        Transition::HolderSeen { phase, agent_id } => {
+            let holder = holder_mut(workflow, phase)?;
+            if holder.agent_id.is_none() {
+                holder.agent_id.clone_from(agent_id);
+            }
+            holder.last_activity_at = at;
+        }
+        Transition::HolderEnd { phase, note, error } => {
+            holder_end(workflow, phase, note.as_deref(), error.as_deref(), at)?;
+        }
         Transition::Compaction { session_id, .. } => {
             workflow.last_activity = Some(Activity {
                 at,
@@ -631,6 +704,55 @@ fn phase_progress(
     phase.progress = Some(note.to_owned());
     phase.progress_at = Some(at.into());
     Ok(())
+}
+
+fn holder_end(
+    workflow: &mut Workflow,
+    id: &PhaseId,
+    note: Option<&str>,
+    error: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let phase = phase_mut(workflow, id)?;
+    let Some(holder) = phase.holder.as_mut() else {
+        return Err(no_holder(id));
+    };
+    holder.ended_at.get_or_insert(at);
+    holder.last_activity_at = at;
+    // A failure counts once, however many hooks report it.
+    let new_error = error.filter(|_| holder.error.is_none());
+    if let Some(error) = new_error {
+        holder.error = Some(error.to_owned());
+    }
+    let agent = holder
+        .agent_id
+        .clone()
+        .unwrap_or_else(|| holder.tool_use_id.clone());
+    if let Some(error) = new_error {
+        phase.failures += 1;
+        phase.error = Some(format!("sub-agent `{agent}`: {error}"));
+    }
+    if let Some(note) = note
+        && phase.status == PhaseStatus::InProgress
+    {
+        phase.progress = Some(note.to_owned());
+        phase.progress_at = Some(at);
+    }
+    Ok(())
+}
+
+fn no_holder(id: &PhaseId) -> Error {
+    Error::transition(
+        format!("phase `{id}` is not held by a sub-agent"),
+        format!("dispatch a sub-agent with the line `checkpoint phase: {id}` in its prompt"),
+    )
+}
+
+fn holder_mut<'a>(workflow: &'a mut Workflow, id: &PhaseId) -> Result<&'a mut Holder> {
+    phase_mut(workflow, id)?
+        .holder
+        .as_mut()
+        .ok_or_else(|| no_holder(id))
 }
 
 fn phase_reject(workflow: &mut Workflow, id: &PhaseId, reason: &str) -> Result<()> {

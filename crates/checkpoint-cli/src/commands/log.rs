@@ -100,6 +100,23 @@ fn describe(transition: &Transition) -> String {
         Transition::Pause { reason, .. } => reason.clone(),
         Transition::Abandon { reason } => reason.clone().unwrap_or_default(),
         Transition::Compaction { trigger, .. } => trigger.clone(),
+        Transition::HolderDispatch {
+            tool_use_id,
+            description,
+            ..
+        } => match description {
+            Some(description) => format!("{phase}: {description} ({tool_use_id})"),
+            None => format!("{phase}: {tool_use_id}"),
+        },
+        Transition::HolderSeen {
+            agent_id: Some(agent_id),
+            ..
+        } => format!("{phase}: agent {agent_id}"),
+        Transition::HolderEnd { note, error, .. } => match (error, note) {
+            (Some(error), _) => format!("{phase}: {error}"),
+            (None, Some(note)) => format!("{phase}: {note}"),
+            (None, None) => phase,
+        },
         Transition::SyncResolve {
             keep,
             diverged_at,

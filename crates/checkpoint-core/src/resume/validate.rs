@@ -29,6 +29,10 @@ pub trait Probe {
     }
     /// The worktree's top-level directory now.
     fn worktree(&self) -> Option<String>;
+    /// When a file was last written, where known.
+    fn modified(&self, _path: &str) -> Option<DateTime<Utc>> {
+        None
+    }
 }
 
 /// How bad a finding is.

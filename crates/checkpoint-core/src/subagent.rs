@@ -1,0 +1,280 @@
+//! Phases held by sub-agents: the line that names a phase in a dispatch, and what the hooks saw
+//! of a sub-agent (dispatched, seen, ended, failed), as transitions; pure, files through
+//! [`Probe`].
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::{
+    id::PhaseId,
+    model::{Phase, PhaseStatus, TaskStatus, Workflow},
+    resume::Probe,
+    transition::{Transition, apply},
+};
+
+/// The convention line in a sub-agent's prompt that names the phase it holds:
+/// `checkpoint phase: <id>`.
+pub const PHASE_LINE: &str = "checkpoint phase:";
+
+/// The most of a sub-agent's last message kept as its phase's progress note, in characters.
+pub const MAX_NOTE_CHARS: usize = 1000;
+
+/// How often a holder's last activity is journaled while it works, at most.
+pub const ACTIVITY_INTERVAL: Duration = Duration::seconds(15);
+
+/// The phase a dispatch prompt names with the line `checkpoint phase: <id>` (the first such
+/// line; the id may be in backticks), if any.
+pub fn phase_named(prompt: &str) -> Option<PhaseId> {
+    prompt.lines().find_map(|line| {
+        let line = line.trim().trim_matches(['`', '*', '-', ' ']);
+        let head = line.get(..PHASE_LINE.len())?;
+        if !head.eq_ignore_ascii_case(PHASE_LINE) {
+            return None;
+        }
+        let id = line[PHASE_LINE.len()..]
+            .trim()
+            .trim_matches(['`', '"', '\'', '.']);
+        PhaseId::new(id).ok()
+    })
+}
+
+/// The line that names `phase` in a dispatch prompt.
+pub fn phase_line(phase: &PhaseId) -> String {
+    format!("{PHASE_LINE} {phase}")
+}
+
+/// A dispatch of a sub-agent, as the `Agent` tool call's PreToolUse hook saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct Dispatch<'a> {
+    /// The phase its prompt names.
+    pub phase: &'a PhaseId,
+    /// The tool call's id.
+    pub tool_use_id: &'a str,
+    /// The call's short description.
+    pub description: Option<&'a str>,
+    /// The dispatching session.
+    pub session_id: Option<&'a str>,
+}
+
+/// A sub-agent was dispatched for a phase: the phase starts if it is not in progress (as
+/// `checkpoint start` would: its dependencies done, its attempts left, and within
+/// `max_in_progress` when that is not 0), and records its holder.
+///
+/// `Err` says why nothing is recorded (a warning for the session, which goes on); `Ok` with no
+/// transitions when this call already holds the phase.
+pub fn dispatched(
+    workflow: &Workflow,
+    dispatch: Dispatch<'_>,
+    max_in_progress: u32,
+    now: DateTime<Utc>,
+) -> Result<Vec<Transition>, String> {
+    let id = dispatch.phase;
+    let Some(phase) = workflow.phase(id) else {
+        return Err(format!("workflow `{}` has no phase `{id}`", workflow.id));
+    };
+    if phase
+        .holder
+        .as_ref()
+        .is_some_and(|holder| holder.tool_use_id == dispatch.tool_use_id)
+    {
+        return Ok(Vec::new());
+    }
+    let mut transitions = Vec::new();
+    if phase.status != PhaseStatus::InProgress {
+        let start = Transition::PhaseStart {
+            phase: id.clone(),
+            force: false,
+        };
+        // The transition's own rules decide, on a copy: the refusal is the warning.
+        let mut copy = workflow.clone();
+        apply(&mut copy, &start, workflow.seq + 1, now).map_err(|err| {
+            format!(
+                "phase `{id}` was not started for the sub-agent: {err}{}",
+                hint(&err)
+            )
+        })?;
+        let running: Vec<String> = workflow
+            .phases
+            .iter()
+            .filter(|other| other.status == PhaseStatus::InProgress)
+            .map(|other| format!("`{}`", other.id))
+            .collect();
+        if max_in_progress > 0 && running.len() >= max_in_progress as usize {
+            return Err(format!(
+                "phase `{id}` was not started for the sub-agent: `max_in_progress` is {max_in_progress}, and {} in progress; dispatch it when one of them is done",
+                running.join(", ")
+            ));
+        }
+        transitions.push(start);
+    }
+    transitions.push(Transition::HolderDispatch {
+        phase: id.clone(),
+        tool_use_id: dispatch.tool_use_id.to_owned(),
+        description: dispatch.description.map(str::to_owned),
+        session_id: dispatch.session_id.map(str::to_owned),
+    });
+    Ok(transitions)
+}
+
+fn hint(err: &crate::Error) -> String {
+    match miette::Diagnostic::help(err) {
+        Some(help) => format!(" ({help})"),
+        None => String::new(),
+    }
+}
+
+/// How a hook names a sub-agent: its agent id, and the dispatching call's id where the hook (or
+/// the client's meta file) tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct Agent<'a> {
+    /// The sub-agent's id, where known.
+    pub agent_id: Option<&'a str>,
+    /// The dispatching tool call's id, where known.
+    pub tool_use_id: Option<&'a str>,
+}
+
+/// The phase `agent` holds: by its agent id, else by its dispatching call, else (an agent the
+/// state does not know yet, with no call to go by) the earliest dispatched holder still running
+/// without an agent id, as sub-agents start in the order they were dispatched.
+pub fn held_by<'w>(workflow: &'w Workflow, agent: Agent<'_>) -> Option<&'w Phase> {
+    let held = || {
+        workflow
+            .phases
+            .iter()
+            .filter_map(|phase| Some((phase, phase.holder.as_ref()?)))
+    };
+    if let Some(agent_id) = agent.agent_id
+        && let Some((phase, _)) =
+            held().find(|(_, holder)| holder.agent_id.as_deref() == Some(agent_id))
+    {
+        return Some(phase);
+    }
+    if let Some(tool_use_id) = agent.tool_use_id {
+        return held()
+            .find(|(_, holder)| holder.tool_use_id == tool_use_id)
+            .map(|(phase, _)| phase);
+    }
+    agent.agent_id?;
+    held()
+        .filter(|(_, holder)| holder.agent_id.is_none() && holder.ended_at.is_none())
+        .min_by_key(|(_, holder)| holder.started_at)
+        .map(|(phase, _)| phase)
+}
+
+/// A sub-agent was seen working (it started, or one of its tools ran): its holder learns its
+/// agent id, and its last activity, at most every [`ACTIVITY_INTERVAL`].
+pub fn seen(workflow: &Workflow, agent: Agent<'_>, now: DateTime<Utc>) -> Vec<Transition> {
+    let Some(phase) = held_by(workflow, agent) else {
+        return Vec::new();
+    };
+    let Some(holder) = &phase.holder else {
+        return Vec::new();
+    };
+    let learns_id = holder.agent_id.is_none() && agent.agent_id.is_some();
+    if !learns_id && now - holder.last_activity_at < ACTIVITY_INTERVAL {
+        return Vec::new();
+    }
+    vec![Transition::HolderSeen {
+        phase: phase.id.clone(),
+        agent_id: agent.agent_id.map(str::to_owned),
+    }]
+}
+
+/// A sub-agent ended (SubagentStop, or its `Agent` call returned): its phase completes when its
+/// declared outputs all exist, written after the phase started, and its tasks and dependencies
+/// are done; a phase it already completed stays so; otherwise its last message becomes the
+/// phase's progress note (cut to [`MAX_NOTE_CHARS`]) and the phase stays in progress, held.
+///
+/// Nothing when no phase is held by it, or its end is already recorded.
+pub fn ended(
+    workflow: &Workflow,
+    agent: Agent<'_>,
+    last_message: Option<&str>,
+    probe: &dyn Probe,
+) -> Vec<Transition> {
+    let Some(phase) = held_by(workflow, agent) else {
+        return Vec::new();
+    };
+    let Some(holder) = &phase.holder else {
+        return Vec::new();
+    };
+    let mut transitions = Vec::new();
+    if holder.agent_id.is_none() && agent.agent_id.is_some() {
+        transitions.push(Transition::HolderSeen {
+            phase: phase.id.clone(),
+            agent_id: agent.agent_id.map(str::to_owned),
+        });
+    }
+    if holder.ended_at.is_some() {
+        return transitions;
+    }
+    let mut note = None;
+    if phase.status == PhaseStatus::InProgress {
+        if outputs_done(workflow, phase, probe) {
+            transitions.push(Transition::PhaseComplete {
+                phase: phase.id.clone(),
+                artifacts: phase.outputs.clone(),
+                commit_sha: None,
+                force: false,
+            });
+        } else {
+            note = last_message
+                .map(str::trim)
+                .filter(|message| !message.is_empty())
+                .map(cut);
+        }
+    }
+    transitions.push(Transition::HolderEnd {
+        phase: phase.id.clone(),
+        note,
+        error: None,
+    });
+    transitions
+}
+
+/// A sub-agent failed (its own rate limit or API error, or its `Agent` call failed): the failure
+/// is recorded on its phase, which stays in progress for another sub-agent to pick up.
+pub fn failed(workflow: &Workflow, agent: Agent<'_>, error: &str) -> Vec<Transition> {
+    let Some(phase) = held_by(workflow, agent) else {
+        return Vec::new();
+    };
+    if phase
+        .holder
+        .as_ref()
+        .is_some_and(|holder| holder.error.is_some())
+    {
+        return Vec::new();
+    }
+    vec![Transition::HolderEnd {
+        phase: phase.id.clone(),
+        note: None,
+        error: Some(cut(error.trim())),
+    }]
+}
+
+/// Whether `phase` declares outputs and they all exist, are not empty, and were not written
+/// before the phase started (where the probe knows when), with its tasks and dependencies done.
+fn outputs_done(workflow: &Workflow, phase: &Phase, probe: &dyn Probe) -> bool {
+    !phase.outputs.is_empty()
+        && phase.outputs.iter().all(|output| {
+            probe.file_size(output).is_some_and(|size| size > 0)
+                && match (probe.modified(output), phase.started_at) {
+                    (Some(modified), Some(started)) => modified >= started,
+                    _ => true,
+                }
+        })
+        && phase
+            .tasks
+            .iter()
+            .all(|task| task.status == TaskStatus::Done)
+        && workflow.dependencies_done(phase)
+}
+
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(MAX_NOTE_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
