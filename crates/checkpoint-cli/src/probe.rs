@@ -31,6 +31,11 @@ impl Probe for FsProbe {
         Some(if meta.is_dir() { u64::MAX } else { meta.len() })
     }
 
+    fn modified(&self, path: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+        let modified = fs::metadata(self.root.join(path)).ok()?.modified().ok()?;
+        Some(modified.into())
+    }
+
     fn git_branch(&self) -> Option<String> {
         let head = fs::read_to_string(git_dir(&self.root)?.join("HEAD")).ok()?;
         head.trim()

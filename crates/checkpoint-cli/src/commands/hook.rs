@@ -5,6 +5,8 @@
 //! and exit code 0; only a `Stop` hook blocks, and only through Claude Code's documented
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
+mod subagent;
+
 use std::{fmt, path::Path, str::FromStr, time::Duration};
 
 use checkpoint_core::{
@@ -30,8 +32,8 @@ const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The hook event: `SessionStart`, `PreCompact`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
-    /// `SubagentStop` or `StopFailure`
+    /// The hook event: `SessionStart`, `PreCompact`, `PreToolUse`, `PostToolUse`,
+    /// `PostToolUseFailure`, `Stop`, `SubagentStart`, `SubagentStop` or `StopFailure`
     pub event: String,
 }
 
@@ -40,9 +42,11 @@ pub struct HookArgs {
 pub(crate) enum HookEvent {
     SessionStart,
     PreCompact,
+    PreToolUse,
     PostToolUse,
     PostToolUseFailure,
     Stop,
+    SubagentStart,
     SubagentStop,
     StopFailure,
     /// Accepted, and does nothing.
@@ -51,12 +55,14 @@ pub(crate) enum HookEvent {
 
 impl HookEvent {
     /// Every event, in the order they are documented.
-    pub(crate) const ALL: [HookEvent; 8] = [
+    pub(crate) const ALL: [HookEvent; 10] = [
         Self::SessionStart,
         Self::PreCompact,
+        Self::PreToolUse,
         Self::PostToolUse,
         Self::PostToolUseFailure,
         Self::Stop,
+        Self::SubagentStart,
         Self::SubagentStop,
         Self::StopFailure,
         Self::SessionEnd,
@@ -67,9 +73,11 @@ impl HookEvent {
         match self {
             Self::SessionStart => "SessionStart",
             Self::PreCompact => "PreCompact",
+            Self::PreToolUse => "PreToolUse",
             Self::PostToolUse => "PostToolUse",
             Self::PostToolUseFailure => "PostToolUseFailure",
             Self::Stop => "Stop",
+            Self::SubagentStart => "SubagentStart",
             Self::SubagentStop => "SubagentStop",
             Self::StopFailure => "StopFailure",
             Self::SessionEnd => "SessionEnd",
@@ -80,9 +88,10 @@ impl HookEvent {
     fn required_fields(self) -> &'static [&'static str] {
         match self {
             Self::PreCompact => &["trigger"],
-            Self::PostToolUse => &["tool_name"],
+            Self::PreToolUse | Self::PostToolUse => &["tool_name"],
             Self::PostToolUseFailure => &["tool_name", "error"],
             Self::StopFailure => &["error"],
+            Self::SubagentStart => &["agent_id"],
             Self::SessionStart | Self::Stop | Self::SubagentStop | Self::SessionEnd => &[],
         }
     }
@@ -152,9 +161,15 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
     match event {
         HookEvent::SessionStart => hook.session_start(),
         HookEvent::PreCompact => hook.pre_compact(),
+        HookEvent::PreToolUse => hook.pre_tool_use(),
         HookEvent::PostToolUse => hook.post_tool_use(),
         HookEvent::PostToolUseFailure => hook.post_tool_use_failure(),
-        HookEvent::Stop | HookEvent::SubagentStop => hook.stop(event),
+        HookEvent::Stop => hook.stop(event),
+        HookEvent::SubagentStart => hook.subagent_start(),
+        HookEvent::SubagentStop => {
+            hook.subagent_stop()?;
+            hook.stop(event)
+        }
         HookEvent::StopFailure => hook.stop_failure(),
         HookEvent::SessionEnd => Ok(()),
     }
@@ -302,6 +317,7 @@ impl Hook {
     /// Completes a phase whose declared outputs now all exist; records commit SHAs after
     /// `git commit`; adds written files to the context summary.
     fn post_tool_use(&self) -> Result<()> {
+        self.sub_agent_post_tool_use()?;
         let tool = self.str("tool_name").unwrap_or_default();
         let input = self.payload.get("tool_input").unwrap_or(&Value::Null);
         let written = match tool {
@@ -356,13 +372,11 @@ impl Hook {
 
     /// Records a failed tool call on the phase in progress.
     fn post_tool_use_failure(&self) -> Result<()> {
+        if self.sub_agent_tool_failure()? {
+            return Ok(());
+        }
         let tool = self.str("tool_name").unwrap_or("tool").to_owned();
-        let error: String = self
-            .str("error")
-            .unwrap_or("failed")
-            .chars()
-            .take(500)
-            .collect();
+        let error = self.tool_error();
         self.update_unfinished(|workflow| {
             workflow
                 .phases
@@ -419,8 +433,12 @@ impl Hook {
         Ok(())
     }
 
-    /// Pauses the unfinished workflows after an API failure such as a rate limit.
+    /// Pauses the unfinished workflows after an API failure such as a rate limit; a sub-agent's
+    /// failure only marks its phase.
     fn stop_failure(&self) -> Result<()> {
+        if self.str("agent_id").is_some() {
+            return self.sub_agent_failure();
+        }
         let error = self.str("error").unwrap_or("unknown").to_owned();
         let reason = format!("API error: {error}");
         self.update_unfinished(|_| {
@@ -430,6 +448,15 @@ impl Hook {
             }]
         })?;
         Ok(())
+    }
+
+    /// A failed tool call's error, cut to a sane length.
+    fn tool_error(&self) -> String {
+        self.str("error")
+            .unwrap_or("failed")
+            .chars()
+            .take(500)
+            .collect()
     }
 
     fn tool_failed(&self) -> bool {

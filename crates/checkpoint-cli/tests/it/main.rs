@@ -10,6 +10,7 @@ mod resume;
 mod run;
 mod seeds;
 mod store;
+mod subagents;
 mod support;
 mod sync;
 mod trust;

@@ -1,0 +1,260 @@
+//! Phases held by sub-agents, through the hooks as Claude Code runs them: the dispatch, the
+//! sub-agent's start, end and failures, and what `status` and `resume` say of them.
+
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+
+const SESSION: &str = "11111111-2222-3333-4444-555555555555";
+
+/// Workflow `par`: `a` (declares the output `a.md`) and `b`, independent, and `c` after both.
+fn parallel(env: &TestEnv) {
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "a", "outputs": ["a.md"]}, {"id": "b"}, {"id": "c", "dependencies": ["a", "b"]}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "par", "--plan", "plan.json"]);
+}
+
+/// The transcript path of the session: its sub-agents' meta files live beside it.
+fn transcript(env: &TestEnv) -> String {
+    env.dir
+        .path()
+        .join(format!("home/projects/{SESSION}.jsonl"))
+        .display()
+        .to_string()
+}
+
+/// Runs hook `event` with a payload of the client's shape plus `extra`; returns (stdout,
+/// stderr) after asserting the hook exited 0.
+#[track_caller]
+fn hook(env: &TestEnv, event: &str, extra: Value) -> (String, String) {
+    let mut payload = json!({
+        "session_id": SESSION,
+        "transcript_path": transcript(env),
+        "cwd": env.project(),
+        "hook_event_name": event,
+    });
+    payload
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let (code, stdout, stderr) = env.hook(event, &payload.to_string()).wait();
+    assert_eq!(code, 0, "{stderr}");
+    (stdout, stderr)
+}
+
+#[track_caller]
+fn dispatch(env: &TestEnv, call: &str, phase: &str) -> (String, String) {
+    hook(
+        env,
+        "PreToolUse",
+        json!({
+            "tool_name": "Agent",
+            "tool_use_id": call,
+            "tool_input": {
+                "description": format!("Work on {phase}"),
+                "prompt": format!("Do the work.\ncheckpoint phase: {phase}\n"),
+                "subagent_type": "general-purpose",
+            },
+        }),
+    )
+}
+
+fn phase(env: &TestEnv, id: &str) -> Value {
+    let state = env.state("par");
+    state["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|phase| phase["id"] == id)
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_dispatched_sub_agent_holds_its_phase_until_it_ends() {
+    let env = TestEnv::new();
+    parallel(&env);
+    let (stdout, stderr) = dispatch(&env, "toolu_a", "a");
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("", ""));
+    env.set_now("2026-03-01T12:01:00Z");
+    dispatch(&env, "toolu_b", "b");
+    let a = phase(&env, "a");
+    assert_eq!(a["status"], "in_progress");
+    assert_eq!(
+        a["holder"],
+        json!({
+            "tool_use_id": "toolu_a",
+            "description": "Work on a",
+            "session_id": SESSION,
+            "started_at": "2026-03-01T12:00:00Z",
+            "last_activity_at": "2026-03-01T12:00:00Z",
+        })
+    );
+    assert_eq!(phase(&env, "b")["holder"]["tool_use_id"], "toolu_b");
+
+    // The client's meta file names b's call for the first sub-agent to start: it wins over the
+    // order of dispatch.
+    let session_dir = env
+        .dir
+        .path()
+        .join(format!("home/projects/{SESSION}/subagents"));
+    std::fs::create_dir_all(&session_dir).unwrap();
+    std::fs::write(
+        session_dir.join("agent-agentb.meta.json"),
+        r#"{"agentType":"general-purpose","toolUseId":"toolu_b","description":"Work on b"}"#,
+    )
+    .unwrap();
+    env.set_now("2026-03-01T12:02:00Z");
+    hook(
+        &env,
+        "SubagentStart",
+        json!({"agent_id": "agentb", "agent_type": "general-purpose"}),
+    );
+    hook(
+        &env,
+        "SubagentStart",
+        json!({"agent_id": "agenta", "agent_type": "general-purpose"}),
+    );
+    assert_eq!(phase(&env, "a")["holder"]["agent_id"], "agenta");
+    assert_eq!(phase(&env, "b")["holder"]["agent_id"], "agentb");
+
+    // The sub-agent of `a` writes its output and stops: `a` completes.
+    std::fs::write(env.project().join("a.md"), "# A\n").unwrap();
+    env.set_now("2026-03-01T12:05:00Z");
+    hook(
+        &env,
+        "SubagentStop",
+        json!({"agent_id": "agenta", "last_assistant_message": "Wrote a.md.", "stop_hook_active": false}),
+    );
+    let a = phase(&env, "a");
+    assert_eq!(a["status"], "complete");
+    assert_eq!(a["holder"]["agent_id"], "agenta");
+    assert_eq!(a["holder"]["ended_at"], "2026-03-01T12:05:00Z");
+
+    // The sub-agent of `b` stops without finishing: its last message is the note.
+    env.set_now("2026-03-01T12:06:00Z");
+    hook(
+        &env,
+        "SubagentStop",
+        json!({"agent_id": "agentb", "last_assistant_message": "Parsed the grammar; the emitter is next.", "stop_hook_active": false}),
+    );
+    let b = phase(&env, "b");
+    assert_eq!(b["status"], "in_progress");
+    assert_eq!(b["progress"], "Parsed the grammar; the emitter is next.");
+    assert_eq!(b["holder"]["ended_at"], "2026-03-01T12:06:00Z");
+
+    // The journal holds every step, in order.
+    let ops: Vec<String> = env
+        .read("par", "journal.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|entry| {
+            entry["transition"]["op"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .filter(|op| op.starts_with("holder") || op.starts_with("phase"))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "phase_start",
+            "holder_dispatch",
+            "phase_start",
+            "holder_dispatch",
+            "holder_seen",
+            "holder_seen",
+            "phase_complete",
+            "holder_end",
+            "holder_end",
+        ]
+    );
+}
+
+#[test]
+fn a_dispatch_that_cannot_start_its_phase_warns_and_the_session_goes_on() {
+    let env = TestEnv::new();
+    parallel(&env);
+    let (stdout, stderr) = dispatch(&env, "toolu_c", "c");
+    insta::assert_snapshot!(stderr, @"warning: checkpoint hook PreToolUse: phase `c` was not started for the sub-agent: phase `c` waits for `a`, `b` (finish those phases first, or start anyway with `--force`)");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert!(
+        out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("phase `c` waits for `a`, `b`"),
+        "{stdout}"
+    );
+    assert_eq!(phase(&env, "c")["status"], "pending");
+    assert!(phase(&env, "c").get("holder").is_none());
+
+    // `max_in_progress` bounds the dispatches as it bounds `checkpoint start`.
+    std::fs::write(env.store().join("config.toml"), "max_in_progress = 1\n").unwrap();
+    dispatch(&env, "toolu_a", "a");
+    let (_, stderr) = dispatch(&env, "toolu_b", "b");
+    assert!(
+        stderr.contains("`max_in_progress` is 1, and `a` in progress"),
+        "{stderr}"
+    );
+    assert_eq!(phase(&env, "b")["status"], "pending");
+
+    // A prompt without the convention line is no dispatch of a phase.
+    let (stdout, stderr) = hook(
+        &env,
+        "PreToolUse",
+        json!({"tool_name": "Agent", "tool_use_id": "toolu_x", "tool_input": {"prompt": "Look around."}}),
+    );
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("", ""));
+}
+
+#[test]
+fn a_sub_agents_failure_marks_its_phase_and_not_the_workflow() {
+    let env = TestEnv::new();
+    parallel(&env);
+    dispatch(&env, "toolu_a", "a");
+    dispatch(&env, "toolu_b", "b");
+    hook(&env, "SubagentStart", json!({"agent_id": "agenta"}));
+    hook(&env, "SubagentStart", json!({"agent_id": "agentb"}));
+
+    // A tool of b's sub-agent fails: recorded on b, not on the first phase in progress.
+    hook(
+        &env,
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "agent_id": "agentb", "error": "exit 3", "tool_use_id": "toolu_9"}),
+    );
+    assert_eq!(phase(&env, "b")["error"], "Bash: exit 3");
+    assert!(phase(&env, "a").get("error").is_none());
+
+    // b's sub-agent hits its rate limit.
+    hook(
+        &env,
+        "StopFailure",
+        json!({"agent_id": "agentb", "error": "rate_limit", "last_assistant_message": "API Error: Request rejected (429)"}),
+    );
+    let state = env.state("par");
+    assert!(state.get("pause").is_none(), "{state:#}");
+    let b = phase(&env, "b");
+    assert_eq!(b["status"], "in_progress");
+    assert_eq!(b["failures"], 1);
+    assert_eq!(b["error"], "sub-agent `agentb`: rate_limit");
+    assert_eq!(b["holder"]["error"], "rate_limit");
+    assert_eq!(phase(&env, "a")["holder"].get("error"), None);
+
+    // The Agent call of a fails too (2.1.330 reports it): a is marked the same way.
+    hook(
+        &env,
+        "PostToolUseFailure",
+        json!({"tool_name": "Agent", "tool_use_id": "toolu_a", "error": "API Error: Request rejected (429)"}),
+    );
+    assert_eq!(phase(&env, "a")["failures"], 1);
+    assert!(env.state("par").get("pause").is_none());
+
+    // The main agent's own rate limit still pauses the whole workflow.
+    hook(&env, "StopFailure", json!({"error": "rate_limit"}));
+    assert_eq!(env.state("par")["pause"]["reason"], "API error: rate_limit");
+}
