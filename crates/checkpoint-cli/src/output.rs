@@ -309,6 +309,9 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
             if let Some(progress) = &phase.progress {
                 let _ = writeln!(out, "  {:width$}  progress: {progress}", "");
             }
+            if let Some(holder) = &phase.holder {
+                let _ = writeln!(out, "  {:width$}  {}", "", holder_line(holder, now));
+            }
             let total = phase.tasks.len();
             if total > 0 {
                 let done = phase
@@ -321,6 +324,27 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
         }
     }
     out
+}
+
+/// The sub-agent holding a phase in progress, for `checkpoint status`: who, since when, its
+/// last activity, and whether it ended or failed.
+pub(crate) fn holder_line(holder: &checkpoint_core::Holder, now: DateTime<Utc>) -> String {
+    let who = holder.who();
+    let what = holder
+        .description
+        .as_deref()
+        .map(|description| format!(" ({description})"))
+        .unwrap_or_default();
+    let end = match (&holder.error, holder.ended_at) {
+        (Some(error), _) => format!(", failed: {error}"),
+        (None, Some(at)) => format!(", ended {}", ago(at.utc(), now)),
+        (None, None) => String::new(),
+    };
+    format!(
+        "held by {who}{what}, dispatched {}, last active {}{end}",
+        ago(holder.started_at, now),
+        ago(holder.last_activity_at, now)
+    )
 }
 
 /// The line of one phase in `checkpoint status`, its id padded to `id`.

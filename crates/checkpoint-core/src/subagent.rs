@@ -6,14 +6,13 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::{
     id::PhaseId,
-    model::{Phase, PhaseStatus, TaskStatus, Workflow},
+    model::{Holder, Phase, PhaseStatus, TaskStatus, Workflow},
     resume::Probe,
     transition::{Transition, apply},
 };
 
-/// The convention line in a sub-agent's prompt that names the phase it holds:
-/// `checkpoint phase: <id>`.
-pub const PHASE_LINE: &str = "checkpoint phase:";
+/// The convention line in a sub-agent's prompt that names the phase it holds.
+pub const PHASE_LINE: &str = Holder::PHASE_LINE;
 
 /// The most of a sub-agent's last message kept as its phase's progress note, in characters.
 pub const MAX_NOTE_CHARS: usize = 1000;
@@ -35,11 +34,6 @@ pub fn phase_named(prompt: &str) -> Option<PhaseId> {
             .trim_matches(['`', '"', '\'', '.']);
         PhaseId::new(id).ok()
     })
-}
-
-/// The line that names `phase` in a dispatch prompt.
-pub fn phase_line(phase: &PhaseId) -> String {
-    format!("{PHASE_LINE} {phase}")
 }
 
 /// A dispatch of a sub-agent, as the `Agent` tool call's PreToolUse hook saw it.

@@ -703,6 +703,14 @@ fn phase_progress(
     )?;
     phase.progress = Some(note.to_owned());
     phase.progress_at = Some(at.into());
+    // A note on a held phase is its sub-agent's sign of life, as far as anyone can tell.
+    if let Some(holder) = phase
+        .holder
+        .as_mut()
+        .filter(|holder| holder.ended_at.is_none())
+    {
+        holder.last_activity_at = at;
+    }
     Ok(())
 }
 
@@ -717,7 +725,7 @@ fn holder_end(
     let Some(holder) = phase.holder.as_mut() else {
         return Err(no_holder(id));
     };
-    holder.ended_at.get_or_insert(at);
+    holder.ended_at.get_or_insert(at.into());
     holder.last_activity_at = at;
     // A failure counts once, however many hooks report it.
     let new_error = error.filter(|_| holder.error.is_none());
@@ -736,7 +744,7 @@ fn holder_end(
         && phase.status == PhaseStatus::InProgress
     {
         phase.progress = Some(note.to_owned());
-        phase.progress_at = Some(at);
+        phase.progress_at = Some(at.into());
     }
     Ok(())
 }

@@ -23,6 +23,10 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
                     id: &phase.id,
                     view: output::phase_view(&done, phase),
                     waiting_for: done.waiting_for(phase).collect(),
+                    holder: phase
+                        .holder
+                        .as_ref()
+                        .filter(|_| phase.status == checkpoint_core::PhaseStatus::InProgress),
                 })
                 .collect();
             output::emit_json(&StatusReport {

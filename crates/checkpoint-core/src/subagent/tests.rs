@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::{
     PhaseId, PhasePlan, Plan, WorkflowId,
-    model::{PhaseStatus, Workflow},
+    model::{Holder, PhaseStatus, Workflow},
     resume::Probe,
     subagent::{self, ACTIVITY_INTERVAL, Agent, Dispatch, MAX_NOTE_CHARS},
     transition::{Transition, apply},
@@ -106,7 +106,7 @@ fn a_dispatch_names_its_phase_on_a_line_of_its_own() {
     assert_eq!(named("checkpoint phase:"), None);
     assert_eq!(named("checkpoint phase: ../etc"), None);
     assert_eq!(named("no phase here"), None);
-    assert_eq!(subagent::phase_line(&id("db")), "checkpoint phase: db");
+    assert_eq!(Holder::phase_line(&id("db")), "checkpoint phase: db");
 }
 
 #[test]
@@ -242,7 +242,7 @@ fn an_ended_sub_agent_completes_its_phase_when_its_outputs_were_written_after_th
     assert_eq!(phase.progress, None);
     let holder = phase.holder.as_ref().unwrap();
     assert_eq!(holder.agent_id.as_deref(), Some("agent-1"));
-    assert_eq!(holder.ended_at, Some(at(6)));
+    assert_eq!(holder.ended_at, Some(at(6).into()));
     // Its end is recorded once.
     assert_eq!(
         subagent::ended(&done, agent, Some("again"), &fresh),
@@ -265,8 +265,8 @@ fn an_ended_sub_agent_completes_its_phase_when_its_outputs_were_written_after_th
     let phase = stays.phase(&id("a")).unwrap();
     assert_eq!(phase.status, PhaseStatus::InProgress);
     assert_eq!(phase.progress.as_deref(), Some("Parsed half the grammar."));
-    assert_eq!(phase.progress_at, Some(at(6)));
-    assert_eq!(phase.holder.as_ref().unwrap().ended_at, Some(at(6)));
+    assert_eq!(phase.progress_at, Some(at(6).into()));
+    assert_eq!(phase.holder.as_ref().unwrap().ended_at, Some(at(6).into()));
 }
 
 #[test]
@@ -328,7 +328,7 @@ fn a_failed_sub_agent_marks_its_phase_and_not_the_workflow() {
     assert_eq!(phase.error.as_deref(), Some("sub-agent `t2`: rate_limit"));
     let holder = phase.holder.as_ref().unwrap();
     assert_eq!(holder.error.as_deref(), Some("rate_limit"));
-    assert_eq!(holder.ended_at, Some(at(4)));
+    assert_eq!(holder.ended_at, Some(at(4).into()));
     assert_eq!(workflow.pause, None);
     // The other hooks that report the same failure add nothing.
     assert_eq!(subagent::failed(&workflow, agent, "rate_limit"), Vec::new());
