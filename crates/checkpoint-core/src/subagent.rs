@@ -245,6 +245,31 @@ pub fn failed(workflow: &Workflow, agent: Agent<'_>, error: &str) -> Vec<Transit
     }]
 }
 
+/// `workflow` as a new session sees it: no sub-agent of an earlier session runs in it, so a
+/// holder that never ended is taken to have ended at its last activity (in this copy only;
+/// nothing is recorded, as another session may still be running it).
+pub fn as_seen_by_new_session(workflow: &Workflow) -> std::borrow::Cow<'_, Workflow> {
+    let running = |phase: &Phase| {
+        phase
+            .holder
+            .as_ref()
+            .is_some_and(|holder| holder.ended_at.is_none())
+    };
+    if !workflow.phases.iter().any(running) {
+        return std::borrow::Cow::Borrowed(workflow);
+    }
+    let mut copy = workflow.clone();
+    for holder in copy
+        .phases
+        .iter_mut()
+        .filter_map(|phase| phase.holder.as_mut())
+        .filter(|holder| holder.ended_at.is_none())
+    {
+        holder.ended_at = Some(holder.last_activity_at.into());
+    }
+    std::borrow::Cow::Owned(copy)
+}
+
 /// Whether `phase` declares outputs and they all exist, are not empty, and were not written
 /// before the phase started (where the probe knows when), with its tasks and dependencies done.
 fn outputs_done(workflow: &Workflow, phase: &Phase, probe: &dyn Probe) -> bool {

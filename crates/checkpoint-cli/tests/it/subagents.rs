@@ -335,3 +335,37 @@ fn status_and_resume_show_who_holds_each_parallel_phase() {
     );
     assert!(!prompt.contains("`checkpoint phase: a`"), "{prompt}");
 }
+
+/// The context of a new session re-dispatches a sub-agent that never ended (its session is
+/// gone), while a compacted session still runs its own and is told so.
+#[test]
+fn a_new_session_redispatches_a_sub_agent_that_never_ended_and_a_compacted_one_does_not() {
+    let env = TestEnv::new();
+    two_held(&env, "2026-03-01T12:01:00Z");
+    env.set_now("2026-03-01T12:03:00Z");
+    let context = |source: &str| {
+        let (stdout, _) = hook(&env, "SessionStart", json!({"source": source}));
+        let out: Value = serde_json::from_str(&stdout).unwrap();
+        out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let fresh = context("startup");
+    assert!(
+        fresh.contains("- interrupted mid-flight: `a` held by sub-agent `agenta`"),
+        "{fresh}"
+    );
+    assert!(
+        fresh.contains("- `checkpoint phase: a`\n- `checkpoint phase: b`"),
+        "{fresh}"
+    );
+    let compacted = context("compact");
+    assert!(
+        compacted.contains("- at work: `a` by sub-agent `agenta`"),
+        "{compacted}"
+    );
+    assert!(!compacted.contains("`checkpoint phase: a`"), "{compacted}");
+    // Nothing was recorded: the holders still run as far as the state knows.
+    assert!(phase(&env, "a")["holder"].get("ended_at").is_none());
+}
