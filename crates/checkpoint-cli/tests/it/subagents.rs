@@ -369,3 +369,30 @@ fn a_new_session_redispatches_a_sub_agent_that_never_ended_and_a_compacted_one_d
     // Nothing was recorded: the holders still run as far as the state knows.
     assert!(phase(&env, "a")["holder"].get("ended_at").is_none());
 }
+
+/// A sub-agent's last message becomes its phase's note, redacted like any note, and cut to a
+/// sane length.
+#[test]
+fn a_sub_agents_last_message_is_redacted_before_it_is_journaled() {
+    let env = TestEnv::new();
+    two_held(&env, "2026-03-01T12:01:00Z");
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
+    let message = format!(
+        "Set ANTHROPIC_API_KEY={key} and ran the tests. {}",
+        "x".repeat(3000)
+    );
+    hook(
+        &env,
+        "SubagentStop",
+        json!({"agent_id": "agentb", "last_assistant_message": message, "stop_hook_active": false}),
+    );
+    let note = phase(&env, "b")["progress"].as_str().unwrap().to_owned();
+    assert!(
+        note.starts_with("Set ANTHROPIC_API_KEY=[REDACTED"),
+        "{note}"
+    );
+    assert!(note.chars().count() <= 1001, "{}", note.len());
+    for file in ["state.json", "journal.jsonl"] {
+        assert!(!env.read("par", file).contains(key), "{file}");
+    }
+}

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    model::ContextSummary,
+    model::{ContextSummary, Holder},
     resume::{
         codes::Action,
         holders::{SubAgents, by},
@@ -77,7 +77,11 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
         } else {
             String::new()
         };
-        let _ = write!(head, " (also ready, can run in parallel: {shown}{more})");
+        let _ = write!(
+            head,
+            " (also ready, can run in parallel: {shown}{more}; to run them at once, dispatch one sub-agent per phase in the same turn, each prompt carrying the line `{} <id>`)",
+            Holder::PHASE_LINE
+        );
     }
     head.push('\n');
     if let Some(view) = &plan.sub_agents {

@@ -505,3 +505,24 @@ fn a_resume_dispatches_within_max_in_progress_and_leaves_live_sub_agents_alone()
     assert!(plan.sub_agents.is_none());
     assert_ne!(plan.next.action, Action::Dispatch);
 }
+
+/// Ready phases that may run at once come with the convention that hands each to a sub-agent.
+#[test]
+fn parallel_ready_phases_are_taught_the_dispatch_line() {
+    let parallel = workflow(&["a", "b", "c"]);
+    let plan = resume(&parallel, &[], &Files(Vec::new()), at(1));
+    assert_eq!(plan.next.action, Action::Start);
+    let prompt = render_prompt(&plan, at(1), 6000);
+    assert!(
+        prompt.contains("(also ready, can run in parallel: `b`, `c`; to run them at once, dispatch one sub-agent per phase in the same turn, each prompt carrying the line `checkpoint phase: <id>`)"),
+        "{prompt}"
+    );
+    // A single ready phase needs no sub-agents.
+    let single = workflow(&["a", "b:a"]);
+    let prompt = render_prompt(
+        &resume(&single, &[], &Files(Vec::new()), at(1)),
+        at(1),
+        6000,
+    );
+    assert!(!prompt.contains("checkpoint phase:"), "{prompt}");
+}
