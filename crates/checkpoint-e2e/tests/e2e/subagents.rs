@@ -187,8 +187,8 @@ fn a_killed_session_resumes_by_redispatching_only_the_unfinished_phase() {
     // The next session: the main agent dispatches what the context says.
     let first_of_second = project.mock.main_requests().len();
     project.mock.push_turns([Turn::text("RESUMED")]);
-    // The session counts as gone once its activity is older than the live window (10 minutes);
-    // a new session does not wait that long, so the state's clock is moved instead.
+    // Seconds after the kill: the workflow still looks live, but a new session runs none of the
+    // killed one's sub-agents.
     let output = project.claude_with_env(&["-p", "continue the workflow"], &[]);
     assert_eq!(output.code(), Some(0), "{output}");
     let text = project.mock.request_text(first_of_second);
