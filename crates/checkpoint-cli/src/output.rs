@@ -9,7 +9,7 @@ use std::{
 
 use anstyle::{AnsiColor, Style};
 use checkpoint_core::{
-    DoneSet, Holder, Phase, PhaseStatus, Workflow, WorkflowStatus,
+    DoneSet, Phase, PhaseStatus, Workflow, WorkflowStatus,
     resume::{ResumePlan, Severity},
     store::Recovery,
 };
@@ -412,11 +412,11 @@ pub(crate) fn render_phases(
         }
         let _ = writeln!(out, "{line}");
         if phase.status == PhaseStatus::InProgress {
-            if let Some(holder) = &phase.holder {
-                let _ = writeln!(out, "  {:width$}  {}", "", holder_text(holder, now));
-            }
             if let Some(progress) = &phase.progress {
                 let _ = writeln!(out, "  {:width$}  progress: {progress}", "");
+            }
+            if let Some(holder) = &phase.holder {
+                let _ = writeln!(out, "  {:width$}  {}", "", holder_line(holder, now));
             }
             let total = phase.tasks.len();
             if total > 0 {
@@ -429,25 +429,6 @@ pub(crate) fn render_phases(
             }
         }
     }
-}
-
-/// Who holds a phase: the sub-agent it was dispatched to, and when it was last seen working.
-fn holder_text(holder: &Holder, now: DateTime<Utc>) -> String {
-    let who = match (&holder.description, &holder.agent_id) {
-        (Some(description), Some(id)) => format!("sub-agent `{description}` ({id})"),
-        (Some(description), None) => format!("sub-agent `{description}`"),
-        (None, Some(id)) => format!("sub-agent {id}"),
-        (None, None) => format!("the sub-agent of tool call {}", holder.tool_use_id),
-    };
-    let state = match (&holder.error, holder.ended_at) {
-        (Some(error), _) => format!("failed ({error})"),
-        (None, Some(ended)) => format!("ended {}", ago(ended.utc(), now)),
-        (None, None) => format!("last active {}", ago(holder.last_activity_at, now)),
-    };
-    format!(
-        "held by: {who}, dispatched {}, {state}",
-        ago(holder.started_at, now)
-    )
 }
 
 /// How long a phase in progress has run ("for 4m10s"), or how long a finished one took.
@@ -463,6 +444,27 @@ fn elapsed_text(phase: &Phase, now: DateTime<Utc>) -> Option<String> {
             .map(|end| format!("took {}", human(end.utc()))),
         _ => None,
     }
+}
+
+/// The sub-agent holding a phase in progress, for `checkpoint status`: who, since when, its
+/// last activity, and whether it ended or failed.
+pub(crate) fn holder_line(holder: &checkpoint_core::Holder, now: DateTime<Utc>) -> String {
+    let who = holder.who();
+    let what = holder
+        .description
+        .as_deref()
+        .map(|description| format!(" ({description})"))
+        .unwrap_or_default();
+    let end = match (&holder.error, holder.ended_at) {
+        (Some(error), _) => format!(", failed: {error}"),
+        (None, Some(at)) => format!(", ended {}", ago(at.utc(), now)),
+        (None, None) => String::new(),
+    };
+    format!(
+        "held by {who}{what}, dispatched {}, last active {}{end}",
+        ago(holder.started_at, now),
+        ago(holder.last_activity_at, now)
+    )
 }
 
 /// The line of one phase in `checkpoint status`, its id padded to `id`.

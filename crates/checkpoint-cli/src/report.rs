@@ -184,6 +184,10 @@ pub(crate) struct PhaseSummary<'a> {
     pub(crate) view: PhaseView,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) waiting_for: Vec<&'a PhaseId>,
+    /// The sub-agent that holds the phase, while it is in progress: who, since when, and its
+    /// last activity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) holder: Option<&'a checkpoint_core::Holder>,
 }
 
 impl<'a> PhaseSummary<'a> {
@@ -197,6 +201,10 @@ impl<'a> PhaseSummary<'a> {
                 id: &phase.id,
                 view: output::phase_view(&done, phase),
                 waiting_for: done.waiting_for(phase).collect(),
+                holder: phase
+                    .holder
+                    .as_ref()
+                    .filter(|_| phase.status == checkpoint_core::PhaseStatus::InProgress),
             })
             .collect()
     }

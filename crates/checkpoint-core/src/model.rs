@@ -520,6 +520,25 @@ impl<'a> DoneSet<'a> {
     }
 }
 
+impl Holder {
+    /// The convention line in a sub-agent's prompt that names the phase it holds:
+    /// `checkpoint phase: <id>`.
+    pub const PHASE_LINE: &'static str = "checkpoint phase:";
+
+    /// The line that names `phase` in a dispatch prompt.
+    pub fn phase_line(phase: &PhaseId) -> String {
+        format!("{} {phase}", Self::PHASE_LINE)
+    }
+
+    /// Who it is, as far as known: "sub-agent `<agent id>`", else by its dispatching call.
+    pub fn who(&self) -> String {
+        match &self.agent_id {
+            Some(agent_id) => format!("sub-agent `{agent_id}`"),
+            None => format!("sub-agent of call `{}`", self.tool_use_id),
+        }
+    }
+}
+
 impl Phase {
     /// A new pending phase.
     pub fn new(id: PhaseId, dependencies: Vec<PhaseId>) -> Self {

@@ -6,14 +6,13 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::{
     id::PhaseId,
-    model::{Phase, PhaseStatus, TaskStatus, Workflow},
+    model::{Holder, Phase, PhaseStatus, TaskStatus, Workflow},
     resume::Probe,
     transition::{Transition, apply},
 };
 
-/// The convention line in a sub-agent's prompt that names the phase it holds:
-/// `checkpoint phase: <id>`.
-pub const PHASE_LINE: &str = "checkpoint phase:";
+/// The convention line in a sub-agent's prompt that names the phase it holds.
+pub const PHASE_LINE: &str = Holder::PHASE_LINE;
 
 /// The most of a sub-agent's last message kept as its phase's progress note, in characters.
 pub const MAX_NOTE_CHARS: usize = 1000;
@@ -35,11 +34,6 @@ pub fn phase_named(prompt: &str) -> Option<PhaseId> {
             .trim_matches(['`', '"', '\'', '.']);
         PhaseId::new(id).ok()
     })
-}
-
-/// The line that names `phase` in a dispatch prompt.
-pub fn phase_line(phase: &PhaseId) -> String {
-    format!("{PHASE_LINE} {phase}")
 }
 
 /// A dispatch of a sub-agent, as the `Agent` tool call's PreToolUse hook saw it.
@@ -249,6 +243,31 @@ pub fn failed(workflow: &Workflow, agent: Agent<'_>, error: &str) -> Vec<Transit
         note: None,
         error: Some(cut(error.trim())),
     }]
+}
+
+/// `workflow` as a new session sees it: no sub-agent of an earlier session runs in it, so a
+/// holder that never ended is taken to have ended at its last activity (in this copy only;
+/// nothing is recorded, as another session may still be running it).
+pub fn as_seen_by_new_session(workflow: &Workflow) -> std::borrow::Cow<'_, Workflow> {
+    let running = |phase: &Phase| {
+        phase
+            .holder
+            .as_ref()
+            .is_some_and(|holder| holder.ended_at.is_none())
+    };
+    if !workflow.phases.iter().any(running) {
+        return std::borrow::Cow::Borrowed(workflow);
+    }
+    let mut copy = workflow.clone();
+    for holder in copy
+        .phases
+        .iter_mut()
+        .filter_map(|phase| phase.holder.as_mut())
+        .filter(|holder| holder.ended_at.is_none())
+    {
+        holder.ended_at = Some(holder.last_activity_at.into());
+    }
+    std::borrow::Cow::Owned(copy)
 }
 
 /// Whether `phase` declares outputs and they all exist, are not empty, and were not written

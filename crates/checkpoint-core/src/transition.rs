@@ -703,6 +703,14 @@ fn phase_progress(
     )?;
     phase.progress = Some(note.to_owned());
     phase.progress_at = Some(at.into());
+    // A note on a held phase is its sub-agent's sign of life, as far as anyone can tell.
+    if let Some(holder) = phase
+        .holder
+        .as_mut()
+        .filter(|holder| holder.ended_at.is_none())
+    {
+        holder.last_activity_at = at;
+    }
     Ok(())
 }
 

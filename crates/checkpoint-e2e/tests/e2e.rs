@@ -21,6 +21,8 @@ mod mcp;
 mod run;
 #[path = "e2e/session.rs"]
 mod session;
+#[path = "e2e/subagents.rs"]
+mod subagents;
 #[path = "e2e/support.rs"]
 mod support;
 #[path = "e2e/tools.rs"]

@@ -276,7 +276,14 @@ impl Hook {
         let mut context = String::new();
         if let Some((first, others)) = active.split_first() {
             let probe = FsProbe::new(&ctx.project_root);
-            let briefing = ctx.brief(first, &[], &probe);
+            // A new session runs none of the sub-agents of an earlier one; a compacted session
+            // still runs its own.
+            let first = if self.str("source") == Some("compact") {
+                std::borrow::Cow::Borrowed(first)
+            } else {
+                checkpoint_core::subagent::as_seen_by_new_session(first)
+            };
+            let briefing = ctx.brief(&first, &[], &probe);
             context.push_str("A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n");
             context.push_str(&briefing.prompt());
             if !others.is_empty() {

@@ -62,6 +62,17 @@ fn dispatch(env: &TestEnv, call: &str, phase: &str) -> (String, String) {
     )
 }
 
+/// Dispatches `a` and `b` at the current time, and starts their sub-agents `agenta` and
+/// `agentb` at `started`.
+fn two_held(env: &TestEnv, started: &str) {
+    parallel(env);
+    dispatch(env, "toolu_a", "a");
+    dispatch(env, "toolu_b", "b");
+    env.set_now(started);
+    hook(env, "SubagentStart", json!({"agent_id": "agenta"}));
+    hook(env, "SubagentStart", json!({"agent_id": "agentb"}));
+}
+
 fn phase(env: &TestEnv, id: &str) -> Value {
     let state = env.state("par");
     state["phases"]
@@ -215,11 +226,7 @@ fn a_dispatch_that_cannot_start_its_phase_warns_and_the_session_goes_on() {
 #[test]
 fn a_sub_agents_failure_marks_its_phase_and_not_the_workflow() {
     let env = TestEnv::new();
-    parallel(&env);
-    dispatch(&env, "toolu_a", "a");
-    dispatch(&env, "toolu_b", "b");
-    hook(&env, "SubagentStart", json!({"agent_id": "agenta"}));
-    hook(&env, "SubagentStart", json!({"agent_id": "agentb"}));
+    two_held(&env, "2026-03-01T12:00:00Z");
 
     // A tool of b's sub-agent fails: recorded on b, not on the first phase in progress.
     hook(
@@ -257,4 +264,135 @@ fn a_sub_agents_failure_marks_its_phase_and_not_the_workflow() {
     // The main agent's own rate limit still pauses the whole workflow.
     hook(&env, "StopFailure", json!({"error": "rate_limit"}));
     assert_eq!(env.state("par")["pause"]["reason"], "API error: rate_limit");
+}
+
+#[test]
+fn status_and_resume_show_who_holds_each_parallel_phase() {
+    let env = TestEnv::new();
+    two_held(&env, "2026-03-01T12:02:00Z");
+    std::fs::write(env.project().join("a.md"), "# A\n").unwrap();
+    env.set_now("2026-03-01T12:05:00Z");
+    hook(
+        &env,
+        "SubagentStop",
+        json!({"agent_id": "agenta", "last_assistant_message": "Wrote a.md.", "stop_hook_active": false}),
+    );
+    // b's sub-agent records its progress through the CLI, then its session is killed.
+    env.set_now("2026-03-01T12:07:00Z");
+    env.ok(&["progress", "b", "lexer done, parser next"]);
+
+    env.set_now("2026-03-01T12:10:00Z");
+    insta::assert_snapshot!(env.ok(&["status"]), @r"
+    par  in progress
+    1 of 3 phases done · updated 3 minutes ago
+
+    ✓ a  done  5 minutes ago
+    → b  in progress
+         progress: lexer done, parser next
+         held by sub-agent `agentb` (Work on b), dispatched 10 minutes ago, last active 3 minutes ago
+    · c  blocked by b
+    ");
+    let status = env.json(&["status"]);
+    let b = &status["phases"][1];
+    assert_eq!(b["id"], "b");
+    assert_eq!(b["holder"]["agent_id"], "agentb");
+    assert_eq!(b["holder"]["last_activity_at"], "2026-03-01T12:07:00Z");
+    assert!(
+        status["phases"][0].get("holder").is_none(),
+        "a is done: {status:#}"
+    );
+
+    // The next session, two hours later: `a` is done by its sub-agent, `b` was lost mid-flight,
+    // and only `b` is dispatched again, with its note.
+    env.set_now("2026-03-01T14:10:00Z");
+    let plan = env.json(&["resume", "--dry-run"]);
+    let plan = &plan["plan"];
+    assert_eq!(plan["next"]["action"], "dispatch", "{plan:#}");
+    assert_eq!(plan["next"]["phase"], "b");
+    assert_eq!(plan["next"].get("parallel"), None);
+    let view = &plan["sub_agents"];
+    assert_eq!(view["done"][0]["phase"], "a");
+    assert_eq!(view["done"][0]["holder"]["agent_id"], "agenta");
+    assert_eq!(view["interrupted"][0]["phase"], "b");
+    assert_eq!(view["interrupted"][0]["note"], "lexer done, parser next");
+    assert_eq!(view["interrupted"][0]["idle_minutes"], 123);
+    assert_eq!(
+        view["dispatch"],
+        json!([{"phase": "b", "line": "checkpoint phase: b", "note": "lexer done, parser next"}])
+    );
+    let prompt = env.ok(&["status", "--format", "prompt"]);
+    assert!(
+        prompt.contains("- done: `a` by sub-agent `agenta`: Work on a"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("- interrupted mid-flight: `b` held by sub-agent `agentb`: Work on b, last active 123 min ago — last note: lexer done, parser next"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("- `checkpoint phase: b` — continue from: lexer done, parser next"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("`checkpoint phase: a`"), "{prompt}");
+}
+
+/// The context of a new session re-dispatches a sub-agent that never ended (its session is
+/// gone), while a compacted session still runs its own and is told so.
+#[test]
+fn a_new_session_redispatches_a_sub_agent_that_never_ended_and_a_compacted_one_does_not() {
+    let env = TestEnv::new();
+    two_held(&env, "2026-03-01T12:01:00Z");
+    env.set_now("2026-03-01T12:03:00Z");
+    let context = |source: &str| {
+        let (stdout, _) = hook(&env, "SessionStart", json!({"source": source}));
+        let out: Value = serde_json::from_str(&stdout).unwrap();
+        out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let fresh = context("startup");
+    assert!(
+        fresh.contains("- interrupted mid-flight: `a` held by sub-agent `agenta`"),
+        "{fresh}"
+    );
+    assert!(
+        fresh.contains("- `checkpoint phase: a`\n- `checkpoint phase: b`"),
+        "{fresh}"
+    );
+    let compacted = context("compact");
+    assert!(
+        compacted.contains("- at work: `a` by sub-agent `agenta`"),
+        "{compacted}"
+    );
+    assert!(!compacted.contains("`checkpoint phase: a`"), "{compacted}");
+    // Nothing was recorded: the holders still run as far as the state knows.
+    assert!(phase(&env, "a")["holder"].get("ended_at").is_none());
+}
+
+/// A sub-agent's last message becomes its phase's note, redacted like any note, and cut to a
+/// sane length.
+#[test]
+fn a_sub_agents_last_message_is_redacted_before_it_is_journaled() {
+    let env = TestEnv::new();
+    two_held(&env, "2026-03-01T12:01:00Z");
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
+    let message = format!(
+        "Set ANTHROPIC_API_KEY={key} and ran the tests. {}",
+        "x".repeat(3000)
+    );
+    hook(
+        &env,
+        "SubagentStop",
+        json!({"agent_id": "agentb", "last_assistant_message": message, "stop_hook_active": false}),
+    );
+    let note = phase(&env, "b")["progress"].as_str().unwrap().to_owned();
+    assert!(
+        note.starts_with("Set ANTHROPIC_API_KEY=[REDACTED"),
+        "{note}"
+    );
+    assert!(note.chars().count() <= 1001, "{}", note.len());
+    for file in ["state.json", "journal.jsonl"] {
+        assert!(!env.read("par", file).contains(key), "{file}");
+    }
 }

@@ -387,14 +387,10 @@ fn a_phase_held_by_a_sub_agent_shows_its_holder() {
     assert_eq!(code, 0, "{stderr}");
     env.set_now("2026-03-01T12:02:00Z");
     let view = env.ok(&["watch", "--once"]);
-    assert!(
-        view.contains("held by: sub-agent `Sketch the API`, dispatched 2 minutes ago, last active 2 minutes ago"),
-        "{view}"
-    );
-    assert!(
-        env.ok(&["status"])
-            .contains("held by: sub-agent `Sketch the API`")
-    );
+    let held = "held by sub-agent of call `toolu_design` (Sketch the API), dispatched 2 minutes ago, last active 2 minutes ago";
+    assert!(view.contains(held), "{view}");
+    // The same line as `status`: one rendering for both.
+    assert!(env.ok(&["status"]).contains(held));
     let json = env.json(&["watch", "--once"]);
     assert_eq!(
         json["workflow"]["phases"][0]["holder"]["tool_use_id"],

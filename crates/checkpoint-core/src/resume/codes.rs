@@ -109,6 +109,8 @@ codes! {
         Start = "start",
         /// Continue the phase in progress.
         Continue = "continue",
+        /// Dispatch the unfinished parallel phases to sub-agents, one each.
+        Dispatch = "dispatch",
         /// Retry a failed phase.
         Retry = "retry",
         /// Return to a failed phase's `on_failure` phase.

@@ -2,6 +2,7 @@
 
 mod briefing;
 mod codes;
+mod holders;
 mod planner;
 mod prompt;
 mod validate;
@@ -9,6 +10,7 @@ mod validate;
 pub use crate::resume::{
     briefing::Briefing,
     codes::{Action, FindingCode, RecoveryCode},
+    holders::{Dispatch, Held, SubAgents},
     planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,
     validate::{Finding, Probe, Severity, validate},

@@ -7,9 +7,13 @@ use serde::Serialize;
 use crate::{
     config::Config,
     id::{PhaseId, TaskId},
-    model::{Activity, ContextSummary, DoneSet, PhaseStatus, TaskStatus, Workflow, WorkflowStatus},
+    model::{
+        Activity, ContextSummary, DoneSet, Holder, PhaseStatus, TaskStatus, Workflow,
+        WorkflowStatus,
+    },
     resume::{
         codes::{Action, FindingCode, RecoveryCode},
+        holders::{self, SubAgents},
         validate::{Finding, Probe, Severity},
     },
     timestamp::Timestamp,
@@ -57,6 +61,9 @@ pub struct PhaseRef {
     /// Tasks done and in all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<(usize, usize)>,
+    /// The sub-agent that holds (or held) it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder: Option<Holder>,
 }
 
 /// A repair the planner proposes after an interruption (applied unless it is a dry run).
@@ -137,6 +144,9 @@ pub struct ResumePlan {
     pub decision_required: bool,
     /// The single recommended next action.
     pub next: NextAction,
+    /// The phases held by sub-agents, when the workflow uses them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sub_agents: Option<SubAgents>,
     /// The pause, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_until: Option<DateTime<Utc>>,
@@ -221,6 +231,14 @@ pub fn plan(
         next.parallel
             .truncate(max.saturating_sub(running).saturating_sub(1));
     }
+    let sub_agents = holders::sub_agents(after, !interrupted, options.config.max_in_progress, now);
+    // Parallel phases held by sub-agents go back to sub-agents, the unfinished ones only.
+    if !decision_required
+        && matches!(next.action, Action::Start | Action::Continue)
+        && let Some(dispatch) = sub_agents.as_ref().and_then(holders::dispatch_next)
+    {
+        next = dispatch;
+    }
     ResumePlan {
         workflow: after.id.clone(),
         title: after.title.clone(),
@@ -238,6 +256,7 @@ pub fn plan(
         recoveries,
         decision_required,
         next,
+        sub_agents,
         paused_until: after
             .pause
             .as_ref()
@@ -269,6 +288,7 @@ fn phase_ref(done: &DoneSet<'_>, phase: &crate::model::Phase) -> PhaseRef {
                 phase.tasks.len(),
             )
         }),
+        holder: phase.holder.clone(),
     }
 }
 

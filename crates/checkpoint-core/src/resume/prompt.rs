@@ -5,8 +5,10 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    model::ContextSummary,
+    model::{ContextSummary, Holder},
     resume::{
+        codes::Action,
+        holders::{SubAgents, by},
         planner::{PhaseRef, ResumePlan},
         validate::Severity,
     },
@@ -61,7 +63,8 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
     if let Some(command) = &plan.next.command {
         let _ = write!(head, " → `{command}`");
     }
-    if !plan.next.parallel.is_empty() {
+    // A dispatch lists its phases below, each with its line and note.
+    if !plan.next.parallel.is_empty() && plan.next.action != Action::Dispatch {
         let shown = ids(plan
             .next
             .parallel
@@ -74,9 +77,16 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
         } else {
             String::new()
         };
-        let _ = write!(head, " (also ready, can run in parallel: {shown}{more})");
+        let _ = write!(
+            head,
+            " (also ready, can run in parallel: {shown}{more}; to run them at once, dispatch one sub-agent per phase in the same turn, each prompt carrying the line `{} <id>`)",
+            Holder::PHASE_LINE
+        );
     }
     head.push('\n');
+    if let Some(view) = &plan.sub_agents {
+        sub_agents_lines(&mut head, view);
+    }
     if plan.decision_required {
         head.push_str("**Ask the user before continuing:** this needs a person's decision.\n");
     }
@@ -90,6 +100,66 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
         }
     }
     head
+}
+
+/// The parallel phases held by sub-agents: done (by which), interrupted mid-flight (with the
+/// last note and how long ago), still at work, not yet dispatched; and what to dispatch now.
+fn sub_agents_lines(head: &mut String, view: &SubAgents) {
+    head.push_str("\nSub-agents (one per parallel phase):\n");
+    for held in view.done.iter().take(LIST_LIMIT) {
+        let _ = writeln!(head, "- done: `{}` by {}", held.phase, by(&held.holder));
+    }
+    for held in view.interrupted.iter().take(LIST_LIMIT) {
+        let failed = held
+            .holder
+            .error
+            .as_deref()
+            .map(|error| format!(", failed: {error}"))
+            .unwrap_or_default();
+        let note = held
+            .note
+            .as_deref()
+            .map(|note| format!(" — last note: {note}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            head,
+            "- interrupted mid-flight: `{}` held by {}, last active {} min ago{failed}{note}",
+            held.phase,
+            by(&held.holder),
+            held.idle_minutes
+        );
+    }
+    for held in view.running.iter().take(LIST_LIMIT) {
+        let _ = writeln!(
+            head,
+            "- at work: `{}` by {}, last active {} min ago",
+            held.phase,
+            by(&held.holder),
+            held.idle_minutes
+        );
+    }
+    if !view.not_dispatched.is_empty() {
+        let _ = writeln!(
+            head,
+            "- not yet dispatched: {}",
+            ids(view
+                .not_dispatched
+                .iter()
+                .take(LIST_LIMIT)
+                .map(|id| id.as_str()))
+        );
+    }
+    if !view.dispatch.is_empty() {
+        head.push_str("Dispatch now, in parallel, one `Agent` call each in the same turn, its prompt carrying the line shown:\n");
+        for item in view.dispatch.iter().take(LIST_LIMIT) {
+            let note = item
+                .note
+                .as_deref()
+                .map(|note| format!(" — continue from: {note}"))
+                .unwrap_or_default();
+            let _ = writeln!(head, "- `{}`{note}", item.line);
+        }
+    }
 }
 
 /// The findings worth a look (not the informational ones), if any.

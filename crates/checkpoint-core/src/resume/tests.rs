@@ -351,3 +351,178 @@ fn the_prompt_keeps_the_essentials_within_a_small_budget() {
     assert!(whole.contains("… and"), "long lists are shortened: {whole}");
     assert!(!whole.contains("cut to fit"), "{whole}");
 }
+
+/// Parallel phases `a`, `b`, `c` and `d` after all three: `a` done by its sub-agent, `b`'s
+/// sub-agent lost mid-flight with a progress note, `c` never dispatched.
+fn held_by_sub_agents() -> Workflow {
+    let mut workflow = workflow(&["a", "b", "c", "d:a,b,c"]);
+    let dispatch = |phase: &str, call: &str| Transition::HolderDispatch {
+        phase: phase.parse().unwrap(),
+        tool_use_id: call.into(),
+        description: Some(format!("Build {phase}")),
+        session_id: None,
+    };
+    let seen = |phase: &str, agent: &str| Transition::HolderSeen {
+        phase: phase.parse().unwrap(),
+        agent_id: Some(agent.into()),
+    };
+    run(
+        &mut workflow,
+        vec![
+            start("a"),
+            dispatch("a", "toolu_1"),
+            start("b"),
+            dispatch("b", "toolu_2"),
+            seen("a", "agent-a"),
+            seen("b", "agent-b"),
+            Transition::PhaseProgress {
+                phase: "b".parse().unwrap(),
+                note: "lexer done, parser next".into(),
+            },
+            complete("a"),
+            Transition::HolderEnd {
+                phase: "a".parse().unwrap(),
+                note: None,
+                error: None,
+            },
+            session_stop(),
+        ],
+    );
+    workflow
+}
+
+#[test]
+fn a_resume_redispatches_only_the_unfinished_parallel_phases() {
+    let workflow = held_by_sub_agents();
+    let plan = resume(&workflow, &[], &Files(Vec::new()), at(70));
+    let view = plan.sub_agents.as_ref().unwrap();
+    let ids = |items: Vec<&str>| items.join(",");
+    assert_eq!(
+        ids(view.done.iter().map(|held| held.phase.as_str()).collect()),
+        "a"
+    );
+    assert_eq!(view.done[0].holder.agent_id.as_deref(), Some("agent-a"));
+    assert_eq!(
+        ids(view
+            .interrupted
+            .iter()
+            .map(|held| held.phase.as_str())
+            .collect()),
+        "b"
+    );
+    assert_eq!(
+        view.interrupted[0].note.as_deref(),
+        Some("lexer done, parser next")
+    );
+    assert_eq!(view.interrupted[0].idle_minutes, 63);
+    assert!(view.running.is_empty());
+    assert_eq!(
+        ids(view.not_dispatched.iter().map(|id| id.as_str()).collect()),
+        "c"
+    );
+    assert_eq!(
+        ids(view
+            .dispatch
+            .iter()
+            .map(|item| item.line.as_str())
+            .collect()),
+        "checkpoint phase: b,checkpoint phase: c"
+    );
+    assert_eq!(plan.next.action, Action::Dispatch);
+    assert_eq!(plan.next.phase.as_ref().unwrap().as_str(), "b");
+    assert_eq!(
+        ids(plan.next.parallel.iter().map(|id| id.as_str()).collect()),
+        "c"
+    );
+    insta::assert_snapshot!(render_prompt(&plan, at(70), 6000), @r#"
+    ## checkpoint: workflow `w`
+    Status: in progress · 1 of 4 phases done · last active 60 min ago (2026-03-01 12:10 UTC)
+
+    **Next:** dispatch `b` (interrupted mid-flight), `c` (not yet dispatched) to sub-agents, one each, in parallel, each prompt carrying its line `checkpoint phase: <id>` and its note; done, do not redo: `a` (sub-agent `agent-a`: Build a)
+
+    Sub-agents (one per parallel phase):
+    - done: `a` by sub-agent `agent-a`: Build a
+    - interrupted mid-flight: `b` held by sub-agent `agent-b`: Build b, last active 63 min ago — last note: lexer done, parser next
+    - not yet dispatched: `c`
+    Dispatch now, in parallel, one `Agent` call each in the same turn, its prompt carrying the line shown:
+    - `checkpoint phase: b` — continue from: lexer done, parser next
+    - `checkpoint phase: c`
+
+    Recovery after the interruption (run `checkpoint resume` to apply, if not yet applied):
+    - phase `b` was in progress when the session stopped: back to pending for attempt 2, keeping its progress note
+
+    Ready:
+    - `b` — earlier progress: lexer done, parser next
+    - `c`
+    Blocked:
+    - `d` (waits for `b`, `c`)
+    Done:
+    - `a` (2026-03-01 12:08)
+
+    Record state with the `checkpoint` MCP tools when they are present (`start`, `progress`, `complete`, `decide`), else with the `checkpoint` CLI, never by editing its JSON: `checkpoint start <phase>`, `checkpoint progress <phase> "<note>"`, `checkpoint complete <phase> --artifact <path>`, `checkpoint decide "<decision>"`.
+    "#);
+}
+
+#[test]
+fn a_resume_dispatches_within_max_in_progress_and_leaves_live_sub_agents_alone() {
+    let held = held_by_sub_agents();
+    let config = Config {
+        max_in_progress: 1,
+        ..Config::default()
+    };
+    let findings = validate(&held, &[], &Files(Vec::new()), &config, at(70));
+    let limited = plan(
+        &held,
+        findings,
+        &Files(Vec::new()),
+        &PlanOptions {
+            config,
+            now: at(70),
+        },
+    );
+    let view = limited.sub_agents.as_ref().unwrap();
+    assert_eq!(view.dispatch.len(), 1);
+    assert_eq!(view.dispatch[0].phase.as_str(), "b");
+    assert!(limited.next.parallel.is_empty());
+
+    // While the session is live, `b`'s sub-agent is at work: only `c` is to dispatch.
+    let live = resume(&held, &[], &Files(Vec::new()), at(11));
+    let view = live.sub_agents.as_ref().unwrap();
+    assert_eq!(view.running.len(), 1);
+    assert_eq!(view.running[0].phase.as_str(), "b");
+    assert_eq!(view.dispatch.len(), 1);
+    assert_eq!(view.dispatch[0].phase.as_str(), "c");
+    assert!(
+        live.next.reason.contains("still at work: `b`"),
+        "{}",
+        live.next.reason
+    );
+
+    // A workflow without sub-agents plans as before.
+    let mut plain = workflow(&["a", "b"]);
+    run(&mut plain, vec![start("a"), session_stop()]);
+    let plan = resume(&plain, &[], &Files(Vec::new()), at(70));
+    assert!(plan.sub_agents.is_none());
+    assert_ne!(plan.next.action, Action::Dispatch);
+}
+
+/// Ready phases that may run at once come with the convention that hands each to a sub-agent.
+#[test]
+fn parallel_ready_phases_are_taught_the_dispatch_line() {
+    let parallel = workflow(&["a", "b", "c"]);
+    let plan = resume(&parallel, &[], &Files(Vec::new()), at(1));
+    assert_eq!(plan.next.action, Action::Start);
+    let prompt = render_prompt(&plan, at(1), 6000);
+    assert!(
+        prompt.contains("(also ready, can run in parallel: `b`, `c`; to run them at once, dispatch one sub-agent per phase in the same turn, each prompt carrying the line `checkpoint phase: <id>`)"),
+        "{prompt}"
+    );
+    // A single ready phase needs no sub-agents.
+    let single = workflow(&["a", "b:a"]);
+    let prompt = render_prompt(
+        &resume(&single, &[], &Files(Vec::new()), at(1)),
+        at(1),
+        6000,
+    );
+    assert!(!prompt.contains("checkpoint phase:"), "{prompt}");
+}

@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::{
     PhaseId, PhasePlan, Plan, WorkflowId,
-    model::{PhaseStatus, Workflow},
+    model::{Holder, PhaseStatus, Workflow},
     resume::Probe,
     subagent::{self, ACTIVITY_INTERVAL, Agent, Dispatch, MAX_NOTE_CHARS},
     transition::{Transition, apply},
@@ -106,7 +106,7 @@ fn a_dispatch_names_its_phase_on_a_line_of_its_own() {
     assert_eq!(named("checkpoint phase:"), None);
     assert_eq!(named("checkpoint phase: ../etc"), None);
     assert_eq!(named("no phase here"), None);
-    assert_eq!(subagent::phase_line(&id("db")), "checkpoint phase: db");
+    assert_eq!(Holder::phase_line(&id("db")), "checkpoint phase: db");
 }
 
 #[test]

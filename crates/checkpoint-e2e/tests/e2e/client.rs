@@ -786,3 +786,151 @@ fn sub_agents_are_told_apart_in_hooks_by_tool_use_id_and_agent_id() {
     assert_eq!(mock.requests_of_kind(RequestKind::Routed).len(), 3);
     assert_eq!(mock.main_requests().len(), 2);
 }
+
+/// What the hooks see of a sub-agent's rate limit: StopFailure fires with the sub-agent's
+/// `agent_id` (and `error: rate_limit`) under the parent's session id; 2.1.330 also fires
+/// PostToolUseFailure for the `Agent` call, while 2.1.197 returns the error as the call's result
+/// (PostToolUse). Neither ends the session: the main agent carries on.
+#[test]
+fn a_sub_agents_rate_limit_is_reported_with_its_agent_id_and_the_session_goes_on() {
+    let work = tempfile::tempdir().unwrap();
+    let plugin = probe_plugin(
+        work.path(),
+        "probe-subagent-429",
+        &[],
+        Some(logging_hooks(&[
+            "PostToolUse",
+            "PostToolUseFailure",
+            "SubagentStart",
+            "SubagentStop",
+            "StopFailure",
+            "SessionEnd",
+        ])),
+    );
+    let mock = MockApi::start(vec![
+        Turn::Tools(vec![agent_call(
+            "Probe limit",
+            "PROBE-ROUTE-LIMIT hit the limit",
+        )]),
+        Turn::text("MAIN-DONE"),
+    ]);
+    mock.route(
+        "PROBE-ROUTE-LIMIT",
+        [Turn::Error {
+            status: 429,
+            error_type: "rate_limit_error".to_owned(),
+            message: "mock rate_limit_error".to_owned(),
+            retry_after: Some(0),
+        }],
+    );
+    let env = ClaudeEnv::new(&mock);
+    let output = env.run(
+        &["-p", "dispatch", "--plugin-dir", path_str(&plugin)],
+        &[("CLAUDE_CODE_MAX_RETRIES", "0")],
+    );
+    assert_eq!(output.code(), Some(0), "{output}");
+    assert_eq!(mock.main_requests().len(), 2, "{output}");
+    // claude does not wait for StopFailure hooks (facts §i).
+    let deadline = Instant::now() + HOOK_WAIT;
+    let payloads = loop {
+        let payloads = logged_payloads(&plugin);
+        if payloads
+            .iter()
+            .any(|payload| payload["hook_event_name"] == "StopFailure")
+            || Instant::now() >= deadline
+        {
+            break payloads;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let all = format!("{payloads:#?}");
+    let agent_id = payloads
+        .iter()
+        .find(|payload| payload["hook_event_name"] == "SubagentStart")
+        .and_then(|payload| payload["agent_id"].as_str())
+        .unwrap_or_else(|| panic!("{all}"))
+        .to_owned();
+    let session = payloads[0]["session_id"].clone();
+    let failure = payloads
+        .iter()
+        .find(|payload| payload["hook_event_name"] == "StopFailure")
+        .unwrap_or_else(|| panic!("no StopFailure: {all}"));
+    assert_eq!(failure["agent_id"], agent_id.as_str(), "{all}");
+    assert_eq!(failure["error"], "rate_limit", "{all}");
+    assert_eq!(failure["session_id"], session, "{all}");
+    let agent_failed = payloads.iter().any(|payload| {
+        payload["hook_event_name"] == "PostToolUseFailure" && payload["tool_name"] == "Agent"
+    });
+    let agent_returned = payloads.iter().find(|payload| {
+        payload["hook_event_name"] == "PostToolUse" && payload["tool_name"] == "Agent"
+    });
+    if newer_than_oldest(&env) {
+        assert!(agent_failed, "{all}");
+        assert!(agent_returned.is_none(), "{all}");
+    } else {
+        assert!(!agent_failed, "{all}");
+        let returned = agent_returned.unwrap_or_else(|| panic!("{all}"));
+        assert_eq!(
+            returned["tool_response"]["agentId"],
+            agent_id.as_str(),
+            "{all}"
+        );
+    }
+}
+
+/// On 2.1.330 an `Agent` call without `run_in_background: false` runs in the background: its
+/// PostToolUse comes at once, without a `completed` status, and the sub-agent's end is its
+/// SubagentStop. 2.1.197 runs it in the foreground.
+#[test]
+fn agent_calls_run_in_the_background_by_default_only_after_2_1_197() {
+    let work = tempfile::tempdir().unwrap();
+    let plugin = probe_plugin(
+        work.path(),
+        "probe-subagent-background",
+        &[],
+        Some(logging_hooks(&["PostToolUse", "SubagentStop", "Stop"])),
+    );
+    let mock = MockApi::start(vec![
+        Turn::tool_use(
+            "Agent",
+            json!({
+                "description": "Probe background",
+                "prompt": "PROBE-ROUTE-BG work",
+                "subagent_type": "general-purpose",
+            }),
+        ),
+        Turn::text("MAIN-DONE"),
+        Turn::text("MAIN-AFTER"),
+    ]);
+    mock.route("PROBE-ROUTE-BG", [Turn::text("BG-FINAL")]);
+    let env = ClaudeEnv::new(&mock);
+    let output = env.run(&["-p", "dispatch", "--plugin-dir", path_str(&plugin)], &[]);
+    assert_eq!(output.code(), Some(0), "{output}");
+    let deadline = Instant::now() + HOOK_WAIT;
+    let payloads = loop {
+        let payloads = logged_payloads(&plugin);
+        if payloads
+            .iter()
+            .any(|payload| payload["hook_event_name"] == "SubagentStop")
+            || Instant::now() >= deadline
+        {
+            break payloads;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let all = format!("{payloads:#?}");
+    let returned = payloads
+        .iter()
+        .find(|payload| payload["hook_event_name"] == "PostToolUse")
+        .unwrap_or_else(|| panic!("{all}"));
+    let stop = payloads
+        .iter()
+        .find(|payload| payload["hook_event_name"] == "SubagentStop")
+        .unwrap_or_else(|| panic!("{all}"));
+    assert_eq!(stop["last_assistant_message"], "BG-FINAL", "{all}");
+    if newer_than_oldest(&env) {
+        assert_ne!(returned["tool_response"]["status"], "completed", "{all}");
+    } else {
+        assert_eq!(returned["tool_response"]["status"], "completed", "{all}");
+    }
+}

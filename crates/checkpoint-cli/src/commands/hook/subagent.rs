@@ -103,9 +103,10 @@ impl Hook {
         let Some(agent_id) = self.str("agent_id") else {
             return Ok(());
         };
+        let tool_use_id = self.meta_tool_use_id(agent_id);
         let agent = Agent {
             agent_id: Some(agent_id),
-            tool_use_id: None,
+            tool_use_id: tool_use_id.as_deref(),
         };
         let last_message = self.str("last_assistant_message");
         self.end(agent, last_message)
@@ -138,7 +139,7 @@ impl Hook {
         match self.str("agent_id") {
             Some(agent_id) => self.seen(Agent {
                 agent_id: Some(agent_id),
-                tool_use_id: None,
+                tool_use_id: self.meta_tool_use_id(agent_id).as_deref(),
             }),
             None => Ok(()),
         }

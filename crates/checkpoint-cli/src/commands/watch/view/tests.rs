@@ -307,7 +307,7 @@ fn a_held_phase_shows_its_sub_agent_and_last_activity() {
     0 of 3 phases done · updated 3 minutes ago
 
     → design  in progress  · for 4m00s
-              held by: sub-agent `Design the API` (agent-7), dispatched 4 minutes ago, last active 3 minutes ago
+              held by sub-agent `agent-7` (Design the API), dispatched 4 minutes ago, last active 3 minutes ago
     · build   blocked by design
     · docs    blocked by design
 
