@@ -29,7 +29,10 @@ use clap::{CommandFactory, Parser};
 use miette::{GraphicalReportHandler, GraphicalTheme, JSONReportHandler, Report};
 
 pub use crate::cli::Cli;
-use crate::{cli::Command, output::Format};
+use crate::{
+    cli::{Command, GlobalArgs},
+    output::Format,
+};
 
 /// The clap command, for completions, the man page and tests.
 pub fn command() -> clap::Command {
@@ -64,7 +67,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let color = ctx::use_color(cli.global.color);
     if let Command::Run(args) = &cli.command {
         // The runner chooses its own exit codes (a person must decide, a limit, Ctrl-C).
-        return ExitCode::from(match commands::run::run(&cli.global, args) {
+        let ran = context(&cli.global).and_then(|ctx| commands::run::run(ctx, args));
+        return ExitCode::from(match ran {
             Ok(code) => code,
             Err(report) => {
                 render_error(&report, cli.global.format, color);
@@ -81,6 +85,14 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
+/// The context of a command that acts on a store, from the global options and the environment.
+fn context(global: &GlobalArgs) -> miette::Result<ctx::Ctx> {
+    ctx::Ctx::new(
+        ctx::Location::find(ctx::current_dir()?, global.dir.as_deref()),
+        ctx::Settings::from_env(global.workflow.as_deref(), global.format, global.color)?,
+    )
+}
+
 fn dispatch(cli: &Cli) -> miette::Result<()> {
     match &cli.command {
         Command::Schema(args) => return commands::schema::run(args),
@@ -95,11 +107,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         }
         _ => {}
     }
-    let global = &cli.global;
-    let ctx = ctx::Ctx::new(
-        ctx::Location::find(ctx::current_dir()?, global.dir.as_deref()),
-        ctx::Settings::from_env(global.workflow.as_deref(), global.format, global.color)?,
-    )?;
+    let ctx = context(&cli.global)?;
     commands::sync::report_failed_pushes(&ctx);
     match &cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),

@@ -2,7 +2,30 @@
 
 use std::cell::RefCell;
 
-use crate::resume::Probe;
+use crate::{PhaseId, Transition, resume::Probe};
+
+/// A phase id from a literal.
+pub(crate) fn phase(id: &str) -> PhaseId {
+    PhaseId::new(id).unwrap()
+}
+
+/// Starts a phase.
+pub(crate) fn start(id: &str) -> Transition {
+    Transition::PhaseStart {
+        phase: phase(id),
+        force: false,
+    }
+}
+
+/// Completes a phase with no artifacts and no commit.
+pub(crate) fn complete(id: &str) -> Transition {
+    Transition::PhaseComplete {
+        phase: phase(id),
+        artifacts: Vec::new(),
+        commit_sha: None,
+        force: false,
+    }
+}
 
 /// The files that exist, by size, relative to the project root; git cannot tell anything.
 pub(crate) struct Files(pub Vec<(&'static str, u64)>);

@@ -543,39 +543,15 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         Transition::PhaseSkip { phase, reason } => {
             phase_skip(workflow, phase, reason.as_deref(), at)?;
         }
-        Transition::PhaseReset { phase, reason } => {
-            let phase = phase_mut(workflow, phase)?;
-            phase.status = PhaseStatus::Pending;
-            phase.started_at = None;
-            phase.completed_at = None;
-            phase.error = Some(reason.clone());
-        }
+        Transition::PhaseReset { phase, reason } => phase_reset(workflow, phase, reason)?,
         Transition::PhaseApprove { phase, by, note } => {
-            let phase = phase_mut(workflow, phase)?;
-            expect_status(
-                phase,
-                PhaseStatus::AwaitingApproval,
-                "only a phase that reached its approval gate can be approved",
-            )?;
-            phase.approval = Some(Approval {
-                by: by.clone(),
-                at,
-                note: note.clone(),
-            });
-            phase.status = PhaseStatus::Complete;
+            phase_approve(workflow, phase, by.as_deref(), note.as_deref(), at)?;
         }
         Transition::PhaseReject { phase, reason } => phase_reject(workflow, phase, reason)?,
         Transition::PhaseCommit { phase, sha } => {
             phase_mut(workflow, phase)?.commit_sha = Some(sha.clone());
         }
-        Transition::Replan { phase: id, reason } => {
-            phase_mut(workflow, id)?.replan_count += 1;
-            workflow.replans.push(Replan {
-                phase: id.clone(),
-                reason: reason.clone(),
-                at,
-            });
-        }
+        Transition::Replan { phase, reason } => replan(workflow, phase, reason, at)?,
         Transition::TaskAdd {
             phase,
             task,
@@ -592,19 +568,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             phase,
             task,
             reason,
-        } => {
-            let task = task_mut(phase_mut(workflow, phase)?, task)?;
-            if task.status == TaskStatus::Done {
-                return Err(Error::transition(
-                    format!("task `{}` is already done", task.id),
-                    format!(
-                        "a done task stays done: record what went wrong with `checkpoint note`, or add a task to redo it with `checkpoint task add {phase} <task>`"
-                    ),
-                ));
-            }
-            task.status = TaskStatus::Failed;
-            task.error = Some(reason.clone());
-        }
+        } => task_fail(workflow, phase, task, reason)?,
         Transition::TaskReset {
             phase,
             task,
@@ -686,6 +650,62 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         | Transition::RunWait { .. }
         | Transition::RunStop { .. } => {}
     }
+    Ok(())
+}
+
+fn phase_reset(workflow: &mut Workflow, phase: &PhaseId, reason: &str) -> Result<()> {
+    let phase = phase_mut(workflow, phase)?;
+    phase.status = PhaseStatus::Pending;
+    phase.started_at = None;
+    phase.completed_at = None;
+    phase.error = Some(reason.to_owned());
+    Ok(())
+}
+
+fn phase_approve(
+    workflow: &mut Workflow,
+    phase: &PhaseId,
+    by: Option<&str>,
+    note: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let phase = phase_mut(workflow, phase)?;
+    expect_status(
+        phase,
+        PhaseStatus::AwaitingApproval,
+        "only a phase that reached its approval gate can be approved",
+    )?;
+    phase.approval = Some(Approval {
+        by: by.map(str::to_owned),
+        at,
+        note: note.map(str::to_owned),
+    });
+    phase.status = PhaseStatus::Complete;
+    Ok(())
+}
+
+fn replan(workflow: &mut Workflow, id: &PhaseId, reason: &str, at: DateTime<Utc>) -> Result<()> {
+    phase_mut(workflow, id)?.replan_count += 1;
+    workflow.replans.push(Replan {
+        phase: id.clone(),
+        reason: reason.to_owned(),
+        at,
+    });
+    Ok(())
+}
+
+fn task_fail(workflow: &mut Workflow, phase: &PhaseId, task: &TaskId, reason: &str) -> Result<()> {
+    let task = task_mut(phase_mut(workflow, phase)?, task)?;
+    if task.status == TaskStatus::Done {
+        return Err(Error::transition(
+            format!("task `{}` is already done", task.id),
+            format!(
+                "a done task stays done: record what went wrong with `checkpoint note`, or add a task to redo it with `checkpoint task add {phase} <task>`"
+            ),
+        ));
+    }
+    task.status = TaskStatus::Failed;
+    task.error = Some(reason.to_owned());
     Ok(())
 }
 

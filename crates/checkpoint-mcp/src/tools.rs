@@ -50,6 +50,19 @@ impl ToolDef {
 
 /// Every tool, in the order clients list them.
 pub(crate) fn all() -> Vec<ToolDef> {
+    [
+        workflow_tools(),
+        phase_tools(),
+        task_tools(),
+        context_tools(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The tools that read or create a whole workflow.
+fn workflow_tools() -> Vec<ToolDef> {
     vec![
         tool::<StatusArgs>(
             "status",
@@ -101,6 +114,12 @@ pub(crate) fn all() -> Vec<ToolDef> {
                 })
             },
         ),
+    ]
+}
+
+/// The tools of a phase's transitions.
+fn phase_tools() -> Vec<ToolDef> {
+    vec![
         tool::<StartArgs>(
             "start",
             "Start (or retry) a phase: it becomes in progress and its attempt count grows. Call it \
@@ -200,6 +219,12 @@ pub(crate) fn all() -> Vec<ToolDef> {
                 ))
             },
         ),
+    ]
+}
+
+/// The tools of a phase's tasks.
+fn task_tools() -> Vec<ToolDef> {
+    vec![
         tool::<TaskAddArgs>(
             "task_add",
             "Add a task to a phase: a unit of work small enough to finish in one go, with an \
@@ -266,6 +291,12 @@ pub(crate) fn all() -> Vec<ToolDef> {
                 )
             },
         ),
+    ]
+}
+
+/// The tools that record context and pause the workflow.
+fn context_tools() -> Vec<ToolDef> {
+    vec![
         tool::<TextArgs>(
             "note",
             "Add a note to the workflow's context summary: a fact a later session needs to \

@@ -26,7 +26,6 @@ use miette::{Diagnostic, IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    cli::GlobalArgs,
     commands::sync,
     ctx::{self, Ctx},
     env, exit_code,
@@ -126,11 +125,7 @@ fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
 }
 
 /// Runs `checkpoint run`; returns the exit code.
-pub(crate) fn run(global: &GlobalArgs, args: &RunArgs) -> Result<u8> {
-    let mut ctx = Ctx::new(
-        ctx::Location::find(ctx::current_dir()?, global.dir.as_deref()),
-        ctx::Settings::from_env(global.workflow.as_deref(), global.format, global.color)?,
-    )?;
+pub(crate) fn run(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
     if let Some(id) = &args.workflow {
         ctx.workflow = Some(id.clone());
     }

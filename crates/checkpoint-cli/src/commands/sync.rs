@@ -10,7 +10,7 @@ use std::{fs, path::PathBuf, process::Stdio};
 use checkpoint_core::{
     WorkflowId,
     journal::{self, Entry},
-    sync::{self, Change, Comparison, Keep},
+    sync::{self, Change, Comparison, Divergence, Keep},
 };
 use clap::Args;
 use miette::{Diagnostic, IntoDiagnostic, Result};
@@ -370,70 +370,85 @@ fn pull_fetched(
             outcome.entries = n;
             Ok(outcome)
         }
-        Comparison::Diverged(divergence) => {
-            let Some(keep) = keep else {
-                let mut outcome = Outcome::new(
-                    id,
-                    "diverged",
-                    local_seq,
-                    format!(
-                        "`{id}` diverged from `{remote}` after entry {}: since then we have {}, they have {}",
-                        divergence.common_seq,
-                        describe(&divergence.ours),
-                        describe(&divergence.theirs)
-                    ),
-                );
-                outcome.diverged_at = Some(divergence.common_seq);
-                outcome.mergeable = Some(sync::merge_conflict(&divergence).is_none());
-                outcome.ours = divergence.ours;
-                outcome.theirs = divergence.theirs;
-                return Ok(outcome);
-            };
-            let side = if keep == Keep::Ours {
-                "remote"
-            } else {
-                "local"
-            };
-            let fork_id =
-                WorkflowId::new(&format!("{id}@{side}-{}", ctx.now.format("%Y%m%dT%H%M%SZ")))?;
-            let journal_path = ctx.store.workflow_dir(id).join("journal.jsonl");
-            let resolved = sync::resolve(
-                &journal_path,
-                &local,
-                &remote_entries,
-                &divergence,
-                keep,
-                fork_id,
-                ctx.now,
-            )?;
-            // The side not kept is written first: whatever happens next, it is not lost.
-            if let Some((fork_id, fork)) = &resolved.fork {
-                ctx.store.adopt(fork_id, None, fork, ctx.now)?;
-            }
-            let loaded = ctx
-                .store
-                .adopt(id, Some(local_seq), &resolved.journal, ctx.now)?;
-            let fork = resolved.fork.map(|(fork_id, _)| fork_id.to_string());
-            let mut outcome = Outcome::new(
-                id,
-                "resolved",
-                loaded.workflow.seq,
-                format!(
-                    "`{id}`: kept {keep} after the divergence at entry {} (now at entry {}){}; `checkpoint push` shares it",
-                    divergence.common_seq,
-                    loaded.workflow.seq,
-                    fork.as_ref()
-                        .map(|fork| format!("; the other side is kept as the workflow `{fork}`"))
-                        .unwrap_or_default()
-                ),
-            );
-            outcome.entries = resolved.journal.len();
-            outcome.keep = Some(keep);
-            outcome.fork = fork;
-            outcome.diverged_at = Some(divergence.common_seq);
-            Ok(outcome)
-        }
+        Comparison::Diverged(divergence) => match keep {
+            None => Ok(diverged(id, remote, local_seq, divergence)),
+            Some(keep) => resolve(ctx, id, &local, &remote_entries, &divergence, keep),
+        },
     }
+}
+
+/// What `pull` says of a divergence it was not told how to resolve.
+fn diverged(id: &WorkflowId, remote: &str, local_seq: u64, divergence: Divergence) -> Outcome {
+    let mut outcome = Outcome::new(
+        id,
+        "diverged",
+        local_seq,
+        format!(
+            "`{id}` diverged from `{remote}` after entry {}: since then we have {}, they have {}",
+            divergence.common_seq,
+            describe(&divergence.ours),
+            describe(&divergence.theirs)
+        ),
+    );
+    outcome.diverged_at = Some(divergence.common_seq);
+    outcome.mergeable = Some(sync::merge_conflict(&divergence).is_none());
+    outcome.ours = divergence.ours;
+    outcome.theirs = divergence.theirs;
+    outcome
+}
+
+/// Resolves a divergence keeping one side; the other is kept as a fork workflow.
+fn resolve(
+    ctx: &Ctx,
+    id: &WorkflowId,
+    local: &[Entry],
+    remote_entries: &[Entry],
+    divergence: &Divergence,
+    keep: Keep,
+) -> Result<Outcome> {
+    let local_seq = local.last().map_or(0, |entry| entry.seq);
+    let side = if keep == Keep::Ours {
+        "remote"
+    } else {
+        "local"
+    };
+    let fork_id = WorkflowId::new(&format!("{id}@{side}-{}", ctx.now.format("%Y%m%dT%H%M%SZ")))?;
+    let journal_path = ctx.store.workflow_dir(id).join("journal.jsonl");
+    let resolved = sync::resolve(
+        &journal_path,
+        local,
+        remote_entries,
+        divergence,
+        keep,
+        fork_id,
+        ctx.now,
+    )?;
+    // The side not kept is written first: whatever happens next, it is not lost.
+    if let Some((fork_id, fork)) = &resolved.fork {
+        ctx.store.adopt(fork_id, None, fork, ctx.now)?;
+    }
+    let loaded = ctx
+        .store
+        .adopt(id, Some(local_seq), &resolved.journal, ctx.now)?;
+    let fork = resolved.fork.map(|(fork_id, _)| fork_id.to_string());
+    let mut outcome = Outcome::new(
+        id,
+        "resolved",
+        loaded.workflow.seq,
+        format!(
+            "`{id}`: kept {keep} after the divergence at entry {} (now at entry {}){}; `checkpoint push` shares it",
+            divergence.common_seq,
+            loaded.workflow.seq,
+            fork.as_ref()
+                .map(|fork| format!("; the other side is kept as the workflow `{fork}`"))
+                .unwrap_or_default()
+        ),
+    );
+    outcome.entries = resolved.journal.len();
+    outcome.keep = Some(keep);
+    outcome.fork = fork;
+    outcome.diverged_at = Some(divergence.common_seq);
+    Ok(outcome)
 }
 
 /// Pushes each workflow in `ids` that is ahead of where the last pull saw `remote`, in one

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::TestEnv;
+use crate::support::{TestEnv, git};
 
 fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
     let mut value = json!({
@@ -186,29 +186,14 @@ fn write_of_the_last_declared_output_completes_the_phase() {
 #[test]
 fn git_commit_records_the_sha() {
     let env = TestEnv::bare();
-    let git = |args: &[&str]| {
-        let output = std::process::Command::new("git")
-            .args(args)
-            .current_dir(env.project())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@e")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@e")
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
-    git(&["init", "-q"]);
+    git(&env.project(), &["init", "-q"]);
     interrupted(&env);
     std::fs::write(env.project().join("a.txt"), "a").unwrap();
-    git(&["add", "a.txt"]);
-    git(&["commit", "-qm", "work"]);
-    let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    git(&env.project(), &["add", "a.txt"]);
+    git(&env.project(), &["commit", "-qm", "work"]);
+    let head = git(&env.project(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
     let bash = payload(
         &env,
         "PostToolUse",

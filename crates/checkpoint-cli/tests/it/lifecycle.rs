@@ -1,25 +1,11 @@
 //! Lifecycle and history: archives and retention, time travel, git checkpoints, replans.
 
-use std::{fs, path::Path, process::Command};
+use std::fs;
 
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::TestEnv;
-
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
+use crate::support::{TestEnv, git};
 
 /// A project that is a real git repository with an identity and one commit.
 pub(crate) fn repo() -> TestEnv {

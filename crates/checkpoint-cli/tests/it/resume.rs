@@ -6,7 +6,7 @@ use std::fs;
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::TestEnv;
+use crate::support::{TestEnv, git};
 
 fn plan(env: &TestEnv, args: &[&str]) -> Value {
     let mut all = vec!["resume"];
@@ -476,8 +476,11 @@ fn prompt_respects_its_budget() {
 #[test]
 fn validate_reports_files_git_and_journal() {
     let env = TestEnv::new();
-    git(&env, &["init", "-q", "-b", "main"]);
-    git(&env, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    git(&env.project(), &["init", "-q", "-b", "main"]);
+    git(
+        &env.project(),
+        &["commit", "-q", "--allow-empty", "-m", "start"],
+    );
     write_plan(
         &env,
         r#"{"phases": [{"id": "a", "outputs": ["a.md"]}, {"id": "b", "dependencies": ["a"]}]}"#,
@@ -537,11 +540,11 @@ fn validate_reports_files_git_and_journal() {
     assert_eq!(next["action"], "decide", "{next}");
 
     let env = TestEnv::new();
-    git(&env, &["init", "-q", "-b", "main"]);
+    git(&env.project(), &["init", "-q", "-b", "main"]);
     write_plan(&env, r#"{"phases": [{"id": "a", "outputs": ["a.md"]}]}"#);
     env.ok(&["start", "a"]);
     env.ok(&["complete", "a", "--force"]);
-    git(&env, &["checkout", "-q", "-b", "other"]);
+    git(&env.project(), &["checkout", "-q", "-b", "other"]);
     let journal = env.workflow_dir("w").join("journal.jsonl");
     let text = fs::read_to_string(&journal).unwrap();
     let output = env.snapshot(&["validate"]);
@@ -565,11 +568,14 @@ fn validate_reports_files_git_and_journal() {
 #[test]
 fn list_finds_workflows_in_every_worktree() {
     let env = TestEnv::bare();
-    git(&env, &["init", "-q", "-b", "main"]);
-    git(&env, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    git(&env.project(), &["init", "-q", "-b", "main"]);
+    git(
+        &env.project(),
+        &["commit", "-q", "--allow-empty", "-m", "start"],
+    );
     let other = env.dir.path().join("feature-tree");
     git(
-        &env,
+        &env.project(),
         &[
             "worktree",
             "add",
@@ -629,29 +635,15 @@ fn list_finds_workflows_in_every_worktree() {
     );
 }
 
-fn git(env: &TestEnv, args: &[&str]) {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(env.project())
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
 #[test]
 fn commits_are_checked_together() {
     let env = TestEnv::new();
     fs::remove_dir_all(env.project().join(".git")).unwrap();
-    git(&env, &["init", "-q", "-b", "main"]);
-    git(&env, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    git(&env.project(), &["init", "-q", "-b", "main"]);
+    git(
+        &env.project(),
+        &["commit", "-q", "--allow-empty", "-m", "start"],
+    );
     let head = String::from_utf8(
         std::process::Command::new("git")
             .args(["rev-parse", "HEAD"])

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::TestEnv;
+use crate::support::{TestEnv, git};
 
 /// The formats, each with the path of its state file in a fixture.
 const FORMATS: [(&str, &str); 5] = [
@@ -424,27 +424,22 @@ fn export_names_what_a_format_cannot_hold() {
 #[test]
 fn list_finds_nine_step_state_in_git_worktrees() {
     let env = TestEnv::bare();
-    let git = |args: &[&str]| {
-        let output = std::process::Command::new("git")
-            .args(["-c", "user.name=test", "-c", "user.email=test@example.com"])
-            .args(args)
-            .current_dir(env.project())
-            .env("HOME", env.dir.path().join("home"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-    };
-    git(&["init", "--quiet"]);
-    git(&["commit", "--quiet", "--allow-empty", "-m", "start"]);
-    git(&[
-        "worktree",
-        "add",
-        "--quiet",
-        "-b",
-        "feat-real-time-quotes",
-        "../worktree",
-    ]);
+    git(&env.project(), &["init", "--quiet"]);
+    git(
+        &env.project(),
+        &["commit", "--quiet", "--allow-empty", "-m", "start"],
+    );
+    git(
+        &env.project(),
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "feat-real-time-quotes",
+            "../worktree",
+        ],
+    );
     std::fs::copy(
         fixture("nine-step", "mid-run").join(".workflow-state.json"),
         env.dir.path().join("worktree/.workflow-state.json"),

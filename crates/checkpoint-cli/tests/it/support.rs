@@ -3,7 +3,7 @@
 
 use std::{
     io::Write,
-    path::PathBuf,
+    path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
 };
 
@@ -73,17 +73,21 @@ impl TestEnv {
     /// Starts `checkpoint hook <event>` with `payload` on its stdin, as Claude Code runs a hook;
     /// [`HookRun::wait`] collects what it did.
     pub fn hook(&self, event: &str, payload: &str) -> HookRun {
-        let mut child = self
-            .cmd()
+        let mut child = self.spawn_hook(event);
+        // A hook may finish without reading everything; that is not the test's concern.
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+        HookRun(child)
+    }
+
+    /// Starts `checkpoint hook <event>` with stdin, stdout and stderr piped, and writes nothing.
+    pub fn spawn_hook(&self, event: &str) -> Child {
+        self.cmd()
             .args(["hook", event])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap();
-        // A hook may finish without reading everything; that is not the test's concern.
-        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
-        HookRun(child)
+            .unwrap()
     }
 
     /// Runs `checkpoint` with `args` and returns its output.
@@ -175,4 +179,60 @@ impl HookRun {
             String::from_utf8(output.stderr).unwrap(),
         )
     }
+}
+
+/// Runs `git` in `dir` away from the machine's configuration (`HOME` is `dir`, and no system
+/// configuration) with a fixed identity; asserts that it succeeded and returns its stdout.
+#[track_caller]
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Made-up secrets of each kind the redaction rules know; none may ever reach the disk.
+pub const SECRET_SAMPLES: [&str; 5] = [
+    "sk-ant-api03-Zx9aB8cD7eF6gH5iJ4kL3mN2oP1qR0sT",
+    "AKIAIOSFODNN7EXAMPLE",
+    "ghp_1234567890abcdefghijABCDEFGHIJ123456",
+    "abc123def",
+    "eyJhbGciOi",
+];
+
+/// Starts workflow `w` at phase `design` with the secret samples in its title, a note and the
+/// phase's progress; returns the `note` command's output (it succeeded).
+pub fn record_secret_samples(env: &TestEnv) -> Output {
+    let [anthropic, aws, github, ..] = SECRET_SAMPLES;
+    env.ok(&[
+        "init",
+        "w",
+        "--phase",
+        "design",
+        "--title",
+        &format!("deploy {github}"),
+    ]);
+    env.ok(&["start", "design"]);
+    let note = env.run(&["note", &format!("use {anthropic} with {aws}")]);
+    assert!(note.status.success(), "{}", render(env, &note));
+    env.ok(&[
+        "progress",
+        "design",
+        "export GITHUB_TOKEN=abc123def; curl -H 'Authorization: Bearer eyJhbGciOi.payload.sig'",
+    ]);
+    note
 }

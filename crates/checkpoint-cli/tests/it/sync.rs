@@ -4,7 +4,7 @@
 use std::{
     fs,
     net::{TcpListener, TcpStream},
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::{Child, Command, Output, Stdio},
     thread,
     time::{Duration, Instant},
@@ -12,7 +12,7 @@ use std::{
 
 use assert_fs::TempDir;
 
-use crate::support::{TestEnv, render};
+use crate::support::{SECRET_SAMPLES, TestEnv, git, record_secret_samples, render};
 
 /// A remote: a bare repository, reached by its path or through `git daemon`.
 pub(crate) struct Remote {
@@ -109,23 +109,6 @@ impl Drop for Remote {
             let _ = child.wait();
         }
     }
-}
-
-#[track_caller]
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 /// Runs `checkpoint` and asserts its exit code; returns stdout and stderr rendered.
@@ -535,24 +518,7 @@ fn recovery_codes(env: &TestEnv, id: &str) -> Vec<String> {
 fn a_synced_ref_holds_none_of_the_redaction_samples() {
     let remote = Remote::bare();
     let env = remote.clone();
-    let anthropic = "sk-ant-api03-Zx9aB8cD7eF6gH5iJ4kL3mN2oP1qR0sT";
-    let aws = "AKIAIOSFODNN7EXAMPLE";
-    let github = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
-    env.ok(&[
-        "init",
-        "w",
-        "--phase",
-        "design",
-        "--title",
-        &format!("deploy {github}"),
-    ]);
-    env.ok(&["start", "design"]);
-    env.ok(&["note", &format!("use {anthropic} with {aws}")]);
-    env.ok(&[
-        "progress",
-        "design",
-        "export GITHUB_TOKEN=abc123def; curl -H 'Authorization: Bearer eyJhbGciOi.payload.sig'",
-    ]);
+    record_secret_samples(&env);
     env.ok(&["push"]);
     let objects = Command::new("git")
         .arg("--git-dir")
@@ -562,7 +528,7 @@ fn a_synced_ref_holds_none_of_the_redaction_samples() {
         .unwrap();
     let text = String::from_utf8_lossy(&objects.stdout);
     assert!(text.contains("[REDACTED:api-key]"), "the note was pushed");
-    for secret in [anthropic, aws, github, "abc123def", "eyJhbGciOi"] {
+    for secret in SECRET_SAMPLES {
         assert!(!text.contains(secret), "{secret} reached the remote");
     }
 }

@@ -5,8 +5,8 @@
 use std::fs;
 
 use crate::{
-    lifecycle::{git, repo},
-    support::{TestEnv, render},
+    lifecycle::repo,
+    support::{TestEnv, git, render},
 };
 
 /// The secrets the issue found stored verbatim, one of each kind, made up.
@@ -377,15 +377,8 @@ fn hook_with_open_stdin(
     event: &str,
     payload: &[u8],
 ) -> (std::process::Child, std::process::ChildStdin) {
-    use std::{io::Write as _, process::Stdio};
-    let mut child = env
-        .cmd()
-        .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    use std::io::Write as _;
+    let mut child = env.spawn_hook(event);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(payload).unwrap();
     stdin.flush().unwrap();

@@ -8,7 +8,7 @@ use crate::{
     apply,
     resume::{Action, PlanOptions, Probe, RecoveryCode, ResumePlan, plan, render_prompt, validate},
     store::Recovery,
-    testing::{Files, Recording},
+    testing::{Files, Recording, complete, start},
 };
 
 fn at(minute: i64) -> DateTime<Utc> {
@@ -36,28 +36,12 @@ fn run(workflow: &mut Workflow, transitions: Vec<Transition>) {
     }
 }
 
-fn start(phase: &str) -> Transition {
-    Transition::PhaseStart {
-        phase: phase.parse().unwrap(),
-        force: false,
-    }
-}
-
 /// A Claude Code session ends a turn (its `Stop` hook): the sign that a session worked on the
 /// phase in progress.
 fn session_stop() -> Transition {
     Transition::Heartbeat {
         source: "Stop".into(),
         session_id: None,
-    }
-}
-
-fn complete(phase: &str) -> Transition {
-    Transition::PhaseComplete {
-        phase: phase.parse().unwrap(),
-        artifacts: Vec::new(),
-        commit_sha: None,
-        force: false,
     }
 }
 

@@ -7,15 +7,11 @@ use super::{Outcome, RunLimits, RunState, SessionReport, Step, StopKind, diverge
 use crate::{
     Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
     resume::{self, PlanOptions},
-    testing::Files,
+    testing::{Files, complete, phase, start},
 };
 
 fn at(second: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap() + Duration::seconds(second)
-}
-
-fn phase(id: &str) -> PhaseId {
-    PhaseId::new(id).unwrap()
 }
 
 /// A workflow from phase specs (a `!` suffix asks for approval), after `transitions`.
@@ -84,22 +80,6 @@ fn show(step: &Step) -> String {
             phase.as_ref().map_or("-", PhaseId::as_str),
             commands.join("\n")
         ),
-    }
-}
-
-fn start(id: &str) -> Transition {
-    Transition::PhaseStart {
-        phase: phase(id),
-        force: false,
-    }
-}
-
-fn complete(id: &str) -> Transition {
-    Transition::PhaseComplete {
-        phase: phase(id),
-        artifacts: Vec::new(),
-        commit_sha: None,
-        force: false,
     }
 }
 

@@ -14,8 +14,8 @@ use crate::{
     seeds::{
         carry::{Builder, Carry, Slot},
         common::{
-            Built, ImportOptions, Imported, SeedSource, complete_pending, done_in_order, is_active,
-            new_workflow, workflow_id,
+            Built, ImportOptions, Imported, SeedFile, SeedSource, complete_pending, done_in_order,
+            is_active, new_workflow, workflow_id,
         },
         document::{event_at, fields_of, id_from, objects, parse, time_of, time_value},
         format::SeedFormat,
@@ -163,12 +163,53 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         .unwrap_or(options.now);
 
     let mut phases = Phases::new(file.phases.as_deref());
-    // A phase completed twice keeps both entries; the model holds the last completion.
+    read_completed(&file, &raw, updated_at, &mut phases, &mut carry);
+    read_checkpoints(&file, &raw, updated_at, &mut phases, &mut carry);
+    if let Some(name) = file.current_phase.as_deref() {
+        let index = phases.index(name);
+        read_current(&file, source, &mut phases.phases[index]);
+        // The phases before the current one are done, whether or not they were recorded.
+        complete_pending(&mut phases.phases[..index]);
+    }
+
+    let failed = phases
+        .phases
+        .iter()
+        .any(|phase| phase.status == PhaseStatus::Failed);
+    if !failed {
+        carry.object_mut(ROOT).keep(&raw, "last_error");
+    }
+    let mut documents = vec![(ROOT, raw.clone())];
+    if let Some(execution) = &source.execution {
+        let raw = read_tasks(execution, &mut phases, &mut carry)?;
+        documents.push((EXECUTION, raw));
+    }
+
+    let id = workflow_id(options, &[file.workflow_id.as_deref()], "dotagent");
+    let mut workflow = new_workflow(id, phases.phases, created_at, updated_at);
+    workflow.context.file_paths = source.reports.clone();
+    Ok(Imported {
+        workflow,
+        carry,
+        documents,
+    })
+}
+
+/// Completes the phases `completed_phases` records, with their outputs as artifacts.
+///
+/// A phase completed twice keeps both entries; the model holds the last completion.
+fn read_completed(
+    file: &PhaseFile,
+    raw: &Map<String, Value>,
+    updated_at: DateTime<Utc>,
+    phases: &mut Phases,
+    carry: &mut Carry,
+) {
     for (entry, raw_entry) in file
         .completed_phases
         .iter()
         .flatten()
-        .zip(objects(&raw, "completed_phases"))
+        .zip(objects(raw, "completed_phases"))
     {
         let index = phases.index(&entry.phase);
         let completed_at = time_of(entry.completed_at.as_ref());
@@ -190,12 +231,21 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             })
             .collect();
     }
+}
 
+/// Approves the phases `user_checkpoints` records.
+fn read_checkpoints(
+    file: &PhaseFile,
+    raw: &Map<String, Value>,
+    updated_at: DateTime<Utc>,
+    phases: &mut Phases,
+    carry: &mut Carry,
+) {
     for (entry, raw_entry) in file
         .user_checkpoints
         .iter()
         .flatten()
-        .zip(objects(&raw, "user_checkpoints"))
+        .zip(objects(raw, "user_checkpoints"))
     {
         let index = phases.index(&entry.phase);
         let phase = &mut phases.phases[index];
@@ -214,108 +264,92 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             &raw_entry,
         ));
     }
+}
 
-    if let Some(name) = file.current_phase.as_deref() {
-        let index = phases.index(name);
-        let status = file.phase_status.as_deref().unwrap_or("").to_lowercase();
+/// Gives the current phase the status `phase_status` says.
+fn read_current(file: &PhaseFile, source: &SeedSource, phase: &mut Phase) {
+    let status = file.phase_status.as_deref().unwrap_or("").to_lowercase();
+    match status.as_str() {
+        "pending" | "" => {}
+        // The completing agent adds the phase to `completed_phases`, moves `current_phase`
+        // on and sets `complete`: the current phase has not started.
+        "complete" | "completed" | "done" => {}
+        "failed" | "error" => {
+            phase.status = PhaseStatus::Failed;
+            phase.attempts = phase.attempts.max(1);
+            phase.failures = 1;
+            phase.completed_at = None;
+            phase.error = file.last_error.clone();
+        }
+        "awaiting_approval" | "waiting_approval" => {
+            phase.status = PhaseStatus::AwaitingApproval;
+            phase.requires_approval = true;
+            phase.attempts = phase.attempts.max(1);
+        }
+        _ => {
+            phase.attempts = if phase.status == PhaseStatus::Complete {
+                phase.attempts + 1
+            } else {
+                phase.attempts.max(1)
+            };
+            phase.status = PhaseStatus::InProgress;
+            phase.completed_at = None;
+            resume_in_progress(phase, &source.reports);
+        }
+    }
+}
+
+/// Reads `execution.json`'s tasks into their phases; returns the document.
+fn read_tasks(
+    execution: &SeedFile,
+    phases: &mut Phases,
+    carry: &mut Carry,
+) -> Result<Map<String, Value>> {
+    let (file, raw): (ExecutionFile, _) = parse(FORMAT, &execution.path, &execution.bytes)?;
+    carry.object(EXECUTION, &raw, fields_of::<ExecutionFile>());
+    let raw_tasks = objects(&raw, "tasks");
+    for (entry, raw_entry) in file.tasks.iter().flatten().zip(&raw_tasks) {
+        let index = phases.index(entry.phase.as_deref().unwrap_or(TASK_PHASE));
+        let task_id = id_from(&entry.id).and_then(|id| TaskId::new(&id).ok());
         let phase = &mut phases.phases[index];
-        match status.as_str() {
-            "pending" | "" => {}
-            // The completing agent adds the phase to `completed_phases`, moves `current_phase`
-            // on and sets `complete`: the current phase has not started.
-            "complete" | "completed" | "done" => {}
-            "failed" | "error" => {
-                phase.status = PhaseStatus::Failed;
-                phase.attempts = phase.attempts.max(1);
-                phase.failures = 1;
-                phase.completed_at = None;
-                phase.error = file.last_error.clone();
-            }
-            "awaiting_approval" | "waiting_approval" => {
-                phase.status = PhaseStatus::AwaitingApproval;
-                phase.requires_approval = true;
-                phase.attempts = phase.attempts.max(1);
-            }
-            _ => {
-                phase.attempts = if phase.status == PhaseStatus::Complete {
-                    phase.attempts + 1
-                } else {
-                    phase.attempts.max(1)
-                };
-                phase.status = PhaseStatus::InProgress;
-                phase.completed_at = None;
-                resume_in_progress(phase, &source.reports);
-            }
-        }
-        // The phases before the current one are done, whether or not they were recorded.
-        complete_pending(&mut phases.phases[..index]);
+        let Some(task_id) = task_id.filter(|id| phase.task(id).is_none()) else {
+            carry
+                .list_mut(TASKS)
+                .push(Slot::verbatim(Value::Object(raw_entry.clone())));
+            continue;
+        };
+        let key = task_key(&phase.id, &task_id);
+        let mut slot = Slot::keyed(&key, raw_entry, fields_of::<TaskEntry>());
+        let status = task_status(entry.status.as_deref().unwrap_or("pending"));
+        phase.tasks.push(Task {
+            id: task_id,
+            title: entry.title.clone(),
+            status,
+            attempts: entry
+                .attempts
+                .unwrap_or(u32::from(status != TaskStatus::Pending)),
+            started_at: slot
+                .time("started_at", entry.started_at.as_ref())
+                .map(Timestamp::from),
+            completed_at: slot
+                .time("completed_at", entry.completed_at.as_ref())
+                .map(Timestamp::from),
+            output: entry.output.clone(),
+            error: entry.error.clone(),
+        });
+        carry.list_mut(TASKS).push(slot);
     }
+    Ok(raw)
+}
 
-    let failed = phases
-        .phases
-        .iter()
-        .any(|phase| phase.status == PhaseStatus::Failed);
-    if !failed {
-        carry.object_mut(ROOT).keep(&raw, "last_error");
+/// A task's status as `execution.json` words it.
+fn task_status(text: &str) -> TaskStatus {
+    match text.to_lowercase().as_str() {
+        "running" | "in_progress" | "started" => TaskStatus::Running,
+        "completed" | "complete" | "done" | "success" => TaskStatus::Done,
+        "failed" | "error" => TaskStatus::Failed,
+        _ => TaskStatus::Pending,
     }
-    let mut documents = vec![(ROOT, raw.clone())];
-    if let Some(execution) = &source.execution {
-        let (file, raw): (ExecutionFile, _) = parse(FORMAT, &execution.path, &execution.bytes)?;
-        carry.object(EXECUTION, &raw, fields_of::<ExecutionFile>());
-        let raw_tasks = objects(&raw, "tasks");
-        for (entry, raw_entry) in file.tasks.iter().flatten().zip(&raw_tasks) {
-            let index = phases.index(entry.phase.as_deref().unwrap_or(TASK_PHASE));
-            let task_id = id_from(&entry.id).and_then(|id| TaskId::new(&id).ok());
-            let phase = &mut phases.phases[index];
-            let Some(task_id) = task_id.filter(|id| phase.task(id).is_none()) else {
-                carry
-                    .list_mut(TASKS)
-                    .push(Slot::verbatim(Value::Object(raw_entry.clone())));
-                continue;
-            };
-            let key = task_key(&phase.id, &task_id);
-            let mut slot = Slot::keyed(&key, raw_entry, fields_of::<TaskEntry>());
-            let status = match entry
-                .status
-                .as_deref()
-                .unwrap_or("pending")
-                .to_lowercase()
-                .as_str()
-            {
-                "running" | "in_progress" | "started" => TaskStatus::Running,
-                "completed" | "complete" | "done" | "success" => TaskStatus::Done,
-                "failed" | "error" => TaskStatus::Failed,
-                _ => TaskStatus::Pending,
-            };
-            phase.tasks.push(Task {
-                id: task_id,
-                title: entry.title.clone(),
-                status,
-                attempts: entry
-                    .attempts
-                    .unwrap_or(u32::from(status != TaskStatus::Pending)),
-                started_at: slot
-                    .time("started_at", entry.started_at.as_ref())
-                    .map(Timestamp::from),
-                completed_at: slot
-                    .time("completed_at", entry.completed_at.as_ref())
-                    .map(Timestamp::from),
-                output: entry.output.clone(),
-                error: entry.error.clone(),
-            });
-            carry.list_mut(TASKS).push(slot);
-        }
-        documents.push((EXECUTION, raw));
-    }
-
-    let id = workflow_id(options, &[file.workflow_id.as_deref()], "dotagent");
-    let mut workflow = new_workflow(id, phases.phases, created_at, updated_at);
-    workflow.context.file_paths = source.reports.clone();
-    Ok(Imported {
-        workflow,
-        carry,
-        documents,
-    })
 }
 
 pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Vec<Built>> {

@@ -6,6 +6,8 @@
 //! Reviewer steps (2, 4, 6, 8) go back to the step before when they fail, and step 2 waits for the
 //! user's approval, so the resume rules of `/workflow-resume` hold in our model.
 
+use std::path::Path;
+
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -162,23 +164,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         .and_then(|last| Some((Position::of(last.phase, last.step)?, last)));
     let current = Position::of(file.current_phase, file.current_step);
     let at = last.map(|(position, _)| position).or(current);
-    let last_completed = last.is_some_and(|(position, last)| {
-        position.step == Step::Work(9) && outcome(last.status.as_deref()) == Outcome::Completed
-    });
-    let mentioned = file
-        .completed_steps
-        .iter()
-        .flatten()
-        .filter_map(|entry| Some(Position::of(entry.phase, entry.step)?.phase))
-        .chain(at.map(|position| position.phase))
-        .max()
-        .unwrap_or(1);
-    let n_phases = match file.total_phases.and_then(Num::ordinal) {
-        Some(total) => total.max(mentioned),
-        // After step 9 comes the next phase's step 1.
-        None if last_completed => mentioned.saturating_add(1),
-        None => mentioned,
-    };
+    let n_phases = count_phases(&file, last, at);
     if n_phases > MAX_PHASES {
         return Err(invalid(
             FORMAT,
@@ -191,14 +177,94 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         .flat_map(|phase| (1..=9).map(move |step| (phase, step)))
         .map(|(phase, step)| new_step(phase, step))
         .collect();
+    read_completed(&file, &raw, n_phases, now, &mut phases, &mut carry);
+    if let Some((position, last)) = last.filter(|(position, _)| position.phase <= n_phases) {
+        let raw_last = raw
+            .get("last_execution")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let slot = carry.object(LAST, &raw_last, fields_of::<Execution>());
+        slot.key = Some(position.key());
+        let time = slot.time("timestamp", last.timestamp.as_ref());
+        let phase = &mut phases[position.index()];
+        // What the step is doing, as the file says it: shown when the work resumes.
+        phase.description = step_description(&raw_last)
+            .or_else(|| raw.get("phase_description").and_then(Value::as_str))
+            .map(str::to_owned);
+        let outcome = outcome(last.status.as_deref());
+        // A failure's message becomes the phase's error; one that is not text is kept as written.
+        let error = match &last.error_message {
+            _ if outcome != Outcome::Failed => None,
+            Some(Value::String(message)) => Some(message.clone()),
+            Some(_) => {
+                slot.keep(&raw_last, "error_message");
+                None
+            }
+            None => None,
+        };
+        let last_step = LastStep {
+            position,
+            outcome,
+            time,
+            error,
+        };
+        apply_last(&file, &last_step, now, phase);
+    }
+    // Every step before the one the file is at is done, recorded or not.
+    if let Some(at) = at.filter(|position| position.phase <= n_phases) {
+        complete_pending(&mut phases[..at.index()]);
+    }
+    Ok(Imported {
+        workflow: workflow_of(&file, &raw, path, options, phases),
+        carry,
+        documents: vec![(ROOT, raw)],
+    })
+}
 
-    // A step done again after a review sent the work back keeps both entries; the model holds
-    // the last time.
+/// How many phases the file holds: its `total_phases`, or as many as it mentions (one more after a
+/// completed step 9, which the next phase's step 1 follows).
+fn count_phases(
+    file: &StateFile,
+    last: Option<(Position, &Execution)>,
+    at: Option<Position>,
+) -> u32 {
+    let last_completed = last.is_some_and(|(position, last)| {
+        position.step == Step::Work(9) && outcome(last.status.as_deref()) == Outcome::Completed
+    });
+    let mentioned = file
+        .completed_steps
+        .iter()
+        .flatten()
+        .filter_map(|entry| Some(Position::of(entry.phase, entry.step)?.phase))
+        .chain(at.map(|position| position.phase))
+        .max()
+        .unwrap_or(1);
+    match file.total_phases.and_then(Num::ordinal) {
+        Some(total) => total.max(mentioned),
+        // After step 9 comes the next phase's step 1.
+        None if last_completed => mentioned.saturating_add(1),
+        None => mentioned,
+    }
+}
+
+/// Completes the steps `completed_steps` records, keeping each entry for the export.
+///
+/// A step done again after a review sent the work back keeps both entries; the model holds the last
+/// time.
+fn read_completed(
+    file: &StateFile,
+    raw: &Map<String, Value>,
+    n_phases: u32,
+    now: DateTime<Utc>,
+    phases: &mut [Phase],
+    carry: &mut Carry,
+) {
     for (entry, raw_entry) in file
         .completed_steps
         .iter()
         .flatten()
-        .zip(objects(&raw, "completed_steps"))
+        .zip(objects(raw, "completed_steps"))
     {
         // Only completions and approvals are appended; anything else is kept as written.
         let position = Position::of(entry.phase, entry.step).filter(|position| {
@@ -236,75 +302,77 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             .list_mut(COMPLETED)
             .push(Slot::logged(&position.key(), event_at(at), &raw_entry));
     }
+}
 
-    if let Some((position, last)) = last.filter(|(position, _)| position.phase <= n_phases) {
-        let raw_last = raw
-            .get("last_execution")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let slot = carry.object(LAST, &raw_last, fields_of::<Execution>());
-        slot.key = Some(position.key());
-        let time = slot.time("timestamp", last.timestamp.as_ref());
-        let phase = &mut phases[position.index()];
-        // What the step is doing, as the file says it: shown when the work resumes.
-        phase.description = step_description(&raw_last)
-            .or_else(|| raw.get("phase_description").and_then(Value::as_str))
-            .map(str::to_owned);
-        match outcome(last.status.as_deref()) {
-            Outcome::Failed => {
-                phase.status = PhaseStatus::Failed;
-                phase.attempts += 1;
-                // Each completion of the step a reviewer sends back to was followed by a review:
-                // with the review failing now, none of them passed ("same Step failed 3+ times").
-                phase.failures += match position.step {
-                    Step::Work(step) if REVIEWERS.contains(&step) => {
-                        reworked(&file, position.phase, step - 1).max(1)
-                    }
-                    _ => 1,
-                };
-                phase.started_at = time.map(Timestamp::from);
-                phase.completed_at = None;
-                match &last.error_message {
-                    Some(Value::String(message)) => phase.error = Some(message.clone()),
-                    Some(_) => slot.keep(&raw_last, "error_message"),
-                    None => {}
+/// What `last_execution` says of the step it names.
+struct LastStep {
+    position: Position,
+    outcome: Outcome,
+    time: Option<DateTime<Utc>>,
+    error: Option<String>,
+}
+
+/// Gives the phase of the last execution's step its status, times and error.
+fn apply_last(file: &StateFile, last: &LastStep, now: DateTime<Utc>, phase: &mut Phase) {
+    let time = last.time.map(Timestamp::from);
+    match last.outcome {
+        Outcome::Failed => {
+            phase.status = PhaseStatus::Failed;
+            phase.attempts += 1;
+            // Each completion of the step a reviewer sends back to was followed by a review:
+            // with the review failing now, none of them passed ("same Step failed 3+ times").
+            phase.failures += match last.position.step {
+                Step::Work(step) if REVIEWERS.contains(&step) => {
+                    reworked(file, last.position.phase, step - 1).max(1)
                 }
+                _ => 1,
+            };
+            phase.started_at = time;
+            phase.completed_at = None;
+            if let Some(error) = &last.error {
+                phase.error = Some(error.clone());
             }
-            Outcome::WaitingApproval => {
-                phase.status = PhaseStatus::AwaitingApproval;
-                phase.requires_approval = true;
-                phase.attempts = phase.attempts.max(1);
-                phase.completed_at = phase.completed_at.or(time.map(Timestamp::from));
-                phase.approval = None;
-            }
-            Outcome::InProgress => {
-                phase.status = PhaseStatus::InProgress;
-                phase.attempts += 1;
-                phase.started_at = time.map(Timestamp::from);
-                phase.completed_at = None;
-            }
-            Outcome::Completed => {
-                phase.status = PhaseStatus::Complete;
-                phase.attempts = phase.attempts.max(1);
-                if position.step == Step::Approval {
-                    let at = time.or(phase.approval.as_ref().map(|approval| approval.at));
-                    phase.approval = Some(Approval {
-                        by: None,
-                        at: at.unwrap_or(now),
-                        note: None,
-                    });
-                } else {
-                    phase.completed_at = time.map(Timestamp::from).or(phase.completed_at);
-                }
+        }
+        Outcome::WaitingApproval => {
+            phase.status = PhaseStatus::AwaitingApproval;
+            phase.requires_approval = true;
+            phase.attempts = phase.attempts.max(1);
+            phase.completed_at = phase.completed_at.or(time);
+            phase.approval = None;
+        }
+        Outcome::InProgress => {
+            phase.status = PhaseStatus::InProgress;
+            phase.attempts += 1;
+            phase.started_at = time;
+            phase.completed_at = None;
+        }
+        Outcome::Completed => {
+            phase.status = PhaseStatus::Complete;
+            phase.attempts = phase.attempts.max(1);
+            if last.position.step == Step::Approval {
+                let at = last
+                    .time
+                    .or(phase.approval.as_ref().map(|approval| approval.at));
+                phase.approval = Some(Approval {
+                    by: None,
+                    at: at.unwrap_or(now),
+                    note: None,
+                });
+            } else {
+                phase.completed_at = time.or(phase.completed_at);
             }
         }
     }
-    // Every step before the one the file is at is done, recorded or not.
-    if let Some(at) = at.filter(|position| position.phase <= n_phases) {
-        complete_pending(&mut phases[..at.index()]);
-    }
+}
 
+/// The workflow around the phases: its id, title, git context and plan file.
+fn workflow_of(
+    file: &StateFile,
+    raw: &Map<String, Value>,
+    path: &Path,
+    options: &ImportOptions,
+    phases: Vec<Phase>,
+) -> Workflow {
     let git = (file.branch_name.is_some() || file.worktree_path.is_some()).then(|| GitContext {
         branch: file.branch_name.clone(),
         worktree: file.worktree_path.clone(),
@@ -323,16 +391,12 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         &[file.feature_name.as_deref(), worktree],
         "nine-step",
     );
-    let (created_at, updated_at) = times_of(&phases, now);
+    let (created_at, updated_at) = times_of(&phases, options.now);
     let mut workflow = new_workflow(id, phases, created_at, updated_at);
     workflow.title = file.feature_name.clone();
     workflow.git = git;
     workflow.context = context;
-    Ok(Imported {
-        workflow,
-        carry,
-        documents: vec![(ROOT, raw)],
-    })
+    workflow
 }
 
 pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Vec<Built>> {

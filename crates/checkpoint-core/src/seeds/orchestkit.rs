@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -107,8 +108,67 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         entries.push((Part::Remaining, entry, raw_entry));
     }
 
-    // Every id gets a valid, unique phase id; the current phase holds its id over other entries,
-    // and otherwise the first entry does.
+    let (ids, holder) = phase_ids(&entries);
+    let mut phases = Vec::new();
+    for (index, (part, entry, raw_entry)) in entries.iter().enumerate() {
+        let list = match part {
+            Part::Completed => Some(COMPLETED),
+            Part::Current => None,
+            Part::Remaining => Some(REMAINING),
+        };
+        if holder[entry.id.as_str()] != index {
+            if let Some(list) = list {
+                carry
+                    .list_mut(list)
+                    .push(Slot::verbatim(Value::Object((*raw_entry).clone())));
+            }
+            continue;
+        }
+        let id = ids[entry.id.as_str()].clone();
+        let mut slot = Slot::keyed(id.as_str(), raw_entry, fields_of::<PipelinePhase>());
+        let dependencies = dependencies_of(source, &ids, entry)?;
+        let mut phase = Phase::new(id, dependencies);
+        let time = slot.time("timestamp", entry.timestamp.as_ref());
+        fill_phase(&mut phase, *part, entry, time.map(Timestamp::from));
+        match list {
+            Some(COMPLETED) => carry.list_mut(COMPLETED).push(Slot::logged(
+                phase.id.as_str(),
+                event_at(phase.completed_at.map(Timestamp::utc)),
+                raw_entry,
+            )),
+            Some(list) => carry.list_mut(list).push(slot),
+            None => {
+                let object = carry.object_mut(CURRENT);
+                slot.key = Some(phase.id.to_string());
+                *object = slot;
+            }
+        }
+        phases.push(phase);
+    }
+
+    let (context, git) = match &file.context_summary {
+        Some(summary) => read_summary(summary, &raw, updated_at, &mut carry),
+        None => (ContextSummary::default(), None),
+    };
+    let branch = git
+        .as_ref()
+        .and_then(|git: &GitContext| git.branch.as_deref());
+    let id = workflow_id(options, &[branch], "pipeline");
+    let mut workflow = new_workflow(id, phases, created_at, updated_at);
+    workflow.git = git;
+    workflow.context = context;
+    Ok(Imported {
+        workflow,
+        carry,
+        documents: vec![(ROOT, raw)],
+    })
+}
+
+/// Gives every entry's id a valid, unique phase id, and says which entry holds each id: the
+/// current phase holds its id over other entries, and otherwise the first entry does.
+fn phase_ids<'a>(
+    entries: &[(Part, &'a PipelinePhase, &Map<String, Value>)],
+) -> (HashMap<&'a str, PhaseId>, HashMap<&'a str, usize>) {
     let mut ids: HashMap<&str, PhaseId> = HashMap::new();
     let mut holder: HashMap<&str, usize> = HashMap::new();
     for (index, (part, entry, _)) in entries.iter().enumerate() {
@@ -129,95 +189,79 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             holder.insert(&entry.id, index);
         }
     }
+    (ids, holder)
+}
 
-    let mut phases = Vec::new();
-    for (index, (part, entry, raw_entry)) in entries.iter().enumerate() {
-        let list = match part {
-            Part::Completed => Some(COMPLETED),
-            Part::Current => None,
-            Part::Remaining => Some(REMAINING),
-        };
-        if holder[entry.id.as_str()] != index {
-            if let Some(list) = list {
-                carry
-                    .list_mut(list)
-                    .push(Slot::verbatim(Value::Object((*raw_entry).clone())));
-            }
-            continue;
-        }
-        let id = ids[entry.id.as_str()].clone();
-        let mut slot = Slot::keyed(id.as_str(), raw_entry, fields_of::<PipelinePhase>());
-        let dependencies = entry
-            .dependencies
-            .iter()
-            .flatten()
-            .map(|dep| match ids.get(dep.as_str()) {
-                Some(id) => Ok(id.clone()),
-                None => Err(invalid(
-                    FORMAT,
-                    path,
-                    &source.main.bytes,
-                    format!(
-                        "phase `{}` depends on `{dep}`, which is not a phase of the pipeline",
-                        entry.id
-                    ),
-                )),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mut phase = Phase::new(id, dependencies);
-        if let Some(name) = &entry.name {
-            phase.name = name.clone();
-        }
-        phase.status = entry
-            .status
-            .as_deref()
-            .and_then(status_of)
-            .unwrap_or(part.status());
-        let time = slot.time("timestamp", entry.timestamp.as_ref());
-        if phase.status.is_done() {
-            phase.completed_at = time.map(Timestamp::from);
-        } else {
-            phase.started_at = time.map(Timestamp::from);
-        }
-        if phase.status != PhaseStatus::Pending {
-            phase.attempts = 1;
-        }
-        if phase.status == PhaseStatus::Failed {
-            phase.failures = 1;
-        }
-        phase.commit_sha = entry.commit_sha.clone();
-        phase.progress = entry.progress_description.clone();
-        phase.error = entry.error.clone();
-        match list {
-            Some(COMPLETED) => carry.list_mut(COMPLETED).push(Slot::logged(
-                phase.id.as_str(),
-                event_at(phase.completed_at.map(Timestamp::utc)),
-                raw_entry,
+/// The phase ids an entry depends on; naming an id the pipeline lacks makes the file invalid.
+fn dependencies_of(
+    source: &SeedSource,
+    ids: &HashMap<&str, PhaseId>,
+    entry: &PipelinePhase,
+) -> Result<Vec<PhaseId>> {
+    entry
+        .dependencies
+        .iter()
+        .flatten()
+        .map(|dep| match ids.get(dep.as_str()) {
+            Some(id) => Ok(id.clone()),
+            None => Err(invalid(
+                FORMAT,
+                &source.main.path,
+                &source.main.bytes,
+                format!(
+                    "phase `{}` depends on `{dep}`, which is not a phase of the pipeline",
+                    entry.id
+                ),
             )),
-            Some(list) => carry.list_mut(list).push(slot),
-            None => {
-                let object = carry.object_mut(CURRENT);
-                slot.key = Some(phase.id.to_string());
-                *object = slot;
-            }
-        }
-        phases.push(phase);
-    }
+        })
+        .collect()
+}
 
-    let mut context = ContextSummary::default();
-    let mut git = None;
-    if let Some(summary) = &file.context_summary {
-        let raw_summary = raw
-            .get("context_summary")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        carry.object(SUMMARY, &raw_summary, fields_of::<ContextSummaryFile>());
-        git = summary.branch.as_ref().map(|branch| GitContext {
-            branch: Some(branch.clone()),
-            ..GitContext::default()
-        });
-        context.key_decisions = summary
+/// Gives a phase what its entry says: name, status (else its part's), time, commit and notes.
+fn fill_phase(phase: &mut Phase, part: Part, entry: &PipelinePhase, time: Option<Timestamp>) {
+    if let Some(name) = &entry.name {
+        phase.name = name.clone();
+    }
+    phase.status = entry
+        .status
+        .as_deref()
+        .and_then(status_of)
+        .unwrap_or(part.status());
+    if phase.status.is_done() {
+        phase.completed_at = time;
+    } else {
+        phase.started_at = time;
+    }
+    if phase.status != PhaseStatus::Pending {
+        phase.attempts = 1;
+    }
+    if phase.status == PhaseStatus::Failed {
+        phase.failures = 1;
+    }
+    phase.commit_sha = entry.commit_sha.clone();
+    phase.progress = entry.progress_description.clone();
+    phase.error = entry.error.clone();
+}
+
+/// The context summary: the decisions (at the file's update time), file paths and branch.
+fn read_summary(
+    summary: &ContextSummaryFile,
+    raw: &Map<String, Value>,
+    updated_at: DateTime<Utc>,
+    carry: &mut Carry,
+) -> (ContextSummary, Option<GitContext>) {
+    let raw_summary = raw
+        .get("context_summary")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    carry.object(SUMMARY, &raw_summary, fields_of::<ContextSummaryFile>());
+    let git = summary.branch.as_ref().map(|branch| GitContext {
+        branch: Some(branch.clone()),
+        ..GitContext::default()
+    });
+    let mut context = ContextSummary {
+        key_decisions: summary
             .key_decisions
             .iter()
             .flatten()
@@ -225,26 +269,15 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                 text: text.clone(),
                 at: updated_at,
             })
-            .collect();
-        for path in summary.file_paths.iter().flatten() {
-            if !context.file_paths.contains(path) {
-                context.file_paths.push(path.clone());
-            }
+            .collect(),
+        ..ContextSummary::default()
+    };
+    for path in summary.file_paths.iter().flatten() {
+        if !context.file_paths.contains(path) {
+            context.file_paths.push(path.clone());
         }
     }
-
-    let branch = git
-        .as_ref()
-        .and_then(|git: &GitContext| git.branch.as_deref());
-    let id = workflow_id(options, &[branch], "pipeline");
-    let mut workflow = new_workflow(id, phases, created_at, updated_at);
-    workflow.git = git;
-    workflow.context = context;
-    Ok(Imported {
-        workflow,
-        carry,
-        documents: vec![(ROOT, raw)],
-    })
+    (context, git)
 }
 
 pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Vec<Built>> {

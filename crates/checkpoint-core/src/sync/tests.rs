@@ -8,14 +8,11 @@ use crate::{
     PhaseId, PhasePlan, PhaseStatus, Plan, Transition, Workflow, WorkflowId,
     journal::{Entry, replay},
     sync::{Comparison, Divergence, Keep, compare, merge_conflict, resolve},
+    testing::{complete, phase, start},
 };
 
 fn at(minute: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, minute, 0).unwrap()
-}
-
-fn phase(id: &str) -> PhaseId {
-    PhaseId::new(id).unwrap()
 }
 
 /// A journal: `init` of phases `a`, `b`, `c` (independent), then `transitions`.
@@ -49,22 +46,6 @@ fn extend(entries: &mut Vec<Entry>, transitions: &[Transition]) {
             at: at(seq as u32),
             transition: transition.clone(),
         });
-    }
-}
-
-fn start(id: &str) -> Transition {
-    Transition::PhaseStart {
-        phase: phase(id),
-        force: false,
-    }
-}
-
-fn complete(id: &str) -> Transition {
-    Transition::PhaseComplete {
-        phase: phase(id),
-        artifacts: vec![],
-        commit_sha: None,
-        force: false,
     }
 }
 

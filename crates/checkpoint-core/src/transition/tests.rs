@@ -2,7 +2,10 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 
-use crate::{PhaseId, PhasePlan, Plan, TaskId, Transition, Workflow, WorkflowId, apply};
+use crate::{
+    PhasePlan, Plan, TaskId, Transition, Workflow, WorkflowId, apply,
+    testing::{complete, phase, start},
+};
 
 fn at(minute: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, minute, 0).unwrap()
@@ -21,10 +24,6 @@ fn workflow(specs: &[&str]) -> Workflow {
     .unwrap()
 }
 
-fn phase(id: &str) -> PhaseId {
-    PhaseId::new(id).unwrap()
-}
-
 /// Applies transitions in order, each at the next minute; panics on a refusal.
 #[track_caller]
 fn run(workflow: &mut Workflow, transitions: &[Transition]) {
@@ -41,22 +40,6 @@ fn check_refused(workflow: &Workflow, transition: Transition, expect: &str) {
     let err = apply(&mut copy, &transition, workflow.seq + 1, at(59)).unwrap_err();
     assert_eq!(err.to_string(), expect);
     assert_eq!(&copy, workflow, "a refused transition changes nothing");
-}
-
-fn start(id: &str) -> Transition {
-    Transition::PhaseStart {
-        phase: phase(id),
-        force: false,
-    }
-}
-
-fn complete(id: &str) -> Transition {
-    Transition::PhaseComplete {
-        phase: phase(id),
-        artifacts: vec![],
-        commit_sha: None,
-        force: false,
-    }
 }
 
 #[test]
