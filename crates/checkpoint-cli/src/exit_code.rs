@@ -54,7 +54,7 @@ pub const ALL: [ExitCode; 12] = [
     },
     ExitCode {
         code: USAGE,
-        meaning: "invalid input: command line, id (including a name the store uses), plan file, time or `CHECKPOINT_*` variable",
+        meaning: "invalid input: command line, id (including a name the store uses), plan file, a path outside the project, a directory that is not an archive, time or `CHECKPOINT_*` variable",
         brief: "invalid command line",
     },
     ExitCode {

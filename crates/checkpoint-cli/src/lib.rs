@@ -11,6 +11,7 @@ mod env;
 pub mod exit_code;
 mod failure;
 mod git;
+mod inside;
 mod output;
 mod probe;
 mod remote;
@@ -261,7 +262,8 @@ fn exit_code_of(report: &Report) -> u8 {
             | Error::ReservedId { .. }
             | Error::InvalidPlan { .. }
             | Error::PlanParse { .. }
-            | Error::ConfigParse { .. },
+            | Error::ConfigParse { .. }
+            | Error::NotAnArchive { .. },
         ) => exit_code::USAGE,
         Some(Error::Io { .. }) | None => exit_code::FAILURE,
     }

@@ -633,7 +633,22 @@ fn plan_repairs(out: &mut String, plan: &ResumePlan, applied: bool, paint: Paint
 
 /// One line a phase, by status.
 fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: Paint) {
-    for phase in &plan.completed {
+    // Done, ready and blocked phases are cut with a count, as the "also ready" line is: a plan
+    // of 100,000 phases would be megabytes. The phases that need attention are all shown.
+    const SHOWN: usize = 50;
+    let more = |out: &mut String, n: usize, what: &str| {
+        if n > SHOWN {
+            let _ = writeln!(
+                out,
+                "{}",
+                paint.dim(&format!(
+                    "  … and {} more {what} (`checkpoint status` lists every phase)",
+                    n - SHOWN
+                ))
+            );
+        }
+    };
+    for phase in plan.completed.iter().take(SHOWN) {
         let sha = phase
             .commit_sha
             .as_deref()
@@ -651,6 +666,7 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
             paint.dim(&format!("{when}{sha}"))
         );
     }
+    more(out, plan.completed.len(), "done");
     for phase in &plan.in_progress {
         let progress = phase
             .progress
@@ -686,7 +702,7 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
             ))
         );
     }
-    for phase in &plan.ready {
+    for phase in plan.ready.iter().take(SHOWN) {
         let progress = phase
             .progress
             .as_deref()
@@ -694,7 +710,8 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
             .unwrap_or_default();
         let _ = writeln!(out, "· {}  ready{progress}", phase.id);
     }
-    for phase in &plan.blocked {
+    more(out, plan.ready.len(), "ready");
+    for phase in plan.blocked.iter().take(SHOWN) {
         let waiting: Vec<&str> = phase.waiting_for.iter().map(|id| id.as_str()).collect();
         let _ = writeln!(
             out,
@@ -706,6 +723,7 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
             ))
         );
     }
+    more(out, plan.blocked.len(), "blocked");
 }
 
 /// The next action, and the choices when a decision is needed.

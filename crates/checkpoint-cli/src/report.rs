@@ -77,6 +77,9 @@ pub(crate) struct ResumeReport<'a> {
     /// Where an archived workflow went (`--fresh`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) archived_to: Option<String>,
+    /// The phases `--restart` sent back to pending because they depend on the restarted one.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) reset: &'a [PhaseId],
     pub(crate) plan: Option<&'a ResumePlan>,
     /// When the plan is of another system's state file: its format and path (read only).
     #[serde(skip_serializing_if = "Option::is_none")]

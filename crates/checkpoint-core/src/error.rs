@@ -232,6 +232,16 @@ pub enum Error {
         limit: u64,
     },
 
+    /// A directory given to `restore` holds a state and a journal, but is not an archive.
+    #[error("refusing to restore `{path}`: {reason}")]
+    #[diagnostic(
+        code(checkpoint::archive::not_an_archive),
+        help(
+            "an archive is a workflow directory `checkpoint archive` moved aside, whose `state.json` equals its `journal.jsonl`'s replay; nothing was moved"
+        )
+    )]
+    NotAnArchive { path: PathBuf, reason: String },
+
     /// A file is larger than we are willing to read.
     #[error("refusing to read `{path}`: {size} bytes is over the limit of {limit} bytes")]
     #[diagnostic(

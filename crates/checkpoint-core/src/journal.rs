@@ -45,8 +45,41 @@ pub struct Journal {
     pub torn: Option<(u64, Vec<u8>)>,
 }
 
+/// The first line of a journal that is not the next entry: one that does not parse, or whose
+/// sequence number is not the one after the entry before it (a gap, or a step back).
+#[derive(Debug)]
+pub struct BadLine {
+    /// Where the line starts.
+    pub offset: u64,
+    /// Its line number, from 1.
+    pub line: usize,
+    /// Whether it is the journal's last complete line (only blank lines or a torn line follow).
+    pub last: bool,
+    /// What is wrong with it, naming the file and the line.
+    pub error: Error,
+}
+
+/// The hint of a bad last line.
+const BAD_LAST_LINE_HELP: &str = "the last line is not the next entry of this journal: it was added by hand or by another tool; `state.json` is used meanwhile, and `checkpoint resume` moves the line aside as `journal.jsonl.foreign-<time>`, keeping it, after which `checkpoint log` reads the whole history again";
+/// The hint of a bad line followed by others.
+const BAD_MIDDLE_LINE_HELP: &str = "the journal is append-only and fsynced line by line, so a bad line in the middle means the file was edited or the disk is damaged; commands use `state.json` meanwhile: fix or remove the line by hand (keep a copy of the file first)";
+
 /// Parses a whole journal. A torn last line is set aside; any other bad line is an error.
+///
+/// This is the definition of a valid journal that every reader shares: each complete line is
+/// an [`Entry`], and each entry's sequence number is the one after the entry before it (the
+/// first may be any number: a journal restarted from a snapshot). [`scan_tail`] checks the same
+/// rule on the lines it reads.
 pub fn parse(path: &std::path::Path, bytes: &[u8]) -> Result<Journal> {
+    match parse_prefix(path, bytes) {
+        (journal, None) => Ok(journal),
+        (_, Some(bad)) => Err(bad.error),
+    }
+}
+
+/// Parses a journal up to its first bad line: the entries before it, and the bad line, if any
+/// (then `torn` is `None`: a torn end belongs to what follows the bad line).
+pub fn parse_prefix(path: &std::path::Path, bytes: &[u8]) -> (Journal, Option<BadLine>) {
     let mut journal = Journal::default();
     let mut offset = 0usize;
     let mut line_no = 0usize;
@@ -56,34 +89,62 @@ pub fn parse(path: &std::path::Path, bytes: &[u8]) -> Result<Journal> {
             journal.torn = Some((offset as u64, bytes[offset..].to_vec()));
             break;
         };
+        let start = offset;
         let line = &bytes[offset..offset + len];
         offset += len + 1;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let entry: Entry = serde_json::from_slice(line).map_err(|err| Error::Corrupt {
-            path: path.to_owned(),
-            message: format!("line {line_no}, column {}: {err}", err.column()),
-            help: "the journal is append-only and fsynced line by line, so a bad line in the middle means the file was edited or the disk is damaged; move the file aside to continue from `state.json`".into(),
-            source_code: None,
-            span: None,
-        })?;
-        let expected = journal
-            .entries
-            .last()
-            .map_or(entry.seq, |last| last.seq + 1);
-        if entry.seq != expected {
-            return Err(Error::Corrupt {
-                path: path.to_owned(),
-                message: format!("line {line_no}: sequence number {} follows {}", entry.seq, expected.saturating_sub(1)),
-                help: "the journal must be strictly ordered; it was edited or two writers ran without the lock".into(),
-                source_code: None,
-                span: None,
-            });
+        let bad = |message: String| {
+            let last = is_blank_to_the_end(&bytes[offset..]);
+            Some(BadLine {
+                offset: start as u64,
+                line: line_no,
+                last,
+                error: Error::Corrupt {
+                    path: path.to_owned(),
+                    message,
+                    help: if last {
+                        BAD_LAST_LINE_HELP
+                    } else {
+                        BAD_MIDDLE_LINE_HELP
+                    }
+                    .into(),
+                    source_code: None,
+                    span: None,
+                },
+            })
+        };
+        let entry: Entry = match serde_json::from_slice(line) {
+            Ok(entry) => entry,
+            Err(err) => {
+                return (
+                    journal,
+                    bad(format!("line {line_no}, column {}: {err}", err.column())),
+                );
+            }
+        };
+        if let Some(last) = journal.entries.last()
+            && last.seq.checked_add(1) != Some(entry.seq)
+        {
+            let message = format!(
+                "line {line_no}: sequence number {} follows {}",
+                entry.seq, last.seq
+            );
+            return (journal, bad(message));
         }
         journal.entries.push(entry);
     }
-    Ok(journal)
+    (journal, None)
+}
+
+/// Whether `bytes` hold no complete line but blank ones (a torn end may follow).
+fn is_blank_to_the_end(bytes: &[u8]) -> bool {
+    let complete = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(&bytes[..0], |end| &bytes[..end]);
+    complete.iter().all(u8::is_ascii_whitespace)
 }
 
 /// A torn last line of the journal: where it starts, and its bytes.
@@ -127,6 +188,8 @@ pub fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64>) -> S
     };
     let torn = (end + 1 < bytes.len()).then(|| (start + end as u64 + 1, bytes[end + 1..].to_vec()));
     let mut last_seq = None;
+    // The sequence number of the last line not asked for, which the first asked for follows.
+    let mut boundary = None;
     let mut lines = Vec::new();
     let mut line_end = end;
     loop {
@@ -138,6 +201,15 @@ pub fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64>) -> S
         };
         let line = &bytes[line_start..line_end];
         if !line.iter().all(u8::is_ascii_whitespace) {
+            if let Some(boundary) = boundary {
+                // The line before the boundary, read for its number only: the boundary must
+                // follow it, or the journal ends in a line out of order. A line without a
+                // number there is one in the middle, which loading does not read.
+                if seq_of_line(line).is_some_and(|seq| seq.checked_add(1) != Some(boundary)) {
+                    return Scan::Unusual;
+                }
+                break;
+            }
             let Some(seq) = seq_of_line(line) else {
                 return Scan::Unusual;
             };
@@ -146,7 +218,10 @@ pub fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64>) -> S
             }
             match after {
                 Some(after) if seq > after => lines.push(line),
-                _ => break,
+                // A journal that ends before the entry asked after was cut short, or ends
+                // in a line out of order: the whole parser tells which.
+                Some(after) if seq < after => return Scan::Unusual,
+                _ => boundary = Some(seq),
             }
         }
         if line_start == 0 {
@@ -160,10 +235,12 @@ pub fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64>) -> S
         let Ok(entry) = serde_json::from_slice::<Entry>(line) else {
             return Scan::Unusual;
         };
-        if entries
+        // The same rule as `parse`: each entry follows the one before it, here the boundary
+        // line too, so that an entry that skips ahead is never replayed from the tail.
+        let previous = entries
             .last()
-            .is_some_and(|last: &Entry| entry.seq != last.seq + 1)
-        {
+            .map_or(boundary, |last: &Entry| Some(last.seq));
+        if previous.is_some_and(|previous| previous.checked_add(1) != Some(entry.seq)) {
             return Scan::Unusual;
         }
         after_bytes += line.len() as u64 + 1;
@@ -177,8 +254,41 @@ pub fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64>) -> S
     })
 }
 
-/// Reads the `seq` at the start of a journal line without parsing the rest.
-fn seq_of_line(line: &[u8]) -> Option<u64> {
+/// Whether the complete lines of `bytes` look like the lines `checkpoint` writes, numbered one
+/// after the other: `{"seq":N,"at":"…` to a closing `}`. A cheap check of a journal's shape,
+/// with no JSON parsing; `whole` when `bytes` start at the start of the file (otherwise the
+/// first, partial, line is skipped). A journal that fails it is parsed to say why.
+pub fn looks_whole(bytes: &[u8], whole: bool) -> bool {
+    let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else {
+        return true;
+    };
+    let mut rest = &bytes[..end];
+    if !whole {
+        match rest.iter().position(|&b| b == b'\n') {
+            Some(first) => rest = &rest[first + 1..],
+            None => return true,
+        }
+    }
+    let mut previous: Option<u64> = None;
+    for line in rest.split(|&b| b == b'\n') {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let Some(seq) = seq_of_line(line) else {
+            return false;
+        };
+        let digits = line[7..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let shaped = line[7 + digits..].starts_with(b",\"at\":\"") && line.ends_with(b"}");
+        if !shaped || previous.is_some_and(|previous| previous.checked_add(1) != Some(seq)) {
+            return false;
+        }
+        previous = Some(seq);
+    }
+    true
+}
+
+/// Reads the `seq` at the start of a journal line (complete or torn) without parsing the rest.
+pub fn seq_of_line(line: &[u8]) -> Option<u64> {
     let rest = line.strip_prefix(b"{\"seq\":")?;
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
@@ -279,8 +389,9 @@ mod tests {
             scan_tail(&bytes[cut..], cut as u64, false, Some(6)),
             Scan::NeedMore
         );
-        // One that holds the newline before the first line not asked for is enough.
-        let cut = text.find("{\"seq\":8").unwrap() - 1;
+        // One that holds the line before the first line not asked for is enough: the
+        // number of that line is checked too.
+        let cut = text.find("{\"seq\":7").unwrap() - 1;
         assert!(matches!(
             scan_tail(&bytes[cut..], cut as u64, false, Some(8)),
             Scan::Done(tail) if tail.after.len() == 1 && tail.torn.as_ref().is_some_and(|(at, _)| *at as usize == text.rfind('\n').unwrap() + 1)
@@ -300,6 +411,15 @@ mod tests {
         );
         let gap = line(1) + &line(2) + &line(4);
         assert_eq!(scan_tail(gap.as_bytes(), 0, true, Some(1)), Scan::Unusual);
+        // An entry that repeats the one asked after, or steps back.
+        for end in [3, 1] {
+            let repeat = line(1) + &line(2) + &line(3) + &line(end);
+            assert_eq!(
+                scan_tail(repeat.as_bytes(), 0, true, Some(3)),
+                Scan::Unusual
+            );
+            assert_eq!(scan_tail(repeat.as_bytes(), 0, true, None), Scan::Unusual);
+        }
         let numbered_garbage = line(1) + "{\"seq\":2,oops\n";
         assert_eq!(
             scan_tail(numbered_garbage.as_bytes(), 0, true, Some(1)),
@@ -334,7 +454,9 @@ mod tests {
                 match scan_tail(&bytes[start..], start as u64, start == 0, after) {
                     Scan::Done(tail) => assert_eq!(tail, expected, "after {after:?}, from {start}"),
                     Scan::NeedMore => assert!(start > 0),
-                    Scan::Unusual => panic!("a well-formed journal is never unusual"),
+                    // Only a journal that ends before the entry asked after is left to the
+                    // whole parser.
+                    Scan::Unusual => assert!(after > Some(12), "after {after:?}, from {start}"),
                 }
             }
         }
@@ -357,6 +479,52 @@ mod tests {
             journal.torn,
             Some((line.len() as u64, b"{\"seq\":2,\"at\":\"19".to_vec()))
         );
+    }
+
+    #[test]
+    fn an_entry_that_skips_ahead_of_the_one_asked_after_is_unusual() {
+        let path = std::path::Path::new("journal.jsonl");
+        let gap = line(1) + &line(2) + &line(3) + &line(999);
+        for after in [Some(3), Some(2)] {
+            assert_eq!(
+                scan_tail(gap.as_bytes(), 0, true, after),
+                Scan::Unusual,
+                "{after:?}"
+            );
+        }
+        let (journal, bad) = parse_prefix(path, gap.as_bytes());
+        assert_eq!(journal.entries.len(), 3);
+        let bad = bad.unwrap();
+        assert_eq!((bad.line, bad.last), (4, true));
+        assert_eq!(bad.offset as usize, gap.len() - line(999).len());
+        assert!(
+            bad.error
+                .to_string()
+                .contains("line 4: sequence number 999 follows 3")
+        );
+        let middle = line(1) + "{\"foo\":1}\n" + &line(2);
+        let (_, bad) = parse_prefix(path, middle.as_bytes());
+        assert_eq!(bad.map(|bad| (bad.line, bad.last)), Some((2, false)));
+    }
+
+    #[test]
+    fn the_shape_check_finds_what_the_parser_refuses() {
+        let good: String = (1..=5).map(line).collect();
+        assert!(looks_whole(good.as_bytes(), true));
+        assert!(looks_whole(&good.as_bytes()[10..], false));
+        for bad in [
+            line(1) + "garbage\n" + &line(3),
+            line(1) + &line(3),
+            line(1) + "{\"foo\":1}\n",
+            line(1) + &line(2).replace("\"at\"", "\"x\""),
+            line(1) + &line(2).replace("\"}}\n", "\n"),
+        ] {
+            assert!(!looks_whole(bad.as_bytes(), true), "{bad}");
+            assert!(
+                parse(std::path::Path::new("j"), bad.as_bytes()).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

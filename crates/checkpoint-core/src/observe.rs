@@ -3,7 +3,8 @@
 
 use crate::{
     model::{PhaseStatus, TaskStatus, Workflow},
-    resume::Probe,
+    resume::{Probe, written_since},
+    timestamp::Timestamp,
     transition::Transition,
 };
 
@@ -35,10 +36,11 @@ pub fn file_written(workflow: &Workflow, path: &str, probe: &dyn Probe) -> Vec<T
         });
     }
     for phase in in_progress().filter(|phase| phase.outputs.iter().any(|output| output == path)) {
-        let outputs_exist = phase
-            .outputs
-            .iter()
-            .all(|output| probe.file_size(output).is_some_and(|size| size > 0));
+        let outputs_exist = phase.outputs.iter().all(|output| {
+            // A file that was there before the phase started is not its work.
+            probe.file_size(output).is_some_and(|size| size > 0)
+                && written_since(probe, output, phase.started_at.map(Timestamp::utc))
+        });
         let tasks_done = phase
             .tasks
             .iter()
@@ -91,10 +93,13 @@ pub fn is_git_commit(command: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use chrono::{DateTime, Duration};
+    use chrono::{DateTime, Duration, Utc};
 
     use super::*;
-    use crate::{PhaseId, PhasePlan, Plan, TaskId, WorkflowId, apply_in_place, testing::Files};
+    use crate::{
+        PhaseId, PhasePlan, Plan, TaskId, WorkflowId, apply_in_place,
+        resume::OUTPUT_MTIME_TOLERANCE_SECS, testing::Files,
+    };
 
     fn phase(id: &str) -> PhaseId {
         PhaseId::new(id).unwrap()
@@ -152,6 +157,44 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// [`Files`], each modified at the given second after the epoch.
+    struct Dated(Files, i64);
+
+    impl Probe for Dated {
+        fn file_size(&self, path: &str) -> Option<u64> {
+            self.0.file_size(path)
+        }
+        fn git_branch(&self) -> Option<String> {
+            None
+        }
+        fn commit_exists(&self, _sha: &str) -> Option<bool> {
+            None
+        }
+        fn worktree(&self) -> Option<String> {
+            None
+        }
+        fn modified(&self, path: &str) -> Option<DateTime<Utc>> {
+            self.0
+                .file_size(path)
+                .map(|_| DateTime::UNIX_EPOCH + Duration::seconds(self.1))
+        }
+    }
+
+    #[test]
+    fn an_output_modified_before_its_phase_started_does_not_complete_it() {
+        let mut workflow = workflow();
+        start(&mut workflow, "a");
+        let started = workflow.phases[0].started_at.unwrap().utc().timestamp();
+        let files = || Files(vec![("a.md", 3), ("dir", u64::MAX)]);
+        let at =
+            |second| completes(&file_written(&workflow, "a.md", &Dated(files(), second))).len();
+        // Long before, no; within the tolerance or after, yes.
+        assert_eq!(at(started - 100), 0);
+        assert_eq!(at(started - OUTPUT_MTIME_TOLERANCE_SECS - 1), 0);
+        assert_eq!(at(started - OUTPUT_MTIME_TOLERANCE_SECS), 1);
+        assert_eq!(at(started + 50), 1);
     }
 
     #[test]

@@ -1134,7 +1134,7 @@ fn push_path(workflow: &mut Workflow, path: String) {
     }
 }
 
-fn unknown_phase(workflow: &Workflow, id: &PhaseId) -> Error {
+pub(crate) fn unknown_phase(workflow: &Workflow, id: &PhaseId) -> Error {
     Error::UnknownPhase {
         workflow: workflow.id.to_string(),
         phase: id.to_string(),

@@ -9,6 +9,7 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     ctx::Ctx,
     failure::Failure,
+    inside,
     output::{self, Format, Paint},
     report::WorkflowReport,
 };
@@ -69,6 +70,17 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
             ..Plan::default()
         },
     };
+    // Declared outputs complete their phase when written: only files of the project may.
+    for phase in &plan.phases {
+        for output in &phase.outputs {
+            inside::check(
+                &ctx.project_root,
+                &ctx.project_root,
+                output,
+                &format!("declared output of phase `{}`", phase.id),
+            )?;
+        }
+    }
     if args.title.is_some() {
         plan.title = args.title.clone();
     }

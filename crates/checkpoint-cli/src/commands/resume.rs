@@ -4,15 +4,16 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
-    resume::{Briefing, FindingCode, ResumePlan},
+    resume::{self, Briefing, Finding, FindingCode, ResumePlan, Severity},
     seeds::{self, Discovered, ImportOptions},
-    store::Loaded,
+    store::{Loaded, Recovery},
 };
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::{Ctx, WorkflowChoiceError},
+    failure::Failure,
     output::{self, Format, JSON_VERSION, Paint},
     probe::{self, FsProbe},
     report::{ResumeReport, SeedOrigin},
@@ -37,7 +38,8 @@ pub struct ResumeArgs {
     /// Confirm a state that was rebuilt after corruption, and continue
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Restart this phase (even if done), after the recoveries
+    /// Restart this phase (even if done), after the recoveries; the phases that depend on it
+    /// go back to pending, and a finished workflow is chosen like an unfinished one
     #[arg(long, value_name = "PHASE", conflicts_with_all = ["fresh", "abandon"])]
     pub restart: Option<String>,
     /// Archive the workflow and start it over with the same phases (nothing is deleted)
@@ -84,7 +86,7 @@ fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 
 /// On a terminal, when a decision is needed: show the plan, then offer the seeds' choices.
 fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
+    let Some((id, loaded)) = choose_workflow(ctx, &args.words, args.restart.is_some())? else {
         // Another system's state file, or nothing: no decision to offer here.
         return resume_with(ctx, args);
     };
@@ -136,7 +138,7 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
 }
 
 fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let Some((id, loaded)) = choose_workflow(ctx, &args.words)? else {
+    let Some((id, loaded)) = choose_workflow(ctx, &args.words, args.restart.is_some())? else {
         return match seed_to_resume(ctx, &args.words)? {
             Some((found, workflow)) => resume_seed(ctx, args, &found, &workflow),
             None => nothing_to_resume(ctx),
@@ -148,13 +150,14 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         None => ctx.store.load(&id)?,
     });
     let probe = FsProbe::new(&ctx.project_root);
+    let journal_finding = journal_finding(ctx, loaded)?;
     let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
     let rebuilt = briefing
         .plan
         .findings
         .iter()
         .any(|finding| finding.code == FindingCode::StateRebuilt);
-    let resumed = if !args.dry_run && (!rebuilt || args.yes) {
+    let mut resumed = if !args.dry_run && (!rebuilt || args.yes) {
         if args.fresh {
             start_fresh(ctx, &id, loaded, &probe)?
         } else {
@@ -174,9 +177,37 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
             briefing,
             applied: false,
             archived_to: None,
+            reset: Vec::new(),
         }
     };
+    resumed.briefing.plan.findings.extend(journal_finding);
     emit_resumed(ctx, args, &resumed)
+}
+
+/// A bad line in the journal before the entries a load reads (which loading does not see),
+/// as a warning: commands use the state, and `checkpoint validate` reports it as an error.
+fn journal_finding(ctx: &Ctx, loaded: &Loaded) -> Result<Option<Finding>> {
+    let foreign = loaded
+        .recoveries
+        .iter()
+        .any(|recovery| matches!(recovery, Recovery::ForeignJournalLines { .. }));
+    if foreign {
+        // Already reported, with its repair.
+        return Ok(None);
+    }
+    Ok(ctx
+        .store
+        .check_journal(&loaded.workflow.id)?
+        .map(|err| Finding {
+            severity: Severity::Warning,
+            code: FindingCode::JournalUnreadable,
+            phase: None,
+            message: format!("the journal cannot be read: {err}"),
+            hint: Some(
+                "commands use `state.json`, which is unaffected; `checkpoint log` and `checkpoint validate` fail until the line is fixed by hand (keep a copy of the journal first)"
+                    .into(),
+            ),
+        }))
 }
 
 /// What `checkpoint resume` did to a workflow, and the plan from where it stands now.
@@ -186,6 +217,8 @@ struct Resumed {
     applied: bool,
     /// Where the workflow was archived to (`--fresh`).
     archived_to: Option<String>,
+    /// The phases `--restart` sent back to pending.
+    reset: Vec<PhaseId>,
 }
 
 impl Resumed {
@@ -194,6 +227,7 @@ impl Resumed {
             briefing,
             applied: true,
             archived_to: None,
+            reset: Vec::new(),
         }
     }
 }
@@ -211,6 +245,7 @@ fn start_fresh(ctx: &Ctx, id: &WorkflowId, loaded: &Loaded, probe: &FsProbe) -> 
         briefing: ctx.brief(&created.workflow, &created.recoveries, probe),
         applied: true,
         archived_to: Some(target.to_string_lossy().into_owned()),
+        reset: Vec::new(),
     })
 }
 
@@ -225,6 +260,11 @@ fn recover(
     probe: &FsProbe,
 ) -> Result<Resumed> {
     let restart = args.restart.as_deref().map(PhaseId::new).transpose()?;
+    if let Some(phase) = &restart {
+        // An unknown phase is refused before anything is written.
+        resume::restart(&loaded.workflow, phase)?;
+    }
+    let mut reset = Vec::new();
     let wants_write = !briefing.plan.recoveries.is_empty()
         || args.abandon
         || restart.is_some()
@@ -234,6 +274,7 @@ fn recover(
             briefing,
             applied: false,
             archived_to: None,
+            reset: Vec::new(),
         });
     }
     let updated = ctx.store.update(id, ctx.now, |workflow| {
@@ -246,10 +287,10 @@ fn recover(
             .map(|recovery| recovery.transition)
             .collect();
         if let Some(phase) = &restart {
-            transitions.push(Transition::PhaseStart {
-                phase: phase.clone(),
-                force: true,
-            });
+            // Computed from the state under the lock, after the recoveries it will follow.
+            let restart = resume::restart(workflow, phase)?;
+            reset = restart.reset;
+            transitions.extend(restart.transitions);
         }
         if !transitions.is_empty() {
             // The resume itself is a sign of life: the workflow is no longer interrupted.
@@ -266,10 +307,26 @@ fn recover(
         Ok(transitions)
     })?;
     output::warn_recoveries(&updated.recoveries);
+    if let Some(phase) = &restart
+        && !reset.is_empty()
+    {
+        output::note(&format!(
+            "restarting `{phase}` sent {} that depend on it back to pending: {}",
+            output::count(reset.len(), "phase"),
+            reset
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let mut after = ctx.brief(&updated.workflow, &[], probe);
     after.plan.recoveries = briefing.plan.recoveries;
     after.plan.last_active = briefing.plan.last_active;
-    Ok(Resumed::applied(after))
+    Ok(Resumed {
+        reset,
+        ..Resumed::applied(after)
+    })
 }
 
 fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
@@ -279,6 +336,7 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
             version: JSON_VERSION,
             applied: resumed.applied,
             archived_to: resumed.archived_to.clone(),
+            reset: &resumed.reset,
             plan: Some(plan),
             source: None,
         })
@@ -324,7 +382,14 @@ pub(crate) fn plan_after_recoveries(ctx: &Ctx, id: &WorkflowId) -> Result<Resume
 
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
 /// when several are unfinished, and fails with the list otherwise.
-fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Option<Loaded>)>> {
+///
+/// With `restart`, a finished workflow is a candidate too: when none is unfinished, the one
+/// the store holds is chosen, and several or none are an error rather than nothing to resume.
+fn choose_workflow(
+    ctx: &Ctx,
+    words: &[String],
+    restart: bool,
+) -> Result<Option<(WorkflowId, Option<Loaded>)>> {
     if !words.is_empty() {
         let known = ctx.store.list()?;
         let found = words
@@ -367,6 +432,7 @@ fn choose_workflow(ctx: &Ctx, words: &[String]) -> Result<Option<(WorkflowId, Op
     }
     candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.1.workflow.updated_at));
     match candidates.len() {
+        0 if restart => ctx.workflow_id().map(|id| Some((id, None))),
         0 => Ok(None),
         1 => Ok(candidates.pop().map(|(id, loaded)| (id, Some(loaded)))),
         _ => {
@@ -453,11 +519,7 @@ fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Wor
         });
         return match named {
             Some(index) => Ok(Some(found.swap_remove(index))),
-            None => Err(checkpoint_core::Error::NotFound {
-                id: word.clone(),
-                root: ctx.store.root().to_owned(),
-            }
-            .into()),
+            None => Err(no_such_workflow(ctx, word)?.into()),
         };
     }
     found.retain(|(_, workflow)| !workflow.status.is_finished());
@@ -469,6 +531,34 @@ fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Wor
     }
     found.sort_by_key(|(_, workflow)| std::cmp::Reverse(workflow.updated_at));
     Ok(found.into_iter().next())
+}
+
+/// A name that matches no workflow and no other system's state file: not found, with the
+/// workflows there are.
+fn no_such_workflow(ctx: &Ctx, word: &str) -> Result<Failure> {
+    let known = ctx.store.list()?;
+    let failure = Failure::not_found(
+        "checkpoint::store::not_found",
+        format!(
+            "no workflow `{}` in `{}`, and no other system's state file by that name",
+            output::escape(word),
+            ctx.store.root().display()
+        ),
+    );
+    Ok(if known.is_empty() {
+        failure.with_help(
+            "the store holds no workflow: start one with `checkpoint init <id> --phase <id>`",
+        )
+    } else {
+        failure.with_help(format!(
+            "the workflows are: {}; resume one with `checkpoint resume <id>`",
+            known
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
 }
 
 /// A read-only plan of another system's state file: nothing is written until it is imported.
@@ -495,6 +585,7 @@ fn resume_seed(
             version: JSON_VERSION,
             applied: false,
             archived_to: None,
+            reset: &[],
             plan: Some(plan),
             source: Some(SeedOrigin {
                 format: found.format.name(),
@@ -526,7 +617,7 @@ fn resume_seed(
 
 fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
     match ctx.format {
-        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, plan: None, source: None }).into_diagnostic(),
+        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, reset: &[], plan: None, source: None }).into_diagnostic(),
         _ => output::emit_human(ctx.color, &format!(
             "No interrupted workflow in `{}`: nothing to resume.\nStart one with `checkpoint init <id> --phase <id>` (can be repeated).\n",
             ctx.store.root().display()

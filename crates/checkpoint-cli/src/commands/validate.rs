@@ -41,10 +41,17 @@ pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
         &ctx.config,
         ctx.now,
     );
+    // Lines at the journal's end that are not its entries are only a warning for the commands
+    // that go on from the state, but `validate` holds the journal to its rule, `--quick` too.
+    for finding in &mut findings {
+        if finding.code == FindingCode::JournalForeign {
+            finding.severity = Severity::Error;
+        }
+    }
     if !args.quick {
         findings.extend(replay_finding(ctx, &loaded));
-        findings.sort_by_key(|finding| finding.severity);
     }
+    findings.sort_by_key(|finding| finding.severity);
     let errors = findings
         .iter()
         .filter(|finding| finding.severity == Severity::Error)

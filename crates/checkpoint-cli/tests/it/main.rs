@@ -14,4 +14,5 @@ mod subagents;
 mod support;
 mod sync;
 mod trust;
+mod trust_edges;
 mod watch;

@@ -764,8 +764,8 @@ fn resume_takes_a_seed_file_path_and_refuses_an_unknown_id() {
     ----- stderr -----
     checkpoint::store::not_found
 
-      × no workflow `nope` in `[TEMP]/project/.claude/checkpoints`
-      help: create it with `checkpoint init nope --phase <id>`, or list workflows with `checkpoint list`
+      × no workflow `nope` in `[TEMP]/project/.claude/checkpoints`, and no other system's state file by that name
+      help: the workflows are: `payments`; resume one with `checkpoint resume <id>`
     ");
     let prompt = env.ok(&["resume", "nope", "--format", "prompt", "--no-fail"]);
     assert!(prompt.contains("no workflow `nope`"), "{prompt}");

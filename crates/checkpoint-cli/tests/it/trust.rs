@@ -515,6 +515,11 @@ fn resume_of_a_name_that_matches_nothing_is_not_found() {
         let output = env.snapshot(args);
         assert!(output.starts_with("exit status: 4"), "{args:?}\n{output}");
         assert!(output.contains("nosuchwf"), "{output}");
+        // The workflows there are, so the user can pick one.
+        assert!(
+            output.contains("`real`") && output.contains("`other`"),
+            "{output}"
+        );
         assert!(
             !output.contains("choosing as if none was named"),
             "{output}"
@@ -706,6 +711,8 @@ fn a_state_over_the_read_limit_is_refused_at_write_time() {
     );
     assert!(!env.workflow_dir("w").join("journal.jsonl").exists());
     assert!(!env.workflow_dir("w").join("state.json").exists());
+    // Nothing is left behind: no empty workflow directory that `list` or `init` trips over.
+    assert!(!env.workflow_dir("w").exists());
     // The id stays free.
     env.ok(&["init", "w", "--phase", "a"]);
 }

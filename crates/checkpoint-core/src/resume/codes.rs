@@ -47,6 +47,8 @@ codes! {
         StateRebuilt = "state.rebuilt",
         /// The journal ended in a torn line.
         JournalTorn = "journal.torn",
+        /// The journal ends in lines that are not its next entries; the state is used.
+        JournalForeign = "journal.foreign",
         /// Temporary files of an interrupted write were found.
         WriteTempFiles = "write.temp_files",
         /// The journal ends before the state.

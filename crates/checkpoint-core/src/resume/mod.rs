@@ -5,6 +5,7 @@ mod codes;
 mod holders;
 mod planner;
 mod prompt;
+mod restart;
 mod validate;
 
 pub use crate::resume::{
@@ -13,7 +14,8 @@ pub use crate::resume::{
     holders::{Dispatch, Held, SubAgents},
     planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,
-    validate::{Finding, Probe, Severity, validate},
+    restart::{Restart, restart},
+    validate::{Finding, OUTPUT_MTIME_TOLERANCE_SECS, Probe, Severity, validate, written_since},
 };
 
 #[cfg(test)]

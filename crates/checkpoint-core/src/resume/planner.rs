@@ -14,7 +14,7 @@ use crate::{
     resume::{
         codes::{Action, FindingCode, RecoveryCode},
         holders::{self, SubAgents},
-        validate::{Finding, Probe, Severity},
+        validate::{Finding, Probe, Severity, written_since},
     },
     timestamp::Timestamp,
     transition::{Transition, apply_in_place},
@@ -360,8 +360,11 @@ fn recoveries_after_interruption(
                 TaskStatus::Pending | TaskStatus::Failed => open_tasks += 1,
             }
         }
-        let outputs_present =
-            !phase.outputs.is_empty() && phase.outputs.iter().all(|output| exists(output));
+        let outputs_present = !phase.outputs.is_empty()
+            && phase.outputs.iter().all(|output| {
+                // A file that was there before the phase started is not its work.
+                exists(output) && written_since(probe, output, phase.started_at.map(Timestamp::utc))
+            });
         if outputs_present && open_tasks == 0 {
             actions.push(RecoveryAction {
                 code: RecoveryCode::PhaseOutputPresent,

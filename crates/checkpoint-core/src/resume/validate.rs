@@ -29,9 +29,27 @@ pub trait Probe {
     }
     /// The worktree's top-level directory now.
     fn worktree(&self) -> Option<String>;
-    /// When a file was last written, where known.
+    /// When a file (relative to the project root) was last modified; `None` when it does not
+    /// exist or the probe cannot tell.
     fn modified(&self, _path: &str) -> Option<DateTime<Utc>> {
         None
+    }
+}
+
+/// How much earlier than its phase's start a declared output may have been modified and still
+/// count as the phase's work: file systems keep modification times to a second or two (FAT to
+/// two), and the clock that stamped the start is read a moment before the agent writes.
+pub const OUTPUT_MTIME_TOLERANCE_SECS: i64 = 2;
+
+/// Whether a declared output is the work of a phase that started at `started`: written or
+/// changed since then, within [`OUTPUT_MTIME_TOLERANCE_SECS`]. A file a probe cannot date
+/// counts (the test probes); a real file system always dates it.
+pub fn written_since(probe: &dyn Probe, path: &str, started: Option<DateTime<Utc>>) -> bool {
+    match (started, probe.modified(path)) {
+        (Some(started), Some(modified)) => {
+            modified >= started - Duration::seconds(OUTPUT_MTIME_TOLERANCE_SECS)
+        }
+        _ => true,
     }
 }
 
@@ -126,10 +144,22 @@ fn recovery_finding(recovery: &Recovery) -> Finding {
                 "check the rebuilt state (`checkpoint status`), then confirm it with `checkpoint resume --yes`",
             ),
         ),
-        Recovery::TornJournalLine { .. } => (
+        Recovery::TornJournalLine { held: true, .. } => (
+            Severity::Warning,
+            FindingCode::JournalTorn,
+            Some("the state holds the change it began to record: there is nothing to repeat"),
+        ),
+        Recovery::TornJournalLine { held: false, .. } => (
             Severity::Warning,
             FindingCode::JournalTorn,
             Some("the transition it held never completed; repeat it if it matters"),
+        ),
+        Recovery::ForeignJournalLines { .. } => (
+            Severity::Warning,
+            FindingCode::JournalForeign,
+            Some(
+                "`checkpoint resume` (or any command that writes) moves them aside as `journal.jsonl.foreign-<time>`, keeping them, after which `checkpoint log` reads the whole history again",
+            ),
         ),
         Recovery::TempFiles { .. } => (Severity::Info, FindingCode::WriteTempFiles, None),
         Recovery::JournalBehind { .. } => (

@@ -12,10 +12,11 @@ use crate::{
     error::{Error, Result},
     fsx,
     id::WorkflowId,
+    journal,
     retention::Archive,
     store::{
         JOURNAL_FILE, STATE_FILE, Store,
-        load::{load_dir, parse_state},
+        load::{first_difference, load_dir, parse_state, read_journal},
         write::{commit, create_private_dir},
     },
 };
@@ -123,14 +124,33 @@ impl Store {
         dir.join(STATE_FILE).exists() || dir.join(JOURNAL_FILE).exists()
     }
 
-    /// Brings an archived workflow back under its id; refuses when that id is taken.
+    /// Brings an archived workflow back under its id, with the store's private permissions;
+    /// refuses when that id is taken, and refuses anything that is not an archive: a directory
+    /// of regular files whose `state.json` equals the replay of its `journal.jsonl`.
     pub fn restore(&self, archive: &Path) -> Result<WorkflowId> {
         let state_path = archive.join(STATE_FILE);
+        let not_an_archive = |reason: String| Error::NotAnArchive {
+            path: archive.to_owned(),
+            reason,
+        };
+        check_archive_files(archive).map_err(not_an_archive)?;
         let bytes = fsx::read_limited(&state_path)?.ok_or_else(|| Error::NotFound {
             id: archive.display().to_string(),
             root: self.root.clone(),
         })?;
         let workflow = parse_state(&state_path, &bytes)?;
+        let journal_path = archive.join(JOURNAL_FILE);
+        let journal = read_journal(&journal_path)
+            .map_err(|err| not_an_archive(format!("its journal cannot be read: {err}")))?;
+        let replayed = journal::replay(&journal_path, None, &journal.entries)
+            .map_err(|err| not_an_archive(format!("its journal does not replay: {err}")))?
+            .ok_or_else(|| not_an_archive("its journal has no entries".into()))?;
+        if let Some(field) = first_difference(&workflow, &replayed) {
+            return Err(not_an_archive(format!(
+                "its `{STATE_FILE}` (entry {}) differs from its journal's replay (entry {}) at `{field}`",
+                workflow.seq, replayed.seq
+            )));
+        }
         refuse_reserved(&workflow.id)?;
         let target = self.workflow_dir(&workflow.id);
         if target.exists() {
@@ -140,6 +160,7 @@ impl Store {
             });
         }
         fsx::rename(archive, &target)?;
+        make_private(&target)?;
         fsx::sync_dir(&self.root).map_err(|source| Error::MaybeSaved {
             path: target,
             source,
@@ -160,6 +181,51 @@ impl Store {
         }
         fs::remove_dir_all(archive).map_err(|err| Error::io("delete", archive, err))
     }
+}
+
+/// Why `dir` is not the directory of an archived workflow, when it is not: it must be a real
+/// directory holding only regular files (no link to follow, no directory to move along).
+fn check_archive_files(dir: &Path) -> std::result::Result<(), String> {
+    let meta = fs::symlink_metadata(dir).map_err(|err| format!("it cannot be read: {err}"))?;
+    if !meta.is_dir() {
+        return Err("it is not a directory".into());
+    }
+    let entries = fs::read_dir(dir).map_err(|err| format!("it cannot be listed: {err}"))?;
+    for entry in entries {
+        let entry = entry.map_err(|err| format!("it cannot be listed: {err}"))?;
+        let kind = entry
+            .file_type()
+            .map_err(|err| format!("it cannot be listed: {err}"))?;
+        if !kind.is_file() {
+            return Err(format!(
+                "`{}` is not a regular file, and an archive holds only the files of a workflow",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Gives a restored workflow the modes the store creates its files with: 0700 for the
+/// directory, 0600 for each file.
+fn make_private(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let set = |path: &Path, mode: u32| {
+            fs::set_permissions(path, fs::Permissions::from_mode(mode))
+                .map_err(|err| Error::io("set the permissions of", path, err))
+        };
+        set(dir, 0o700)?;
+        let entries = fs::read_dir(dir).map_err(|err| Error::io("list", dir, err))?;
+        for entry in entries {
+            let entry = entry.map_err(|err| Error::io("list", dir, err))?;
+            set(&entry.path(), 0o600)?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// The time in an archive name `<id>_<YYYYMMDD_HHMMSS>[_<n>]`.

@@ -33,6 +33,8 @@ const TAIL_BYTES: u64 = 4096;
 pub(super) struct Repair {
     pub(super) corrupt_state: bool,
     pub(super) torn_at: Option<(u64, Vec<u8>)>,
+    /// The journal's end from a line that is not its next entry: moved aside, as a torn line is.
+    pub(super) foreign_at: Option<(u64, Vec<u8>)>,
     pub(super) temp_files: Vec<PathBuf>,
     pub(super) journal_seq: u64,
     pub(super) state_stale: bool,
@@ -111,6 +113,43 @@ impl Store {
     }
 }
 
+/// How much of the journal's end [`Store::check_journal`] reads: some 500 entries, so that
+/// `resume` costs the same with a journal of 100 entries or of 100,000 (`cargo xtask bench`).
+pub const CHECK_JOURNAL_BYTES: u64 = 64 * 1024;
+
+impl Store {
+    /// Checks the shape of the journal's last 64 KiB ([`CHECK_JOURNAL_BYTES`], the whole
+    /// journal when it is smaller; see [`journal::looks_whole`]) without parsing it, and returns the
+    /// whole-file parser's error when it finds a bad line; `None` when it finds none.
+    ///
+    /// Loading reads only the entries the state lacks, so a bad line before them goes unseen;
+    /// `checkpoint resume` reports what this finds, at a bounded cost.
+    pub fn check_journal(&self, id: &WorkflowId) -> Result<Option<Error>> {
+        let path = self.checked_dir(id)?.join(JOURNAL_FILE);
+        refuse_symlink(&path)?;
+        let mut file = match fs::File::open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(Error::io("open", &path, err)),
+        };
+        let len = file
+            .metadata()
+            .map_err(|err| Error::io("read", &path, err))?
+            .len();
+        let start = len.saturating_sub(CHECK_JOURNAL_BYTES);
+        file.seek(SeekFrom::Start(start))
+            .map_err(|err| Error::io("read", &path, err))?;
+        let mut bytes = Vec::with_capacity((len - start) as usize);
+        file.take(CHECK_JOURNAL_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|err| Error::io("read", &path, err))?;
+        if journal::looks_whole(&bytes, start == 0) {
+            return Ok(None);
+        }
+        Ok(read_journal(&path).err())
+    }
+}
+
 pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
     let state_path = dir.join(STATE_FILE);
     let journal_path = dir.join(JOURNAL_FILE);
@@ -143,15 +182,27 @@ pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loade
     };
     let state_len = state_bytes.map_or(0, |bytes| bytes.len() as u64);
 
-    let tail = read_tail(&journal_path, state.as_ref().ok().map(|state| state.seq))?;
+    let state_seq = state.as_ref().ok().map(|state| state.seq);
+    let (tail, foreign) = read_tail(&journal_path, state_seq)?;
     let tail_seq = tail.last_seq;
     repair.journal_seq = tail_seq.unwrap_or(0);
     if let Some((offset, bytes)) = tail.torn {
         recoveries.push(Recovery::TornJournalLine {
             bytes: bytes.len(),
+            held: journal::seq_of_line(&bytes)
+                .is_some_and(|seq| state_seq.is_some_and(|state_seq| seq <= state_seq)),
             kept_as: None,
         });
         repair.torn_at = Some((offset, bytes));
+    }
+    if let Some(foreign) = foreign {
+        recoveries.push(Recovery::ForeignJournalLines {
+            line: foreign.line,
+            bytes: foreign.bytes.len(),
+            reason: foreign.reason,
+            kept_as: None,
+        });
+        repair.foreign_at = Some((foreign.offset, foreign.bytes));
     }
 
     let workflow = match state {
@@ -403,7 +454,7 @@ fn parse_state_carefully(path: &Path, bytes: &[u8]) -> Result<Workflow> {
 }
 
 /// The path of the first field where two workflows differ, like `phases[0].progress`.
-fn first_difference(a: &Workflow, b: &Workflow) -> Option<String> {
+pub(super) fn first_difference(a: &Workflow, b: &Workflow) -> Option<String> {
     use serde_json::Value;
     fn walk(a: &Value, b: &Value, path: &mut String) -> bool {
         let len = path.len();
@@ -454,11 +505,11 @@ pub(super) fn read_journal(path: &Path) -> Result<journal::Journal> {
 /// Reads backwards from the end a few kilobytes at a time, so that the cost follows what is
 /// needed, not the journal's length. Anything unusual in those lines (one that is not an entry,
 /// numbers out of order) is left to the whole-file parser, which says where it is.
-fn read_tail(path: &Path, after: Option<u64>) -> Result<Tail> {
+fn read_tail(path: &Path, after: Option<u64>) -> Result<(Tail, Option<ForeignTail>)> {
     refuse_symlink(path)?;
     let mut file = match fs::File::open(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Tail::default()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((Tail::default(), None)),
         Err(err) => return Err(Error::io("open", path, err)),
     };
     let len = file
@@ -477,17 +528,56 @@ fn read_tail(path: &Path, after: Option<u64>) -> Result<Tail> {
             .read_to_end(&mut bytes)
             .map_err(|err| Error::io("read", path, err))?;
         match journal::scan_tail(&bytes, start, whole, after) {
-            Scan::Done(tail) => return Ok(tail),
+            Scan::Done(tail) => return Ok((tail, None)),
             Scan::NeedMore if !whole => window = (window * 4).min(len),
             Scan::NeedMore | Scan::Unusual => return read_tail_whole(path, after),
         }
     }
 }
 
+/// The end of a journal, from its first line that is not the next entry: lines added by hand
+/// or by another tool after the entries of a state that is itself whole.
+pub(super) struct ForeignTail {
+    offset: u64,
+    bytes: Vec<u8>,
+    line: usize,
+    reason: String,
+}
+
 /// [`read_tail`] from a parse of the whole journal, whose errors name the line.
-fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<Tail> {
-    let journal = read_journal(path)?;
+///
+/// A bad last line after every entry the state holds, which does not claim to be the next
+/// entry (no number, or another one), is not an error: the state is used, and the line is
+/// reported (and moved aside by the next writer). Any other bad line is an error.
+fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<(Tail, Option<ForeignTail>)> {
+    let bytes = fsx::read_limited(path)?.unwrap_or_default();
+    let (journal, bad) = journal::parse_prefix(path, &bytes);
     let last_seq = journal.entries.last().map(|entry| entry.seq);
+    let foreign = match bad {
+        None => None,
+        Some(bad) => {
+            let state_is_whole = after
+                .zip(last_seq)
+                .is_some_and(|(state_seq, last_seq)| state_seq <= last_seq);
+            // A line numbered as the next entry may be one: damaged, or of a newer version.
+            let claims_next = journal::seq_of_line(&bytes[bad.offset as usize..])
+                .is_some_and(|seq| Some(seq) == last_seq.and_then(|last| last.checked_add(1)));
+            if !(bad.last && state_is_whole) || claims_next {
+                return Err(bad.error);
+            }
+            let reason = match bad.error {
+                Error::Corrupt { message, .. } => message,
+                other => other.to_string(),
+            };
+            let offset = bad.offset;
+            Some(ForeignTail {
+                offset,
+                bytes: bytes[offset as usize..].to_vec(),
+                line: bad.line,
+                reason,
+            })
+        }
+    };
     let after: Vec<Entry> = match after {
         Some(after) => journal
             .entries
@@ -496,12 +586,13 @@ fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<Tail> {
             .collect(),
         None => Vec::new(),
     };
-    Ok(Tail {
+    let tail = Tail {
         last_seq,
         torn: journal.torn,
         after_bytes: after.iter().map(|entry| entry.to_line().len() as u64).sum(),
         after,
-    })
+    };
+    Ok((tail, foreign))
 }
 
 fn temp_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -537,23 +628,27 @@ pub(super) fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loade
         let journal_path = dir.join(JOURNAL_FILE);
         let kept = unused_path(dir, &format!("{JOURNAL_FILE}.behind-{stamp}"));
         fsx::rename(&journal_path, &kept)?;
-        // A torn tail belonged to the journal that was just kept aside.
+        // A torn or foreign tail belonged to the journal that was just kept aside.
         loaded.repair.torn_at = None;
+        loaded.repair.foreign_at = None;
     }
     if let Some((offset, bytes)) = loaded.repair.torn_at.take() {
-        let kept = unused_path(dir, &format!("{JOURNAL_FILE}.torn-{stamp}"));
-        write_new_file(&kept, &bytes)?;
-        let journal_path = dir.join(JOURNAL_FILE);
-        let file = fs::OpenOptions::new()
-            .write(true)
-            .open(&journal_path)
-            .map_err(|err| Error::io("open", &journal_path, err))?;
-        file.set_len(offset)
-            .map_err(|err| Error::io("truncate", &journal_path, err))?;
-        file.sync_all()
-            .map_err(|err| Error::io("sync", &journal_path, err))?;
+        let kept = cut_journal(dir, &format!("{JOURNAL_FILE}.torn-{stamp}"), offset, &bytes)?;
         for recovery in &mut loaded.recoveries {
             if let Recovery::TornJournalLine { kept_as, .. } = recovery {
+                *kept_as = Some(kept.clone());
+            }
+        }
+    }
+    if let Some((offset, bytes)) = loaded.repair.foreign_at.take() {
+        let kept = cut_journal(
+            dir,
+            &format!("{JOURNAL_FILE}.foreign-{stamp}"),
+            offset,
+            &bytes,
+        )?;
+        for recovery in &mut loaded.recoveries {
+            if let Recovery::ForeignJournalLines { kept_as, .. } = recovery {
                 *kept_as = Some(kept.clone());
             }
         }
@@ -577,4 +672,21 @@ pub(super) fn persist_repairs(dir: &Path, now: DateTime<Utc>, loaded: &mut Loade
         fsx::sync_dir(dir).map_err(|err| Error::io("sync", dir, err))?;
     }
     Ok(())
+}
+
+/// Keeps the journal's end from `offset` (its `bytes`) as the new file `name`, then cuts the
+/// journal there; returns where the end was kept.
+fn cut_journal(dir: &Path, name: &str, offset: u64, bytes: &[u8]) -> Result<PathBuf> {
+    let kept = unused_path(dir, name);
+    write_new_file(&kept, bytes)?;
+    let journal_path = dir.join(JOURNAL_FILE);
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(&journal_path)
+        .map_err(|err| Error::io("open", &journal_path, err))?;
+    file.set_len(offset)
+        .map_err(|err| Error::io("truncate", &journal_path, err))?;
+    file.sync_all()
+        .map_err(|err| Error::io("sync", &journal_path, err))?;
+    Ok(kept)
 }

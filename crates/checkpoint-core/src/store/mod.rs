@@ -39,7 +39,7 @@ pub use crate::{
     model::check_invariants,
     store::{
         archive::{ARCHIVE_DIR, FAILED_DIR},
-        load::parse_state,
+        load::{CHECK_JOURNAL_BYTES, parse_state},
         write::{DEFER_STATE_BYTES, MAX_DEFERRED_BYTES, MAX_DEFERRED_ENTRIES, may_defer},
     },
 };
@@ -99,7 +99,23 @@ pub enum Recovery {
     TornJournalLine {
         /// Its length in bytes.
         bytes: usize,
+        /// Whether the state already holds the entry it began (its sequence number is not past
+        /// the state's): then there is nothing to repeat.
+        #[serde(default)]
+        held: bool,
         /// Where it was kept, once a writer moved it aside.
+        kept_as: Option<PathBuf>,
+    },
+    /// The journal ends in lines that are not its next entries (added by hand or by another
+    /// tool) after every entry the state holds; the state is used, and they are ignored.
+    ForeignJournalLines {
+        /// The line number of the first of them.
+        line: usize,
+        /// Their length in bytes, to the end of the journal.
+        bytes: usize,
+        /// What is wrong with the first, as the journal's parser says it.
+        reason: String,
+        /// Where they were kept, once a writer moved them aside.
         kept_as: Option<PathBuf>,
     },
     /// Temporary files of an interrupted write were found.
@@ -141,13 +157,38 @@ impl std::fmt::Display for Recovery {
                     "the state was rebuilt from the {source} in memory ({reason}); the next write keeps the bad file aside"
                 ),
             },
-            Recovery::TornJournalLine { bytes, kept_as } => match kept_as {
+            Recovery::TornJournalLine {
+                bytes,
+                held,
+                kept_as,
+            } => {
+                let held = if *held {
+                    ", an entry the state already holds"
+                } else {
+                    ""
+                };
+                match kept_as {
+                    Some(kept) => format!(
+                        "the journal ended in a torn line of {bytes} bytes (an interrupted append{held}); it was moved to `{}`",
+                        kept.display()
+                    ),
+                    None => format!(
+                        "the journal ends in a torn line of {bytes} bytes (an interrupted append{held}); it is ignored"
+                    ),
+                }
+            }
+            Recovery::ForeignJournalLines {
+                line,
+                bytes,
+                reason,
+                kept_as,
+            } => match kept_as {
                 Some(kept) => format!(
-                    "the journal ended in a torn line of {bytes} bytes (an interrupted append); it was moved to `{}`",
+                    "the journal's end is not its next entry ({reason}); from line {line}, {bytes} bytes were moved to `{}`, and the journal goes on from the state",
                     kept.display()
                 ),
                 None => format!(
-                    "the journal ends in a torn line of {bytes} bytes (an interrupted append); it is ignored"
+                    "the journal's end is not its next entry ({reason}); from line {line}, {bytes} bytes are ignored and the state is used as is"
                 ),
             },
             Recovery::TempFiles { paths, removed } => format!(
@@ -262,6 +303,7 @@ impl Store {
         archive::refuse_reserved(&workflow.id)?;
         let dir = self.workflow_dir(&workflow.id);
         create_private_dir(&self.root)?;
+        let new_dir = !dir.exists();
         create_private_dir(&dir)?;
         let dir = self.checked_dir(&workflow.id)?;
         let _lock = self.lock(&dir)?;
@@ -284,12 +326,21 @@ impl Store {
             at: now,
             transition,
         };
-        commit(
+        let committed = commit(
             &dir,
             &[entry.to_line()],
             Some(&next),
             self.options.failpoint,
-        )?;
+        );
+        if let Err(err @ Error::StateTooLarge { .. }) = committed {
+            // Refused before anything was written: the directory made for it goes too.
+            if new_dir {
+                let _ = fs::remove_file(dir.join(LOCK_FILE));
+                let _ = fs::remove_dir(&dir);
+            }
+            return Err(err);
+        }
+        committed?;
         Ok(Loaded {
             workflow: next,
             recoveries: Vec::new(),
