@@ -133,6 +133,16 @@ pub enum Command {
     Run(commands::run::RunArgs),
     /// The story of a workflow's runs: sessions, waits and phase transitions, with times
     Report(commands::report::ReportArgs),
+    /// Watch a workflow live: its phases, notes and runner, redrawn as its journal grows
+    ///
+    /// On a terminal it shows the phases (status, the sub-agent holding each, last note, elapsed
+    /// time), what a `checkpoint run` is doing (its session, or the wait before the next one) and
+    /// the last update, redrawn as soon as the journal changes and once a second. Off a
+    /// terminal, or with `--plain`, it prints one line per journal entry as it is written
+    /// (`--format json`: one JSON object per line), starting with the entries already there. It
+    /// only reads: it never takes the workflow's lock. It ends on Ctrl-C, and when the workflow
+    /// is archived or removed.
+    Watch(commands::watch::WatchArgs),
     /// Print the JSON Schema of a file format
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script

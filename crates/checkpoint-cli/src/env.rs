@@ -11,6 +11,8 @@ pub const CHECKPOINT_TEST_NOW: &str = "CHECKPOINT_TEST_NOW";
 /// Hidden, for tests: inject an I/O error in the store's write path, as `<step>` or
 /// `<step>:enospc` (see `checkpoint_core::failpoint`); refused by builds without failpoints.
 pub const CHECKPOINT_TEST_FAILPOINT: &str = "CHECKPOINT_TEST_FAILPOINT";
+/// Hidden, for tests: `checkpoint watch` polls as where the file system sends no notifications.
+pub const CHECKPOINT_TEST_WATCH_POLL: &str = "CHECKPOINT_TEST_WATCH_POLL";
 /// Disables colour when set to a non-empty value.
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Forces colour when set to a non-empty value.

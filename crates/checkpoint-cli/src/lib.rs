@@ -147,6 +147,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Pull(args) => commands::sync::pull(&ctx, args),
         Command::Sync(args) => commands::sync::sync(&ctx, args),
         Command::Report(args) => commands::report::run(&ctx, args),
+        Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Schema(_)
         | Command::Completions(_)
         | Command::Hook(_)

@@ -62,8 +62,14 @@ pub(crate) fn emit(text: &str) -> io::Result<()> {
 /// holds notes, titles and reasons as users and agents wrote them. With `color`, the colour
 /// sequences (SGR: `ESC [ … m`) are kept, the only ones `checkpoint` writes.
 pub(crate) fn emit_human(color: bool, text: &str) -> io::Result<()> {
+    emit(&sanitize(color, text))
+}
+
+/// Human text with its control characters escaped, but for the colour sequences with `color`
+/// (see [`emit_human`]).
+fn sanitize(color: bool, text: &str) -> Cow<'_, str> {
     if !color {
-        return emit(&escape(text));
+        return escape(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -89,7 +95,79 @@ pub(crate) fn emit_human(color: bool, text: &str) -> io::Result<()> {
         }
     }
     out.push_str(&escape(rest));
-    emit(&out)
+    Cow::Owned(out)
+}
+
+/// The full-screen view of `checkpoint watch`: the terminal's alternate screen with the cursor
+/// hidden, redrawn in place; dropping it restores the screen and the cursor.
+pub(crate) struct Screen {
+    color: bool,
+}
+
+impl Screen {
+    /// Switches to the alternate screen.
+    pub(crate) fn enter(color: bool) -> io::Result<Self> {
+        emit("\u{1b}[?1049h\u{1b}[?25l")?;
+        Ok(Self { color })
+    }
+
+    /// Draws `text` (human text, escaped like [`emit_human`]) from the top left, each line cut
+    /// to `width` columns and the whole to `height` lines, clearing what the last frame left.
+    pub(crate) fn draw(&self, text: &str, width: usize, height: usize) -> io::Result<()> {
+        let text = sanitize(self.color, text);
+        let lines: Vec<&str> = text.lines().collect();
+        let room = height.saturating_sub(1).max(1);
+        let mut frame = String::from("\u{1b}[H");
+        for (idx, line) in lines.iter().enumerate() {
+            if idx + 1 == room && lines.len() > room {
+                let more = format!(
+                    "… {} more lines (a taller terminal shows them)",
+                    lines.len() - idx
+                );
+                frame.push_str(&cut(&more, width, self.color));
+                frame.push_str("\u{1b}[K\n");
+                break;
+            }
+            frame.push_str(&cut(line, width, self.color));
+            frame.push_str("\u{1b}[K\n");
+        }
+        frame.push_str("\u{1b}[J");
+        emit(&frame)
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = emit("\u{1b}[?25h\u{1b}[?1049l");
+    }
+}
+
+/// `line` cut to `width` columns, not counting colour sequences (the only escapes left).
+fn cut(line: &str, width: usize, color: bool) -> String {
+    let mut out = String::with_capacity(line.len().min(width * 4));
+    let mut columns = 0;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            out.push(c);
+            for c in chars.by_ref() {
+                out.push(c);
+                if c == 'm' {
+                    break;
+                }
+            }
+            continue;
+        }
+        if columns == width {
+            if color {
+                out.push_str("\u{1b}[0m");
+            }
+            break;
+        }
+        out.push(c);
+        columns += 1;
+    }
+    out
 }
 
 /// Writes a JSON document to stdout.
@@ -264,7 +342,17 @@ pub(crate) fn phase_view(done: &DoneSet<'_>, phase: &Phase) -> PhaseView {
 
 /// The human status view of a workflow.
 pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Paint) -> String {
-    let done = workflow.done_set();
+    render_workflow(workflow, now, paint, false)
+}
+
+/// The status view of a workflow (its header, then [`render_phases`]), shared by
+/// `checkpoint status` and `checkpoint watch` (which shows the phases' `elapsed` times).
+pub(crate) fn render_workflow(
+    workflow: &Workflow,
+    now: DateTime<Utc>,
+    paint: Paint,
+    elapsed: bool,
+) -> String {
     let mut out = String::new();
     let title = workflow
         .title
@@ -294,16 +382,34 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
             paint.yellow(&format!("paused: {}{until}", pause.reason))
         );
     }
+    let _ = writeln!(out);
+    render_phases(&mut out, workflow, now, paint, elapsed);
+    out
+}
+
+/// The lines of every phase, as `checkpoint status` and `checkpoint watch` show them: its status,
+/// and for a phase in progress its progress note and tasks; with `elapsed`, how long a phase in
+/// progress has run and how long a finished one took.
+pub(crate) fn render_phases(
+    out: &mut String,
+    workflow: &Workflow,
+    now: DateTime<Utc>,
+    paint: Paint,
+    elapsed: bool,
+) {
+    let done = workflow.done_set();
     let width = workflow
         .phases
         .iter()
         .map(|phase| phase.id.as_str().len())
         .max()
         .unwrap_or(0);
-    let _ = writeln!(out);
     for phase in &workflow.phases {
         let id = format!("{:width$}", phase.id.as_str());
-        let line = status_line(&done, phase, &id, now, paint);
+        let mut line = status_line(&done, phase, &id, now, paint);
+        if elapsed && let Some(text) = elapsed_text(phase, now) {
+            line.push_str(&paint.dim(&format!("  · {text}")));
+        }
         let _ = writeln!(out, "{line}");
         if phase.status == PhaseStatus::InProgress {
             if let Some(progress) = &phase.progress {
@@ -323,7 +429,21 @@ pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Pain
             }
         }
     }
-    out
+}
+
+/// How long a phase in progress has run ("for 4m10s"), or how long a finished one took.
+fn elapsed_text(phase: &Phase, now: DateTime<Utc>) -> Option<String> {
+    let started = phase.started_at?.utc();
+    let human = |end: DateTime<Utc>| checkpoint_core::run::human_duration(end - started);
+    match phase.status {
+        PhaseStatus::InProgress | PhaseStatus::AwaitingApproval => {
+            Some(format!("for {}", human(now)))
+        }
+        PhaseStatus::Complete => phase
+            .completed_at
+            .map(|end| format!("took {}", human(end.utc()))),
+        _ => None,
+    }
 }
 
 /// The sub-agent holding a phase in progress, for `checkpoint status`: who, since when, its

@@ -193,6 +193,26 @@ pub(crate) struct PhaseSummary<'a> {
     pub(crate) holder: Option<&'a checkpoint_core::Holder>,
 }
 
+impl<'a> PhaseSummary<'a> {
+    /// Where each phase of `workflow` stands, in order.
+    pub(crate) fn all(workflow: &'a Workflow) -> Vec<Self> {
+        let done = workflow.done_set();
+        workflow
+            .phases
+            .iter()
+            .map(|phase| PhaseSummary {
+                id: &phase.id,
+                view: output::phase_view(&done, phase),
+                waiting_for: done.waiting_for(phase).collect(),
+                holder: phase
+                    .holder
+                    .as_ref()
+                    .filter(|_| phase.status == checkpoint_core::PhaseStatus::InProgress),
+            })
+            .collect()
+    }
+}
+
 /// The JSON document of `checkpoint import`.
 #[derive(Debug, Serialize)]
 pub(crate) struct ImportReport<'a> {

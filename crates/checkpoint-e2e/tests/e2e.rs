@@ -27,6 +27,9 @@ mod subagents;
 mod support;
 #[path = "e2e/tools.rs"]
 mod tools;
+#[cfg(unix)]
+#[path = "e2e/watch.rs"]
+mod watch;
 
 use std::fs;
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::Transition;
+use checkpoint_core::{Transition, journal::Entry};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
 
@@ -43,22 +43,27 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
             let paint = Paint::new(ctx.color);
             let mut text = String::new();
             for entry in entries {
-                let _ = writeln!(
-                    text,
-                    "{:>5}  {}  {:<15} {}",
-                    entry.seq,
-                    paint.dim(&entry.at.format("%Y-%m-%d %H:%M:%S").to_string()),
-                    entry.transition.op(),
-                    describe(&entry.transition)
-                );
+                let _ = writeln!(text, "{}", entry_line(entry, paint));
             }
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
 }
 
+/// One journal entry as a line of `checkpoint log` (and of `checkpoint watch --plain`): its
+/// sequence number, time, kind, phase and arguments.
+pub(crate) fn entry_line(entry: &Entry, paint: Paint) -> String {
+    format!(
+        "{:>5}  {}  {:<15} {}",
+        entry.seq,
+        paint.dim(&entry.at.format("%Y-%m-%d %H:%M:%S").to_string()),
+        entry.transition.op(),
+        describe(&entry.transition)
+    )
+}
+
 /// The arguments of a transition, briefly.
-fn describe(transition: &Transition) -> String {
+pub(crate) fn describe(transition: &Transition) -> String {
     let phase = transition
         .phase()
         .map(|phase| phase.to_string())

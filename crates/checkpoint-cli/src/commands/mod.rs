@@ -21,3 +21,4 @@ pub(crate) mod status;
 pub(crate) mod sync;
 pub(crate) mod task;
 pub(crate) mod validate;
+pub(crate) mod watch;

@@ -14,30 +14,14 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
     let workflow = &loaded.workflow;
     let runner = crate::runner::lock::holder(&ctx.store.workflow_dir(&workflow.id));
     match ctx.format {
-        Format::Json => {
-            let done = workflow.done_set();
-            let phases = workflow
-                .phases
-                .iter()
-                .map(|phase| PhaseSummary {
-                    id: &phase.id,
-                    view: output::phase_view(&done, phase),
-                    waiting_for: done.waiting_for(phase).collect(),
-                    holder: phase
-                        .holder
-                        .as_ref()
-                        .filter(|_| phase.status == checkpoint_core::PhaseStatus::InProgress),
-                })
-                .collect();
-            output::emit_json(&StatusReport {
-                version: JSON_VERSION,
-                workflow,
-                phases,
-                recoveries: &loaded.recoveries,
-                runner,
-            })
-            .into_diagnostic()
-        }
+        Format::Json => output::emit_json(&StatusReport {
+            version: JSON_VERSION,
+            workflow,
+            phases: PhaseSummary::all(workflow),
+            recoveries: &loaded.recoveries,
+            runner,
+        })
+        .into_diagnostic(),
         Format::Prompt => {
             let probe = crate::probe::FsProbe::new(&ctx.project_root);
             let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);

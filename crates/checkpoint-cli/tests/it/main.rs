@@ -15,3 +15,4 @@ mod support;
 mod sync;
 mod trust;
 mod trust_edges;
+mod watch;

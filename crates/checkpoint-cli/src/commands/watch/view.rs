@@ -1,0 +1,229 @@
+//! What `checkpoint watch` shows: the workflow's phases as `checkpoint status` draws them (with
+//! elapsed times), what a `checkpoint run` is doing (its session, or the wait before the next
+//! one) as its journal entries tell, and a footer with the last update. Pure: no I/O.
+
+use std::fmt::Write as _;
+
+use checkpoint_core::{Transition, Workflow, journal::Entry};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::output::{self, Paint};
+
+/// What the journal says of the workflow's last `checkpoint run`, folded entry by entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub(crate) struct RunActivity {
+    /// The runner's process id.
+    pub pid: u32,
+    /// When it started.
+    pub started_at: Option<DateTime<Utc>>,
+    /// The session it runs now.
+    pub session: Option<Session>,
+    /// The wait before its next session.
+    pub wait: Option<Wait>,
+    /// How it stopped, once it did.
+    pub stopped: Option<Stopped>,
+}
+
+/// A session of the runner in progress.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Session {
+    pub number: u32,
+    pub phase: Option<String>,
+    pub started_at: DateTime<Utc>,
+}
+
+/// A wait of the runner (a rate limit's reset, a backoff).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Wait {
+    pub until: DateTime<Utc>,
+    pub reason: String,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Stopped {
+    pub reason: String,
+    pub exit: u8,
+    pub at: DateTime<Utc>,
+}
+
+/// The runner's activity as the journal tells it: `None` until a run started.
+#[derive(Debug, Default)]
+pub(crate) struct RunTracker {
+    pub last: Option<RunActivity>,
+}
+
+impl RunTracker {
+    /// Takes one journal entry into account.
+    pub(crate) fn observe(&mut self, entry: &Entry) {
+        match &entry.transition {
+            Transition::RunStart { pid, .. } => {
+                self.last = Some(RunActivity {
+                    pid: *pid,
+                    started_at: Some(entry.at),
+                    ..RunActivity::default()
+                });
+            }
+            Transition::RunSessionStart { number, phase, .. } => {
+                let run = self.last.get_or_insert_with(RunActivity::default);
+                run.wait = None;
+                run.session = Some(Session {
+                    number: *number,
+                    phase: phase.as_ref().map(ToString::to_string),
+                    started_at: entry.at,
+                });
+            }
+            Transition::RunSessionEnd { .. } => {
+                if let Some(run) = &mut self.last {
+                    run.session = None;
+                }
+            }
+            Transition::RunWait { until, reason } => {
+                let run = self.last.get_or_insert_with(RunActivity::default);
+                run.wait = Some(Wait {
+                    until: *until,
+                    reason: reason.clone(),
+                });
+            }
+            Transition::RunStop { reason, exit } => {
+                let run = self.last.get_or_insert_with(RunActivity::default);
+                run.session = None;
+                run.wait = None;
+                run.stopped = Some(Stopped {
+                    reason: reason.clone(),
+                    exit: *exit,
+                    at: entry.at,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Everything one frame of the view shows.
+pub(crate) struct Frame<'a> {
+    pub workflow: &'a Workflow,
+    pub run: Option<&'a RunActivity>,
+    /// Whether the runner's process is alive, where that can be told.
+    pub runner_alive: Option<bool>,
+    pub last_entry: Option<&'a Entry>,
+    /// A problem reading the workflow since the last frame.
+    pub problem: Option<&'a str>,
+    /// The end of the footer: how changes are noticed, how to quit.
+    pub how: &'a str,
+    pub now: DateTime<Utc>,
+}
+
+/// The view as text: the status view with elapsed times, the runner, and the footer.
+pub(crate) fn render(frame: &Frame<'_>, paint: Paint) -> String {
+    let now = frame.now;
+    let mut out = output::render_workflow(frame.workflow, now, paint, true);
+    if let Some(run) = frame.run {
+        let _ = writeln!(out);
+        render_run(&mut out, run, frame.runner_alive, now, paint);
+    }
+    let _ = writeln!(out);
+    if let Some(problem) = frame.problem {
+        let _ = writeln!(out, "{}", paint.yellow(&format!("warning: {problem}")));
+    }
+    let last = frame
+        .last_entry
+        .map(|entry| {
+            let phase = entry
+                .transition
+                .phase()
+                .map(|phase| format!(" {phase}"))
+                .unwrap_or_default();
+            format!(
+                "last update: entry {} `{}`{phase} at {} ({})",
+                entry.seq,
+                entry.transition.op(),
+                time_of_day(entry.at),
+                output::ago(entry.at, now)
+            )
+        })
+        .unwrap_or_else(|| "no journal entry yet".to_owned());
+    let _ = writeln!(out, "{}", paint.dim(&format!("{last} · {}", frame.how)));
+    out
+}
+
+/// The lines of a run: who runs, its session or its wait, or how it stopped.
+fn render_run(
+    out: &mut String,
+    run: &RunActivity,
+    alive: Option<bool>,
+    now: DateTime<Utc>,
+    paint: Paint,
+) {
+    let since = run
+        .started_at
+        .map(|at| format!(", started {}", output::ago(at, now)))
+        .unwrap_or_default();
+    if let Some(stopped) = &run.stopped {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.dim(&format!(
+                "last run: `checkpoint run` pid {}{since}, stopped {} (exit {}): {}",
+                run.pid,
+                output::ago(stopped.at, now),
+                stopped.exit,
+                stopped.reason
+            ))
+        );
+        return;
+    }
+    let gone = if alive == Some(false) {
+        paint.red(" — its process is gone; `checkpoint run` again continues")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{} `checkpoint run` pid {}{since}{gone}",
+        paint.bold("runner:"),
+        run.pid
+    );
+    if alive == Some(false) {
+        return;
+    }
+    if let Some(session) = &run.session {
+        let phase = session
+            .phase
+            .as_deref()
+            .map(|phase| format!(" on {phase}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  session {}{phase}, running for {}",
+            session.number,
+            checkpoint_core::run::human_duration(now - session.started_at)
+        );
+    }
+    if let Some(wait) = &run.wait {
+        let text = if wait.until > now {
+            format!(
+                "  waiting until {} (in {}): {}",
+                time_of_day(wait.until),
+                checkpoint_core::run::human_duration(wait.until - now),
+                wait.reason
+            )
+        } else {
+            format!(
+                "  waited until {}: {}; the next session starts",
+                time_of_day(wait.until),
+                wait.reason
+            )
+        };
+        let _ = writeln!(out, "{}", paint.yellow(&text));
+    }
+}
+
+/// A time of day, in UTC like `checkpoint log`'s times.
+fn time_of_day(at: DateTime<Utc>) -> String {
+    at.format("%H:%M:%S UTC").to_string()
+}
+
+#[cfg(test)]
+mod tests;

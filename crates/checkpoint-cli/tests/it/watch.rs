@@ -1,0 +1,422 @@
+//! `checkpoint watch`: the journal followed from another process, line by line or as JSON, the
+//! view once, and never the workflow's lock.
+
+use std::{
+    fs::{File, OpenOptions},
+    io::{BufRead, BufReader, Write},
+    process::{Child, Command, Stdio},
+    sync::mpsc::{self, Receiver},
+    thread,
+    time::{Duration, Instant},
+};
+
+use crate::support::{TestEnv, render};
+
+/// How long a test waits for a line before it fails: generous, for a loaded machine.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A `checkpoint watch` running in the background, its stdout read line by line.
+struct Watching {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Watching {
+    fn start(env: &TestEnv, args: &[&str], poll: bool) -> Self {
+        let mut cmd = env.cmd();
+        if poll {
+            cmd.env("CHECKPOINT_TEST_WATCH_POLL", "1");
+        }
+        let mut child = cmd
+            .arg("watch")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits for a line that satisfies `want`; every line read is kept in `seen`.
+    #[track_caller]
+    fn wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.seen.iter().any(|line| want(line)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!("no line {what} within {PATIENCE:?}; saw:\n{:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Sends `signal` and returns (exit code, stderr) once the watch ended.
+    fn stop(self, signal: &str) -> (Option<i32>, String, Vec<String>) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        self.finish()
+    }
+
+    /// Waits for the watch to end by itself; returns (exit code, stderr, every stdout line).
+    fn finish(mut self) -> (Option<i32>, String, Vec<String>) {
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                self.child.kill().unwrap();
+                panic!("watch did not end; saw:\n{:#?}", self.seen);
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        use std::io::Read as _;
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.seen.push(line);
+        }
+        (status.code(), stderr, self.seen)
+    }
+}
+
+/// The sequence number at the start of a plain line (`    3  2026-…`).
+fn seq_of(line: &str) -> Option<u64> {
+    line.split_whitespace().next()?.parse().ok()
+}
+
+/// The sequence numbers of the plain lines, in order.
+fn seqs(lines: &[String]) -> Vec<u64> {
+    lines.iter().filter_map(|line| seq_of(line)).collect()
+}
+
+fn init(env: &TestEnv) {
+    env.ok(&[
+        "init",
+        "payments",
+        "--title",
+        "Payments",
+        "--phase",
+        "design",
+        "--phase",
+        "build:design",
+    ]);
+    env.ok(&["start", "design"]);
+}
+
+/// Two writers append notes from other processes while `watch --plain` runs: it prints every
+/// entry once, in journal order, through file notifications and through the fallback poll.
+#[test]
+fn plain_lines_follow_writers_in_order_with_nothing_lost_or_repeated() {
+    for poll in [false, true] {
+        let env = TestEnv::new();
+        init(&env);
+        let mut watch = Watching::start(&env, &["--plain"], poll);
+        watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+        let writers: Vec<_> = (0..2)
+            .map(|writer| {
+                let mut cmds: Vec<Command> = (0..12)
+                    .map(|n| {
+                        let mut cmd = env.cmd();
+                        cmd.args(["progress", "design", &format!("writer {writer} note {n}")]);
+                        cmd
+                    })
+                    .collect();
+                thread::spawn(move || {
+                    for cmd in &mut cmds {
+                        assert!(cmd.status().unwrap().success());
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        watch.wait_for("for entry 26", |line| seq_of(line) == Some(26));
+        let (code, stderr, lines) = watch.stop("-INT");
+        assert_eq!(code, Some(0), "Ctrl-C ends the watch cleanly: {stderr}");
+        assert_eq!(
+            seqs(&lines),
+            (1..=26).collect::<Vec<_>>(),
+            "poll: {poll}\n{lines:#?}"
+        );
+        let journal = env.read("payments", "journal.jsonl");
+        for writer in 0..2 {
+            for n in 0..12 {
+                let note = format!("writer {writer} note {n}");
+                assert!(journal.contains(&note));
+                assert_eq!(
+                    lines
+                        .iter()
+                        .filter(|line| line.ends_with(&format!("design: {note}")))
+                        .count(),
+                    1,
+                    "{note} once\n{lines:#?}"
+                );
+            }
+        }
+        assert!(lines[2].contains("phase_progress"), "{lines:#?}");
+    }
+}
+
+/// `--format json` prints one JSON object per entry, and a last one when the workflow is
+/// archived, after which the watch ends by itself.
+#[test]
+fn json_lines_then_the_archive_ends_the_watch() {
+    let env = TestEnv::new();
+    env.ok(&["init", "solo", "--phase", "only"]);
+    let mut watch = Watching::start(&env, &["--format", "json"], false);
+    watch.wait_for("for the init", |line| line.contains("\"seq\":1"));
+    env.ok(&["start", "only"]);
+    env.ok(&["progress", "only", "half \u{1b}[31m way"]);
+    env.ok(&["complete", "only"]);
+    watch.wait_for("for the completion", |line| line.contains("phase_complete"));
+    env.ok(&["archive"]);
+    let (code, stderr, lines) = watch.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let events: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let ops: Vec<&str> = events
+        .iter()
+        .filter_map(|event| event["op"].as_str())
+        .collect();
+    assert_eq!(
+        ops,
+        ["init", "phase_start", "phase_progress", "phase_complete"]
+    );
+    let progress = &events[2];
+    assert_eq!(progress["version"], 1);
+    assert_eq!(progress["event"], "entry");
+    assert_eq!(progress["workflow"], "solo");
+    assert_eq!(progress["seq"], 3);
+    assert_eq!(progress["phase"], "only");
+    // JSON carries the text as written.
+    assert_eq!(progress["transition"]["note"], "half \u{1b}[31m way");
+    let gone = events.last().unwrap();
+    assert_eq!(gone["event"], "gone");
+    let archive = gone["archive"].as_str().unwrap();
+    assert!(archive.contains(".archive/solo_"), "{archive}");
+    assert!(std::path::Path::new(archive).is_dir());
+    assert!(
+        stderr.contains("workflow `solo` was archived to"),
+        "{stderr}"
+    );
+}
+
+/// `--once` prints the view: the phases with their notes and elapsed times, and the footer.
+#[test]
+fn once_prints_the_view_and_exits() {
+    let env = TestEnv::new();
+    env.set_now("2026-03-01T11:00:00Z");
+    init(&env);
+    env.set_now("2026-03-01T11:10:00Z");
+    env.ok(&["progress", "design", "API sketched \u{7}"]);
+    env.set_now("2026-03-01T12:00:00Z");
+    insta::assert_snapshot!(env.snapshot(&["watch", "--once"]), @r"
+    exit status: 0
+    ----- stdout -----
+    payments — Payments  in progress
+    0 of 2 phases done · updated 50 minutes ago
+
+    → design  in progress  · for 1h00m
+              progress: API sketched \u{7}
+    · build   blocked by design
+
+    last update: entry 3 `phase_progress` design at 11:10:00 UTC (50 minutes ago) · as of 2026-03-01 12:00:00 UTC
+    ----- stderr -----
+    ");
+    let json = env.json(&["watch", "--once"]);
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["phases"][0]["view"], "in_progress");
+    assert_eq!(json["phases"][1]["waiting_for"][0], "design");
+    assert_eq!(json["last_entry"]["seq"], 3);
+    assert_eq!(json["run"], serde_json::Value::Null);
+}
+
+/// A name that matches no workflow is not found (exit 4), with the workflows listed; the
+/// positional name wins over the only workflow.
+#[test]
+fn an_unknown_workflow_is_not_found_and_the_workflows_are_listed() {
+    let env = TestEnv::new();
+    init(&env);
+    insta::assert_snapshot!(env.snapshot(&["watch", "paymnets", "--once"]), @r"
+    exit status: 4
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::store::not_found
+
+      × no workflow `paymnets` in `.claude/checkpoints`
+      help: the workflows: `payments`; watch one with `checkpoint watch <id>`
+    ");
+    insta::assert_snapshot!(env.snapshot(&["watch", "--once", "--workflow", "nope"]), @r"
+    exit status: 4
+    ----- stdout -----
+    ----- stderr -----
+    checkpoint::store::not_found
+
+      × no workflow `nope` in `.claude/checkpoints`
+      help: the workflows: `payments`; watch one with `checkpoint watch <id>`
+    ");
+}
+
+/// While a watch runs, the workflow's lock stays free, a `start` succeeds at once, and the
+/// watch writes nothing.
+#[test]
+fn a_watch_never_takes_the_lock_nor_writes() {
+    let env = TestEnv::new();
+    init(&env);
+    env.ok(&["complete", "design"]);
+    let dir = env.workflow_dir("payments");
+    let listing = || {
+        let mut names: Vec<(String, u64)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| {
+                let entry = entry.unwrap();
+                (
+                    entry.file_name().to_string_lossy().into_owned(),
+                    entry.metadata().unwrap().len(),
+                )
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let before = (listing(), env.read("payments", "state.json"));
+    let mut watch = Watching::start(&env, &["--plain"], false);
+    watch.wait_for("for entry 3", |line| seq_of(line) == Some(3));
+    let lock = File::open(dir.join("lock")).unwrap();
+    lock.try_lock()
+        .expect("the lock is free while a watch runs");
+    lock.unlock().unwrap();
+    assert_eq!((listing(), env.read("payments", "state.json")), before);
+    let started = Instant::now();
+    let output = env
+        .cmd()
+        .env("CHECKPOINT_LOCK_TIMEOUT", "0")
+        .args(["start", "build"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", render(&env, &output));
+    assert!(started.elapsed() < PATIENCE);
+    watch.wait_for("for the start", |line| {
+        line.ends_with("phase_start     build")
+    });
+    let (code, stderr, _) = watch.stop("-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A writer caught mid-append leaves a torn last line: the watch shows the entries before it,
+/// then the entry once its line is whole, exactly once.
+#[test]
+fn a_torn_last_line_is_shown_once_it_is_whole() {
+    let env = TestEnv::new();
+    init(&env);
+    env.ok(&["note", "the whole note"]);
+    let path = env.workflow_dir("payments").join("journal.jsonl");
+    let journal = std::fs::read_to_string(&path).unwrap();
+    let start = journal.trim_end().rfind('\n').unwrap() + 1;
+    let (before, last) = journal.split_at(start);
+    let (head, tail) = last.split_at(last.len() / 2);
+    std::fs::write(&path, format!("{before}{head}")).unwrap();
+    let mut watch = Watching::start(&env, &["--plain"], false);
+    watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+    // The view of the same moment takes the torn line in its stride too.
+    let once = env.run(&["watch", "--once"]);
+    assert!(once.status.success(), "{}", render(&env, &once));
+    OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(tail.as_bytes())
+        .unwrap();
+    watch.wait_for("for entry 3", |line| seq_of(line) == Some(3));
+    let (code, stderr, lines) = watch.stop("-INT");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(seqs(&lines), [1, 2, 3], "{lines:#?}");
+    assert!(
+        lines[2].ends_with("note            the whole note"),
+        "{lines:#?}"
+    );
+}
+
+/// A phase a sub-agent holds shows who holds it and when it was last seen working, in the
+/// view as in `status`, from the PreToolUse hook of the `Agent` dispatch.
+#[test]
+fn a_phase_held_by_a_sub_agent_shows_its_holder() {
+    let env = TestEnv::new();
+    init(&env);
+    let payload = serde_json::json!({
+        "session_id": "11111111-2222-3333-4444-555555555555",
+        "cwd": env.project(),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "tool_use_id": "toolu_design",
+        "tool_input": {
+            "description": "Sketch the API",
+            "prompt": "Do the work.\ncheckpoint phase: design\n",
+            "subagent_type": "general-purpose",
+        },
+    });
+    let (code, _, stderr) = env.hook("PreToolUse", &payload.to_string()).wait();
+    assert_eq!(code, 0, "{stderr}");
+    env.set_now("2026-03-01T12:02:00Z");
+    let view = env.ok(&["watch", "--once"]);
+    let held = "held by sub-agent of call `toolu_design` (Sketch the API), dispatched 2 minutes ago, last active 2 minutes ago";
+    assert!(view.contains(held), "{view}");
+    // The same line as `status`: one rendering for both.
+    assert!(env.ok(&["status"]).contains(held));
+    let json = env.json(&["watch", "--once"]);
+    assert_eq!(
+        json["workflow"]["phases"][0]["holder"]["tool_use_id"],
+        "toolu_design"
+    );
+}
+
+/// A journal replaced by another file (as a pull replaces it) is read again from its start,
+/// with a warning, and no entry is printed twice.
+#[test]
+fn a_replaced_journal_is_followed_without_repeating_entries() {
+    let env = TestEnv::new();
+    init(&env);
+    let path = env.workflow_dir("payments").join("journal.jsonl");
+    let mut watch = Watching::start(&env, &["--plain"], false);
+    watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+    let copy = path.with_extension("copy");
+    std::fs::copy(&path, &copy).unwrap();
+    std::fs::rename(&copy, &path).unwrap();
+    env.ok(&["note", "after the replacement"]);
+    watch.wait_for("for entry 3", |line| seq_of(line) == Some(3));
+    let (code, stderr, lines) = watch.stop("-INT");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(seqs(&lines), [1, 2, 3], "{lines:#?}");
+    assert!(
+        stderr.contains("the journal of `payments` was replaced"),
+        "{stderr}"
+    );
+}
