@@ -47,7 +47,9 @@ const STOP_GRACE: StdDuration = StdDuration::from_secs(5);
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// The workflow to run (like `--workflow`)
-    #[arg(value_name = "WORKFLOW")]
+    // An id of its own: sharing the global `--workflow`'s would make clap refuse that option
+    // after the subcommand.
+    #[arg(id = "run_workflow", value_name = "WORKFLOW")]
     pub workflow: Option<String>,
     /// Start at most N agent sessions [default: no bound]
     #[arg(long, value_name = "N")]

@@ -49,7 +49,14 @@ fn path(workflow_dir: &Path) -> PathBuf {
     workflow_dir.join(RUN_LOCK_FILE)
 }
 
-/// Takes the runner lock of the workflow in `workflow_dir`, without waiting.
+/// How many times [`acquire`] tries a lock it finds taken, [`RETRY_PAUSE`] apart: `status` and
+/// `watch` take it shared for an instant to see whether a runner is there, and a `run` starting
+/// in that instant must not take them for a runner.
+const TRIES: u32 = 20;
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Takes the runner lock of the workflow in `workflow_dir`; a lock held for longer than about
+/// 200 ms is another runner's.
 pub(crate) fn acquire(workflow_dir: &Path, holder: Holder) -> Result<Acquired> {
     let path = path(workflow_dir);
     let mut file = OpenOptions::new()
@@ -60,16 +67,22 @@ pub(crate) fn acquire(workflow_dir: &Path, holder: Holder) -> Result<Acquired> {
         .open(&path)
         .into_diagnostic()
         .wrap_err_with(|| format!("failed to open `{}`", path.display()))?;
-    let previous = read_holder(&mut file);
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Ok(Acquired::Busy(previous.unwrap_or_default()));
-        }
-        Err(std::fs::TryLockError::Error(err)) => {
-            return Err(err)
-                .into_diagnostic()
-                .wrap_err_with(|| format!("failed to lock `{}`", path.display()));
+    let mut tries = 1;
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if tries < TRIES => {
+                tries += 1;
+                std::thread::sleep(RETRY_PAUSE);
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Ok(Acquired::Busy(read_holder(&mut file).unwrap_or_default()));
+            }
+            Err(std::fs::TryLockError::Error(err)) => {
+                return Err(err)
+                    .into_diagnostic()
+                    .wrap_err_with(|| format!("failed to lock `{}`", path.display()));
+            }
         }
     }
     // Read again under the lock: the file may have changed in between.

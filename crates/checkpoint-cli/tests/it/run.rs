@@ -277,6 +277,50 @@ fn dry_run_prints_the_plan_and_the_exact_command_line() {
 }
 
 #[test]
+fn the_workflow_may_be_named_by_the_global_option_after_run() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let json = env.json(&[
+        "run",
+        "--workflow",
+        "w",
+        "--dry-run",
+        "--claude",
+        "my-claude",
+    ]);
+    assert_eq!(json["plan"]["next"]["phase"], "a", "{json:#}");
+}
+
+#[test]
+fn a_status_probing_the_runner_lock_does_not_stop_a_run_starting() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    // What `status` and `watch` do for an instant: take `run.lock` shared to see whether a
+    // runner holds it. Held here for 100 ms while the run starts.
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(env.workflow_dir("w").join("run.lock"))
+        .unwrap();
+    lock.lock_shared().unwrap();
+    let run = run_cmd(&env, &claude, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(100));
+    lock.unlock().unwrap();
+    let output = run.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    assert_eq!(
+        fs::read_to_string(env.project().join("work.log")).unwrap(),
+        "a\n"
+    );
+}
+
+#[test]
 fn a_bad_max_wait_is_a_usage_error() {
     let env = TestEnv::new();
     let output = env.run(&["run", "--max-wait", "soon"]);
