@@ -146,6 +146,24 @@ impl Ctx {
         })
     }
 
+    /// The help for a name that matches no workflow: the workflows there are, and how to `verb`
+    /// one (`resume`, `watch`).
+    pub(crate) fn known_workflows_help(&self, verb: &str) -> Result<String> {
+        let known = self.store.list()?;
+        Ok(if known.is_empty() {
+            "the store holds no workflow: start one with `checkpoint init <id> --phase <id>`".into()
+        } else {
+            format!(
+                "the workflows are: {}; {verb} one with `checkpoint {verb} <id>`",
+                known
+                    .iter()
+                    .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+
     /// The workflow the command means: `--workflow`, else the only one, else the only unfinished one.
     pub(crate) fn workflow_id(&self) -> Result<WorkflowId> {
         if let Some(id) = &self.workflow {

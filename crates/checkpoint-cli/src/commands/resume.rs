@@ -536,29 +536,15 @@ fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Wor
 /// A name that matches no workflow and no other system's state file: not found, with the
 /// workflows there are.
 fn no_such_workflow(ctx: &Ctx, word: &str) -> Result<Failure> {
-    let known = ctx.store.list()?;
-    let failure = Failure::not_found(
+    Ok(Failure::not_found(
         "checkpoint::store::not_found",
         format!(
             "no workflow `{}` in `{}`, and no other system's state file by that name",
             output::escape(word),
             ctx.store.root().display()
         ),
-    );
-    Ok(if known.is_empty() {
-        failure.with_help(
-            "the store holds no workflow: start one with `checkpoint init <id> --phase <id>`",
-        )
-    } else {
-        failure.with_help(format!(
-            "the workflows are: {}; resume one with `checkpoint resume <id>`",
-            known
-                .iter()
-                .map(|id| format!("`{id}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    })
+    )
+    .with_help(ctx.known_workflows_help("resume")?))
 }
 
 /// A read-only plan of another system's state file: nothing is written until it is imported.

@@ -143,21 +143,9 @@ fn workflow_id(ctx: &Ctx, named: Option<&str>) -> Result<WorkflowId> {
         return ctx.workflow_id();
     };
     let id = WorkflowId::new(name)?;
-    let ids = ctx.store.list()?;
-    if ids.contains(&id) {
+    if ctx.store.list()?.contains(&id) {
         return Ok(id);
     }
-    let help = if ids.is_empty() {
-        "the store holds no workflow; create one with `checkpoint init <id> --phase <id>`".into()
-    } else {
-        format!(
-            "the workflows: {}; watch one with `checkpoint watch <id>`",
-            ids.iter()
-                .map(|id| format!("`{id}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
     Err(Failure::not_found(
         "checkpoint::store::not_found",
         format!(
@@ -166,7 +154,7 @@ fn workflow_id(ctx: &Ctx, named: Option<&str>) -> Result<WorkflowId> {
             ctx.display_path(ctx.store.root()).display()
         ),
     )
-    .with_help(help)
+    .with_help(ctx.known_workflows_help("watch")?)
     .into())
 }
 

@@ -272,7 +272,7 @@ fn an_unknown_workflow_is_not_found_and_the_workflows_are_listed() {
     checkpoint::store::not_found
 
       × no workflow `paymnets` in `.claude/checkpoints`
-      help: the workflows: `payments`; watch one with `checkpoint watch <id>`
+      help: the workflows are: `payments`; watch one with `checkpoint watch <id>`
     ");
     insta::assert_snapshot!(env.snapshot(&["watch", "--once", "--workflow", "nope"]), @r"
     exit status: 4
@@ -281,7 +281,7 @@ fn an_unknown_workflow_is_not_found_and_the_workflows_are_listed() {
     checkpoint::store::not_found
 
       × no workflow `nope` in `.claude/checkpoints`
-      help: the workflows: `payments`; watch one with `checkpoint watch <id>`
+      help: the workflows are: `payments`; watch one with `checkpoint watch <id>`
     ");
 }
 
