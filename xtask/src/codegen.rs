@@ -1,12 +1,13 @@
-//! `cargo xtask codegen`: the committed JSON Schemas of the file formats, from the model types,
-//! and the exit-code tables of the README and the skill, from the CLI's table.
+//! `cargo xtask codegen`: the committed JSON Schemas of the file formats, from the model types;
+//! the exit-code tables of the README and the skill, from the CLI's table; and the plugin's files
+//! that carry the crate's version (`plugin.rs`).
 
 use std::{fs, path::Path};
 
 use crate::Result;
 
-/// Writes (or with `check`, verifies) `docs/*.schema.json` and the exit codes in the README and
-/// the skill.
+/// Writes (or with `check`, verifies) `docs/*.schema.json`, the exit codes in the README and
+/// the skill, and the plugin's versioned files.
 pub(crate) fn run(root: &Path, check: bool) -> Result {
     let mut files = vec![
         (
@@ -27,9 +28,10 @@ pub(crate) fn run(root: &Path, check: bool) -> Result {
         with_block(root, "README.md", &README_EXIT_CODES)?,
     ));
     files.push((
-        "skills/checkpoint/SKILL.md",
-        with_block(root, "skills/checkpoint/SKILL.md", &SKILL_EXIT_CODES)?,
+        "plugin/skills/checkpoint/SKILL.md",
+        with_block(root, "plugin/skills/checkpoint/SKILL.md", &SKILL_EXIT_CODES)?,
     ));
+    files.extend(crate::plugin::generated_files(root)?);
     let mut stale = Vec::new();
     for (path, contents) in files {
         let path = root.join(path);

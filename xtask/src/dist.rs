@@ -1,5 +1,6 @@
-//! `cargo xtask dist`: the release binary bundled with `plugin/` and `skills/` into a Claude Code
-//! plugin directory, plus a local marketplace listing it.
+//! `cargo xtask dist`: the release binaries bundled with `plugin/` (manifest, hooks, MCP entry,
+//! commands, skills) into a Claude Code plugin directory whose `bin/` holds the binaries in place
+//! of the launcher, plus a local marketplace listing it.
 
 use std::{
     fs,
@@ -10,9 +11,7 @@ use clap_complete::Shell;
 
 use crate::{Result, cargo, run_checked};
 
-/// The plugin's name, as users install it (`checkpoint@checkpoint-local`).
-pub(crate) const PLUGIN_NAME: &str = "checkpoint";
-/// The local marketplace's name.
+/// The local marketplace's name (`checkpoint@checkpoint-local`).
 pub(crate) const MARKETPLACE_NAME: &str = "checkpoint-local";
 /// The binaries in the bundle's `bin/`: the command line, and the MCP server it runs.
 const BINARIES: [&str; 2] = ["checkpoint", "checkpoint-mcp"];
@@ -26,18 +25,16 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
     }
     let binary = build_release(root)?;
     let plugin = dist.join("checkpoint-plugin");
-    let version = checkpoint_cli::command()
-        .get_version()
-        .unwrap_or("0.0.0")
-        .to_owned();
+    let version = crate::plugin::version();
 
+    // The repository's plugin directory is the bundle's source: its manifest, hooks, skills and
+    // commands are those a marketplace install gets (`cargo xtask codegen` keeps them current).
     copy_tree(&root.join("plugin"), &plugin)?;
-    copy_tree(&root.join("skills"), &plugin.join("skills"))?;
-    write_manifest(&plugin, &version)?;
 
     let bin_dir = plugin.join("bin");
     mkdir(&bin_dir)?;
-    // `checkpoint mcp` runs the MCP server binary beside it (`.mcp.json` starts it that way).
+    // The binaries replace the launcher; `checkpoint mcp` runs the MCP server binary beside it
+    // (`.mcp.json` starts it that way).
     for name in BINARIES {
         let from = binary.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
         let to = bin_dir.join(from.file_name().expect("a binary path has a file name"));
@@ -76,7 +73,7 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
         "owner": { "name": "The checkpoint developers" },
         "metadata": { "description": "The checkpoint plugin, built locally", "version": version },
         "plugins": [{
-            "name": PLUGIN_NAME,
+            "name": crate::plugin::PLUGIN_NAME,
             "source": "./checkpoint-plugin",
             "description": "Durable checkpoints and resume for long, multi-phase Claude Code workflows",
             "version": version,
@@ -156,23 +153,6 @@ fn static_glibc_available() -> bool {
     ]
     .iter()
     .any(|path| Path::new(path).exists())
-}
-
-fn write_manifest(plugin: &Path, version: &str) -> Result {
-    let path = plugin.join(".claude-plugin").join("plugin.json");
-    let text = fs::read_to_string(&path)
-        .map_err(|err| format!("failed to read `{}`: {err}", path.display()))?;
-    let mut manifest: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|err| format!("failed to parse `{}`: {err}", path.display()))?;
-    manifest["version"] = version.into();
-    write(
-        &path,
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&manifest).expect("JSON serializes")
-        )
-        .as_bytes(),
-    )
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result {

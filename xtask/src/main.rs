@@ -7,6 +7,7 @@ mod demo;
 mod dist;
 mod fuzz;
 mod install;
+mod plugin;
 mod test;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,164 @@
+//! The repository's plugin directory (`plugin/`) and its marketplace
+//! (`.claude-plugin/marketplace.json`): what `cargo xtask codegen` derives from the crate's version
+//! (the manifest's version, the launcher's, the hook commands), so that a plain clone installs.
+
+use std::{fs, path::Path};
+
+use crate::Result;
+
+/// The plugin's name, as users install it (`checkpoint@checkpoint`).
+pub(crate) const PLUGIN_NAME: &str = "checkpoint";
+/// The repository's marketplace (`claude plugin marketplace add <owner>/<repo>`).
+pub(crate) const MARKETPLACE_NAME: &str = "checkpoint";
+/// The hook events the plugin registers, with their tool matcher and timeout in seconds.
+///
+/// SessionStart has time for the launcher's first download (`plugin/bin/checkpoint`); every
+/// other hook runs the installed binary in milliseconds.
+const HOOKS: [(&str, Option<&str>, u32); 10] = [
+    ("SessionStart", None, 30),
+    ("PreCompact", None, 5),
+    ("PreToolUse", Some("Agent"), 5),
+    (
+        "PostToolUse",
+        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent"),
+        5,
+    ),
+    (
+        "PostToolUseFailure",
+        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent"),
+        5,
+    ),
+    ("Stop", None, 5),
+    ("SubagentStart", None, 5),
+    ("SubagentStop", None, 5),
+    ("StopFailure", None, 5),
+    ("SessionEnd", None, 5),
+];
+
+/// The version of the crate, which the plugin, its launcher and its release assets share.
+pub(crate) fn version() -> String {
+    checkpoint_cli::command()
+        .get_version()
+        .unwrap_or("0.0.0")
+        .to_owned()
+}
+
+/// The generated files of the plugin directory and the marketplace, as (path, contents).
+pub(crate) fn generated_files(root: &Path) -> Result<Vec<(&'static str, String)>> {
+    let version = version();
+    Ok(vec![
+        ("plugin/hooks/hooks.json", hooks_json(&version)),
+        (
+            "plugin/.claude-plugin/plugin.json",
+            manifest(root, &version)?,
+        ),
+        (".claude-plugin/marketplace.json", marketplace_json(&version)),
+        ("plugin/bin/checkpoint", launcher(root, &version)?),
+    ])
+}
+
+/// The shell command of one hook: the installed binary of this version when it is there (no
+/// shell script on the hot path), else the launcher, which installs it or says what to do.
+pub(crate) fn hook_command(version: &str, event: &str) -> String {
+    format!(
+        "c=\"${{CHECKPOINT_BIN:-${{CLAUDE_PLUGIN_DATA:-${{XDG_DATA_HOME:-$HOME/.local/share}}/checkpoint-plugin}}/bin/checkpoint-{version}/checkpoint}}\"; \
+         [ -x \"$c\" ] || c=\"${{CLAUDE_PLUGIN_ROOT}}/bin/checkpoint\"; exec \"$c\" hook {event}"
+    )
+}
+
+fn hooks_json(version: &str) -> String {
+    let mut hooks = serde_json::Map::new();
+    for (event, matcher, timeout) in HOOKS {
+        let mut entry = serde_json::Map::new();
+        if let Some(matcher) = matcher {
+            entry.insert("matcher".into(), matcher.into());
+        }
+        entry.insert(
+            "hooks".into(),
+            serde_json::json!([{
+                "type": "command",
+                "command": hook_command(version, event),
+                "timeout": timeout,
+            }]),
+        );
+        hooks.insert(event.into(), serde_json::Value::Array(vec![entry.into()]));
+    }
+    let file = serde_json::json!({
+        "description": "checkpoint: keep workflow state current without hand-written JSON, and re-inject where the work stands after a restart or a compaction",
+        "hooks": hooks,
+    });
+    pretty(&file)
+}
+
+fn manifest(root: &Path, version: &str) -> Result<String> {
+    let path = root.join("plugin/.claude-plugin/plugin.json");
+    let text = fs::read_to_string(&path)
+        .map_err(|err| format!("failed to read `{}`: {err}", path.display()))?;
+    let mut manifest: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|err| format!("failed to parse `{}`: {err}", path.display()))?;
+    manifest["version"] = version.into();
+    Ok(pretty(&manifest))
+}
+
+fn marketplace_json(version: &str) -> String {
+    pretty(&serde_json::json!({
+        "name": MARKETPLACE_NAME,
+        "owner": { "name": "The checkpoint developers" },
+        "metadata": {
+            "description": "checkpoint: durable, resumable multi-phase workflows for Claude Code (2.1.197 and later)",
+            "version": version,
+        },
+        "plugins": [{
+            "name": PLUGIN_NAME,
+            "source": "./plugin",
+            "description": "Durable checkpoints and resume for long, multi-phase Claude Code workflows (Claude Code 2.1.197 and later); fetches its binary on first use",
+            "version": version,
+        }],
+    }))
+}
+
+/// The launcher with its `version=` line set.
+fn launcher(root: &Path, version: &str) -> Result<String> {
+    let path = root.join("plugin/bin/checkpoint");
+    let text = fs::read_to_string(&path)
+        .map_err(|err| format!("failed to read `{}`: {err}", path.display()))?;
+    let mut found = false;
+    let lines: Vec<String> = text
+        .split_inclusive('\n')
+        .map(|line| {
+            if !found && line.starts_with("version=") {
+                found = true;
+                format!("version={version}\n")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect();
+    if !found {
+        return Err(format!("`{}` has no `version=` line", path.display()));
+    }
+    Ok(lines.concat())
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(value).expect("JSON serializes")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hook_command_prefers_the_installed_binary_and_falls_back_to_the_launcher() {
+        let command = hook_command("1.2.3", "Stop");
+        assert!(command.contains("/bin/checkpoint-1.2.3/checkpoint"), "{command}");
+        assert!(
+            command.contains("c=\"${CLAUDE_PLUGIN_ROOT}/bin/checkpoint\""),
+            "{command}"
+        );
+        assert!(command.ends_with("exec \"$c\" hook Stop"), "{command}");
+    }
+}
