@@ -95,7 +95,7 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
 
 /// Builds the release binaries, statically linked where the toolchain allows; returns the path
 /// of `checkpoint` (the others are beside it).
-fn build_release(root: &Path) -> Result<PathBuf> {
+pub(crate) fn build_release(root: &Path) -> Result<PathBuf> {
     let target = host_target();
     let static_ok = static_crt();
     let mut command = cargo();
@@ -133,7 +133,7 @@ pub(crate) fn static_crt() -> bool {
 }
 
 /// The host target triple, from `rustc -vV`.
-fn host_target() -> String {
+pub(crate) fn host_target() -> String {
     let output = std::process::Command::new("rustc").arg("-vV").output().ok();
     output
         .and_then(|output| String::from_utf8(output.stdout).ok())

@@ -8,6 +8,7 @@ mod dist;
 mod fuzz;
 mod install;
 mod plugin;
+mod release;
 mod test;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,23 @@ struct Cli {
 enum Task {
     /// Build the release binary and bundle the Claude Code plugin in `target/dist/`
     Dist,
+    /// Build the release asset of this machine (`checkpoint-<version>-<target>.tar.gz`), add it
+    /// to `<out>/SHA256SUMS`, and pin those checksums in `plugin/release/SHA256SUMS`
+    ReleaseAssets {
+        /// The directory to write the asset and `SHA256SUMS` into
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Do not pin the checksums in the plugin directory (a release build of one platform
+        /// among several)
+        #[arg(long)]
+        no_pin: bool,
+    },
+    /// Pin the checksums of this version's assets listed in a `SHA256SUMS` file (the release's)
+    /// in `plugin/release/SHA256SUMS`
+    PinChecksums {
+        /// The `SHA256SUMS` file of the release
+        file: PathBuf,
+    },
     /// Regenerate the committed JSON Schemas in `docs/` (`--check` fails when they are stale)
     Codegen {
         /// Fail instead of writing when a file is stale
@@ -100,6 +118,18 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(&root).map(|_| ()),
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Demo => demo::run(&root),
+        Task::ReleaseAssets { out, no_pin } => {
+            let plugin_dir = root.join("plugin");
+            release::assets(
+                &root,
+                &root.join(out),
+                (!no_pin).then_some(plugin_dir.as_path()),
+            )
+            .map(|_| ())
+        }
+        Task::PinChecksums { file } => {
+            release::pin_checksums(&root.join("plugin"), &root.join(file))
+        }
         Task::Install { prefix } => install::run(&root, prefix.as_deref()),
         Task::Fuzz { seconds } => fuzz::run(&root, seconds),
         Task::Test { e2e, cargo_args } => test::run(&root, e2e, &cargo_args),

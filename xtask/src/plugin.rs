@@ -52,7 +52,10 @@ pub(crate) fn generated_files(root: &Path) -> Result<Vec<(&'static str, String)>
             "plugin/.claude-plugin/plugin.json",
             manifest(root, &version)?,
         ),
-        (".claude-plugin/marketplace.json", marketplace_json(&version)),
+        (
+            ".claude-plugin/marketplace.json",
+            marketplace_json(&version),
+        ),
         ("plugin/bin/checkpoint", launcher(root, &version)?),
     ])
 }
@@ -154,7 +157,10 @@ mod tests {
     #[test]
     fn a_hook_command_prefers_the_installed_binary_and_falls_back_to_the_launcher() {
         let command = hook_command("1.2.3", "Stop");
-        assert!(command.contains("/bin/checkpoint-1.2.3/checkpoint"), "{command}");
+        assert!(
+            command.contains("/bin/checkpoint-1.2.3/checkpoint"),
+            "{command}"
+        );
         assert!(
             command.contains("c=\"${CLAUDE_PLUGIN_ROOT}/bin/checkpoint\""),
             "{command}"

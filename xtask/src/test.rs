@@ -14,7 +14,7 @@ use crate::{Result, cargo, dist, install, run_checked};
 pub(crate) const OLDEST_CLAUDE_CODE: &str = "2.1.197";
 /// The newest Claude Code release the end-to-end tests have been run against
 /// (`CHECKPOINT_CLAUDE_CODE=latest`).
-pub(crate) const LATEST_CLAUDE_CODE: &str = "2.1.330";
+pub(crate) const LATEST_CLAUDE_CODE: &str = "2.1.332";
 /// Chooses the Claude Code version of the end-to-end tests: `oldest` (the default), `latest`, or
 /// a version number.
 pub(crate) const CLAUDE_CODE_ENV: &str = "CHECKPOINT_CLAUDE_CODE";
@@ -24,6 +24,14 @@ pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result 
     let claude = ensure_claude(root, &version)?;
     let plugin = dist::run(root)?;
     validate_bundle(root, &claude, &plugin)?;
+    // This machine's release asset, for the tests that install from a clone of the repository
+    // as a marketplace (the checksums are pinned in the tests' copy, not in `plugin/`).
+    let assets = crate::target_dir(root).join("release-assets");
+    if assets.exists() {
+        std::fs::remove_dir_all(&assets)
+            .map_err(|err| format!("failed to clean `{}`: {err}", assets.display()))?;
+    }
+    crate::release::assets(root, &assets, None)?;
     let mut command = cargo();
     command.arg("test");
     if e2e_only {
@@ -42,6 +50,7 @@ pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result 
         .args(cargo_args)
         .env("CHECKPOINT_CLAUDE_BIN", &claude)
         .env("CHECKPOINT_PLUGIN_DIR", &plugin)
+        .env("CHECKPOINT_RELEASE_ASSETS", &assets)
         .env("CHECKPOINT_E2E_REQUIRED", "1");
     run_checked(&mut command)
 }
@@ -105,13 +114,14 @@ pub(crate) fn ensure_claude(root: &Path, version: &str) -> Result<PathBuf> {
     Ok(claude)
 }
 
-/// `claude plugin validate --strict` on the plugin and on the marketplace, in a scratch HOME.
+/// `claude plugin validate --strict` on the bundle and its marketplace, and on the repository's
+/// plugin directory and root (its marketplace), in a scratch HOME.
 fn validate_bundle(root: &Path, claude: &Path, plugin: &Path) -> Result {
     let home = crate::target_dir(root).join("claude-validate-home");
     std::fs::create_dir_all(&home)
         .map_err(|err| format!("failed to create `{}`: {err}", home.display()))?;
     let marketplace = plugin.parent().expect("the plugin sits in target/dist");
-    for dir in [plugin, marketplace] {
+    for dir in [plugin, marketplace, &root.join("plugin"), root] {
         run_checked(
             Command::new(claude)
                 .args(["plugin", "validate", "--strict"])

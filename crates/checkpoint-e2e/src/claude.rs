@@ -445,7 +445,8 @@ fn resolve_claude_bin(from_env: Option<OsString>, fallback: PathBuf) -> Result<P
     Ok(fallback)
 }
 
-pub(crate) fn workspace_root() -> PathBuf {
+/// The workspace root, where the repository's `plugin/` and `.claude-plugin/` are.
+pub fn workspace_root() -> PathBuf {
     // This crate lives at `<root>/crates/checkpoint-e2e`.
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()

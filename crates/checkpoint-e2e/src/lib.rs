@@ -15,6 +15,7 @@
 //! ```
 
 pub mod claude;
+pub mod files;
 pub mod mock;
 pub mod plugin;
 

@@ -15,6 +15,8 @@ mod commands;
 mod hooks;
 #[path = "e2e/install.rs"]
 mod install;
+#[path = "e2e/marketplace.rs"]
+mod marketplace;
 #[path = "e2e/mcp.rs"]
 mod mcp;
 #[path = "e2e/run.rs"]
