@@ -4,6 +4,7 @@
 
 mod fixtures;
 mod harness;
+mod plugin_hook;
 mod report;
 mod stats;
 mod sync;
@@ -133,6 +134,9 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
         ..Groups::default()
     };
     bench.no_workflow_case(&mut groups)?;
+    if wanted("plugin-hook/") {
+        groups.hook.extend(plugin_hook::cases(root, &dir, &binary)?);
+    }
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;
     }
@@ -168,6 +172,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     };
     let mut targets = targets(&lookup, &plan, list_reads.as_ref(), &mut notes);
     targets.push(watch_target(watch_latency.as_ref()));
+    targets.extend(plugin_hook::targets(&lookup));
     let command = format!(
         "cargo xtask {}",
         env::args().skip(1).collect::<Vec<_>>().join(" ")

@@ -155,7 +155,7 @@ fn static_glibc_available() -> bool {
     .any(|path| Path::new(path).exists())
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result {
     mkdir(to)?;
     let entries =
         fs::read_dir(from).map_err(|err| format!("failed to list `{}`: {err}", from.display()))?;
