@@ -15,6 +15,8 @@ use crate::{Result, dist};
 /// `PATH`, `man`, bash-completion, zsh (`site-functions`) and fish look by default.
 const LAYOUT: &[(&str, &str)] = &[
     ("bin/checkpoint", "bin/checkpoint"),
+    // `checkpoint mcp` runs the MCP server beside it (the plugin's `.mcp.json` does that).
+    ("bin/checkpoint-mcp", "bin/checkpoint-mcp"),
     ("man/checkpoint.1", "share/man/man1/checkpoint.1"),
     (
         "completions/checkpoint.bash",
@@ -53,7 +55,8 @@ pub(crate) fn run(root: &Path, prefix: Option<&Path>) -> Result {
         );
     }
     eprintln!(
-        "\nnext: `checkpoint --help`, or the plugin in Claude Code:\n  claude plugin marketplace add ./target/dist\n  claude plugin install checkpoint@checkpoint-local"
+        "\nnext: `checkpoint --help`, or the plugin in Claude Code (it runs this `checkpoint`):\n  claude plugin marketplace add {}\n  claude plugin install checkpoint@checkpoint",
+        root.display()
     );
     Ok(())
 }

@@ -8,6 +8,7 @@ use crate::install::install_into;
 fn fake_bundle(dir: &Path) {
     for file in [
         "bin/checkpoint",
+        "bin/checkpoint-mcp",
         "man/checkpoint.1",
         "completions/checkpoint.bash",
         "completions/_checkpoint",
@@ -20,7 +21,7 @@ fn fake_bundle(dir: &Path) {
 }
 
 #[test]
-fn binary_man_page_and_completions_land_where_shells_look() {
+fn binaries_man_page_and_completions_land_where_shells_look() {
     let work = tempfile::tempdir().unwrap();
     let bundle = work.path().join("bundle");
     fake_bundle(&bundle);
@@ -28,9 +29,11 @@ fn binary_man_page_and_completions_land_where_shells_look() {
 
     let installed = install_into(&bundle, &prefix).unwrap();
 
-    assert_eq!(installed.len(), 5);
+    assert_eq!(installed.len(), 6);
     let read = |path: &str| fs::read_to_string(prefix.join(path)).unwrap();
     assert_eq!(read("bin/checkpoint"), "bin/checkpoint");
+    // `checkpoint mcp` runs the MCP server beside `checkpoint`.
+    assert_eq!(read("bin/checkpoint-mcp"), "bin/checkpoint-mcp");
     assert_eq!(read("share/man/man1/checkpoint.1"), "man/checkpoint.1");
     assert_eq!(
         read("share/bash-completion/completions/checkpoint"),
@@ -55,14 +58,16 @@ fn binary_man_page_and_completions_land_where_shells_look() {
                 & 0o777
         };
         assert_eq!(mode("bin/checkpoint"), 0o755);
+        assert_eq!(mode("bin/checkpoint-mcp"), 0o755);
         assert_eq!(mode("share/man/man1/checkpoint.1"), 0o644);
     }
     // Nothing is left behind but the installed files.
-    let leftovers: Vec<_> = fs::read_dir(prefix.join("bin"))
+    let mut leftovers: Vec<_> = fs::read_dir(prefix.join("bin"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name())
         .collect();
-    assert_eq!(leftovers, ["checkpoint"]);
+    leftovers.sort();
+    assert_eq!(leftovers, ["checkpoint", "checkpoint-mcp"]);
 }
 
 #[test]
