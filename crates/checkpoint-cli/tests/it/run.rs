@@ -796,3 +796,66 @@ fn sync_is_in_help_and_remote_without_sync_is_a_usage_error() {
     );
     assert!(help.contains("--remote <REMOTE>"), "{help}");
 }
+
+#[test]
+fn an_unknown_key_in_any_table_of_the_config_is_a_warning_and_everything_goes_on() {
+    let cases = [
+        (
+            "[run]\nnotfy = \"echo x\"\n",
+            "run.notfy",
+            "line 2",
+            Some("run.notify"),
+        ),
+        (
+            "[sync]\non_complet = true\n",
+            "sync.on_complet",
+            "line 2",
+            Some("sync.on_complete"),
+        ),
+        ("[gc]\nkeep_dayz = 3\n", "gc.keep_dayz", "line 2", None),
+        (
+            "stale_after_dayz = 3\n",
+            "stale_after_dayz",
+            "line 1",
+            Some("stale_after_days"),
+        ),
+        ("[telemetry]\non = true\n", "telemetry", "line 1", None),
+        (
+            "[run]\nclaude = \"c\"\n[run.sandbox]\nimage = \"x\"\n",
+            "run.sandbox",
+            "line 3",
+            None,
+        ),
+    ];
+    for (text, key, line, closest) in cases {
+        let env = TestEnv::new();
+        init(&env, &["a"]);
+        fs::write(env.store().join("config.toml"), text).unwrap();
+        for args in [
+            &["start", "a"][..],
+            &["status"],
+            &["run", "--dry-run", "--claude", "c"],
+        ] {
+            let output = env.run(args);
+            let rendered = render(&env, &output);
+            assert_eq!(output.status.code(), Some(0), "{text}{args:?}\n{rendered}");
+            let hint = closest
+                .map(|closest| format!(" (did you mean `{closest}`?)"))
+                .unwrap_or_default();
+            assert!(
+                rendered.contains(&format!("warning: unknown key `{key}` in `"))
+                    && rendered.contains(&format!("config.toml` {line}{hint}: it is ignored")),
+                "{text}{args:?}\n{rendered}"
+            );
+        }
+        // A hook records, and warns on stderr only.
+        let payload = serde_json::json!({
+            "session_id": "s", "transcript_path": "/t", "cwd": env.project(),
+            "hook_event_name": "Stop", "stop_hook_active": false,
+        });
+        let (code, _, stderr) = env.hook("Stop", &payload.to_string()).wait();
+        assert_eq!(code, 0, "{text}{stderr}");
+        assert!(stderr.contains(key), "{text}{stderr}");
+        assert_eq!(env.state("w")["last_activity"]["source"], "Stop", "{text}");
+    }
+}
