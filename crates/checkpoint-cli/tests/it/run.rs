@@ -1093,3 +1093,40 @@ fn ctrl_c_sigterm_and_sighup_stop_the_session_exit_130_and_are_named() {
         );
     }
 }
+
+#[test]
+fn sync_goes_on_after_a_failed_first_pull_and_an_unresponsive_remote_never_hangs_it() {
+    // A remote that is not there, and one that never answers.
+    for url in [
+        "/nonexistent/remote.git".to_owned(),
+        crate::sync::silent_remote(),
+    ] {
+        let env = TestEnv::new();
+        crate::support::git(&env.project(), &["init", "--quiet"]);
+        crate::support::git(&env.project(), &["remote", "add", "origin", &url]);
+        init(&env, &["a", "b:a"]);
+        let claude = fake_claude(&env, DO_PHASE);
+        let run = run_cmd(&env, &claude, &["--sync", "--max-sessions", "1"])
+            .env("CHECKPOINT_SYNC_TIMEOUT", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let output = finishes(run, 90, &url);
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(10), "{url}\n{rendered}");
+        assert!(
+            rendered.contains("--sync: could not pull `w` from `origin`, going on with this copy"),
+            "{rendered}"
+        );
+        assert!(
+            rendered.contains("--sync: could not push `w`"),
+            "{rendered}"
+        );
+        assert_eq!(
+            fs::read_to_string(env.project().join("work.log")).unwrap(),
+            "a\n"
+        );
+        assert_eq!(entries(&env, "run_session_end").len(), 1);
+    }
+}
