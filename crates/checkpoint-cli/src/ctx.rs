@@ -405,21 +405,32 @@ pub(crate) fn now() -> Result<DateTime<Utc>> {
 }
 
 fn lock_timeout() -> Result<Duration> {
-    match env::var(vars::CHECKPOINT_LOCK_TIMEOUT) {
+    env_seconds(
+        vars::CHECKPOINT_LOCK_TIMEOUT,
+        Duration::from_secs_f64(DEFAULT_LOCK_TIMEOUT_SECS),
+    )
+}
+
+/// A number of seconds from the environment variable `name`, at most a day; `default` when it
+/// is unset or empty, a usage error when it is not such a number.
+pub(crate) fn env_seconds(name: &str, default: Duration) -> Result<Duration> {
+    match env::var(name) {
         Ok(value) if !value.is_empty() => value
             .parse::<f64>()
             .ok()
-            .filter(|secs| secs.is_finite() && *secs >= 0.0)
-            .map(Duration::from_secs_f64)
+            .filter(|secs| (0.0..=86_400.0).contains(secs))
+            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
             .ok_or_else(|| {
                 Failure::usage(
                     "checkpoint::invalid_env",
-                    format!("invalid `{}={value}`", vars::CHECKPOINT_LOCK_TIMEOUT),
+                    format!("invalid `{name}={value}`"),
                 )
-                .with_help("give a number of seconds, for example `CHECKPOINT_LOCK_TIMEOUT=30`")
+                .with_help(format!(
+                    "give a number of seconds up to 86400, for example `{name}=30`"
+                ))
                 .into()
             }),
-        _ => Ok(Duration::from_secs_f64(DEFAULT_LOCK_TIMEOUT_SECS)),
+        _ => Ok(default),
     }
 }
 

@@ -6,6 +6,8 @@ pub const CHECKPOINT_DIR: &str = "CHECKPOINT_DIR";
 pub const CHECKPOINT_WORKFLOW: &str = "CHECKPOINT_WORKFLOW";
 /// Seconds to wait for another process's lock (default 10).
 pub const CHECKPOINT_LOCK_TIMEOUT: &str = "CHECKPOINT_LOCK_TIMEOUT";
+/// Seconds a git command that talks to a sync remote may take (default 60).
+pub const CHECKPOINT_SYNC_TIMEOUT: &str = "CHECKPOINT_SYNC_TIMEOUT";
 /// Hidden: the current time as RFC 3339, for reproducible tests.
 pub const CHECKPOINT_TEST_NOW: &str = "CHECKPOINT_TEST_NOW";
 /// Hidden, for tests: inject an I/O error in the store's write path, as `<step>` or

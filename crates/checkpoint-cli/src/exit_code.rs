@@ -27,7 +27,7 @@ pub const NEEDS_PERSON: u8 = 9;
 /// `checkpoint run` stopped at one of its own bounds (`--max-sessions`, `--max-wait`); running
 /// it again continues.
 pub const RUN_LIMIT: u8 = 10;
-/// `checkpoint run` was interrupted (Ctrl-C or SIGTERM); its session was stopped.
+/// `checkpoint run` was interrupted (Ctrl-C, SIGTERM or SIGHUP); its session was stopped.
 pub const INTERRUPTED: u8 = 130;
 
 /// One documented exit code.
@@ -99,7 +99,7 @@ pub const ALL: [ExitCode; 12] = [
     },
     ExitCode {
         code: INTERRUPTED,
-        meaning: "`run` was interrupted (Ctrl-C or SIGTERM); its session was stopped first",
+        meaning: "`run` was interrupted (Ctrl-C, SIGTERM or SIGHUP); its session was stopped first",
         brief: "`run` interrupted",
     },
 ];

@@ -35,6 +35,11 @@ impl Failure {
         Self::new(code, message, exit_code::NOT_FOUND)
     }
 
+    /// Something that cannot be trusted as it is, left untouched (exit code 6).
+    pub(crate) fn untrusted(code: &'static str, message: String) -> Self {
+        Self::new(code, message, exit_code::UNTRUSTED)
+    }
+
     fn new(code: &'static str, message: String, exit: u8) -> Self {
         Self {
             code,

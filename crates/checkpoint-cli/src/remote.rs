@@ -3,16 +3,30 @@
 //!
 //! Where the last pull or push saw the remote is kept locally in
 //! `refs/checkpoint-sync/<remote>/<id>`; a push is a compare-and-swap from there.
+//!
+//! The remote is a name from the user or git's config: one starting with `-` is refused, and
+//! every git command gets it after `--`. A URL or a path works as a remote too; its tracking refs
+//! are under a name made from it. Every command that talks to the remote is bounded in time
+//! (`CHECKPOINT_SYNC_TIMEOUT`).
 
 use std::{
-    io::Write,
+    io::{Read, Write},
     path::{Path, PathBuf},
     process::{Command, Output, Stdio},
+    sync::mpsc,
+    thread,
+    time::{Duration, Instant},
 };
 
 use checkpoint_core::WorkflowId;
 use chrono::{DateTime, Utc};
 use miette::{Diagnostic, Result};
+
+use crate::{env, failure::Failure, runner::process};
+
+/// How long a git command that talks to a remote may take, unless `CHECKPOINT_SYNC_TIMEOUT`
+/// says otherwise.
+const NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The namespace of the workflow refs on a remote.
 pub(crate) const REMOTE_PREFIX: &str = "refs/checkpoints/";
@@ -37,6 +51,32 @@ pub(crate) struct GitError {
 /// The git repository holding the project.
 pub(crate) struct Repo {
     dir: PathBuf,
+}
+
+/// Refuses a remote name git would take for an option (`-…`), or one that is empty or holds
+/// control characters; any other name, URL or path is passed to git after `--`.
+pub(crate) fn check_remote(remote: &str, from: &str) -> Result<()> {
+    let problem = if remote.is_empty() {
+        Some("is empty")
+    } else if remote.starts_with('-') {
+        Some("starts with `-`, as an option does")
+    } else if remote.chars().any(char::is_control) {
+        Some("holds control characters")
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(Failure::usage(
+            "checkpoint::sync::remote",
+            format!(
+                "the remote `{}` ({from}) {problem}: it is not a remote",
+                remote.escape_debug()
+            ),
+        )
+        .with_help("name a remote of `git remote -v`, a URL or a path")
+        .into()),
+    }
 }
 
 /// Where the last pull or push saw a workflow on the remote.
@@ -108,6 +148,91 @@ impl Repo {
         })
     }
 
+    /// Runs a git command that talks to `remote`, for at most the network timeout: an
+    /// unresponsive remote is an error, and the command (with what it started) is killed.
+    fn run_network(&self, action: &str, remote: &str, args: &[&str]) -> Result<Output> {
+        let timeout = network_timeout()?;
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| GitError {
+                action: action.to_owned(),
+                detail: format!("`git` could not be run: {err}"),
+                help: "install git and make sure it is on `PATH`".into(),
+            })?;
+        // Read in threads, so that a full pipe never blocks git; a process git started may
+        // hold them open, so they are never joined.
+        let (sender, outputs) = mpsc::channel();
+        for (n, pipe) in [
+            child
+                .stdout
+                .take()
+                .map(|pipe| Box::new(pipe) as Box<dyn Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|pipe| Box::new(pipe) as Box<dyn Read + Send>),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let sender = sender.clone();
+            thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                let _ = sender.send((n, bytes));
+            });
+        }
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+                _ => {
+                    process::kill_tree(child.id());
+                    let _ = child.wait();
+                    return Err(GitError {
+                        action: action.to_owned(),
+                        detail: format!(
+                            "`{remote}` did not answer within {} (the `git {}` was stopped)",
+                            checkpoint_core::run::human_duration(
+                                chrono::Duration::from_std(timeout).unwrap_or_default()
+                            ),
+                            args.first().copied().unwrap_or_default()
+                        ),
+                        help: format!(
+                            "check the remote with `git {} -- {remote}` and `git remote -v`; `{}` sets the limit in seconds",
+                            args.first().copied().unwrap_or_default(),
+                            env::CHECKPOINT_SYNC_TIMEOUT
+                        ),
+                    }
+                    .into());
+                }
+            }
+        };
+        let mut output = Output {
+            status,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        };
+        let read_until = Instant::now() + Duration::from_secs(1);
+        for _ in 0..2 {
+            let left = read_until.saturating_duration_since(Instant::now());
+            match outputs.recv_timeout(left) {
+                Ok((0, bytes)) => output.stdout = bytes,
+                Ok((_, bytes)) => output.stderr = bytes,
+                Err(_) => break,
+            }
+        }
+        Ok(output)
+    }
+
     /// Runs git and returns its stdout, or an error with its stderr.
     fn ok(&self, action: &str, args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
         let output = self.run(action, args, stdin)?;
@@ -151,6 +276,10 @@ impl Repo {
             )?;
             let remote = String::from_utf8_lossy(&remote).trim().to_owned();
             if !remote.is_empty() && remote != "." {
+                check_remote(
+                    &remote,
+                    &format!("`branch.{branch}.remote` in git's config"),
+                )?;
                 return Ok(remote);
             }
         }
@@ -175,10 +304,11 @@ impl Repo {
             "--no-write-fetch-head",
             "--no-auto-gc",
             "--prune",
+            "--",
             remote,
         ];
         args.extend(refspecs.iter().map(String::as_str));
-        let output = self.run("fetch", &args, None)?;
+        let output = self.run_network(&format!("fetch from `{remote}`"), remote, &args)?;
         if output.status.success() {
             return Ok(());
         }
@@ -222,6 +352,8 @@ impl Repo {
 
     /// For each of `ids`, the commit where the last pull or push saw the remote's ref and the
     /// journal it holds, or `None` when it was not seen; in one `git cat-file --batch`.
+    /// A ref that is not a workflow's commit (a blob, a commit without a journal) is an error
+    /// that says so, not a workflow missing from the remote.
     pub(crate) fn read_tracked(
         &self,
         remote: &str,
@@ -231,7 +363,7 @@ impl Repo {
         let mut input = String::new();
         for id in ids {
             input.push_str(&format!(
-                "{prefix}{id}^{{commit}}\n{prefix}{id}:{JOURNAL_BLOB}\n"
+                "{prefix}{id}\n{prefix}{id}^{{commit}}\n{prefix}{id}:{JOURNAL_BLOB}\n"
             ));
         }
         let out = self.ok(
@@ -241,15 +373,35 @@ impl Repo {
         )?;
         let mut objects = BatchReader { out: &out, at: 0 };
         let mut tracked = Vec::with_capacity(ids.len());
-        for _ in ids {
+        for id in ids {
+            let object = objects.next()?;
             let commit = objects.next()?;
             let journal = objects.next()?;
-            tracked.push(match (commit, journal) {
-                (Some((commit, _)), Some((_, bytes))) => Some(Tracked {
-                    commit,
-                    journal: bytes.to_vec(),
+            tracked.push(match (object, commit, journal) {
+                (None, _, _) => None,
+                (Some(object), _, _) if object.kind != "commit" => {
+                    return Err(remote_damaged(
+                        remote,
+                        id,
+                        &format!(
+                            "`{REMOTE_PREFIX}{id}` points at a {}, not a commit",
+                            object.kind
+                        ),
+                    ));
+                }
+                (Some(_), Some(commit), Some(journal)) if journal.kind == "blob" => Some(Tracked {
+                    commit: commit.sha,
+                    journal: journal.bytes.to_vec(),
                 }),
-                _ => None,
+                (Some(_), _, _) => {
+                    return Err(remote_damaged(
+                        remote,
+                        id,
+                        &format!(
+                            "the commit of `{REMOTE_PREFIX}{id}` holds no `{JOURNAL_BLOB}` file"
+                        ),
+                    ));
+                }
             });
         }
         Ok(tracked)
@@ -338,12 +490,13 @@ impl Repo {
                 expected.as_deref().unwrap_or("")
             ));
         }
+        args.push("--".into());
         args.push(remote.into());
         for (id, commit, _) in updates {
             args.push(format!("{commit}:{REMOTE_PREFIX}{id}"));
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let output = self.run("push", &args, None)?;
+        let output = self.run_network(&format!("push to `{remote}`"), remote, &args)?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let mut results = Vec::with_capacity(updates.len());
         for (id, commit, _) in updates {
@@ -388,9 +541,16 @@ struct BatchReader<'a> {
     at: usize,
 }
 
+/// One object `git cat-file --batch` printed.
+struct Object<'a> {
+    sha: String,
+    kind: String,
+    bytes: &'a [u8],
+}
+
 impl<'a> BatchReader<'a> {
-    /// The next object's id and bytes, or `None` for a name that is missing.
-    fn next(&mut self) -> Result<Option<(String, &'a [u8])>> {
+    /// The next object, or `None` for a name that is missing.
+    fn next(&mut self) -> Result<Option<Object<'a>>> {
         let bad = || GitError {
             action: "read the synced journals".into(),
             detail: "`git cat-file --batch` printed something unexpected".into(),
@@ -403,19 +563,71 @@ impl<'a> BatchReader<'a> {
         let fields: Vec<&str> = header.split(' ').collect();
         match fields.as_slice() {
             [.., "missing"] | [.., "ambiguous"] => Ok(None),
-            [sha, _, size] => {
+            [sha, kind, size] => {
                 let size: usize = size.parse().map_err(|_| bad())?;
-                let bytes = self.out.get(self.at..self.at + size).ok_or_else(bad)?;
-                self.at += size + 1;
-                Ok(Some(((*sha).to_owned(), bytes)))
+                let end = self.at.checked_add(size).ok_or_else(bad)?;
+                let bytes = self.out.get(self.at..end).ok_or_else(bad)?;
+                self.at = end + 1;
+                Ok(Some(Object {
+                    sha: (*sha).to_owned(),
+                    kind: (*kind).to_owned(),
+                    bytes,
+                }))
             }
             _ => Err(bad().into()),
         }
     }
 }
 
+/// The error of a workflow ref on `remote` that is not what `checkpoint push` writes: the
+/// remote's copy is damaged, this one is untouched.
+pub(crate) fn remote_damaged(remote: &str, id: &WorkflowId, what: &str) -> miette::Report {
+    Failure::untrusted(
+        "checkpoint::sync::remote_damaged",
+        format!("the copy of `{id}` on `{remote}` is damaged: {what}"),
+    )
+    .with_help(format!(
+        "nothing here was changed; push a good copy from the machine that wrote it, or replace the remote's copy with this one: `git push {remote} --delete {REMOTE_PREFIX}{id}`, then `checkpoint --workflow {id} sync {remote}`"
+    ))
+    .into()
+}
+
+/// Where the refs last seen on `remote` are kept: under its name, or for a URL, a path or a
+/// name that is not a plain ref component, under `url-<hash of it>`.
 fn tracking_prefix(remote: &str) -> String {
-    format!("{TRACKING_PREFIX}{remote}/")
+    let plain = !remote.is_empty()
+        && !remote.starts_with('.')
+        && !remote.ends_with(".lock")
+        && !remote.contains("..")
+        && remote
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if plain {
+        format!("{TRACKING_PREFIX}{remote}/")
+    } else {
+        // FNV-1a: stable across versions and machines, unlike std's hasher.
+        let hash = remote
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+            });
+        format!("{TRACKING_PREFIX}url-{hash:016x}/")
+    }
+}
+
+/// The network timeout: `CHECKPOINT_SYNC_TIMEOUT` seconds, else [`NETWORK_TIMEOUT`]; zero is
+/// refused (no git command could run).
+fn network_timeout() -> Result<Duration> {
+    let timeout = crate::ctx::env_seconds(env::CHECKPOINT_SYNC_TIMEOUT, NETWORK_TIMEOUT)?;
+    if timeout.is_zero() {
+        return Err(Failure::usage(
+            "checkpoint::invalid_env",
+            format!("invalid `{}=0`", env::CHECKPOINT_SYNC_TIMEOUT),
+        )
+        .with_help("give a number of seconds above zero, for example `CHECKPOINT_SYNC_TIMEOUT=120`")
+        .into());
+    }
+    Ok(timeout)
 }
 
 fn failed(action: &str, output: &Output, help: &str) -> GitError {

@@ -115,31 +115,17 @@ impl Config {
         }
         let mut table: toml::Table = toml::from_str(text).map_err(parse_error)?;
         let schema = schemars::schema_for!(Config);
-        let keys_of = |value: &serde_json::Value| -> Vec<String> {
-            value
-                .as_object()
-                .map(|properties| properties.keys().cloned().collect())
-                .unwrap_or_default()
-        };
-        let top = keys_of(&schema.as_value()["properties"]);
-        let gc = keys_of(&schema.as_value()["$defs"]["Retention"]["properties"]);
+        let schema = schema.as_value();
         let mut unknown = Vec::new();
-        table.retain(|key, _| {
-            let known = top.iter().any(|name| name == key);
-            if !known {
-                unknown.push(unknown_key(text, None, key, &top));
-            }
-            known
-        });
-        if let Some(toml::Value::Table(retention)) = table.get_mut("gc") {
-            retention.retain(|key, _| {
-                let known = gc.iter().any(|name| name == key);
-                if !known {
-                    unknown.push(unknown_key(text, Some("gc"), key, &gc));
-                }
-                known
-            });
-        }
+        prune_unknown(
+            &mut table,
+            &schema["properties"],
+            schema,
+            None,
+            text,
+            &mut unknown,
+        );
+        unknown.sort_by_key(|key| (key.line.unwrap_or(usize::MAX), key.key.clone()));
         // The text is parsed again once its unknown keys are gone, so that an error in a known
         // setting still points at its place in the file.
         let config = if unknown.is_empty() {
@@ -161,19 +147,106 @@ impl Config {
     }
 }
 
-/// An unknown key: where it is, and the known key closest to it.
+/// Drops from `table` (the table `path`, `None` at the top level) every key its schema's
+/// `properties` lack, noting each in `unknown`, and does the same in every table below it: one
+/// rule for every table of the file, those a newer version adds included.
+fn prune_unknown(
+    table: &mut toml::Table,
+    properties: &serde_json::Value,
+    root: &serde_json::Value,
+    path: Option<&str>,
+    text: &str,
+    unknown: &mut Vec<UnknownKey>,
+) {
+    let known: Vec<String> = properties
+        .as_object()
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default();
+    table.retain(|key, _| {
+        let is_known = known.iter().any(|name| name == key);
+        if !is_known {
+            unknown.push(unknown_key(text, path, key, &known));
+        }
+        is_known
+    });
+    for (key, value) in table.iter_mut() {
+        let toml::Value::Table(inner) = value else {
+            continue;
+        };
+        let Some(inner_properties) = table_properties(&properties[key.as_str()], root) else {
+            continue;
+        };
+        let inner_path = path.map_or_else(|| key.clone(), |path| format!("{path}.{key}"));
+        prune_unknown(
+            inner,
+            inner_properties,
+            root,
+            Some(&inner_path),
+            text,
+            unknown,
+        );
+    }
+}
+
+/// The `properties` of a setting's schema when it is a table (directly, or through a `$ref`).
+fn table_properties<'a>(
+    schema: &'a serde_json::Value,
+    root: &'a serde_json::Value,
+) -> Option<&'a serde_json::Value> {
+    if schema["properties"].is_object() {
+        return Some(&schema["properties"]);
+    }
+    let reference = schema["$ref"]
+        .as_str()
+        .or_else(|| schema["allOf"][0]["$ref"].as_str())?;
+    let name = reference.strip_prefix("#/$defs/")?;
+    let properties = &root["$defs"][name]["properties"];
+    properties.is_object().then_some(properties)
+}
+
+/// An unknown key: where it is (after its table's header), and the known key closest to it.
 fn unknown_key(text: &str, table: Option<&str>, key: &str, known: &[String]) -> UnknownKey {
-    let line = text
-        .lines()
+    let is_header = |line: &str, name: &str| {
+        let line = line.trim();
+        line.starts_with('[') && line.trim_matches(['[', ']', ' ']) == name
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    // A key of a table is looked for after that table's header (a top-level one before any).
+    let (from, to) = match table {
+        Some(table) => {
+            let from = lines
+                .iter()
+                .position(|line| is_header(line, table))
+                .map_or(0, |index| index + 1);
+            (from, lines.len())
+        }
+        None => {
+            let to = lines
+                .iter()
+                .position(|line| line.trim_start().starts_with('['))
+                .unwrap_or(lines.len());
+            (0, to)
+        }
+    };
+    let line = lines[from..to]
+        .iter()
         .position(|line| {
             let line = line.trim_start().trim_start_matches(['"', '\'']);
             line.strip_prefix(key).is_some_and(|rest| {
                 rest.trim_start_matches(['"', '\''])
                     .trim_start()
                     .starts_with('=')
-            }) || (line.starts_with('[') && line.trim_matches(['[', ']', ' ']) == key)
+            })
         })
-        .map(|index| index + 1);
+        .map(|index| from + index + 1)
+        .or_else(|| {
+            // A table of its own: its header.
+            let name = table.map_or_else(|| key.to_owned(), |table| format!("{table}.{key}"));
+            lines
+                .iter()
+                .position(|line| is_header(line, &name))
+                .map(|index| index + 1)
+        });
     let closest = known
         .iter()
         .map(|candidate| (edit_distance(key, candidate), candidate))
@@ -225,18 +298,63 @@ mod tests {
                     closest: Some("max_in_progress".into()),
                 },
                 UnknownKey {
-                    key: "telemetry".into(),
-                    line: Some(7),
-                    closest: None,
-                },
-                UnknownKey {
                     key: "gc.retention_dayz".into(),
                     line: Some(6),
                     closest: Some("gc.retention_days".into()),
+                },
+                UnknownKey {
+                    key: "telemetry".into(),
+                    line: Some(7),
+                    closest: None,
                 },
             ]
         );
         // A wrong type in a known key is still an error.
         assert!(Config::parse_lenient(Path::new("config.toml"), "commit_every = \"x\"").is_err());
+    }
+
+    #[test]
+    fn every_table_follows_the_same_rule_for_unknown_keys() {
+        let text = "stale_after_days = 3\n\n[run]\nnotfy = \"echo hi\"\nclaude = \"my-claude\"\n\n[sync]\non_complet = true\nsomething_new = 1\n\n[gc]\nkeep = 2\n\n[run.future]\nx = 1\n";
+        let (config, unknown) = Config::parse_lenient(Path::new("config.toml"), text).unwrap();
+        assert_eq!(config.stale_after_days, 3);
+        assert_eq!(config.run.claude.as_deref(), Some("my-claude"));
+        assert_eq!(config.run.notify, None, "an unknown key sets nothing");
+        assert!(!config.sync.on_complete);
+        assert_eq!(config.gc.keep, 2);
+        let shown: Vec<(String, Option<usize>, Option<String>)> = unknown
+            .into_iter()
+            .map(|key| (key.key, key.line, key.closest))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("run.notfy".into(), Some(4), Some("run.notify".into())),
+                (
+                    "sync.on_complet".into(),
+                    Some(8),
+                    Some("sync.on_complete".into())
+                ),
+                ("sync.something_new".into(), Some(9), None),
+                ("run.future".into(), Some(14), None),
+            ]
+        );
+        // An inline table and a key that shares its name with a key of another table.
+        let text = "run = { notify = \"n\", keep = 1 }\n[gc]\nnotify = 2\n";
+        let (config, unknown) = Config::parse_lenient(Path::new("config.toml"), text).unwrap();
+        assert_eq!(config.run.notify.as_deref(), Some("n"));
+        let keys: Vec<(&str, Option<usize>)> = unknown
+            .iter()
+            .map(|key| (key.key.as_str(), key.line))
+            .collect();
+        assert_eq!(keys, [("gc.notify", Some(3)), ("run.keep", None)]);
+        // A wrong type in a known key of any table is still an error.
+        assert!(
+            Config::parse_lenient(Path::new("config.toml"), "[run]\nnotify = 3\nx = 1\n").is_err()
+        );
+        assert!(
+            Config::parse_lenient(Path::new("config.toml"), "[sync]\non_complete = \"yes\"\n")
+                .is_err()
+        );
     }
 }

@@ -25,6 +25,129 @@ pub const CRASH_BACKOFF: Duration = Duration::seconds(10);
 /// Sessions in a row that record no work before the runner stops for a person.
 pub const MAX_STALLS: u32 = 2;
 
+/// The shortest wait after a crash or a limit, whatever `--max-wait` says: a runner never
+/// starts sessions in a tight loop.
+pub const MIN_BACKOFF: Duration = Duration::seconds(5);
+
+/// The furthest a reset time or a retry delay from a stream is believed: the clients' limits
+/// reset within hours, or a week; anything further is a broken or forged value, treated as
+/// missing.
+pub const MAX_RESET_AHEAD: Duration = Duration::days(31);
+
+/// A limit's reset time, as the client said it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reset {
+    /// The time said.
+    pub at: DateTime<Utc>,
+    /// How precisely it was said: zero for an exact time (a Unix time, a delay), a minute for
+    /// "3:46pm", an hour for "2pm".
+    pub resolution: Duration,
+}
+
+impl Reset {
+    /// An exact reset time.
+    pub fn precise(at: DateTime<Utc>) -> Reset {
+        Reset {
+            at,
+            resolution: Duration::zero(),
+        }
+    }
+
+    /// A reset said as a Unix time in seconds (`resetsAt`, `limit reached|<seconds>`), at `now`;
+    /// an error says why a value cannot be believed.
+    pub fn from_unix_seconds(secs: i64, now: DateTime<Utc>) -> Result<Reset, String> {
+        let at = DateTime::from_timestamp(secs, 0)
+            .ok_or_else(|| format!("the reset time {secs} is not a time"))?;
+        Reset::checked(Reset::precise(at), now).ok_or_else(|| {
+            format!(
+                "the reset time {secs} is more than {} ahead",
+                human_duration(MAX_RESET_AHEAD)
+            )
+        })
+    }
+
+    /// A reset `delay_ms` milliseconds after `now` (a retry delay); an error says why the delay
+    /// cannot be believed.
+    pub fn after_delay(delay_ms: u64, now: DateTime<Utc>) -> Result<Reset, String> {
+        let too_long = || {
+            format!(
+                "the retry delay of {delay_ms} ms is more than {}",
+                human_duration(MAX_RESET_AHEAD)
+            )
+        };
+        let delay = i64::try_from(delay_ms)
+            .ok()
+            .and_then(Duration::try_milliseconds)
+            .filter(|delay| *delay <= MAX_RESET_AHEAD)
+            .ok_or_else(too_long)?;
+        let at = now.checked_add_signed(delay).ok_or_else(too_long)?;
+        Ok(Reset::precise(at))
+    }
+
+    /// `reset` when it is believable at `now` (no further than [`MAX_RESET_AHEAD`]).
+    pub fn checked(reset: Reset, now: DateTime<Utc>) -> Option<Reset> {
+        // Near the end of time, every later time is believable.
+        let believable = now
+            .checked_add_signed(MAX_RESET_AHEAD)
+            .is_none_or(|limit| reset.at <= limit);
+        believable.then_some(reset)
+    }
+
+    /// The better of two readings of the same limit, `newer` said after `self`: an exact time
+    /// beats a coarse one whatever their order, a finer one beats a coarser one, and of two
+    /// equally precise ones the newer wins.
+    pub fn better(self, newer: Reset) -> Reset {
+        if newer.resolution <= self.resolution {
+            newer
+        } else {
+            self
+        }
+    }
+
+    /// Whether it is an exact time.
+    pub fn is_precise(&self) -> bool {
+        self.resolution.is_zero()
+    }
+
+    /// The reset as the runner acts on it at `now`.
+    fn judge(&self, now: DateTime<Utc>) -> Judged {
+        if self.at > now {
+            match Reset::checked(*self, now) {
+                Some(_) => Judged::Ahead(self.at),
+                None => Judged::Unbelievable,
+            }
+        } else if now - self.at < self.resolution {
+            // "Resets 3:46pm" read at 15:46:20: said to the minute, it is now, not tomorrow.
+            Judged::Now
+        } else {
+            Judged::Passed
+        }
+    }
+
+    fn describe(&self) -> String {
+        let at = self.at.to_rfc3339();
+        if self.is_precise() {
+            at
+        } else if self.resolution >= Duration::hours(1) {
+            format!("{at} (said to the hour)")
+        } else {
+            format!("{at} (said to the minute)")
+        }
+    }
+}
+
+/// A reset time as the runner acts on it.
+enum Judged {
+    /// In the future: wait for it.
+    Ahead(DateTime<Utc>),
+    /// A coarse time passed by less than its resolution: it resets now.
+    Now,
+    /// Not in the future: no reset time.
+    Passed,
+    /// Further than anyone believes: no reset time.
+    Unbelievable,
+}
+
 /// The runner's bounds, from its command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunLimits {
@@ -48,7 +171,9 @@ pub struct SessionReport {
     /// Whether it ended on a rate or usage limit.
     pub rate_limited: bool,
     /// When the limit resets, when the client said so.
-    pub reset_at: Option<DateTime<Utc>>,
+    pub reset: Option<Reset>,
+    /// A reset time or delay the stream gave that could not be believed, and why.
+    pub ignored: Option<String>,
     /// When it ended.
     pub ended_at: DateTime<Utc>,
 }
@@ -270,28 +395,51 @@ impl RunState {
             Outcome::RateLimit => {
                 // Continue the same session after the wait, so that its context is kept.
                 self.resume = report.session_id.clone().or(self.resume.take());
-                match report.reset_at {
-                    Some(reset) => {
+                let judged = report.reset.map(|reset| (reset, reset.judge(now)));
+                match judged {
+                    Some((reset, Judged::Ahead(at))) => {
                         self.blind_rate_limits = 0;
-                        let until = reset.max(now) + RESET_MARGIN;
-                        Some(self.wait_or_stop(
-                            until,
-                            format!("rate limit; it resets at {}", reset.to_rfc3339()),
-                            limits,
-                            now,
-                        ))
+                        let reason = format!("rate limit; it resets at {}", reset.describe());
+                        match at.checked_add_signed(RESET_MARGIN) {
+                            Some(until) => Some(self.wait_or_stop(until, reason, limits, now)),
+                            None => Some(self.blind_wait(now, limits, reason)),
+                        }
                     }
-                    None => {
+                    Some((reset, Judged::Now)) if self.blind_rate_limits == 0 => {
                         self.blind_rate_limits += 1;
-                        let wait = backoff(RATE_LIMIT_BACKOFF, self.blind_rate_limits, limits);
                         Some(Step::Wait {
-                            until: now + wait,
+                            until: later(now, RESET_MARGIN),
                             reason: format!(
-                                "rate limit without a reset time; backing off {}",
-                                human_duration(wait)
+                                "rate limit; it resets now ({} has just passed)",
+                                reset.describe()
                             ),
                         })
                     }
+                    Some((reset, Judged::Now | Judged::Passed)) => Some(self.blind_wait(
+                        now,
+                        limits,
+                        format!(
+                            "rate limit; its reset time {} is not in the future",
+                            reset.describe()
+                        ),
+                    )),
+                    Some((reset, Judged::Unbelievable)) => Some(self.blind_wait(
+                        now,
+                        limits,
+                        format!(
+                            "rate limit; its reset time {} is more than {} ahead, not believed",
+                            reset.describe(),
+                            human_duration(MAX_RESET_AHEAD)
+                        ),
+                    )),
+                    None => Some(self.blind_wait(
+                        now,
+                        limits,
+                        match &report.ignored {
+                            Some(why) => format!("rate limit without a usable reset time ({why})"),
+                            None => "rate limit without a reset time".to_owned(),
+                        },
+                    )),
                 }
             }
             Outcome::Crash => {
@@ -302,13 +450,24 @@ impl RunState {
                     .exit
                     .map_or_else(|| "a signal".to_owned(), |code| format!("exit {code}"));
                 Some(Step::Wait {
-                    until: now + wait,
+                    until: later(now, wait),
                     reason: format!(
                         "the session failed ({exit}); retrying in {}",
                         human_duration(wait)
                     ),
                 })
             }
+        }
+    }
+
+    /// The wait after a limit with no usable reset time: a backoff that doubles each time in a
+    /// row.
+    fn blind_wait(&mut self, now: DateTime<Utc>, limits: &RunLimits, why: String) -> Step {
+        self.blind_rate_limits += 1;
+        let wait = backoff(RATE_LIMIT_BACKOFF, self.blind_rate_limits, limits);
+        Step::Wait {
+            until: later(now, wait),
+            reason: format!("{why}; backing off {}", human_duration(wait)),
         }
     }
 
@@ -334,10 +493,17 @@ impl RunState {
     }
 }
 
-/// `base` doubled for every failure in a row after the first, at most `--max-wait`.
+/// `base` doubled for every failure in a row after the first, at most `--max-wait`, at least
+/// [`MIN_BACKOFF`].
 fn backoff(base: Duration, in_a_row: u32, limits: &RunLimits) -> Duration {
     let factor = 1_i32 << in_a_row.saturating_sub(1).min(20);
-    (base * factor).min(limits.max_wait)
+    (base * factor).min(limits.max_wait).max(MIN_BACKOFF)
+}
+
+/// `now + wait`, or the latest time there is.
+fn later(now: DateTime<Utc>, wait: Duration) -> DateTime<Utc> {
+    now.checked_add_signed(wait)
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// The commands that settle what the plan asks a person to decide.

@@ -9,7 +9,7 @@ use std::{
     process::{Command, Stdio},
     sync::{
         Arc,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicUsize, Ordering},
     },
     thread,
     time::{Duration as StdDuration, Instant},
@@ -18,7 +18,7 @@ use std::{
 use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
     resume::{self, ResumePlan},
-    run::{Outcome, RunLimits, RunState, SessionReport, Step, StopKind},
+    run::{Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind},
 };
 use chrono::{DateTime, Duration, Local, Offset, Utc};
 use clap::Args;
@@ -96,34 +96,62 @@ pub(crate) struct RunnerBusy {
     since: String,
 }
 
-/// Parses `90s`, `30m`, `5h`, `1h30m`, `2d` or a number of seconds.
+/// Parses `90s`, `30m`, `5h`, `1h30m`, `2d` or a number of seconds; `0` is no wait.
 fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let error =
         || format!("`{text}` is not a duration: write it like `90s`, `30m`, `5h` or `1h30m`");
+    let too_long = || format!("`{text}` is too long a duration: write at most `10000d`");
     let mut total = Duration::zero();
     let mut number = String::new();
+    let add = |total: &mut Duration, number: &mut String, unit: char| {
+        let value: i64 = number.parse().map_err(|_| {
+            if number.is_empty() {
+                error()
+            } else {
+                too_long()
+            }
+        })?;
+        number.clear();
+        let part = match unit {
+            's' => Duration::try_seconds(value),
+            'm' => Duration::try_minutes(value),
+            'h' => Duration::try_hours(value),
+            'd' => Duration::try_days(value),
+            _ => return Err(error()),
+        }
+        .ok_or_else(too_long)?;
+        *total = total
+            .checked_add(&part)
+            .filter(|total| *total <= Duration::days(10_000))
+            .ok_or_else(too_long)?;
+        Ok(())
+    };
     for c in text.trim().chars() {
         if c.is_ascii_digit() {
             number.push(c);
-            continue;
+        } else {
+            add(&mut total, &mut number, c)?;
         }
-        let value: i64 = number.parse().map_err(|_| error())?;
-        number.clear();
-        total += match c {
-            's' => Duration::seconds(value),
-            'm' => Duration::minutes(value),
-            'h' => Duration::hours(value),
-            'd' => Duration::days(value),
-            _ => return Err(error()),
-        };
     }
     if !number.is_empty() {
-        total += Duration::seconds(number.parse().map_err(|_| error())?);
+        add(&mut total, &mut number, 's')?;
     }
     if total <= Duration::zero() && text.trim() != "0" {
         return Err(error());
     }
     Ok(total)
+}
+
+/// The signal that interrupted the run, as people name it; `None` while none did.
+fn signal_name(interrupted: &AtomicUsize) -> Option<&'static str> {
+    let signal = i32::try_from(interrupted.load(Ordering::SeqCst)).ok()?;
+    Some(match signal {
+        0 => return None,
+        signal_hook::consts::SIGINT => "Ctrl-C",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        signal_hook::consts::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    })
 }
 
 /// Runs `checkpoint run`; returns the exit code.
@@ -278,16 +306,25 @@ struct Watch {
     session_id: Option<String>,
     last_tool: Option<String>,
     rate_limited: bool,
-    reset_at: Option<DateTime<Utc>>,
+    reset: Option<Reset>,
+    /// The last value of the stream that could not be believed, and why.
+    ignored: Option<String>,
     retry_delay_ms: Option<u64>,
     result: Option<String>,
 }
 
 impl Runner<'_> {
     fn run(&mut self) -> Result<u8> {
-        let interrupted = Arc::new(AtomicBool::new(false));
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            signal_hook::flag::register(signal, Arc::clone(&interrupted)).into_diagnostic()?;
+        // The signal that interrupted the run (0 while none did), to say which it was.
+        let interrupted = Arc::new(AtomicUsize::new(0));
+        for signal in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            let number = usize::try_from(signal).expect("signal numbers are small");
+            signal_hook::flag::register_usize(signal, Arc::clone(&interrupted), number)
+                .into_diagnostic()?;
         }
         let pid = std::process::id();
         let started_at = ctx::now()?;
@@ -316,10 +353,11 @@ impl Runner<'_> {
         };
         // Before the run journals anything: a teammate's entries are then simply pulled.
         self.ctx.now = ctx::now()?;
-        let pulled = match &self.remote {
-            Some(remote) => Some(sync::pull_workflow(self.ctx, remote, self.id, None)?),
-            None => None,
-        };
+        // A pull that fails (an unreachable remote) is shown by the loop, which goes on.
+        let pulled = self
+            .remote
+            .as_ref()
+            .map(|remote| sync::pull_workflow(self.ctx, remote, self.id, None));
         let loaded = self.journal(Transition::RunStart {
             pid,
             client: self.client.name().to_owned(),
@@ -346,15 +384,15 @@ impl Runner<'_> {
     fn drive(
         &mut self,
         run_lock: &mut lock::RunLock,
-        interrupted: &AtomicBool,
-        mut pulled: Option<sync::Outcome>,
+        interrupted: &AtomicUsize,
+        mut pulled: Option<Result<sync::Outcome>>,
     ) -> Result<u8> {
         let mut state = RunState::default();
         loop {
-            if interrupted.load(Ordering::SeqCst) {
+            if let Some(signal) = signal_name(interrupted) {
                 return self.stop(
                     "interrupted",
-                    "interrupted (Ctrl-C)".into(),
+                    format!("interrupted ({signal})"),
                     None,
                     Vec::new(),
                     exit_code::INTERRUPTED,
@@ -385,10 +423,10 @@ impl Runner<'_> {
                     let (report, was_interrupted) =
                         self.session(&plan, &mut state, phase, resume, run_lock, interrupted)?;
                     self.push();
-                    if was_interrupted {
+                    if let Some(signal) = was_interrupted {
                         return self.stop(
                             "interrupted",
-                            "interrupted (Ctrl-C); the session was stopped".into(),
+                            format!("interrupted ({signal}); the session was stopped"),
                             None,
                             Vec::new(),
                             exit_code::INTERRUPTED,
@@ -415,9 +453,10 @@ impl Runner<'_> {
                         reason: reason.clone(),
                     })?;
                     if !self.wait(until, &reason, &plan, interrupted) {
+                        let signal = signal_name(interrupted).unwrap_or("a signal");
                         return self.stop(
                             "interrupted",
-                            "interrupted (Ctrl-C) while waiting".into(),
+                            format!("interrupted ({signal}) while waiting"),
                             None,
                             Vec::new(),
                             exit_code::INTERRUPTED,
@@ -447,22 +486,23 @@ impl Runner<'_> {
     /// `--sync`: pulls the workflow (or shows the pull already done); a divergence is the stop
     /// that asks a person to choose a side.
     /// A pull that fails (the network) is a warning: the run goes on with the local state.
-    fn pull(&self, done: Option<sync::Outcome>) -> Result<Option<Step>> {
+    fn pull(&self, done: Option<Result<sync::Outcome>>) -> Result<Option<Step>> {
         let Some(remote) = &self.remote else {
             return Ok(None);
         };
-        let outcome = match done {
-            Some(outcome) => outcome,
-            None => match sync::pull_workflow(self.ctx, remote, self.id, None) {
-                Ok(outcome) => outcome,
-                Err(err) => {
-                    output::warn(&format!(
-                        "--sync: could not pull `{}` from `{remote}`, going on with this copy: {err}",
-                        self.id
-                    ));
-                    return Ok(None);
-                }
-            },
+        let pulled = done.unwrap_or_else(|| sync::pull_workflow(self.ctx, remote, self.id, None));
+        let outcome = match pulled {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                output::warn(&format!(
+                    "--sync: could not pull `{}` from `{remote}`, going on with this copy: {err}{}",
+                    self.id,
+                    err.help()
+                        .map(|help| format!(" ({help})"))
+                        .unwrap_or_default()
+                ));
+                return Ok(None);
+            }
         };
         self.show_sync("pull", remote, &outcome)?;
         Ok((outcome.action == "diverged").then(|| {
@@ -535,7 +575,8 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Runs one session to its end; returns its report and whether Ctrl-C stopped it.
+    /// Runs one session to its end; returns its report and the signal that stopped it, if one
+    /// did.
     fn session(
         &mut self,
         plan: &ResumePlan,
@@ -543,8 +584,8 @@ impl Runner<'_> {
         phase: Option<PhaseId>,
         resume: Option<String>,
         run_lock: &mut lock::RunLock,
-        interrupted: &AtomicBool,
-    ) -> Result<(SessionReport, bool)> {
+        interrupted: &AtomicUsize,
+    ) -> Result<(SessionReport, Option<&'static str>)> {
         let number = state.sessions + 1;
         let seq_before = self.ctx.store.load(self.id)?.workflow.seq;
         let prompt = session_prompt(self.ctx, plan, resume.is_some(), self.limits.until.as_ref());
@@ -575,15 +616,15 @@ impl Runner<'_> {
             + plan.failed.len()
             + plan.ready.len()
             + plan.blocked.len();
-        let mut was_interrupted = false;
+        let mut was_interrupted = None;
         let status = loop {
-            if interrupted.load(Ordering::SeqCst) {
-                was_interrupted = true;
+            if let Some(signal) = signal_name(interrupted) {
+                was_interrupted = Some(signal);
                 break session.stop(STOP_GRACE)?;
             }
             match session.poll(StdDuration::from_millis(100))? {
                 Poll::Line(line) => {
-                    for event in self.client.events(&line, Utc::now()) {
+                    for event in self.client.events(&line, ctx::now()?) {
                         self.on_event(number, &mut watch, event)?;
                     }
                 }
@@ -608,20 +649,29 @@ impl Runner<'_> {
         let transitions = self.work_since(seq_before)?;
         // A limit with no reset time of its own: the delay the client last waited for (a
         // 429's `retry-after`) counts from when it gave up.
-        let reset_at = watch.reset_at.or_else(|| {
-            watch.rate_limited.then_some(())?;
-            let delay = i64::try_from(watch.retry_delay_ms?).ok()?;
-            Some(Utc::now() + Duration::milliseconds(delay))
-        });
+        let mut reset = watch.reset;
+        if reset.is_none()
+            && watch.rate_limited
+            && let Some(delay_ms) = watch.retry_delay_ms
+        {
+            match Reset::after_delay(delay_ms, ended_at) {
+                Ok(after) => reset = Some(after),
+                Err(why) => {
+                    output::warn(&format!("session {number}: {why}: taken as no reset time"));
+                    watch.ignored = Some(why);
+                }
+            }
+        }
         let report = SessionReport {
             session_id: watch.session_id.clone(),
             exit: status.code(),
             transitions,
             rate_limited: watch.rate_limited,
-            reset_at,
+            reset,
+            ignored: watch.ignored.clone(),
             ended_at,
         };
-        let outcome = if was_interrupted {
+        let outcome = if was_interrupted.is_some() {
             "interrupted"
         } else {
             Outcome::of(&report).as_str()
@@ -681,9 +731,16 @@ impl Runner<'_> {
                     delay_ms,
                 })?;
             }
-            AgentEvent::RateLimited { reset_at } => {
+            AgentEvent::RateLimited { reset } => {
                 watch.rate_limited = true;
-                watch.reset_at = reset_at.or(watch.reset_at);
+                if let Some(reset) = reset {
+                    // An exact time beats a coarse one, whichever came first.
+                    watch.reset = Some(watch.reset.map_or(reset, |seen| seen.better(reset)));
+                }
+            }
+            AgentEvent::Ignored(why) => {
+                output::warn(&format!("session {number}: {why}: taken as no reset time"));
+                watch.ignored = Some(why);
             }
             AgentEvent::Result { is_error, text } => {
                 if is_error {
@@ -711,10 +768,10 @@ impl Runner<'_> {
         until: DateTime<Utc>,
         reason: &str,
         plan: &ResumePlan,
-        interrupted: &AtomicBool,
+        interrupted: &AtomicUsize,
     ) -> bool {
         loop {
-            if interrupted.load(Ordering::SeqCst) {
+            if interrupted.load(Ordering::SeqCst) != 0 {
                 return false;
             }
             let left = until - Utc::now();

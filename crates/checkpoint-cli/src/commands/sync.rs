@@ -253,7 +253,10 @@ fn finish(ctx: &Ctx, remote: &str, outcomes: &[Outcome]) -> Result<()> {
 /// else `origin`.
 pub(crate) fn remote_name(ctx: &Ctx, remote: Option<&str>) -> Result<String> {
     match remote {
-        Some(remote) => Ok(remote.to_owned()),
+        Some(remote) => {
+            crate::remote::check_remote(remote, "given on the command line")?;
+            Ok(remote.to_owned())
+        }
         None => Repo::new(&ctx.project_root).default_remote(),
     }
 }
@@ -264,10 +267,19 @@ fn pull_all(ctx: &Ctx, remote: &str, args: &PullArgs) -> Result<Vec<Outcome>> {
         repo.fetch(remote, None)?;
         let mut ids = ctx.store.list()?;
         for name in repo.tracked_ids(remote)? {
-            if let Ok(id) = WorkflowId::new(&name)
-                && !ids.contains(&id)
-            {
-                ids.push(id);
+            // A ref name comes from outside: it is taken as any new workflow's id would be.
+            match WorkflowId::new(&name) {
+                Ok(id) if ids.contains(&id) => {}
+                Ok(id) if id.reserved().is_some() => output::warn(&format!(
+                    "skipped `{REMOTE_PREFIX}{}` on `{remote}`: the store uses the name `{}` for itself",
+                    output::escape(&name),
+                    output::escape(&name)
+                )),
+                Ok(id) => ids.push(id),
+                Err(err) => output::warn(&format!(
+                    "skipped `{REMOTE_PREFIX}{}` on `{remote}`: {err}",
+                    output::escape(&name)
+                )),
             }
         }
         ids.sort();
@@ -318,6 +330,16 @@ fn pull_fetched(
         ));
     };
     if !exists {
+        if let Some(name) = id.reserved() {
+            return Err(crate::failure::Failure::usage(
+                "checkpoint::reserved_id",
+                format!("`{id}` on `{remote}` cannot be pulled: the store uses the name `{name}` for itself"),
+            )
+            .with_help(format!(
+                "rename it on the remote, or delete it: `git push {remote} --delete {REMOTE_PREFIX}{id}`"
+            ))
+            .into());
+        }
         let loaded = ctx.store.adopt(id, None, &remote_entries, ctx.now)?;
         let mut outcome = Outcome::new(
             id,
@@ -412,7 +434,16 @@ fn resolve(
     } else {
         "local"
     };
-    let fork_id = WorkflowId::new(&format!("{id}@{side}-{}", ctx.now.format("%Y%m%dT%H%M%SZ")))?;
+    // Unique even for two resolutions within the same second: `-2`, `-3`… after the time.
+    let base = format!("{id}@{side}-{}", ctx.now.format("%Y%m%dT%H%M%SZ"));
+    let taken = ctx.store.list()?;
+    let fork_id = (1..)
+        .map(|n| match n {
+            1 => WorkflowId::new(&base),
+            n => WorkflowId::new(&format!("{base}-{n}")),
+        })
+        .find(|fork| fork.as_ref().map_or(true, |fork| !taken.contains(fork)))
+        .expect("some suffix is free")?;
     let journal_path = ctx.store.workflow_dir(id).join("journal.jsonl");
     let resolved = sync::resolve(
         &journal_path,
@@ -626,20 +657,21 @@ fn remote_journal(repo: &Repo, remote: &str, id: &WorkflowId) -> Result<Option<V
     }
 }
 
+/// The entries of a journal read from `remote`; one that does not parse is the remote's copy
+/// damaged, not the local one.
 fn parse_remote(remote: &str, id: &WorkflowId, bytes: &[u8]) -> Result<Vec<Entry>> {
     let name = PathBuf::from(format!("{remote}:{REMOTE_PREFIX}{id}:{JOURNAL_BLOB}"));
-    let parsed = journal::parse(&name, bytes)?;
+    let parsed = journal::parse(&name, bytes).map_err(|err| {
+        crate::remote::remote_damaged(remote, id, &format!("its `{JOURNAL_BLOB}`: {err}"))
+    })?;
     if parsed.torn.is_some() {
-        return Err(checkpoint_core::Error::Corrupt {
-            path: name,
-            message: "the synced journal ends in a torn line".into(),
-            help:
-                "a push only ever sends complete entries; push again from the machine that wrote it"
-                    .into(),
-            source_code: None,
-            span: None,
-        }
-        .into());
+        return Err(crate::remote::remote_damaged(
+            remote,
+            id,
+            &format!(
+                "its `{JOURNAL_BLOB}` ends in a torn line (a push only ever sends complete entries)"
+            ),
+        ));
     }
     Ok(parsed.entries)
 }

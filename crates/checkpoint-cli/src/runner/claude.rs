@@ -14,6 +14,7 @@ mod tests;
 
 use std::{ffi::OsString, process::Command};
 
+use checkpoint_core::run::Reset;
 use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
 use serde_json::Value;
 
@@ -95,27 +96,25 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
             }
             if value["error"] == "rate_limit" {
                 let text = message_text(&value["message"]);
-                events.push(AgentEvent::RateLimited {
-                    reset_at: reset_from_text(&text, now, local),
-                });
+                limited(&mut events, reset_from_text(&text, now, local));
             }
         }
         Some("rate_limit_event") => {
             let info = &value["rate_limit_info"];
             if info["status"] == "rejected" {
-                events.push(AgentEvent::RateLimited {
-                    reset_at: info["resetsAt"]
-                        .as_i64()
-                        .and_then(|secs| Utc.timestamp_opt(secs, 0).single()),
-                });
+                let resets_at = &info["resetsAt"];
+                let reset = match resets_at.as_i64() {
+                    Some(secs) => Some(Reset::from_unix_seconds(secs, now)),
+                    None if resets_at.is_null() => None,
+                    None => Some(Err(format!("the reset time {resets_at} is not a time"))),
+                };
+                limited(&mut events, reset);
             }
         }
         Some("result") => {
             let text = value["result"].as_str().unwrap_or_default().to_owned();
             if value["api_error_status"] == 429 {
-                events.push(AgentEvent::RateLimited {
-                    reset_at: reset_from_text(&text, now, local),
-                });
+                limited(&mut events, reset_from_text(&text, now, local));
             }
             events.push(AgentEvent::Result {
                 is_error: value["is_error"] == true,
@@ -125,6 +124,18 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
         _ => {}
     }
     events
+}
+
+/// A limit, with its reset time when one was said and can be believed (else why not).
+fn limited(events: &mut Vec<AgentEvent>, reset: Option<Result<Reset, String>>) {
+    match reset {
+        Some(Ok(reset)) => events.push(AgentEvent::RateLimited { reset: Some(reset) }),
+        Some(Err(why)) => {
+            events.push(AgentEvent::Ignored(why));
+            events.push(AgentEvent::RateLimited { reset: None });
+        }
+        None => events.push(AgentEvent::RateLimited { reset: None }),
+    }
 }
 
 fn message_text(message: &Value) -> String {
@@ -139,40 +150,43 @@ fn message_text(message: &Value) -> String {
 
 /// The reset time in a limit message: `…limit reached|<unix seconds>` (older clients), or a
 /// time of day after "reset"/"resets" ("resets 2pm", "will reset at 5:30pm", "resets at
-/// 14:00"), read in the local time zone and taken as the next such time.
+/// 14:00"), read in the local time zone, said to the hour or the minute.
+/// A time of day is the next such time, but one passed by less than its resolution ("resets
+/// 3:46pm" at 15:46:20) is kept: the limit resets now, not tomorrow.
+/// `None` when the text says no time; an error when the time it says cannot be believed.
 pub(crate) fn reset_from_text(
     text: &str,
     now: DateTime<Utc>,
     local: FixedOffset,
-) -> Option<DateTime<Utc>> {
+) -> Option<Result<Reset, String>> {
     if let Some((_, after)) = text.split_once("limit reached|") {
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-        if let Some(at) = digits
-            .parse::<i64>()
-            .ok()
-            .and_then(|secs| Utc.timestamp_opt(secs, 0).single())
-        {
-            return Some(at);
+        if !digits.is_empty() {
+            return Some(match digits.parse::<i64>() {
+                Ok(secs) => Reset::from_unix_seconds(secs, now),
+                Err(_) => Err(format!("the reset time {digits} is not a time")),
+            });
         }
     }
     let lower = text.to_ascii_lowercase();
     let (_, rest) = lower.split_once("reset")?;
     let rest = rest.strip_prefix('s').unwrap_or(rest).trim_start();
     let rest = rest.strip_prefix("at ").unwrap_or(rest).trim_start();
-    let time = time_of_day(rest)?;
+    let (time, resolution) = time_of_day(rest)?;
     let today = now.with_timezone(&local).date_naive();
     let mut at = local
         .from_local_datetime(&today.and_time(time))
         .single()?
         .with_timezone(&Utc);
-    if at <= now {
-        at += Duration::days(1);
+    if at <= now && now - at >= resolution {
+        at = at.checked_add_signed(Duration::days(1))?;
     }
-    Some(at)
+    Some(Ok(Reset { at, resolution }))
 }
 
-/// `2pm`, `2 pm`, `2:30pm`, `14:00` at the start of `text`.
-fn time_of_day(text: &str) -> Option<NaiveTime> {
+/// `2pm`, `2 pm`, `2:30pm`, `14:00` at the start of `text`, with its resolution (an hour, or a
+/// minute when the minutes are said).
+fn time_of_day(text: &str) -> Option<(NaiveTime, Duration)> {
     let hour_len = text.chars().take_while(char::is_ascii_digit).count();
     if hour_len == 0 || hour_len > 2 {
         return None;
@@ -180,7 +194,9 @@ fn time_of_day(text: &str) -> Option<NaiveTime> {
     let mut hour: u32 = text[..hour_len].parse().ok()?;
     let mut rest = &text[hour_len..];
     let mut minute = 0;
+    let mut resolution = Duration::hours(1);
     if let Some(after) = rest.strip_prefix(':') {
+        resolution = Duration::minutes(1);
         let minute_len = after.chars().take_while(char::is_ascii_digit).count();
         if minute_len != 2 {
             return None;
@@ -203,7 +219,7 @@ fn time_of_day(text: &str) -> Option<NaiveTime> {
         // A bare number such as "resets 5 times" is not a time.
         return None;
     }
-    NaiveTime::from_hms_opt(hour, minute, 0)
+    Some((NaiveTime::from_hms_opt(hour, minute, 0)?, resolution))
 }
 
 /// Whether a time without am/pm also lacks minutes (then it is not taken as a time).

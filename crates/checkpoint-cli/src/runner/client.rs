@@ -3,6 +3,7 @@
 
 use std::process::Command;
 
+use checkpoint_core::run::Reset;
 use chrono::{DateTime, Utc};
 
 /// Something a session reported on its output.
@@ -14,8 +15,10 @@ pub(crate) enum AgentEvent {
     ToolUse(String),
     /// The client retries a failed request itself after `delay_ms` (`status` is the HTTP status).
     Retry { status: Option<u16>, delay_ms: u64 },
-    /// The session met a rate or usage limit; `reset_at` when the client said when it resets.
-    RateLimited { reset_at: Option<DateTime<Utc>> },
+    /// The session met a rate or usage limit; `reset` when the client said when it resets.
+    RateLimited { reset: Option<Reset> },
+    /// A time or a delay in the stream that cannot be believed (it is taken as missing), and why.
+    Ignored(String),
     /// The session's final result.
     Result { is_error: bool, text: String },
 }

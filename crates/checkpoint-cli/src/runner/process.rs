@@ -1,9 +1,13 @@
 //! An agent session as a child process: spawned in a process group of its own, its standard
 //! output read line by line, stopped with SIGINT, then SIGTERM, then SIGKILL.
+//!
+//! The session ends when the client process exits, whatever its children do: what it left in
+//! its group (a tool process holding the output open, a silent one that outlives it) gets
+//! SIGTERM, then SIGKILL, within bounded time.
 
 use std::{
     collections::VecDeque,
-    io::{BufRead, BufReader, Read},
+    io::{BufRead, BufReader},
     process::{Child, Command, ExitStatus, Stdio},
     sync::{
         Arc, Mutex, PoisonError,
@@ -18,11 +22,27 @@ use miette::{IntoDiagnostic, Result, WrapErr};
 /// How many lines of the session's standard error are kept, for a crash report.
 const STDERR_LINES: usize = 20;
 
+/// How long the output of a client that exited is still read while its group lives.
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// How long what a client left in its group gets between SIGTERM and SIGKILL, and how long
+/// the output is then read before the session counts as ended anyway.
+const LEFTOVER_GRACE: Duration = Duration::from_secs(2);
+
 /// A running session.
 pub(crate) struct Session {
     child: Child,
     lines: Receiver<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Once the client exited: its status, and until when its output is read.
+    exited: Option<Exited>,
+}
+
+struct Exited {
+    status: ExitStatus,
+    drain_until: Instant,
+    /// Whether what it left in its group was ended.
+    reaped: bool,
 }
 
 /// What [`Session::poll`] saw.
@@ -66,23 +86,27 @@ impl Session {
             }
         });
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let mut child_stderr = child.stderr.take().expect("stderr is piped");
+        let child_stderr = child.stderr.take().expect("stderr is piped");
         let tail = Arc::clone(&stderr);
+        // Line by line: a child that keeps the pipe open does not hide what came before.
         thread::spawn(move || {
-            let mut text = Vec::new();
-            let _ = child_stderr.read_to_end(&mut text);
-            let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-            for line in String::from_utf8_lossy(&text).lines() {
+            let mut reader = BufReader::new(child_stderr);
+            let mut line = Vec::new();
+            while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                line.clear();
+                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
                 if tail.len() == STDERR_LINES {
                     tail.pop_front();
                 }
-                tail.push_back(line.to_owned());
+                tail.push_back(text);
             }
         });
         Ok(Session {
             child,
             lines,
             stderr,
+            exited: None,
         })
     }
 
@@ -92,20 +116,44 @@ impl Session {
     }
 
     /// The next line of output, or the exit once the output is read, waiting up to `timeout`.
+    /// The client's exit is seen even while lines keep coming; what it left in its group is
+    /// then ended, and the session is over within bounded time.
     pub(crate) fn poll(&mut self, timeout: Duration) -> Result<Poll> {
-        match self.lines.recv_timeout(timeout) {
-            Ok(line) => return Ok(Poll::Line(line)),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
+        if self.exited.is_none()
+            && let Some(status) = self.child.try_wait().into_diagnostic()?
+        {
+            self.exited = Some(Exited {
+                status,
+                drain_until: Instant::now() + DRAIN,
+                reaped: false,
+            });
         }
-        match self.child.try_wait().into_diagnostic()? {
-            Some(status) => {
-                // A tool process left behind may hold the pipe open: read what is there, briefly.
-                if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
-                    return Ok(Poll::Line(line));
-                }
-                Ok(Poll::Exited(status))
+        let pid = self.pid();
+        let Some(exited) = &mut self.exited else {
+            return Ok(match self.lines.recv_timeout(timeout) {
+                Ok(line) => Poll::Line(line),
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => Poll::Idle,
+            });
+        };
+        let now = Instant::now();
+        if now >= exited.drain_until {
+            if exited.reaped {
+                // Output still held open by a process outside the group: the session is over.
+                return Ok(Poll::Exited(exited.status));
             }
-            None => Ok(Poll::Idle),
+            exited.reap(pid);
+            return Ok(Poll::Idle);
+        }
+        match self.lines.recv_timeout(exited.drain_until - now) {
+            Ok(line) => Ok(Poll::Line(line)),
+            Err(RecvTimeoutError::Disconnected) if exited.reaped || !group_alive(pid) => {
+                Ok(Poll::Exited(exited.status))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                exited.reap(pid);
+                Ok(Poll::Idle)
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(Poll::Idle),
         }
     }
 
@@ -136,6 +184,16 @@ impl Session {
         send(pid, Signal::Kill);
         let _ = self.child.kill();
         self.child.wait().into_diagnostic()
+    }
+}
+
+impl Exited {
+    /// Ends what the client left in its group (a tool process), then reads its last lines for
+    /// a bounded time.
+    fn reap(&mut self, pgid: u32) {
+        end_group(pgid, LEFTOVER_GRACE);
+        self.reaped = true;
+        self.drain_until = Instant::now() + LEFTOVER_GRACE;
     }
 }
 
@@ -193,4 +251,55 @@ pub(crate) fn end_group(pgid: u32, grace: Duration) {
     if group_alive(pgid) {
         send(pgid, Signal::Kill);
     }
+}
+
+/// Kills process `pid` and every process below it (found in `/proc`; elsewhere only `pid`),
+/// for a command that must end now, whatever it started.
+pub(crate) fn kill_tree(pid: u32) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, Signal as Sig, kill_process};
+        let mut doomed = vec![pid];
+        let mut parents: Vec<(u32, u32)> = Vec::new();
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                let Some(child) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|name| name.parse().ok())
+                else {
+                    continue;
+                };
+                // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
+                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                    continue;
+                };
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|ppid| ppid.parse().ok());
+                if let Some(ppid) = ppid {
+                    parents.push((child, ppid));
+                }
+            }
+        }
+        let mut at = 0;
+        while at < doomed.len() {
+            let parent = doomed[at];
+            doomed.extend(
+                parents
+                    .iter()
+                    .filter(|(_, ppid)| *ppid == parent)
+                    .map(|(child, _)| *child),
+            );
+            at += 1;
+        }
+        for pid in doomed {
+            if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process(pid, Sig::KILL);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }

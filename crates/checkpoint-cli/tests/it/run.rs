@@ -416,32 +416,6 @@ fn one_runner_per_workflow_and_a_sigkill_leaves_nothing_in_the_way() {
     );
 }
 
-#[cfg(unix)]
-#[test]
-fn ctrl_c_stops_the_session_and_exits_130() {
-    let env = TestEnv::new();
-    init(&env, &["a"]);
-    let claude = fake_claude(&env, "echo $$ > session.pid; exec sleep 60");
-    let mut runner = spawn_run(&env, &claude);
-    wait_for("the session", || {
-        env.project().join("session.pid").is_file()
-    });
-    let session = fs::read_to_string(env.project().join("session.pid")).unwrap();
-    Command::new("kill")
-        .args(["-INT", &runner.id().to_string()])
-        .status()
-        .unwrap();
-    let status = runner.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    assert!(!Path::new(&format!("/proc/{}", session.trim())).exists());
-    let log = env.ok(&["log"]);
-    assert!(log.contains("interrupted, killed by a signal"), "{log}");
-    assert!(
-        log.contains("interrupted (Ctrl-C); the session was stopped (exit 130)"),
-        "{log}"
-    );
-}
-
 #[test]
 fn report_tells_the_story_in_text_json_and_html() {
     let env = TestEnv::new();
@@ -795,4 +769,364 @@ fn sync_is_in_help_and_remote_without_sync_is_a_usage_error() {
         "{help}"
     );
     assert!(help.contains("--remote <REMOTE>"), "{help}");
+}
+
+#[test]
+fn an_unknown_key_in_any_table_of_the_config_is_a_warning_and_everything_goes_on() {
+    let cases = [
+        (
+            "[run]\nnotfy = \"echo x\"\n",
+            "run.notfy",
+            "line 2",
+            Some("run.notify"),
+        ),
+        (
+            "[sync]\non_complet = true\n",
+            "sync.on_complet",
+            "line 2",
+            Some("sync.on_complete"),
+        ),
+        ("[gc]\nkeep_dayz = 3\n", "gc.keep_dayz", "line 2", None),
+        (
+            "stale_after_dayz = 3\n",
+            "stale_after_dayz",
+            "line 1",
+            Some("stale_after_days"),
+        ),
+        ("[telemetry]\non = true\n", "telemetry", "line 1", None),
+        (
+            "[run]\nclaude = \"c\"\n[run.sandbox]\nimage = \"x\"\n",
+            "run.sandbox",
+            "line 3",
+            None,
+        ),
+    ];
+    for (text, key, line, closest) in cases {
+        let env = TestEnv::new();
+        init(&env, &["a"]);
+        fs::write(env.store().join("config.toml"), text).unwrap();
+        for args in [
+            &["start", "a"][..],
+            &["status"],
+            &["run", "--dry-run", "--claude", "c"],
+        ] {
+            let output = env.run(args);
+            let rendered = render(&env, &output);
+            assert_eq!(output.status.code(), Some(0), "{text}{args:?}\n{rendered}");
+            let hint = closest
+                .map(|closest| format!(" (did you mean `{closest}`?)"))
+                .unwrap_or_default();
+            assert!(
+                rendered.contains(&format!("warning: unknown key `{key}` in `"))
+                    && rendered.contains(&format!("config.toml` {line}{hint}: it is ignored")),
+                "{text}{args:?}\n{rendered}"
+            );
+        }
+        // A hook records, and warns on stderr only.
+        let payload = serde_json::json!({
+            "session_id": "s", "transcript_path": "/t", "cwd": env.project(),
+            "hook_event_name": "Stop", "stop_hook_active": false,
+        });
+        let (code, _, stderr) = env.hook("Stop", &payload.to_string()).wait();
+        assert_eq!(code, 0, "{text}{stderr}");
+        assert!(stderr.contains(key), "{text}{stderr}");
+        assert_eq!(env.state("w")["last_activity"]["source"], "Stop", "{text}");
+    }
+}
+
+/// The journal's entries of one kind (`run_wait`, …), parsed.
+fn entries(env: &TestEnv, op: &str) -> Vec<serde_json::Value> {
+    env.read("w", "journal.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["transition"]["op"] == op)
+        .collect()
+}
+
+/// How long each `run_wait` of the journal waits, in seconds after its entry.
+fn waits(env: &TestEnv) -> Vec<i64> {
+    let time = |value: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(value.as_str().unwrap())
+            .unwrap()
+            .timestamp()
+    };
+    entries(env, "run_wait")
+        .iter()
+        .map(|entry| time(&entry["transition"]["until"]) - time(&entry["at"]))
+        .collect()
+}
+
+/// A session that ends on a rate limit, printing `lines` (stream-json), the first time; the
+/// next one does the phase.
+fn limited_once(env: &TestEnv, lines: &[&str]) -> PathBuf {
+    let echo: String = lines
+        .iter()
+        .map(|line| format!("echo '{line}'\n"))
+        .collect();
+    fake_claude(
+        env,
+        &format!("if [ ! -f limited ]; then touch limited; {echo} exit 1; fi\n{DO_PHASE}"),
+    )
+}
+
+const LIMIT_EVENT: &str =
+    r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":RESET}}"#;
+const LIMIT_RESULT: &str = r#"{"type":"result","is_error":true,"api_error_status":429,"result":"5-hour limit reached ∙ resets TEXT"}"#;
+
+fn limit_event(reset: &str) -> String {
+    LIMIT_EVENT.replace("RESET", reset)
+}
+
+fn limit_result(text: &str) -> String {
+    LIMIT_RESULT.replace("TEXT", text)
+}
+
+#[test]
+fn a_precise_reset_beats_a_coarse_one_and_a_time_of_day_just_passed_is_now() {
+    // 12:00:20: the precise reset is 12:00:25 (1772366425); "12pm" and "12:00pm" have passed
+    // by less than their resolution.
+    let precise = limit_event("1772366425");
+    let cases: [(Vec<String>, &str); 5] = [
+        (
+            vec![precise.clone(), limit_result("12pm")],
+            "rate limit; it resets at 2026-03-01T12:00:25+00:00",
+        ),
+        (
+            vec![limit_result("12:00pm"), precise.clone()],
+            "rate limit; it resets at 2026-03-01T12:00:25+00:00",
+        ),
+        (vec![limit_result("12pm")], "rate limit; it resets now"),
+        (vec![limit_result("12:00pm")], "rate limit; it resets now"),
+        (vec![limit_result("12:00")], "rate limit; it resets now"),
+    ];
+    for (lines, reason) in cases {
+        let env = TestEnv::new();
+        env.set_now("2026-03-01T12:00:20Z");
+        init(&env, &["a"]);
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let claude = limited_once(&env, &lines);
+        let output = run_cmd(&env, &claude, &[])
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(0), "{lines:?}\n{rendered}");
+        assert!(rendered.contains(reason), "{lines:?}\n{rendered}");
+        let waits = waits(&env);
+        assert_eq!(waits.len(), 1, "{rendered}");
+        assert!(waits[0] <= 7, "{lines:?}: waited {waits:?}");
+        // The same session goes on after the wait.
+        let args = fs::read_to_string(env.dir.path().join("claude-args.log")).unwrap();
+        assert!(
+            args.lines().nth(1).unwrap().contains("|--resume|sess-"),
+            "{args}"
+        );
+    }
+}
+
+#[test]
+fn a_reset_not_in_the_future_backs_off_as_a_missing_one() {
+    for reset in ["0", "-5", "1772362800", "1772366400"] {
+        let env = TestEnv::new();
+        init(&env, &["a"]);
+        let event = limit_event(reset);
+        let claude = fake_claude(&env, &format!("echo '{event}'\nexit 1"));
+        let output = run_cmd(&env, &claude, &["--max-sessions", "3"])
+            .output()
+            .unwrap();
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(10), "{reset}\n{rendered}");
+        // Three sessions, not one every 2 s: each wait backs off, doubling.
+        assert_eq!(waits(&env), [60, 120, 240], "{reset}\n{rendered}");
+        assert!(
+            rendered.contains("is not in the future; backing off 1m00s"),
+            "{rendered}"
+        );
+    }
+}
+
+#[test]
+fn absurd_times_and_delays_in_the_stream_are_said_and_never_panic() {
+    let retry = r#"{"type":"system","subtype":"api_retry","attempt":1,"retry_delay_ms":9223372036854775807,"error_status":429}"#;
+    let limited = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"API Error: Request rejected (429)"}]},"error":"rate_limit"}"#;
+    let text = r#"{"type":"result","is_error":true,"api_error_status":429,"result":"Claude AI usage limit reached|8210266876799"}"#;
+    let huge_retry = retry.replace("9223372036854775807", "18446744073709551615");
+    let cases: [Vec<String>; 5] = [
+        vec![limit_event("8210266876799")],
+        vec![limit_event("9223372036854775807")],
+        vec![text.to_owned()],
+        vec![retry.to_owned(), limited.to_owned()],
+        vec![huge_retry, limited.to_owned()],
+    ];
+    for lines in cases {
+        let env = TestEnv::new();
+        init(&env, &["a"]);
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let claude = limited_once(&env, &lines);
+        let output = run_cmd(&env, &claude, &["--max-sessions", "1"])
+            .output()
+            .unwrap();
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(10), "{lines:?}\n{rendered}");
+        assert!(rendered.contains("taken as no reset time"), "{rendered}");
+        assert!(
+            rendered.contains("rate limit without a usable reset time"),
+            "{rendered}"
+        );
+        assert_eq!(entries(&env, "run_session_end").len(), 1, "{rendered}");
+        assert_eq!(waits(&env), [60], "{rendered}");
+    }
+}
+
+#[test]
+fn max_wait_zero_keeps_a_minimum_backoff_and_a_huge_one_is_refused() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, "exit 3");
+    let output = run_cmd(&env, &claude, &["--max-wait", "0", "--max-sessions", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(10), "{}", render(&env, &output));
+    assert_eq!(waits(&env), [5, 5, 5]);
+    for huge in [
+        "99999999999999999999d",
+        "9999999999999999s",
+        "10001d",
+        "1h99999999999999999999",
+    ] {
+        let output = env.run(&["run", "--max-wait", huge]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{huge}: {}",
+            render(&env, &output)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("too long a duration"),
+            "{huge}: {}",
+            render(&env, &output)
+        );
+    }
+}
+
+/// Waits for `child` at most `secs` seconds; kills it and fails past that.
+fn finishes(mut child: Child, secs: u64, what: &str) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end within {secs}s");
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Whether process `pid` is gone (or only a zombie waiting for its parent).
+fn gone(pid: &str) -> bool {
+    fs::read_to_string(format!("/proc/{}/stat", pid.trim())).map_or(true, |stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[cfg(unix)]
+#[test]
+fn the_session_ends_when_the_client_exits_whatever_its_children_do() {
+    let children = [
+        // Keeps printing on the session's output.
+        "( while :; do echo '{\"type\":\"noise\"}'; sleep 0.05; done ) & echo $! > child.pid",
+        // Silent, holding the output open.
+        "sleep 300 & echo $! > child.pid",
+        // Silent, deaf to SIGTERM, output elsewhere.
+        "( trap '' TERM; exec sleep 300 ) >/dev/null 2>&1 & echo $! > child.pid",
+    ];
+    for child in children {
+        let env = TestEnv::new();
+        init(&env, &["a"]);
+        let claude = fake_claude(&env, &format!("{child}\n{DO_PHASE}"));
+        let run = run_cmd(&env, &claude, &[])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let output = finishes(run, 60, child);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{child}\n{}",
+            render(&env, &output)
+        );
+        let pid = fs::read_to_string(env.project().join("child.pid")).unwrap();
+        wait_for("the session's child to be ended", || gone(&pid));
+        assert_eq!(entries(&env, "run_session_end").len(), 1);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_sigterm_and_sighup_stop_the_session_exit_130_and_are_named() {
+    for (signal, name) in [("INT", "Ctrl-C"), ("TERM", "SIGTERM"), ("HUP", "SIGHUP")] {
+        let env = TestEnv::new();
+        init(&env, &["a"]);
+        let claude = fake_claude(&env, "echo $$ > session.pid; exec sleep 60");
+        let mut runner = spawn_run(&env, &claude);
+        wait_for("the session", || {
+            env.project().join("session.pid").is_file()
+        });
+        let session = fs::read_to_string(env.project().join("session.pid")).unwrap();
+        Command::new("kill")
+            .args([&format!("-{signal}"), &runner.id().to_string()])
+            .status()
+            .unwrap();
+        let status = runner.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{signal}");
+        assert!(gone(&session), "{signal}");
+        let log = env.ok(&["log"]);
+        assert!(log.contains("interrupted, killed by a signal"), "{log}");
+        assert!(
+            log.contains(&format!(
+                "interrupted ({name}); the session was stopped (exit 130)"
+            )),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn sync_goes_on_after_a_failed_first_pull_and_an_unresponsive_remote_never_hangs_it() {
+    // A remote that is not there, and one that never answers.
+    for url in [
+        "/nonexistent/remote.git".to_owned(),
+        crate::sync::silent_remote(),
+    ] {
+        let env = TestEnv::new();
+        crate::support::git(&env.project(), &["init", "--quiet"]);
+        crate::support::git(&env.project(), &["remote", "add", "origin", &url]);
+        init(&env, &["a", "b:a"]);
+        let claude = fake_claude(&env, DO_PHASE);
+        let run = run_cmd(&env, &claude, &["--sync", "--max-sessions", "1"])
+            .env("CHECKPOINT_SYNC_TIMEOUT", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let output = finishes(run, 90, &url);
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(10), "{url}\n{rendered}");
+        assert!(
+            rendered.contains("--sync: could not pull `w` from `origin`, going on with this copy"),
+            "{rendered}"
+        );
+        assert!(
+            rendered.contains("--sync: could not push `w`"),
+            "{rendered}"
+        );
+        assert_eq!(
+            fs::read_to_string(env.project().join("work.log")).unwrap(),
+            "a\n"
+        );
+        assert_eq!(entries(&env, "run_session_end").len(), 1);
+    }
 }

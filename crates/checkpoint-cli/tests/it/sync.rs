@@ -17,7 +17,7 @@ use crate::support::{SECRET_SAMPLES, TestEnv, git, record_secret_samples, render
 /// A remote: a bare repository, reached by its path or through `git daemon`.
 pub(crate) struct Remote {
     dir: TempDir,
-    url: String,
+    pub(crate) url: String,
     daemon: Option<Child>,
 }
 
@@ -689,4 +689,403 @@ fn a_phase_the_hook_completes_is_pushed_in_the_background_too() {
         thread::sleep(Duration::from_millis(50));
     }
     assert!(remote.file("w", "journal.jsonl").contains("phase_complete"));
+}
+
+/// A remote that never answers: a socket on 127.0.0.1 that accepts and says nothing.
+pub(crate) fn silent_remote() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    format!("git://127.0.0.1:{port}/remote.git")
+}
+
+/// Runs `checkpoint` with `args`, failing the test if it takes more than a minute.
+#[track_caller]
+fn bounded(env: &TestEnv, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
+    let mut command = env.cmd();
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in extra_env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`checkpoint {args:?}` hung on an unresponsive remote");
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn every_git_network_call_is_bounded_in_time() {
+    // A socket that says nothing, and an ssh transport that never returns.
+    let hung_ssh = TempDir::new().unwrap();
+    let ssh = hung_ssh.path().join("ssh");
+    fs::write(&ssh, "#!/bin/sh\nexec sleep 300\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&ssh, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for url in [silent_remote(), "ssh://git.example/remote.git".to_owned()] {
+        let env = TestEnv::new();
+        git(&env.project(), &["init", "--quiet"]);
+        git(&env.project(), &["remote", "add", "origin", &url]);
+        git(
+            &env.project(),
+            &["config", "core.sshCommand", &ssh.display().to_string()],
+        );
+        env.ok(&["init", "w", "--phase", "a"]);
+        for args in [
+            &["pull"][..],
+            &["push"],
+            &["sync"],
+            &["pull", "--all"],
+            &["push", "--all"],
+            &["pull", "origin"],
+        ] {
+            let output = bounded(&env, args, &[("CHECKPOINT_SYNC_TIMEOUT", "1")]);
+            let rendered = render(&env, &output);
+            assert_eq!(output.status.code(), Some(1), "{url} {args:?}\n{rendered}");
+            assert!(
+                rendered.contains("`origin` did not answer within 1s"),
+                "{url} {args:?}\n{rendered}"
+            );
+            assert!(rendered.contains("CHECKPOINT_SYNC_TIMEOUT"), "{rendered}");
+        }
+        // Nothing local changed.
+        exits(&env, &["validate"], 0);
+    }
+    // A timeout that is not a number of seconds is a usage error.
+    let env = Remote::bare().clone();
+    env.ok(&["init", "w", "--phase", "a"]);
+    for bad in ["0", "-1", "soon", "1e300", "NaN"] {
+        let output = bounded(&env, &["push"], &[("CHECKPOINT_SYNC_TIMEOUT", bad)]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{bad}: {}",
+            render(&env, &output)
+        );
+    }
+}
+
+#[test]
+fn a_remote_name_like_an_option_is_refused_and_reaches_no_git() {
+    let remote = Remote::bare();
+    let env = remote.clone();
+    env.ok(&["init", "w", "--phase", "a"]);
+    let marker = env.dir.path().join("pwned");
+    let hostile = format!("--upload-pack=touch {}", marker.display());
+    let receive = format!("--receive-pack=touch {}", marker.display());
+    for args in [
+        vec!["pull", "--", &hostile],
+        vec!["push", "--", &receive],
+        vec!["sync", "--", &hostile],
+        vec!["pull", "--all", "--", &hostile],
+        vec!["push", "--all", "--", &receive],
+        vec!["pull", "--", "-"],
+        vec!["pull", ""],
+    ] {
+        let output = bounded(&env, &args, &[]);
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}\n{rendered}");
+        assert!(rendered.contains("it is not a remote"), "{rendered}");
+        assert!(!marker.exists(), "{args:?} ran a command");
+    }
+    let output = bounded(
+        &env,
+        &[
+            "run",
+            "--claude",
+            "true",
+            "--sync",
+            &format!("--remote={hostile}"),
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", render(&env, &output));
+    assert!(!marker.exists());
+    // The same name as the current branch's upstream remote in git's config.
+    let project = env.project();
+    git(&project, &["commit", "--quiet", "--allow-empty", "-m", "x"]);
+    let branch = git(&project, &["symbolic-ref", "--short", "HEAD"]);
+    let branch = branch.trim();
+    git(
+        &project,
+        &["config", &format!("remote.{hostile}.url"), &remote.url],
+    );
+    git(
+        &project,
+        &[
+            "config",
+            &format!("remote.{hostile}.fetch"),
+            "+refs/heads/*:refs/remotes/x/*",
+        ],
+    );
+    git(
+        &project,
+        &["config", &format!("branch.{branch}.remote"), &hostile],
+    );
+    git(
+        &project,
+        &[
+            "config",
+            &format!("branch.{branch}.merge"),
+            &format!("refs/heads/{branch}"),
+        ],
+    );
+    git(
+        &project,
+        &["update-ref", &format!("refs/remotes/x/{branch}"), "HEAD"],
+    );
+    for args in [&["pull"][..], &["push"], &["sync"]] {
+        let output = bounded(&env, args, &[]);
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}\n{rendered}");
+        assert!(
+            rendered.contains(&format!("`branch.{branch}.remote` in git's config")),
+            "{rendered}"
+        );
+        assert!(!marker.exists(), "{args:?} ran a command");
+    }
+}
+
+#[test]
+fn a_url_or_a_path_works_as_the_remote() {
+    let remote = Remote::bare();
+    let path = remote.url.clone();
+    let file_url = format!("file://{path}");
+    for url in [path.as_str(), file_url.as_str()] {
+        let laptop = TestEnv::new();
+        git(&laptop.project(), &["init", "--quiet"]);
+        let id = if url == path { "by-path" } else { "by-url" };
+        laptop.ok(&["init", id, "--phase", "a"]);
+        let pushed = laptop.ok(&["push", url]);
+        assert!(
+            pushed.contains(&format!("pushed entry 1 to `{url}`")),
+            "{pushed}"
+        );
+        let other = TestEnv::new();
+        git(&other.project(), &["init", "--quiet"]);
+        let pulled = other.ok(&["pull", url, "-w", id]);
+        assert!(pulled.contains("created from"), "{pulled}");
+        other.ok(&["start", "a"]);
+        other.ok(&["push", url]);
+        let pulled = laptop.ok(&["sync", url]);
+        assert!(pulled.contains("pulled 1 entry"), "{pulled}");
+        assert_eq!(statuses(&laptop, id), ["a in_progress"]);
+    }
+}
+
+/// Points `refs/checkpoints/<id>` of the bare remote at what `object` (`blob`, `tree`, a commit
+/// without a journal, a commit whose journal is `journal`) makes.
+fn forge_ref(remote: &Remote, id: &str, object: &str, journal: &str) {
+    let dir = remote.git_dir();
+    // `git <args>` in the remote with `input` on its stdin; its output, trimmed.
+    let git_in = |args: &[&str], input: &str| {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let blob = git_in(&["hash-object", "-w", "--stdin"], journal);
+    let tree_of = |name: &str| git_in(&["mktree"], &format!("100644 blob {blob}\t{name}\n"));
+    let target = match object {
+        "blob" => blob.clone(),
+        "tree" => tree_of("journal.jsonl"),
+        "no-journal" => git(&dir, &["commit-tree", &tree_of("other.txt"), "-m", "x"])
+            .trim()
+            .to_owned(),
+        _ => git(&dir, &["commit-tree", &tree_of("journal.jsonl"), "-m", "x"])
+            .trim()
+            .to_owned(),
+    };
+    git(
+        &dir,
+        &["update-ref", &format!("refs/checkpoints/{id}"), &target],
+    );
+}
+
+#[test]
+fn a_damaged_remote_copy_is_said_for_what_it_is_with_no_pull_push_loop() {
+    let cases = [
+        (
+            "blob",
+            "",
+            "`refs/checkpoints/w` points at a blob, not a commit",
+        ),
+        (
+            "tree",
+            "",
+            "`refs/checkpoints/w` points at a tree, not a commit",
+        ),
+        ("no-journal", "", "holds no `journal.jsonl` file"),
+        ("commit", "not json\n", "its `journal.jsonl`:"),
+        (
+            "commit",
+            "{\"seq\":1,\"at\":\"2026-03-01T12:00:00Z\",\"transition\":{\"op\":\"note\"",
+            "its `journal.jsonl`",
+        ),
+    ];
+    for (object, journal, what) in cases {
+        let remote = Remote::bare();
+        let env = remote.clone();
+        env.ok(&["init", "w", "--phase", "a"]);
+        forge_ref(&remote, "w", object, journal);
+        let before = env.read("w", "journal.jsonl");
+        for args in [&["pull"][..], &["push"], &["sync"], &["pull", "--all"]] {
+            let rendered = exits(&env, args, 6);
+            assert!(
+                rendered.contains("the copy of `w` on `origin` is damaged: ")
+                    && rendered.contains(what),
+                "{object} {args:?}\n{rendered}"
+            );
+            assert!(
+                rendered.contains("git push origin --delete refs/checkpoints/w"),
+                "{rendered}"
+            );
+            assert!(
+                !rendered.contains(".claude/checkpoints"),
+                "no local path: {rendered}"
+            );
+        }
+        assert_eq!(
+            env.read("w", "journal.jsonl"),
+            before,
+            "nothing local changed"
+        );
+        // A clone without the workflow is told the same, and creates nothing.
+        let other = remote.clone();
+        let rendered = exits(&other, &["pull", "-w", "w"], 6);
+        assert!(rendered.contains("is damaged"), "{rendered}");
+        assert!(!other.workflow_dir("w").exists());
+        // The hint works: delete the remote's copy, then sync puts this one there.
+        git(
+            &remote.git_dir(),
+            &["update-ref", "-d", "refs/checkpoints/w"],
+        );
+        env.ok(&["sync"]);
+        assert_eq!(remote.history("w").len(), 1);
+    }
+}
+
+/// Remote ref names that are no workflow's id: the store's own names, and a path.
+const FORBIDDEN_REF_NAMES: [&str; 7] = [
+    "config.toml",
+    "failed",
+    "lock",
+    "archive",
+    "tmp",
+    "Config.TOML",
+    "nested/id",
+];
+
+#[test]
+fn pull_all_takes_remote_ref_names_as_ids_and_skips_the_stores_own_names() {
+    let remote = Remote::bare();
+    let laptop = remote.clone();
+    laptop.ok(&["init", "w", "--phase", "a"]);
+    laptop.ok(&["push"]);
+    let dir = remote.git_dir();
+    for name in FORBIDDEN_REF_NAMES {
+        git(
+            &dir,
+            &[
+                "update-ref",
+                &format!("refs/checkpoints/{name}"),
+                "refs/checkpoints/w",
+            ],
+        );
+    }
+    let other = remote.clone();
+    let output = other.run(&["pull", "--all"]);
+    let rendered = render(&other, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("`w`: created from `origin`"),
+        "{rendered}"
+    );
+    for name in FORBIDDEN_REF_NAMES {
+        assert!(
+            rendered.contains(&format!("skipped `refs/checkpoints/{name}` on `origin`")),
+            "{name}: {rendered}"
+        );
+    }
+    let store: Vec<String> = fs::read_dir(other.store())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    assert_eq!(store, ["w"], "{rendered}");
+    // Named one by one, such a workflow is refused.
+    for name in ["config.toml", "tmp"] {
+        let rendered = exits(&other, &["pull", "-w", name], 2);
+        assert!(rendered.contains("the store uses the name"), "{rendered}");
+        assert!(!other.store().join(name).exists());
+    }
+    other.ok(&["status"]);
+}
+
+#[test]
+fn fork_names_are_unique_within_the_same_second() {
+    let remote = Remote::bare();
+    let (laptop, other) = diverged(&remote, &[&["complete", "a"]], &[&["start", "c"]]);
+    laptop.ok(&["pull", "--theirs"]);
+    // Both sides go on again, and the next resolution falls in the same second.
+    let diverge_again = |round: usize| {
+        laptop.ok(&["push"]);
+        other.ok(&["pull"]);
+        other.ok(&["note", &format!("theirs, round {round}")]);
+        other.ok(&["push"]);
+        laptop.ok(&["note", &format!("ours, round {round}")]);
+    };
+    diverge_again(2);
+    let rendered = laptop.ok(&["pull", "--theirs"]);
+    assert!(
+        rendered.contains("kept as the workflow `demo@local-20260301T120000Z-2`"),
+        "{rendered}"
+    );
+    // And for `--ours`, whose fork keeps the remote's side.
+    diverge_again(3);
+    laptop.ok(&["pull", "--ours"]);
+    diverge_again(4);
+    let rendered = laptop.ok(&["pull", "--ours"]);
+    assert!(
+        rendered.contains("kept as the workflow `demo@remote-20260301T120000Z-2`"),
+        "{rendered}"
+    );
+    let list = laptop.ok(&["list"]);
+    for fork in [
+        "demo@local-20260301T120000Z",
+        "demo@local-20260301T120000Z-2",
+        "demo@remote-20260301T120000Z",
+        "demo@remote-20260301T120000Z-2",
+    ] {
+        assert!(list.contains(fork), "{fork}: {list}");
+    }
 }

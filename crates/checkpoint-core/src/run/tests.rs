@@ -3,7 +3,9 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
-use super::{Outcome, RunLimits, RunState, SessionReport, Step, StopKind, diverged};
+use super::{
+    MAX_RESET_AHEAD, Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind, diverged,
+};
 use crate::{
     Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
     resume::{self, PlanOptions},
@@ -89,15 +91,20 @@ fn ended(exit: Option<i32>, transitions: u32) -> SessionReport {
         exit,
         transitions,
         rate_limited: false,
-        reset_at: None,
+        reset: None,
+        ignored: None,
         ended_at: at(0),
     }
 }
 
 fn rate_limited(reset_at: Option<DateTime<Utc>>) -> SessionReport {
+    limited_until(reset_at.map(Reset::precise))
+}
+
+fn limited_until(reset: Option<Reset>) -> SessionReport {
     SessionReport {
         rate_limited: true,
-        reset_at,
+        reset,
         exit: Some(1),
         ..ended(Some(1), 0)
     }
@@ -326,4 +333,178 @@ fn a_divergence_stops_for_a_person_with_the_commands_that_resolve_it() {
     };
     assert!(commands[2].starts_with("checkpoint --workflow w pull up --merge"));
     assert_eq!(commands.len(), 4);
+}
+
+fn coarse(at: DateTime<Utc>, resolution: Duration) -> Reset {
+    Reset { at, resolution }
+}
+
+#[test]
+fn a_precise_reset_beats_a_coarse_one_whatever_order_they_arrive_in() {
+    let precise = Reset::precise(at(5));
+    let minute = coarse(at(-20), Duration::minutes(1));
+    let hour = coarse(at(-20), Duration::hours(1));
+    assert_eq!(precise.better(minute), precise);
+    assert_eq!(minute.better(precise), precise);
+    assert_eq!(hour.better(minute), minute);
+    assert_eq!(minute.better(hour), minute);
+    // Of two equally precise readings, the newer.
+    assert_eq!(precise.better(Reset::precise(at(9))), Reset::precise(at(9)));
+    assert_eq!(
+        minute.better(coarse(at(40), Duration::minutes(1))).at,
+        at(40)
+    );
+}
+
+#[test]
+fn a_coarse_reset_passed_by_less_than_its_resolution_is_now_not_tomorrow() {
+    let show_for = |reset: Reset| {
+        let mut state = RunState::default();
+        show(
+            &state
+                .record(&limited_until(Some(reset)), &limits())
+                .unwrap(),
+        )
+    };
+    // "resets 3:46pm" read 20 s after 15:46, "resets 2pm" read at 14:00:20 and at 14:59:59.
+    for (passed, resolution) in [
+        (20, Duration::minutes(1)),
+        (59, Duration::minutes(1)),
+        (20, Duration::hours(1)),
+        (3599, Duration::hours(1)),
+        (0, Duration::minutes(1)),
+    ] {
+        let shown = show_for(coarse(at(-passed), resolution));
+        assert!(
+            shown.starts_with("wait 2s: rate limit; it resets now"),
+            "{passed} {shown}"
+        );
+    }
+    // Passed by its resolution or more: no reset time, a backoff (never a 2 s loop).
+    for (passed, resolution) in [(60, Duration::minutes(1)), (3600, Duration::hours(1))] {
+        let shown = show_for(coarse(at(-passed), resolution));
+        assert!(
+            shown.starts_with("wait 60s: rate limit; its reset time"),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with("is not in the future; backing off 1m00s"),
+            "{shown}"
+        );
+    }
+    // Ahead, a coarse time is waited for like a precise one.
+    insta::assert_snapshot!(show_for(coarse(at(600), Duration::minutes(1))), @"wait 602s: rate limit; it resets at 2026-03-01T12:10:00+00:00 (said to the minute)");
+    // "Now" again right after a wait for "now" backs off instead.
+    let mut state = RunState::default();
+    let reset = Some(coarse(at(-5), Duration::hours(1)));
+    let first = show(&state.record(&limited_until(reset), &limits()).unwrap());
+    let second = show(&state.record(&limited_until(reset), &limits()).unwrap());
+    assert!(first.starts_with("wait 2s:"), "{first}");
+    assert!(second.starts_with("wait 120s:"), "{second}");
+}
+
+#[test]
+fn a_reset_not_in_the_future_is_no_reset_time_and_backs_off() {
+    for reset in [at(0), at(-1), at(-86_400), DateTime::<Utc>::MIN_UTC] {
+        let mut state = RunState::default();
+        let waits: Vec<String> = (0..3)
+            .map(|_| show(&state.record(&rate_limited(Some(reset)), &limits()).unwrap()))
+            .collect();
+        for (wait, seconds) in waits.iter().zip(["60s", "120s", "240s"]) {
+            assert!(
+                wait.starts_with(&format!("wait {seconds}: rate limit; its reset time")),
+                "{wait}"
+            );
+            assert!(wait.contains("is not in the future; backing off"), "{wait}");
+        }
+    }
+    // Zero and negative Unix times read as such, and are then passed.
+    for secs in [0, -1, -5_000_000_000] {
+        let reset = Reset::from_unix_seconds(secs, at(0)).unwrap();
+        let mut state = RunState::default();
+        let shown = show(
+            &state
+                .record(&limited_until(Some(reset)), &limits())
+                .unwrap(),
+        );
+        assert!(shown.starts_with("wait 60s:"), "{secs}: {shown}");
+    }
+}
+
+#[test]
+fn absurd_times_and_delays_are_missing_and_said_never_a_panic() {
+    let now = at(0);
+    // `resetsAt` of 8210266876799 is chrono's last second: believable by no one.
+    for secs in [8_210_266_876_799, 8_210_266_876_800, i64::MAX, i64::MIN] {
+        let err = Reset::from_unix_seconds(secs, now).unwrap_err();
+        assert!(err.contains(&secs.to_string()), "{err}");
+    }
+    let err = Reset::from_unix_seconds(now.timestamp() + 40 * 86_400, now).unwrap_err();
+    assert!(err.ends_with("is more than 744h00m ahead"), "{err}");
+    assert!(Reset::from_unix_seconds(now.timestamp() + 7 * 86_400, now).is_ok());
+    // `retry_delay_ms` of 2^63-1, and the like.
+    for delay in [u64::MAX, i64::MAX as u64, 1 << 62, 40 * 86_400_000] {
+        let err = Reset::after_delay(delay, now).unwrap_err();
+        assert!(err.contains(&delay.to_string()), "{err}");
+    }
+    assert_eq!(Reset::after_delay(4000, now).unwrap().at, at(4));
+    assert_eq!(Reset::after_delay(0, now).unwrap().at, now);
+    // Near the end of time, nothing overflows.
+    assert!(Reset::from_unix_seconds(1, DateTime::<Utc>::MAX_UTC).is_ok());
+    assert!(Reset::after_delay(1000, DateTime::<Utc>::MAX_UTC).is_err());
+    // A report carrying one anyway (or one the stream gave and the client dropped) backs off.
+    for reset in [
+        DateTime::<Utc>::MAX_UTC,
+        now + MAX_RESET_AHEAD + Duration::seconds(1),
+    ] {
+        let mut state = RunState::default();
+        let shown = show(&state.record(&rate_limited(Some(reset)), &limits()).unwrap());
+        assert!(
+            shown.starts_with("wait 60s: rate limit; its reset time"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("ahead, not believed; backing off 1m00s"),
+            "{shown}"
+        );
+    }
+    let mut state = RunState::default();
+    let report = SessionReport {
+        ignored: Some("the reset time 8210266876799 is more than 744h00m ahead".into()),
+        ..rate_limited(None)
+    };
+    insta::assert_snapshot!(show(&state.record(&report, &limits()).unwrap()), @"wait 60s: rate limit without a usable reset time (the reset time 8210266876799 is more than 744h00m ahead); backing off 1m00s");
+    // A session ending at the end of time still gets a wait, not a panic.
+    let mut state = RunState::default();
+    let report = SessionReport {
+        ended_at: DateTime::<Utc>::MAX_UTC,
+        ..ended(Some(1), 0)
+    };
+    let Some(Step::Wait { until, .. }) = state.record(&report, &limits()) else {
+        panic!("a crash waits");
+    };
+    assert_eq!(until, DateTime::<Utc>::MAX_UTC);
+}
+
+#[test]
+fn max_wait_zero_keeps_a_minimum_backoff() {
+    let limits = RunLimits {
+        max_wait: Duration::zero(),
+        ..limits()
+    };
+    let mut state = RunState::default();
+    let crashes: Vec<String> = (0..3)
+        .map(|_| show(&state.record(&ended(Some(1), 0), &limits).unwrap()))
+        .collect();
+    insta::assert_snapshot!(crashes.join("\n"), @r"
+    wait 5s: the session failed (exit 1); retrying in 5s
+    wait 5s: the session failed (exit 1); retrying in 5s
+    wait 5s: the session failed (exit 1); retrying in 5s
+    ");
+    let mut state = RunState::default();
+    insta::assert_snapshot!(show(&state.record(&rate_limited(None), &limits).unwrap()), @"wait 5s: rate limit without a reset time; backing off 5s");
+    // A known reset is still a wait longer than `--max-wait`: the run stops.
+    let mut state = RunState::default();
+    let shown = show(&state.record(&rate_limited(Some(at(3))), &limits).unwrap());
+    assert!(shown.starts_with("stop Limit"), "{shown}");
 }

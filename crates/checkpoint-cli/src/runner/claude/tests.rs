@@ -1,7 +1,8 @@
 //! Tests of reading a `claude -p --output-format stream-json` session, from lines the real
 //! client printed.
 
-use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+use checkpoint_core::run::Reset;
+use chrono::{DateTime, Duration, FixedOffset, TimeZone, Utc};
 
 use super::{Claude, parse_line, reset_from_text};
 use crate::runner::client::{AgentClient, AgentEvent, command_line};
@@ -38,12 +39,12 @@ fn reads_the_session_id_tools_retries_and_a_rate_limit() {
     );
     check(
         r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: Request rejected (429) · mock rate limit"}]},"session_id":"s","error":"rate_limit"}"#,
-        &[AgentEvent::RateLimited { reset_at: None }],
+        &[AgentEvent::RateLimited { reset: None }],
     );
     check(
         r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · mock rate limit","session_id":"s"}"#,
         &[
-            AgentEvent::RateLimited { reset_at: None },
+            AgentEvent::RateLimited { reset: None },
             AgentEvent::Result {
                 is_error: true,
                 text: "API Error: Request rejected (429) · mock rate limit".into(),
@@ -53,7 +54,7 @@ fn reads_the_session_id_tools_retries_and_a_rate_limit() {
     check(
         r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1772370000,"rateLimitType":"five_hour"},"session_id":"s"}"#,
         &[AgentEvent::RateLimited {
-            reset_at: Some(Utc.timestamp_opt(1_772_370_000, 0).unwrap()),
+            reset: Some(Reset::precise(Utc.timestamp_opt(1_772_370_000, 0).unwrap())),
         }],
     );
     // A warning is not a limit; a line that is not JSON is nothing.
@@ -93,13 +94,15 @@ fn reads_reset_times_from_limit_messages() {
         ("API Error: Request rejected (429) · rate limited", None),
     ];
     for (text, expect) in cases {
-        let got = reset_from_text(text, now(), utc()).map(|at| at.to_rfc3339());
+        let got = reset_from_text(text, now(), utc()).map(|reset| reset.unwrap().at.to_rfc3339());
         assert_eq!(got.as_deref(), expect, "{text}");
     }
     // The time of day is local.
     let paris = FixedOffset::east_opt(3600).unwrap();
-    let got = reset_from_text("resets 2pm", now(), paris).unwrap();
-    assert_eq!(got.to_rfc3339(), "2026-03-01T13:00:00+00:00");
+    let got = reset_from_text("resets 2pm", now(), paris)
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.at.to_rfc3339(), "2026-03-01T13:00:00+00:00");
 }
 
 #[test]
@@ -111,4 +114,106 @@ fn sessions_are_headless_stream_json_with_the_users_arguments() {
     };
     insta::assert_snapshot!(command_line(&claude.start("do it")), @"claude -p 'do it' --output-format stream-json --verbose --allowedTools 'Bash Write'");
     insta::assert_snapshot!(command_line(&claude.resume("s-1", "go on")), @"claude -p 'go on' --resume s-1 --output-format stream-json --verbose --allowedTools 'Bash Write'");
+}
+
+#[track_caller]
+fn reset_at(text: &str, now: DateTime<Utc>) -> (String, Duration) {
+    let reset = reset_from_text(text, now, utc()).unwrap().unwrap();
+    (reset.at.to_rfc3339(), reset.resolution)
+}
+
+#[test]
+fn a_time_of_day_passed_by_less_than_its_resolution_is_kept_not_tomorrow() {
+    let at = |h, m, s| Utc.with_ymd_and_hms(2026, 3, 1, h, m, s).unwrap();
+    let minute = Duration::minutes(1);
+    let hour = Duration::hours(1);
+    // "resets 3:46pm" read a few seconds after 15:46: today's 15:46, said to the minute.
+    assert_eq!(
+        reset_at("resets 3:46pm", at(15, 46, 4)),
+        ("2026-03-01T15:46:00+00:00".into(), minute)
+    );
+    assert_eq!(
+        reset_at("resets 3:46pm", at(15, 46, 59)),
+        ("2026-03-01T15:46:00+00:00".into(), minute)
+    );
+    // A minute later, it is tomorrow's.
+    assert_eq!(
+        reset_at("resets 3:46pm", at(15, 47, 0)),
+        ("2026-03-02T15:46:00+00:00".into(), minute)
+    );
+    // "resets 2pm" at every real reset on the hour, and within that hour.
+    assert_eq!(
+        reset_at("resets 2pm", at(14, 0, 20)),
+        ("2026-03-01T14:00:00+00:00".into(), hour)
+    );
+    assert_eq!(
+        reset_at("resets 2pm", at(14, 59, 59)),
+        ("2026-03-01T14:00:00+00:00".into(), hour)
+    );
+    assert_eq!(
+        reset_at("resets 2pm", at(15, 0, 0)),
+        ("2026-03-02T14:00:00+00:00".into(), hour)
+    );
+    assert_eq!(
+        reset_at("resets at 14:00", at(14, 0, 0)),
+        ("2026-03-01T14:00:00+00:00".into(), minute)
+    );
+    // Ahead, today; an exact Unix time has no resolution.
+    assert_eq!(
+        reset_at("resets 2pm", at(13, 59, 59)),
+        ("2026-03-01T14:00:00+00:00".into(), hour)
+    );
+    assert!(
+        reset_from_text("limit reached|1772380800", now(), utc())
+            .unwrap()
+            .unwrap()
+            .is_precise()
+    );
+}
+
+#[test]
+fn absurd_reset_times_are_said_and_taken_as_missing() {
+    for text in [
+        "Claude AI usage limit reached|8210266876799",
+        "Claude AI usage limit reached|99999999999999999999999",
+        "Claude AI usage limit reached|9223372036854775807",
+    ] {
+        let err = reset_from_text(text, now(), utc()).unwrap().unwrap_err();
+        assert!(err.starts_with("the reset time "), "{text}: {err}");
+    }
+    for resets_at in [
+        "8210266876799",
+        "9223372036854775807",
+        "1e300",
+        "\"soon\"",
+        "18446744073709551615",
+    ] {
+        let line = format!(
+            r#"{{"type":"rate_limit_event","rate_limit_info":{{"status":"rejected","resetsAt":{resets_at}}}}}"#
+        );
+        let events = parse_line(&line, now(), utc());
+        assert!(
+            matches!(events.as_slice(), [AgentEvent::Ignored(why), AgentEvent::RateLimited { reset: None }] if why.starts_with("the reset time ")),
+            "{line}: {events:?}"
+        );
+    }
+    // Zero and negative Unix times are times: in the past, which the runner treats as none.
+    for resets_at in [0_i64, -1, -8_210_266_876_799] {
+        let line = format!(
+            r#"{{"type":"rate_limit_event","rate_limit_info":{{"status":"rejected","resetsAt":{resets_at}}}}}"#
+        );
+        let events = parse_line(&line, now(), utc());
+        let [AgentEvent::RateLimited { reset: Some(reset) }] = events.as_slice() else {
+            panic!("{line}: {events:?}");
+        };
+        assert!(reset.at <= now());
+    }
+    // A retry delay of 2^63-1 ms is read as said: the runner checks it (`Reset::after_delay`).
+    check(
+        r#"{"type":"system","subtype":"api_retry","retry_delay_ms":9223372036854775807,"error_status":429}"#,
+        &[AgentEvent::Retry {
+            status: Some(429),
+            delay_ms: 9_223_372_036_854_775_807,
+        }],
+    );
 }
