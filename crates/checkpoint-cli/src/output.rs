@@ -102,18 +102,25 @@ fn sanitize(color: bool, text: &str) -> Cow<'_, str> {
 /// hidden, redrawn in place; dropping it restores the screen and the cursor.
 pub(crate) struct Screen {
     color: bool,
+    /// The last frame written and the terminal's size then: not written again while neither
+    /// changed.
+    last: (String, usize, usize),
 }
 
 impl Screen {
     /// Switches to the alternate screen.
     pub(crate) fn enter(color: bool) -> io::Result<Self> {
         emit("\u{1b}[?1049h\u{1b}[?25l")?;
-        Ok(Self { color })
+        Ok(Self {
+            color,
+            last: (String::new(), 0, 0),
+        })
     }
 
     /// Draws `text` (human text, escaped like [`emit_human`]) from the top left, each line cut
-    /// to `width` columns and the whole to `height` lines, clearing what the last frame left.
-    pub(crate) fn draw(&self, text: &str, width: usize, height: usize) -> io::Result<()> {
+    /// to `width` columns and the whole to `height` lines, clearing what the last frame left;
+    /// writes nothing when the frame is the one on screen.
+    pub(crate) fn draw(&mut self, text: &str, width: usize, height: usize) -> io::Result<()> {
         let text = sanitize(self.color, text);
         let lines: Vec<&str> = text.lines().collect();
         let room = height.saturating_sub(1).max(1);
@@ -132,7 +139,12 @@ impl Screen {
             frame.push_str("\u{1b}[K\n");
         }
         frame.push_str("\u{1b}[J");
-        emit(&frame)
+        if self.last.0 == frame && (self.last.1, self.last.2) == (width, height) {
+            return Ok(());
+        }
+        emit(&frame)?;
+        self.last = (frame, width, height);
+        Ok(())
     }
 }
 

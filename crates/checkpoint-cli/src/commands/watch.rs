@@ -312,7 +312,7 @@ impl Watch<'_> {
             )
         };
         let how = format!("{how} · Ctrl-C quits");
-        let screen = Screen::enter(self.ctx.color).into_diagnostic()?;
+        let mut screen = Screen::enter(self.ctx.color).into_diagnostic()?;
         loop {
             let (width, height) = terminal_size();
             let text = view::render(&self.frame(self.now(), &how), Paint::new(self.ctx.color));
@@ -452,12 +452,24 @@ impl Wakes {
 fn watch_dir(dir: &Path, tx: Sender<Wake>) -> notify::Result<notify::RecommendedWatcher> {
     use notify::Watcher as _;
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
+        if event.is_ok_and(|event| changes_files(&event.kind)) {
             let _ = tx.send(Wake::Files);
         }
     })?;
     watcher.watch(dir, notify::RecursiveMode::NonRecursive)?;
     Ok(watcher)
+}
+
+/// Whether a notification can mean a change: opening, reading and closing a file unwritten do
+/// not. The watch itself opens the journal and the state at every check, and inotify reports
+/// those opens: a wake-up for each would wake the watch again at once, a busy loop at rest.
+fn changes_files(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
 }
 
 #[cfg(unix)]

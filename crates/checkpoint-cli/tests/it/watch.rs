@@ -420,3 +420,169 @@ fn a_replaced_journal_is_followed_without_repeating_entries() {
         "{stderr}"
     );
 }
+
+/// A `checkpoint watch` on the slave side of a new pseudo-terminal of 100 × 30, as a user
+/// starts it in a terminal; a thread reads the master side into `screen`.
+#[cfg(unix)]
+struct InTerminal {
+    child: Child,
+    screen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+#[cfg(unix)]
+impl InTerminal {
+    fn start(env: &TestEnv, args: &[&str], poll: bool) -> Self {
+        use rustix::{
+            pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt},
+            termios::{Winsize, tcsetwinsize},
+        };
+        let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+        grantpt(&master).unwrap();
+        unlockpt(&master).unwrap();
+        let name = ptsname(&master, Vec::new()).unwrap();
+        let size = Winsize {
+            ws_row: 30,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        tcsetwinsize(&master, size).unwrap();
+        let slave = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(name.to_str().unwrap())
+            .unwrap();
+        let mut cmd = env.cmd();
+        if poll {
+            cmd.env("CHECKPOINT_TEST_WATCH_POLL", "1");
+        }
+        let child = cmd
+            .env("TERM", "xterm-256color")
+            .arg("watch")
+            .args(args)
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave))
+            .spawn()
+            .unwrap();
+        let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut master = File::from(master);
+        let filled = std::sync::Arc::clone(&screen);
+        thread::spawn(move || {
+            use std::io::Read as _;
+            let mut buf = [0u8; 4096];
+            // Ends with EIO once the watch exited and closed the slave side.
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                filled.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Self { child, screen }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+    }
+
+    #[track_caller]
+    fn wait_for(&self, what: &str, want: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !want(&self.text()) {
+            assert!(
+                Instant::now() < deadline,
+                "the watch never showed {what} within {PATIENCE:?}:\n{}",
+                self.text()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The CPU time the watch used so far (user and system), from `/proc/<pid>/stat`.
+    fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        // utime and stime are fields 14 and 15 of proc(5), the 12th and 13th after the name.
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        let per_second = rustix::param::clock_ticks_per_second();
+        Duration::from_micros(ticks * 1_000_000 / per_second)
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + PATIENCE;
+        while self.child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                self.child.kill().unwrap();
+                panic!("watch did not end on SIGTERM:\n{}", self.text());
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// How long the CPU time of a watch at rest is measured.
+#[cfg(unix)]
+const REST: Duration = Duration::from_secs(4);
+
+/// The share of `REST` a watch at rest may spend on the CPU: generous, so that a loaded machine
+/// never fails it, yet far below a busy loop (which spent about 40% here).
+#[cfg(unix)]
+const AT_REST_BOUND: f64 = 0.05;
+
+/// `checkpoint watch` with `args` in a terminal while nothing changes: after its first view,
+/// it spends next to no CPU time (a redraw once a second at most, nothing to read).
+#[cfg(unix)]
+#[track_caller]
+fn check_at_rest(args: &[&str], poll: bool, first: &str) {
+    let env = TestEnv::new();
+    init(&env);
+    let watch = InTerminal::start(&env, args, poll);
+    watch.wait_for(first, |text| text.contains(first));
+    // Past the start (loading, the first frame), which is not the rest measured.
+    thread::sleep(Duration::from_millis(500));
+    let (cpu_before, started) = (watch.cpu_time(), Instant::now());
+    thread::sleep(REST);
+    let (cpu, elapsed) = (watch.cpu_time() - cpu_before, started.elapsed());
+    let alive = watch.child.id();
+    let text = watch.text();
+    watch.stop();
+    assert!(
+        cpu.as_secs_f64() < AT_REST_BOUND * elapsed.as_secs_f64(),
+        "`checkpoint watch {args:?}` (poll: {poll}, pid {alive}) spent {cpu:?} of CPU in \
+         {elapsed:?} at rest:\n{text}"
+    );
+}
+
+/// The full-screen view at rest, with file notifications.
+#[cfg(unix)]
+#[test]
+fn the_view_at_rest_costs_no_cpu() {
+    check_at_rest(&[], false, "design");
+}
+
+/// The full-screen view at rest, checking the journal by polling (no file notifications).
+#[cfg(unix)]
+#[test]
+fn the_view_at_rest_costs_no_cpu_when_polling() {
+    check_at_rest(&[], true, "design");
+}
+
+/// `--plain` and `--format json` on a terminal at rest, with notifications and polling.
+#[cfg(unix)]
+#[test]
+fn lines_at_rest_cost_no_cpu() {
+    for poll in [false, true] {
+        check_at_rest(&["--plain"], poll, "phase_start");
+        check_at_rest(&["--format", "json"], poll, "\"phase_start\"");
+    }
+}
