@@ -26,7 +26,10 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    commands::{log, watch::follow::Follower},
+    commands::{
+        log,
+        watch::follow::{Change, Follower},
+    },
     ctx::{self, Ctx},
     env as vars,
     failure::Failure,
@@ -185,16 +188,39 @@ impl Watch<'_> {
             }
         };
         self.problem = None;
-        if read.replaced {
-            // Shown in the view's footer, or as a warning between the lines.
-            self.problem = Some(format!(
-                "the journal of `{}` was replaced (a pull or a rebuild); following it after entry {}",
-                self.id,
-                self.follower.last_seq()
-            ));
+        // Shown in the view's footer, or as a warning between the lines.
+        let after = |seq: Option<u64>| {
+            seq.map_or("from its start".to_owned(), |seq| {
+                format!("after entry {seq}")
+            })
+        };
+        match read.change {
+            None => {}
+            Some(Change::Replaced) => {
+                self.problem = Some(format!(
+                    "the journal of `{}` was replaced (a pull or a rebuild); following it {}",
+                    self.id,
+                    after(self.follower.last_seq())
+                ));
+            }
+            Some(Change::Rewritten { from }) => {
+                self.problem = Some(format!(
+                    "the journal of `{}` was replaced or rewritten: its entries differ from entry {from} on, shown again as they now are",
+                    self.id
+                ));
+            }
+            Some(Change::CutBack { to }) => {
+                self.problem = Some(format!(
+                    "the journal of `{}` was cut back {}; following it from there",
+                    self.id,
+                    to.map_or("to no entry".to_owned(), |to| format!("to entry {to}"))
+                ));
+            }
         }
         for bad in &read.bad_lines {
-            self.problem = Some(format!("a journal line is not an entry: {bad}"));
+            self.problem = Some(format!(
+                "{bad}, not shown: a line added by hand or by another tool (the next write moves such a last line aside as `{JOURNAL_FILE}.foreign-<time>`)"
+            ));
         }
         for entry in &read.entries {
             self.run.observe(entry);
@@ -202,7 +228,7 @@ impl Watch<'_> {
         if let Some(last) = read.entries.last() {
             self.last_entry = Some(last.clone());
         }
-        if !read.entries.is_empty() || read.replaced {
+        if !read.entries.is_empty() || read.change.is_some() {
             match self.ctx.store.load(&self.id) {
                 Ok(loaded) => self.loaded = loaded,
                 // A workflow archived between the two reads is noticed by the caller.
@@ -250,7 +276,7 @@ impl Watch<'_> {
             run: self.run.last.as_ref(),
             runner_alive: self.runner_alive(),
             last_entry: self.last_entry.as_ref(),
-            problem: self.problem.as_deref(),
+            problem: self.problem.as_deref().or(self.follower.foreign_tail()),
             how,
             now,
         }

@@ -20,6 +20,41 @@ struct Watching {
     child: Child,
     lines: Receiver<String>,
     seen: Vec<String>,
+    /// Its stderr, line by line.
+    errors: Receiver<String>,
+    errors_seen: Vec<String>,
+}
+
+/// Waits for a line of `lines` that satisfies `want`; every line read is kept in `seen`.
+#[track_caller]
+fn wait_line(
+    lines: &Receiver<String>,
+    seen: &mut Vec<String>,
+    what: &str,
+    want: impl Fn(&str) -> bool,
+) {
+    let deadline = Instant::now() + PATIENCE;
+    while !seen.iter().any(|line| want(line)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no line {what} within {PATIENCE:?}; saw:\n{seen:#?}"),
+        }
+    }
+}
+
+/// A thread that sends the lines of `from` to the receiver it returns.
+fn lines_of(from: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 impl Watching {
@@ -36,34 +71,30 @@ impl Watching {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         Self {
+            lines: lines_of(child.stdout.take().unwrap()),
+            errors: lines_of(child.stderr.take().unwrap()),
             child,
-            lines,
             seen: Vec::new(),
+            errors_seen: Vec::new(),
         }
+    }
+
+    /// Waits for a line on stderr that satisfies `want`.
+    #[track_caller]
+    fn wait_for_stderr(&mut self, what: &str, want: impl Fn(&str) -> bool) {
+        wait_line(
+            &self.errors,
+            &mut self.errors_seen,
+            &format!("on stderr {what}"),
+            want,
+        );
     }
 
     /// Waits for a line that satisfies `want`; every line read is kept in `seen`.
     #[track_caller]
     fn wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + PATIENCE;
-        while !self.seen.iter().any(|line| want(line)) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => self.seen.push(line),
-                Err(_) => panic!("no line {what} within {PATIENCE:?}; saw:\n{:#?}", self.seen),
-            }
-        }
+        wait_line(&self.lines, &mut self.seen, what, want);
     }
 
     /// Sends `signal` and returns (exit code, stderr) once the watch ended.
@@ -89,17 +120,14 @@ impl Watching {
             }
             thread::sleep(Duration::from_millis(20));
         };
-        let mut stderr = String::new();
-        use std::io::Read as _;
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
             self.seen.push(line);
         }
+        while let Ok(line) = self.errors.recv_timeout(Duration::from_secs(2)) {
+            self.errors_seen.push(line);
+        }
+        let mut stderr = self.errors_seen.join("\n");
+        stderr.push('\n');
         (status.code(), stderr, self.seen)
     }
 }
@@ -419,6 +447,100 @@ fn a_replaced_journal_is_followed_without_repeating_entries() {
         stderr.contains("the journal of `payments` was replaced"),
         "{stderr}"
     );
+}
+
+/// Appends `text` to the journal of `payments`, as another tool or a person would.
+fn append_to_journal(env: &TestEnv, text: &str) {
+    OpenOptions::new()
+        .append(true)
+        .open(env.workflow_dir("payments").join("journal.jsonl"))
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+}
+
+/// Issue 25: a last line that is not the next entry (numbered 999, a step back, not an entry)
+/// is not shown; the next write moves it aside and continues at 3, 4, 5, which the watch
+/// shows as `log` does, with file notifications and with the poll, plain and JSON.
+#[test]
+fn a_foreign_last_line_moved_aside_is_followed_by_the_next_entries() {
+    let foreign_lines = [
+        r#"{"seq":999,"at":"2026-03-01T12:00:00Z","transition":{"op":"note","text":"by hand"}}"#,
+        r#"{"seq":2,"at":"2026-03-01T12:00:00Z","transition":{"op":"note","text":"a step back, and a longer line than the next entry's"}}"#,
+        "a line another tool wrote",
+    ];
+    for (idx, foreign) in foreign_lines.into_iter().enumerate() {
+        let poll = idx % 2 == 1;
+        let env = TestEnv::new();
+        init(&env);
+        let json = idx == 2;
+        let args: &[&str] = if json {
+            &["--format", "json"]
+        } else {
+            &["--plain"]
+        };
+        let seq_of = |line: &str| {
+            if json {
+                serde_json::from_str::<serde_json::Value>(line).ok()?["seq"].as_u64()
+            } else {
+                seq_of(line)
+            }
+        };
+        let mut watch = Watching::start(&env, args, poll);
+        watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+        append_to_journal(&env, &format!("{foreign}\n"));
+        // The watch saw the line before the next write moved it aside.
+        watch.wait_for_stderr("about the foreign line", |line| line.contains("not shown"));
+        for n in 3..=5 {
+            env.ok(&["note", &format!("note {n}")]);
+        }
+        let journal = env.read("payments", "journal.jsonl");
+        assert!(!journal.contains(foreign), "moved aside:\n{journal}");
+        watch.wait_for("for entry 5", |line| seq_of(line) == Some(5));
+        let (code, stderr, lines) = watch.stop("-INT");
+        assert_eq!(code, Some(0), "{stderr}");
+        let seqs: Vec<u64> = lines.iter().filter_map(|line| seq_of(line)).collect();
+        assert_eq!(seqs, [1, 2, 3, 4, 5], "{foreign}:\n{lines:#?}\n{stderr}");
+        assert!(
+            lines.iter().all(|line| !line.contains("by hand")),
+            "{lines:#?}"
+        );
+        let log = env.ok(&["log"]);
+        assert!(log.contains("note 5"), "{log}");
+    }
+}
+
+/// A journal cut back by another writer (to its first line, or emptied): the watch says so
+/// and shows the entries written after, as `log` does.
+#[test]
+fn a_journal_cut_back_by_another_writer_is_followed_from_where_it_ends() {
+    for keep_first in [true, false] {
+        let env = TestEnv::new();
+        init(&env);
+        let path = env.workflow_dir("payments").join("journal.jsonl");
+        let mut watch = Watching::start(&env, &["--plain"], false);
+        watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+        let journal = std::fs::read_to_string(&path).unwrap();
+        let first = &journal[..=journal.find('\n').unwrap()];
+        std::fs::write(&path, if keep_first { first } else { "" }).unwrap();
+        env.ok(&["note", "after the cut"]);
+        let log = env.ok(&["log"]);
+        watch.wait_for("for the note after the cut", |line| {
+            line.ends_with("after the cut")
+        });
+        let (code, stderr, lines) = watch.stop("-INT");
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|line| line.ends_with("after the cut"))
+                .count(),
+            1,
+            "{lines:#?}"
+        );
+        assert!(log.contains("after the cut"), "{log}");
+        assert!(stderr.contains("journal of `payments`"), "{stderr}");
+    }
 }
 
 /// A `checkpoint watch` on the slave side of a new pseudo-terminal of 100 × 30, as a user
