@@ -191,9 +191,11 @@ pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
 
 /// User-supplied text made safe for a terminal: control characters other than newline and tab
 /// (ESC, BEL, CR, DEL, C1 controls) are written as escapes (`\u{1b}`, `\r`), so that a note
-/// cannot move the cursor, retitle the terminal or hide what came before it on its line.
+/// cannot move the cursor, retitle the terminal or hide what came before it on its line; so are
+/// the invisible bidirectional controls (see [`is_bidi_control`]), so that a note cannot show
+/// its text in another order than it is (`\u{202e}`).
 pub(crate) fn escape(text: &str) -> Cow<'_, str> {
-    let is_unsafe = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let is_unsafe = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
     if !text.contains(is_unsafe) {
         return Cow::Borrowed(text);
     }
@@ -206,6 +208,16 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// The bidirectional formatting characters of Unicode (UAX #9): the embeddings and overrides
+/// (U+202A–U+202E), the isolates (U+2066–U+2069) and the marks (U+200E, U+200F, U+061C). They
+/// are invisible, and reorder the text that follows them ("Trojan Source").
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+    )
 }
 
 /// Prints a warning on stderr.

@@ -88,7 +88,8 @@ pub(crate) fn run(ctx: &Ctx, args: &ReportArgs) -> Result<()> {
     }
     match ctx.format {
         Format::Json => output::emit_json(&report).into_diagnostic(),
-        _ => output::emit(&render_human(&report, Paint::new(ctx.color))).into_diagnostic(),
+        _ => output::emit_human(ctx.color, &render_human(&report, Paint::new(ctx.color)))
+            .into_diagnostic(),
     }
 }
 

@@ -5,6 +5,7 @@ use std::{collections::HashMap, fmt::Write as _};
 use chrono::{DateTime, Utc};
 
 use super::{Report, Span, status_done};
+use crate::output;
 
 const NODE_W: i64 = 150;
 const NODE_H: i64 = 36;
@@ -14,8 +15,10 @@ const LANE_H: i64 = 26;
 const LABEL_W: i64 = 140;
 const TIMELINE_W: i64 = 900;
 
-/// Escapes text for HTML and SVG.
+/// Escapes text for HTML and SVG; control characters and bidirectional controls are shown as
+/// escapes, as in the terminal (`output::escape`).
 fn esc(text: &str) -> String {
+    let text = output::escape(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -277,7 +280,7 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
                 LANE_H - 12,
                 esc(span.phase.as_deref().unwrap_or("")),
                 span.start.format("%H:%M:%S"),
-                end.label
+                esc(&end.label)
             );
         }
     }
