@@ -248,7 +248,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
     let title = report
         .title
         .as_deref()
-        .map(|title| format!(" — {title}"))
+        .map(|title| format!(" — {}", output::shorten(title, output::WHOLE_IN_REPORT)))
         .unwrap_or_default();
     let _ = writeln!(
         text,
@@ -286,7 +286,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
             "{}  {:<8}{phase} {}{duration}",
             paint.dim(&time.to_string()),
             span.kind,
-            span.label
+            output::shorten(&span.label, output::WHOLE_IN_REPORT)
         );
     }
     match &report.stopped {
@@ -295,7 +295,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
                 text,
                 "\nstopped {}: {} (exit {})",
                 stopped.at.with_timezone(&Local).format("%m-%d %H:%M:%S"),
-                stopped.reason,
+                output::shorten(&stopped.reason, output::WHOLE_IN_REPORT),
                 stopped.exit
             );
         }

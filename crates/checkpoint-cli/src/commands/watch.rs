@@ -301,7 +301,7 @@ impl Watch<'_> {
                 line.push('\n');
                 output::emit(&line).into_diagnostic()?;
             } else {
-                let mut line = log::entry_line(entry, paint);
+                let mut line = log::entry_line(entry, paint, false);
                 line.push('\n');
                 output::emit_human(self.ctx.color, &line).into_diagnostic()?;
             }

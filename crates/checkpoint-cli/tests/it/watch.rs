@@ -543,6 +543,66 @@ fn a_journal_cut_back_by_another_writer_is_followed_from_where_it_ends() {
     }
 }
 
+/// Issue 25: a 100,000-character note, progress, reason or title (ASCII, CJK, emoji) is cut in
+/// every text view, on a character boundary, with an ellipsis and the command that prints it
+/// whole; `log --full` and JSON print it whole.
+#[test]
+fn long_text_is_cut_in_views_and_whole_one_command_away() {
+    for unit in [
+        "Z",
+        "漢",
+        "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}",
+        "e\u{301}",
+    ] {
+        // One argument holds at most 128 KiB.
+        let long = unit.repeat(100_000 / unit.len());
+        let env = TestEnv::new();
+        init(&env);
+        env.ok(&["note", &long]);
+        env.ok(&["progress", "design", &long]);
+        env.ok(&["pause", "--reason", &long]);
+        let cut = |args: &[&str], output: &str| {
+            let most = output.lines().map(|line| line.matches(unit).count()).max();
+            assert!(
+                most.unwrap() <= 200,
+                "{args:?}: a line of {most:?} × {unit:?}"
+            );
+            assert!(output.contains("… ("), "{args:?}: {output}");
+            assert!(
+                output.contains(" more characters: `checkpoint "),
+                "{args:?}"
+            );
+            for line in output.lines().filter(|line| line.contains('…')) {
+                let kept = line.split('…').next().unwrap();
+                let kept = kept.rsplit(' ').next().unwrap();
+                let kept = kept.rsplit(": ").next().unwrap();
+                assert_eq!(
+                    kept.len() % unit.len(),
+                    0,
+                    "{args:?}: cut inside {unit:?}: {line}"
+                );
+            }
+        };
+        for args in [&["log"][..], &["status"], &["watch", "--once"], &["report"]] {
+            cut(args, &env.ok(args));
+        }
+        let mut watch = Watching::start(&env, &["--plain"], false);
+        watch.wait_for("for the pause", |line| line.contains("pause"));
+        let (_, _, lines) = watch.stop("-INT");
+        cut(&["watch", "--plain"], &lines.join("\n"));
+        let full = env.ok(&["log", "--full"]);
+        assert_eq!(
+            full.matches(long.as_str()).count(),
+            3,
+            "log --full is whole"
+        );
+        let json = env.json(&["log"]);
+        assert_eq!(json["entries"][2]["transition"]["text"], long.as_str());
+        let state = env.ok(&["show"]);
+        assert_eq!(state.matches(long.as_str()).count(), 3, "show is whole");
+    }
+}
+
 /// A `checkpoint watch` on the slave side of a new pseudo-terminal of 100 × 30, as a user
 /// starts it in a terminal; a thread reads the master side into `screen`.
 #[cfg(unix)]
