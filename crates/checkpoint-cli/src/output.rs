@@ -243,6 +243,11 @@ pub(crate) fn cut_point(text: &str, columns: usize) -> Option<usize> {
     None
 }
 
+/// The columns `text` takes in a terminal (see [`char_width`]).
+pub(crate) fn columns(text: &str) -> usize {
+    text.chars().map(char_width).sum()
+}
+
 /// The columns `c` takes in a terminal: 2 for a wide one (CJK, most emoji), 0 for a combining
 /// one.
 fn char_width(c: char) -> usize {

@@ -21,8 +21,9 @@ use crate::{
 /// Arguments of `checkpoint report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Also write the report as one self-contained HTML file (the phase graph and the timeline
-    /// drawn in SVG, no network)
+    /// Write the report as one self-contained HTML file instead (the phase graph and the
+    /// timeline drawn in SVG, no network), and say where on stderr (`--format json` still
+    /// prints the JSON document)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
@@ -85,6 +86,10 @@ pub(crate) fn run(ctx: &Ctx, args: &ReportArgs) -> Result<()> {
             .into_diagnostic()
             .wrap_err_with(|| format!("failed to write `{}`", path.display()))?;
         output::note(&format!("wrote `{}`", path.display()));
+        if ctx.format != Format::Json {
+            // The page is the result: the text report is not printed besides.
+            return Ok(());
+        }
     }
     match ctx.format {
         Format::Json => output::emit_json(&report).into_diagnostic(),
