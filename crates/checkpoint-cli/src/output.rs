@@ -102,18 +102,25 @@ fn sanitize(color: bool, text: &str) -> Cow<'_, str> {
 /// hidden, redrawn in place; dropping it restores the screen and the cursor.
 pub(crate) struct Screen {
     color: bool,
+    /// The last frame written and the terminal's size then: not written again while neither
+    /// changed.
+    last: (String, usize, usize),
 }
 
 impl Screen {
     /// Switches to the alternate screen.
     pub(crate) fn enter(color: bool) -> io::Result<Self> {
         emit("\u{1b}[?1049h\u{1b}[?25l")?;
-        Ok(Self { color })
+        Ok(Self {
+            color,
+            last: (String::new(), 0, 0),
+        })
     }
 
     /// Draws `text` (human text, escaped like [`emit_human`]) from the top left, each line cut
-    /// to `width` columns and the whole to `height` lines, clearing what the last frame left.
-    pub(crate) fn draw(&self, text: &str, width: usize, height: usize) -> io::Result<()> {
+    /// to `width` columns and the whole to `height` lines, clearing what the last frame left;
+    /// writes nothing when the frame is the one on screen.
+    pub(crate) fn draw(&mut self, text: &str, width: usize, height: usize) -> io::Result<()> {
         let text = sanitize(self.color, text);
         let lines: Vec<&str> = text.lines().collect();
         let room = height.saturating_sub(1).max(1);
@@ -132,7 +139,12 @@ impl Screen {
             frame.push_str("\u{1b}[K\n");
         }
         frame.push_str("\u{1b}[J");
-        emit(&frame)
+        if self.last.0 == frame && (self.last.1, self.last.2) == (width, height) {
+            return Ok(());
+        }
+        emit(&frame)?;
+        self.last = (frame, width, height);
+        Ok(())
     }
 }
 
@@ -142,10 +154,13 @@ impl Drop for Screen {
     }
 }
 
-/// `line` cut to `width` columns, not counting colour sequences (the only escapes left).
+/// `line` cut to `width` columns (a wide character takes two), not counting colour sequences
+/// (the only escapes left), and never inside a character as people see it (see
+/// [`cut_point`]).
 fn cut(line: &str, width: usize, color: bool) -> String {
     let mut out = String::with_capacity(line.len().min(width * 4));
     let mut columns = 0;
+    let mut prev = None;
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         if c == '\u{1b}' {
@@ -158,16 +173,100 @@ fn cut(line: &str, width: usize, color: bool) -> String {
             }
             continue;
         }
-        if columns == width {
+        let c_width = char_width(c);
+        if columns + c_width > width && may_cut_between(prev, c, 0) {
             if color {
                 out.push_str("\u{1b}[0m");
             }
             break;
         }
         out.push(c);
-        columns += 1;
+        columns += c_width;
+        prev = Some(c);
     }
     out
+}
+
+/// How many columns of one free-text field (a note, a reason, a title) a view shows at most;
+/// the rest is cut, and the view says where the text is whole ([`shorten`]).
+pub(crate) const TEXT_COLUMNS: usize = 200;
+
+/// The commands that print free text whole: the journal's entries, the state's fields, the
+/// report's labels.
+pub(crate) const WHOLE_IN_LOG: &str = "checkpoint log --full";
+pub(crate) const WHOLE_IN_STATE: &str = "checkpoint show";
+pub(crate) const WHOLE_IN_REPORT: &str = "checkpoint report --format json";
+
+/// A free-text field for a view: whole when it fits in [`TEXT_COLUMNS`] columns, else cut
+/// there with an ellipsis, how much was left out and `whole`, the command that prints it whole.
+/// JSON documents never go through this: they keep every text whole.
+pub(crate) fn shorten<'a>(text: &'a str, whole: &str) -> Cow<'a, str> {
+    // A character takes at most as many columns as it has bytes.
+    if text.len() <= TEXT_COLUMNS {
+        return Cow::Borrowed(text);
+    }
+    let Some(end) = cut_point(text, TEXT_COLUMNS) else {
+        return Cow::Borrowed(text);
+    };
+    let left = text[end..].chars().count();
+    Cow::Owned(format!(
+        "{}… ({left} more characters: `{whole}`)",
+        &text[..end]
+    ))
+}
+
+/// Where to cut `text` so that it and an ellipsis fit in `columns` columns, or `None` when it
+/// fits whole. The cut falls between two characters as people see them: never before a
+/// combining mark, a joiner, a variation selector or a skin tone, never after a joiner, never
+/// inside a flag (a pair of regional indicators).
+pub(crate) fn cut_point(text: &str, columns: usize) -> Option<usize> {
+    let mut used = 0;
+    let mut cut = 0;
+    let mut prev = None;
+    // Regional indicators in a row so far: a flag is a pair of them.
+    let mut indicators = 0;
+    for (idx, c) in text.char_indices() {
+        if used < columns && may_cut_between(prev, c, indicators) {
+            cut = idx;
+        }
+        used += char_width(c);
+        if used > columns {
+            return Some(cut);
+        }
+        indicators = if is_regional_indicator(c) {
+            indicators + 1
+        } else {
+            0
+        };
+        prev = Some(c);
+    }
+    None
+}
+
+/// The columns `text` takes in a terminal (see [`char_width`]).
+pub(crate) fn columns(text: &str) -> usize {
+    text.chars().map(char_width).sum()
+}
+
+/// The columns `c` takes in a terminal: 2 for a wide one (CJK, most emoji), 0 for a combining
+/// one.
+fn char_width(c: char) -> usize {
+    if matches!(c, '\u{1f3fb}'..='\u{1f3ff}') {
+        // A skin tone modifies the emoji before it.
+        return 0;
+    }
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// Whether a text may be cut between `prev` and `c` without splitting a character as people see
+/// it; `indicators`: how many regional indicators come just before `c`.
+fn may_cut_between(prev: Option<char>, c: char, indicators: usize) -> bool {
+    let joins = |c: char| char_width(c) == 0 || matches!(c, '\u{200d}' | '\u{fe00}'..='\u{fe0f}');
+    !(joins(c) || prev == Some('\u{200d}') || (is_regional_indicator(c) && indicators % 2 == 1))
+}
+
+fn is_regional_indicator(c: char) -> bool {
+    matches!(c, '\u{1f1e6}'..='\u{1f1ff}')
 }
 
 /// Writes a JSON document to stdout.
@@ -179,9 +278,11 @@ pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
 
 /// User-supplied text made safe for a terminal: control characters other than newline and tab
 /// (ESC, BEL, CR, DEL, C1 controls) are written as escapes (`\u{1b}`, `\r`), so that a note
-/// cannot move the cursor, retitle the terminal or hide what came before it on its line.
+/// cannot move the cursor, retitle the terminal or hide what came before it on its line; so are
+/// the invisible bidirectional controls (see [`is_bidi_control`]), so that a note cannot show
+/// its text in another order than it is (`\u{202e}`).
 pub(crate) fn escape(text: &str) -> Cow<'_, str> {
-    let is_unsafe = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let is_unsafe = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
     if !text.contains(is_unsafe) {
         return Cow::Borrowed(text);
     }
@@ -194,6 +295,16 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// The bidirectional formatting characters of Unicode (UAX #9): the embeddings and overrides
+/// (U+202A–U+202E), the isolates (U+2066–U+2069) and the marks (U+200E, U+200F, U+061C). They
+/// are invisible, and reorder the text that follows them ("Trojan Source").
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+    )
 }
 
 /// Prints a warning on stderr.
@@ -357,7 +468,7 @@ pub(crate) fn render_workflow(
     let title = workflow
         .title
         .as_deref()
-        .map(|title| format!(" — {title}"))
+        .map(|title| format!(" — {}", shorten(title, WHOLE_IN_STATE)))
         .unwrap_or_default();
     let status = workflow_status(workflow.status, paint);
     let _ = writeln!(out, "{}{title}  {status}", paint.bold(workflow.id.as_str()));
@@ -379,7 +490,10 @@ pub(crate) fn render_workflow(
         let _ = writeln!(
             out,
             "{}",
-            paint.yellow(&format!("paused: {}{until}", pause.reason))
+            paint.yellow(&format!(
+                "paused: {}{until}",
+                shorten(&pause.reason, WHOLE_IN_STATE)
+            ))
         );
     }
     let _ = writeln!(out);
@@ -413,7 +527,12 @@ pub(crate) fn render_phases(
         let _ = writeln!(out, "{line}");
         if phase.status == PhaseStatus::InProgress {
             if let Some(progress) = &phase.progress {
-                let _ = writeln!(out, "  {:width$}  progress: {progress}", "");
+                let _ = writeln!(
+                    out,
+                    "  {:width$}  progress: {}",
+                    "",
+                    shorten(progress, WHOLE_IN_STATE)
+                );
             }
             if let Some(holder) = &phase.holder {
                 let _ = writeln!(out, "  {:width$}  {}", "", holder_line(holder, now));
@@ -453,10 +572,10 @@ pub(crate) fn holder_line(holder: &checkpoint_core::Holder, now: DateTime<Utc>) 
     let what = holder
         .description
         .as_deref()
-        .map(|description| format!(" ({description})"))
+        .map(|description| format!(" ({})", shorten(description, WHOLE_IN_STATE)))
         .unwrap_or_default();
     let end = match (&holder.error, holder.ended_at) {
-        (Some(error), _) => format!(", failed: {error}"),
+        (Some(error), _) => format!(", failed: {}", shorten(error, WHOLE_IN_STATE)),
         (None, Some(at)) => format!(", ended {}", ago(at.utc(), now)),
         (None, None) => String::new(),
     };
@@ -522,7 +641,7 @@ fn status_line(
             let error = phase
                 .error
                 .as_deref()
-                .map(|error| format!(": {error}"))
+                .map(|error| format!(": {}", shorten(error, WHOLE_IN_STATE)))
                 .unwrap_or_default();
             format!(
                 "{} {id}  {}{error}",
@@ -802,3 +921,6 @@ pub(crate) fn render_findings(
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

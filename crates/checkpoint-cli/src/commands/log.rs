@@ -18,6 +18,10 @@ pub struct LogArgs {
     /// Show only the last N entries
     #[arg(long, short = 'n', value_name = "N")]
     pub limit: Option<usize>,
+    /// Print notes, reasons and other free text whole, however long (by default each is cut
+    /// at 200 columns, with an ellipsis and how much was left out)
+    #[arg(long)]
+    pub full: bool,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
@@ -43,7 +47,7 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
             let paint = Paint::new(ctx.color);
             let mut text = String::new();
             for entry in entries {
-                let _ = writeln!(text, "{}", entry_line(entry, paint));
+                let _ = writeln!(text, "{}", entry_line(entry, paint, args.full));
             }
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
@@ -51,14 +55,20 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
 }
 
 /// One journal entry as a line of `checkpoint log` (and of `checkpoint watch --plain`): its
-/// sequence number, time, kind, phase and arguments.
-pub(crate) fn entry_line(entry: &Entry, paint: Paint) -> String {
+/// sequence number, time, kind, phase and arguments, these cut to [`output::TEXT_COLUMNS`]
+/// unless `full`.
+pub(crate) fn entry_line(entry: &Entry, paint: Paint, full: bool) -> String {
+    let described = describe(&entry.transition);
     format!(
         "{:>5}  {}  {:<15} {}",
         entry.seq,
         paint.dim(&entry.at.format("%Y-%m-%d %H:%M:%S").to_string()),
         entry.transition.op(),
-        describe(&entry.transition)
+        if full {
+            described.as_str().into()
+        } else {
+            output::shorten(&described, output::WHOLE_IN_LOG)
+        }
     )
 }
 

@@ -21,8 +21,9 @@ use crate::{
 /// Arguments of `checkpoint report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Also write the report as one self-contained HTML file (the phase graph and the timeline
-    /// drawn in SVG, no network)
+    /// Write the report as one self-contained HTML file instead (the phase graph and the
+    /// timeline drawn in SVG, no network), and say where on stderr (`--format json` still
+    /// prints the JSON document)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
@@ -85,10 +86,15 @@ pub(crate) fn run(ctx: &Ctx, args: &ReportArgs) -> Result<()> {
             .into_diagnostic()
             .wrap_err_with(|| format!("failed to write `{}`", path.display()))?;
         output::note(&format!("wrote `{}`", path.display()));
+        if ctx.format != Format::Json {
+            // The page is the result: the text report is not printed besides.
+            return Ok(());
+        }
     }
     match ctx.format {
         Format::Json => output::emit_json(&report).into_diagnostic(),
-        _ => output::emit(&render_human(&report, Paint::new(ctx.color))).into_diagnostic(),
+        _ => output::emit_human(ctx.color, &render_human(&report, Paint::new(ctx.color)))
+            .into_diagnostic(),
     }
 }
 
@@ -247,7 +253,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
     let title = report
         .title
         .as_deref()
-        .map(|title| format!(" — {title}"))
+        .map(|title| format!(" — {}", output::shorten(title, output::WHOLE_IN_REPORT)))
         .unwrap_or_default();
     let _ = writeln!(
         text,
@@ -285,7 +291,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
             "{}  {:<8}{phase} {}{duration}",
             paint.dim(&time.to_string()),
             span.kind,
-            span.label
+            output::shorten(&span.label, output::WHOLE_IN_REPORT)
         );
     }
     match &report.stopped {
@@ -294,7 +300,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
                 text,
                 "\nstopped {}: {} (exit {})",
                 stopped.at.with_timezone(&Local).format("%m-%d %H:%M:%S"),
-                stopped.reason,
+                output::shorten(&stopped.reason, output::WHOLE_IN_REPORT),
                 stopped.exit
             );
         }

@@ -26,7 +26,10 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    commands::{log, watch::follow::Follower},
+    commands::{
+        log,
+        watch::follow::{Change, Follower},
+    },
     ctx::{self, Ctx},
     env as vars,
     failure::Failure,
@@ -185,16 +188,39 @@ impl Watch<'_> {
             }
         };
         self.problem = None;
-        if read.replaced {
-            // Shown in the view's footer, or as a warning between the lines.
-            self.problem = Some(format!(
-                "the journal of `{}` was replaced (a pull or a rebuild); following it after entry {}",
-                self.id,
-                self.follower.last_seq()
-            ));
+        // Shown in the view's footer, or as a warning between the lines.
+        let after = |seq: Option<u64>| {
+            seq.map_or("from its start".to_owned(), |seq| {
+                format!("after entry {seq}")
+            })
+        };
+        match read.change {
+            None => {}
+            Some(Change::Replaced) => {
+                self.problem = Some(format!(
+                    "the journal of `{}` was replaced (a pull or a rebuild); following it {}",
+                    self.id,
+                    after(self.follower.last_seq())
+                ));
+            }
+            Some(Change::Rewritten { from }) => {
+                self.problem = Some(format!(
+                    "the journal of `{}` was replaced or rewritten: its entries differ from entry {from} on, shown again as they now are",
+                    self.id
+                ));
+            }
+            Some(Change::CutBack { to }) => {
+                self.problem = Some(format!(
+                    "the journal of `{}` was cut back {}; following it from there",
+                    self.id,
+                    to.map_or("to no entry".to_owned(), |to| format!("to entry {to}"))
+                ));
+            }
         }
         for bad in &read.bad_lines {
-            self.problem = Some(format!("a journal line is not an entry: {bad}"));
+            self.problem = Some(format!(
+                "{bad}, not shown: a line added by hand or by another tool (the next write moves such a last line aside as `{JOURNAL_FILE}.foreign-<time>`)"
+            ));
         }
         for entry in &read.entries {
             self.run.observe(entry);
@@ -202,7 +228,7 @@ impl Watch<'_> {
         if let Some(last) = read.entries.last() {
             self.last_entry = Some(last.clone());
         }
-        if !read.entries.is_empty() || read.replaced {
+        if !read.entries.is_empty() || read.change.is_some() {
             match self.ctx.store.load(&self.id) {
                 Ok(loaded) => self.loaded = loaded,
                 // A workflow archived between the two reads is noticed by the caller.
@@ -250,7 +276,7 @@ impl Watch<'_> {
             run: self.run.last.as_ref(),
             runner_alive: self.runner_alive(),
             last_entry: self.last_entry.as_ref(),
-            problem: self.problem.as_deref(),
+            problem: self.problem.as_deref().or(self.follower.foreign_tail()),
             how,
             now,
         }
@@ -275,7 +301,7 @@ impl Watch<'_> {
                 line.push('\n');
                 output::emit(&line).into_diagnostic()?;
             } else {
-                let mut line = log::entry_line(entry, paint);
+                let mut line = log::entry_line(entry, paint, false);
                 line.push('\n');
                 output::emit_human(self.ctx.color, &line).into_diagnostic()?;
             }
@@ -312,7 +338,7 @@ impl Watch<'_> {
             )
         };
         let how = format!("{how} · Ctrl-C quits");
-        let screen = Screen::enter(self.ctx.color).into_diagnostic()?;
+        let mut screen = Screen::enter(self.ctx.color).into_diagnostic()?;
         loop {
             let (width, height) = terminal_size();
             let text = view::render(&self.frame(self.now(), &how), Paint::new(self.ctx.color));
@@ -452,12 +478,24 @@ impl Wakes {
 fn watch_dir(dir: &Path, tx: Sender<Wake>) -> notify::Result<notify::RecommendedWatcher> {
     use notify::Watcher as _;
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
+        if event.is_ok_and(|event| changes_files(&event.kind)) {
             let _ = tx.send(Wake::Files);
         }
     })?;
     watcher.watch(dir, notify::RecursiveMode::NonRecursive)?;
     Ok(watcher)
+}
+
+/// Whether a notification can mean a change: opening, reading and closing a file unwritten do
+/// not. The watch itself opens the journal and the state at every check, and inotify reports
+/// those opens: a wake-up for each would wake the watch again at once, a busy loop at rest.
+fn changes_files(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
 }
 
 #[cfg(unix)]

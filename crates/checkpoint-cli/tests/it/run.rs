@@ -454,6 +454,13 @@ fn report_tells_the_story_in_text_json_and_html() {
 
     let output = env.run(&["report", "--html", "night.html"]);
     assert!(output.status.success(), "{}", render(&env, &output));
+    // Only where it wrote: the text report is not printed besides (issue 25).
+    assert!(output.stdout.is_empty(), "{}", render(&env, &output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("night.html`"),
+        "{}",
+        render(&env, &output)
+    );
     let page = fs::read_to_string(env.project().join("night.html")).unwrap();
     assert_eq!(page.matches("<svg").count(), 2);
     screenshot_is_not_blank(&env.project().join("night.html"));

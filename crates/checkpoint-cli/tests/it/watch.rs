@@ -20,6 +20,41 @@ struct Watching {
     child: Child,
     lines: Receiver<String>,
     seen: Vec<String>,
+    /// Its stderr, line by line.
+    errors: Receiver<String>,
+    errors_seen: Vec<String>,
+}
+
+/// Waits for a line of `lines` that satisfies `want`; every line read is kept in `seen`.
+#[track_caller]
+fn wait_line(
+    lines: &Receiver<String>,
+    seen: &mut Vec<String>,
+    what: &str,
+    want: impl Fn(&str) -> bool,
+) {
+    let deadline = Instant::now() + PATIENCE;
+    while !seen.iter().any(|line| want(line)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no line {what} within {PATIENCE:?}; saw:\n{seen:#?}"),
+        }
+    }
+}
+
+/// A thread that sends the lines of `from` to the receiver it returns.
+fn lines_of(from: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 impl Watching {
@@ -36,34 +71,30 @@ impl Watching {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         Self {
+            lines: lines_of(child.stdout.take().unwrap()),
+            errors: lines_of(child.stderr.take().unwrap()),
             child,
-            lines,
             seen: Vec::new(),
+            errors_seen: Vec::new(),
         }
+    }
+
+    /// Waits for a line on stderr that satisfies `want`.
+    #[track_caller]
+    fn wait_for_stderr(&mut self, what: &str, want: impl Fn(&str) -> bool) {
+        wait_line(
+            &self.errors,
+            &mut self.errors_seen,
+            &format!("on stderr {what}"),
+            want,
+        );
     }
 
     /// Waits for a line that satisfies `want`; every line read is kept in `seen`.
     #[track_caller]
     fn wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + PATIENCE;
-        while !self.seen.iter().any(|line| want(line)) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => self.seen.push(line),
-                Err(_) => panic!("no line {what} within {PATIENCE:?}; saw:\n{:#?}", self.seen),
-            }
-        }
+        wait_line(&self.lines, &mut self.seen, what, want);
     }
 
     /// Sends `signal` and returns (exit code, stderr) once the watch ended.
@@ -89,17 +120,14 @@ impl Watching {
             }
             thread::sleep(Duration::from_millis(20));
         };
-        let mut stderr = String::new();
-        use std::io::Read as _;
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
             self.seen.push(line);
         }
+        while let Ok(line) = self.errors.recv_timeout(Duration::from_secs(2)) {
+            self.errors_seen.push(line);
+        }
+        let mut stderr = self.errors_seen.join("\n");
+        stderr.push('\n');
         (status.code(), stderr, self.seen)
     }
 }
@@ -419,4 +447,324 @@ fn a_replaced_journal_is_followed_without_repeating_entries() {
         stderr.contains("the journal of `payments` was replaced"),
         "{stderr}"
     );
+}
+
+/// Appends `text` to the journal of `payments`, as another tool or a person would.
+fn append_to_journal(env: &TestEnv, text: &str) {
+    OpenOptions::new()
+        .append(true)
+        .open(env.workflow_dir("payments").join("journal.jsonl"))
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+}
+
+/// Issue 25: a last line that is not the next entry (numbered 999, a step back, not an entry)
+/// is not shown; the next write moves it aside and continues at 3, 4, 5, which the watch
+/// shows as `log` does, with file notifications and with the poll, plain and JSON.
+#[test]
+fn a_foreign_last_line_moved_aside_is_followed_by_the_next_entries() {
+    let foreign_lines = [
+        r#"{"seq":999,"at":"2026-03-01T12:00:00Z","transition":{"op":"note","text":"by hand"}}"#,
+        r#"{"seq":2,"at":"2026-03-01T12:00:00Z","transition":{"op":"note","text":"a step back, and a longer line than the next entry's"}}"#,
+        "a line another tool wrote",
+    ];
+    for (idx, foreign) in foreign_lines.into_iter().enumerate() {
+        let poll = idx % 2 == 1;
+        let env = TestEnv::new();
+        init(&env);
+        let json = idx == 2;
+        let args: &[&str] = if json {
+            &["--format", "json"]
+        } else {
+            &["--plain"]
+        };
+        let seq_of = |line: &str| {
+            if json {
+                serde_json::from_str::<serde_json::Value>(line).ok()?["seq"].as_u64()
+            } else {
+                seq_of(line)
+            }
+        };
+        let mut watch = Watching::start(&env, args, poll);
+        watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+        append_to_journal(&env, &format!("{foreign}\n"));
+        // The watch saw the line before the next write moved it aside.
+        watch.wait_for_stderr("about the foreign line", |line| line.contains("not shown"));
+        for n in 3..=5 {
+            env.ok(&["note", &format!("note {n}")]);
+        }
+        let journal = env.read("payments", "journal.jsonl");
+        assert!(!journal.contains(foreign), "moved aside:\n{journal}");
+        watch.wait_for("for entry 5", |line| seq_of(line) == Some(5));
+        let (code, stderr, lines) = watch.stop("-INT");
+        assert_eq!(code, Some(0), "{stderr}");
+        let seqs: Vec<u64> = lines.iter().filter_map(|line| seq_of(line)).collect();
+        assert_eq!(seqs, [1, 2, 3, 4, 5], "{foreign}:\n{lines:#?}\n{stderr}");
+        assert!(
+            lines.iter().all(|line| !line.contains("by hand")),
+            "{lines:#?}"
+        );
+        let log = env.ok(&["log"]);
+        assert!(log.contains("note 5"), "{log}");
+    }
+}
+
+/// A journal cut back by another writer (to its first line, or emptied): the watch says so
+/// and shows the entries written after, as `log` does.
+#[test]
+fn a_journal_cut_back_by_another_writer_is_followed_from_where_it_ends() {
+    for keep_first in [true, false] {
+        let env = TestEnv::new();
+        init(&env);
+        let path = env.workflow_dir("payments").join("journal.jsonl");
+        let mut watch = Watching::start(&env, &["--plain"], false);
+        watch.wait_for("for entry 2", |line| seq_of(line) == Some(2));
+        let journal = std::fs::read_to_string(&path).unwrap();
+        let first = &journal[..=journal.find('\n').unwrap()];
+        std::fs::write(&path, if keep_first { first } else { "" }).unwrap();
+        env.ok(&["note", "after the cut"]);
+        let log = env.ok(&["log"]);
+        watch.wait_for("for the note after the cut", |line| {
+            line.ends_with("after the cut")
+        });
+        let (code, stderr, lines) = watch.stop("-INT");
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|line| line.ends_with("after the cut"))
+                .count(),
+            1,
+            "{lines:#?}"
+        );
+        assert!(log.contains("after the cut"), "{log}");
+        assert!(stderr.contains("journal of `payments`"), "{stderr}");
+    }
+}
+
+/// Issue 25: a 100,000-character note, progress, reason or title (ASCII, CJK, emoji) is cut in
+/// every text view, on a character boundary, with an ellipsis and the command that prints it
+/// whole; `log --full` and JSON print it whole.
+#[test]
+fn long_text_is_cut_in_views_and_whole_one_command_away() {
+    for unit in [
+        "Z",
+        "漢",
+        "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}",
+        "e\u{301}",
+    ] {
+        // One argument holds at most 128 KiB.
+        let long = unit.repeat(100_000 / unit.len());
+        let env = TestEnv::new();
+        init(&env);
+        env.ok(&["note", &long]);
+        env.ok(&["progress", "design", &long]);
+        env.ok(&["pause", "--reason", &long]);
+        let cut = |args: &[&str], output: &str| {
+            let most = output.lines().map(|line| line.matches(unit).count()).max();
+            assert!(
+                most.unwrap() <= 200,
+                "{args:?}: a line of {most:?} × {unit:?}"
+            );
+            assert!(output.contains("… ("), "{args:?}: {output}");
+            assert!(
+                output.contains(" more characters: `checkpoint "),
+                "{args:?}"
+            );
+            for line in output.lines().filter(|line| line.contains('…')) {
+                let kept = line.split('…').next().unwrap();
+                let kept = kept.rsplit(' ').next().unwrap();
+                let kept = kept.rsplit(": ").next().unwrap();
+                assert_eq!(
+                    kept.len() % unit.len(),
+                    0,
+                    "{args:?}: cut inside {unit:?}: {line}"
+                );
+            }
+        };
+        for args in [&["log"][..], &["status"], &["watch", "--once"], &["report"]] {
+            cut(args, &env.ok(args));
+        }
+        let mut watch = Watching::start(&env, &["--plain"], false);
+        watch.wait_for("for the pause", |line| line.contains("pause"));
+        let (_, _, lines) = watch.stop("-INT");
+        cut(&["watch", "--plain"], &lines.join("\n"));
+        let full = env.ok(&["log", "--full"]);
+        assert_eq!(
+            full.matches(long.as_str()).count(),
+            3,
+            "log --full is whole"
+        );
+        let json = env.json(&["log"]);
+        assert_eq!(json["entries"][2]["transition"]["text"], long.as_str());
+        let state = env.ok(&["show"]);
+        assert_eq!(state.matches(long.as_str()).count(), 3, "show is whole");
+    }
+}
+
+/// A `checkpoint watch` on the slave side of a new pseudo-terminal of 100 × 30, as a user
+/// starts it in a terminal; a thread reads the master side into `screen`.
+#[cfg(unix)]
+struct InTerminal {
+    child: Child,
+    screen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+#[cfg(unix)]
+impl InTerminal {
+    fn start(env: &TestEnv, args: &[&str], poll: bool) -> Self {
+        use rustix::{
+            pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt},
+            termios::{Winsize, tcsetwinsize},
+        };
+        let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+        grantpt(&master).unwrap();
+        unlockpt(&master).unwrap();
+        let name = ptsname(&master, Vec::new()).unwrap();
+        let size = Winsize {
+            ws_row: 30,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        tcsetwinsize(&master, size).unwrap();
+        let slave = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(name.to_str().unwrap())
+            .unwrap();
+        let mut cmd = env.cmd();
+        if poll {
+            cmd.env("CHECKPOINT_TEST_WATCH_POLL", "1");
+        }
+        let child = cmd
+            .env("TERM", "xterm-256color")
+            .arg("watch")
+            .args(args)
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave))
+            .spawn()
+            .unwrap();
+        let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut master = File::from(master);
+        let filled = std::sync::Arc::clone(&screen);
+        thread::spawn(move || {
+            use std::io::Read as _;
+            let mut buf = [0u8; 4096];
+            // Ends with EIO once the watch exited and closed the slave side.
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                filled.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Self { child, screen }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+    }
+
+    #[track_caller]
+    fn wait_for(&self, what: &str, want: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !want(&self.text()) {
+            assert!(
+                Instant::now() < deadline,
+                "the watch never showed {what} within {PATIENCE:?}:\n{}",
+                self.text()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The CPU time the watch used so far (user and system), from `/proc/<pid>/stat`.
+    fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        // utime and stime are fields 14 and 15 of proc(5), the 12th and 13th after the name.
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        let per_second = rustix::param::clock_ticks_per_second();
+        Duration::from_micros(ticks * 1_000_000 / per_second)
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + PATIENCE;
+        while self.child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                self.child.kill().unwrap();
+                panic!("watch did not end on SIGTERM:\n{}", self.text());
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// How long the CPU time of a watch at rest is measured.
+#[cfg(unix)]
+const REST: Duration = Duration::from_secs(4);
+
+/// The share of `REST` a watch at rest may spend on the CPU: generous, so that a loaded machine
+/// never fails it, yet far below a busy loop (which spent about 40% here).
+#[cfg(unix)]
+const AT_REST_BOUND: f64 = 0.05;
+
+/// `checkpoint watch` with `args` in a terminal while nothing changes: after its first view,
+/// it spends next to no CPU time (a redraw once a second at most, nothing to read).
+#[cfg(unix)]
+#[track_caller]
+fn check_at_rest(args: &[&str], poll: bool, first: &str) {
+    let env = TestEnv::new();
+    init(&env);
+    let watch = InTerminal::start(&env, args, poll);
+    watch.wait_for(first, |text| text.contains(first));
+    // Past the start (loading, the first frame), which is not the rest measured.
+    thread::sleep(Duration::from_millis(500));
+    let (cpu_before, started) = (watch.cpu_time(), Instant::now());
+    thread::sleep(REST);
+    let (cpu, elapsed) = (watch.cpu_time() - cpu_before, started.elapsed());
+    let alive = watch.child.id();
+    let text = watch.text();
+    watch.stop();
+    assert!(
+        cpu.as_secs_f64() < AT_REST_BOUND * elapsed.as_secs_f64(),
+        "`checkpoint watch {args:?}` (poll: {poll}, pid {alive}) spent {cpu:?} of CPU in \
+         {elapsed:?} at rest:\n{text}"
+    );
+}
+
+/// The full-screen view at rest, with file notifications.
+#[cfg(unix)]
+#[test]
+fn the_view_at_rest_costs_no_cpu() {
+    check_at_rest(&[], false, "design");
+}
+
+/// The full-screen view at rest, checking the journal by polling (no file notifications).
+#[cfg(unix)]
+#[test]
+fn the_view_at_rest_costs_no_cpu_when_polling() {
+    check_at_rest(&[], true, "design");
+}
+
+/// `--plain` and `--format json` on a terminal at rest, with notifications and polling.
+#[cfg(unix)]
+#[test]
+fn lines_at_rest_cost_no_cpu() {
+    for poll in [false, true] {
+        check_at_rest(&["--plain"], poll, "phase_start");
+        check_at_rest(&["--format", "json"], poll, "\"phase_start\"");
+    }
 }

@@ -5,17 +5,27 @@ use std::{collections::HashMap, fmt::Write as _};
 use chrono::{DateTime, Utc};
 
 use super::{Report, Span, status_done};
+use crate::output;
 
+/// The narrowest box of the phase graph.
 const NODE_W: i64 = 150;
 const NODE_H: i64 = 36;
+/// The padding left and right of a box's label.
+const NODE_PAD: i64 = 14;
+/// The most columns of a box's label (about 320 pixels); a longer one is cut with an ellipsis,
+/// whole in the box's tooltip.
+const LABEL_COLUMNS: usize = 40;
+
 const COL_GAP: i64 = 60;
 const ROW_GAP: i64 = 22;
 const LANE_H: i64 = 26;
 const LABEL_W: i64 = 140;
 const TIMELINE_W: i64 = 900;
 
-/// Escapes text for HTML and SVG.
+/// Escapes text for HTML and SVG; control characters and bidirectional controls are shown as
+/// escapes, as in the terminal (`output::escape`).
 fn esc(text: &str) -> String {
+    let text = output::escape(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -144,13 +154,33 @@ fn phase_graph(report: &Report) -> String {
             break;
         }
     }
+    // Each box as wide as its label, each column as wide as its widest box.
+    let labels: Vec<BoxLabel> = report
+        .phases
+        .iter()
+        .map(|phase| BoxLabel::new(&phase.id, &phase.status))
+        .collect();
+    let columns = depth.iter().max().map_or(0, |&max| max + 1);
+    let mut column_w = vec![NODE_W; usize::try_from(columns).unwrap_or(0)];
+    for (&column, label) in depth.iter().zip(&labels) {
+        let slot = &mut column_w[usize::try_from(column).unwrap_or(0)];
+        *slot = (*slot).max(label.width);
+    }
+    let column_x: Vec<i64> = column_w
+        .iter()
+        .scan(10, |x, width| {
+            let at = *x;
+            *x += width + COL_GAP;
+            Some(at)
+        })
+        .collect();
     let mut rows_in_column: HashMap<i64, i64> = HashMap::new();
     let positions: Vec<(i64, i64)> = depth
         .iter()
         .map(|&column| {
             let row = rows_in_column.entry(column).or_insert(0);
             let position = (
-                10 + column * (NODE_W + COL_GAP),
+                column_x[usize::try_from(column).unwrap_or(0)],
                 10 + *row * (NODE_H + ROW_GAP),
             );
             *row += 1;
@@ -159,7 +189,8 @@ fn phase_graph(report: &Report) -> String {
         .collect();
     let width = positions
         .iter()
-        .map(|(x, _)| x + NODE_W + 10)
+        .zip(&labels)
+        .map(|((x, _), label)| x + label.width + 10)
         .max()
         .unwrap_or(20);
     let height = positions
@@ -176,7 +207,10 @@ fn phase_graph(report: &Report) -> String {
             let Some(&dep) = index.get(dependency.as_str()) else {
                 continue;
             };
-            let (x1, y1) = (positions[dep].0 + NODE_W, positions[dep].1 + NODE_H / 2);
+            let (x1, y1) = (
+                positions[dep].0 + labels[dep].width,
+                positions[dep].1 + NODE_H / 2,
+            );
             let (x2, y2) = (positions[idx].0, positions[idx].1 + NODE_H / 2);
             let mid = (x1 + x2) / 2;
             let _ = writeln!(
@@ -185,20 +219,61 @@ fn phase_graph(report: &Report) -> String {
             );
         }
     }
-    for (phase, (x, y)) in report.phases.iter().zip(&positions) {
+    for ((phase, (x, y)), label) in report.phases.iter().zip(&positions).zip(&labels) {
         let color = status_color(&phase.status);
         let _ = writeln!(
             svg,
-            "<g><title>{id}: {status}</title><rect x=\"{x}\" y=\"{y}\" width=\"{NODE_W}\" height=\"{NODE_H}\" rx=\"7\" fill=\"{color}\" fill-opacity=\"0.18\" stroke=\"{color}\" stroke-width=\"2\"/>\
-             <text x=\"{tx}\" y=\"{ty}\" text-anchor=\"middle\" fill=\"#1d2430\">{id} · {status}</text></g>",
+            "<g><title>{id}: {status}</title><rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{NODE_H}\" rx=\"7\" fill=\"{color}\" fill-opacity=\"0.18\" stroke=\"{color}\" stroke-width=\"2\"/>\
+             <text x=\"{tx}\" y=\"{ty}\" text-anchor=\"middle\" fill=\"#1d2430\">{text}</text></g>",
             id = esc(&phase.id),
             status = esc(&phase.status.replace('_', " ")),
-            tx = x + NODE_W / 2,
+            w = label.width,
+            text = esc(&label.text),
+            tx = x + label.width / 2,
             ty = y + NODE_H / 2 + 4,
         );
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The label of a phase's box (`<id> · <status>`, cut to [`LABEL_COLUMNS`] with an ellipsis)
+/// and the box's width, fitted to it.
+struct BoxLabel {
+    text: String,
+    width: i64,
+}
+
+impl BoxLabel {
+    fn new(id: &str, status: &str) -> Self {
+        let whole = format!("{id} · {}", status.replace('_', " "));
+        // Escapes show as text: measure what is drawn.
+        let shown = output::escape(&whole);
+        let text = match output::cut_point(&shown, LABEL_COLUMNS) {
+            Some(end) => format!("{}…", &shown[..end]),
+            None => shown.into_owned(),
+        };
+        Self {
+            width: (text_px(&text) + 2 * NODE_PAD).max(NODE_W),
+            text,
+        }
+    }
+}
+
+/// About how many pixels `text` takes in the graph's font (12px system-ui), rounded up: each
+/// character by its kind, from the widest fonts' metrics.
+fn text_px(text: &str) -> i64 {
+    let tenths: i64 = text
+        .chars()
+        .map(|c| match c {
+            _ if output::columns(c.encode_utf8(&mut [0; 4])) == 2 => 130,
+            'M' | 'W' | 'm' | 'w' | '@' => 110,
+            'A'..='Z' => 90,
+            'i' | 'j' | 'l' | 't' | 'f' | 'r' | '.' | ',' | ':' | ';' | '!' | '|' | '\'' => 45,
+            _ => 75,
+        })
+        .sum();
+    (tenths + 9) / 10
 }
 
 /// The timeline: a lane for runs, one for sessions and waits, and one per phase.
@@ -277,7 +352,7 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
                 LANE_H - 12,
                 esc(span.phase.as_deref().unwrap_or("")),
                 span.start.format("%H:%M:%S"),
-                end.label
+                esc(&end.label)
             );
         }
     }

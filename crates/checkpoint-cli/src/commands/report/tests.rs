@@ -225,3 +225,94 @@ fn the_html_is_self_contained_with_both_drawings() {
     assert!(!without_namespace.contains("src="));
     assert!(page.contains("Stopped 2026-03-01 22:06:42 UTC: every phase is complete (exit 0)"));
 }
+
+/// The boxes of the phase graph, as (x, width, label, tooltip), in plan order.
+fn boxes(page: &str) -> Vec<(i64, i64, String, String)> {
+    let attr = |tag: &str, name: &str| -> i64 {
+        let start = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        tag[start..].split('"').next().unwrap().parse().unwrap()
+    };
+    let between = |text: &str, open: &str, close: &str| -> String {
+        let start = text.find(open).unwrap() + open.len();
+        text[start..].split(close).next().unwrap().to_owned()
+    };
+    let graph = between(page, "aria-label=\"phase graph\"", "</svg>");
+    graph
+        .split("<g>")
+        .skip(1)
+        .map(|group| {
+            let rect = between(group, "<rect", "/>");
+            (
+                attr(&rect, "x"),
+                attr(&rect, "width"),
+                between(group, "fill=\"#1d2430\">", "</text>"),
+                between(group, "<title>", "</title>"),
+            )
+        })
+        .collect()
+}
+
+/// Issue 25: a box is as wide as its label (`schema-migration · complete` was clipped in the
+/// fixed 150 pixels), its column as wide as its widest box, so that no box overlaps the next
+/// column; a label over 40 columns is cut with an ellipsis and whole in the tooltip.
+#[test]
+fn the_graph_sizes_its_boxes_to_their_labels() {
+    let long = "x".repeat(128);
+    let wide = "M".repeat(36);
+    let ids = ["a", "schema-migration", &long, "b", &wide, "c"];
+    let mut workflow = Plan {
+        phases: vec![
+            PhasePlan::from_spec("a").unwrap(),
+            PhasePlan::from_spec("schema-migration:a").unwrap(),
+            PhasePlan::from_spec(&format!("{long}:a")).unwrap(),
+            PhasePlan::from_spec("b:schema-migration").unwrap(),
+            PhasePlan::from_spec(&format!("{wide}:schema-migration")).unwrap(),
+            PhasePlan::from_spec(&format!("c:{long},{wide}")).unwrap(),
+        ],
+        ..Plan::default()
+    }
+    .into_workflow(WorkflowId::new("graph").unwrap(), None, at(0))
+    .unwrap();
+    for id in ["a", "schema-migration"] {
+        let start = Transition::PhaseStart {
+            phase: phase(id),
+            force: false,
+        };
+        let complete = Transition::PhaseComplete {
+            phase: phase(id),
+            artifacts: Vec::new(),
+            commit_sha: None,
+            force: false,
+        };
+        for transition in [start, complete] {
+            let seq = workflow.seq + 1;
+            apply(&mut workflow, &transition, seq, at(1)).unwrap();
+        }
+    }
+    let page = html::render(&build(&workflow, &[], at(500)), at(500));
+    let boxes = boxes(&page);
+    assert_eq!(boxes.len(), ids.len(), "{page}");
+    for ((x, width, label, tooltip), id) in boxes.iter().zip(ids) {
+        assert!(tooltip.starts_with(&format!("{id}: ")), "{tooltip}");
+        let shown = label.trim_end_matches('…');
+        assert!(
+            id.starts_with(shown.split(" · ").next().unwrap()),
+            "{label}"
+        );
+        if label.ends_with('…') {
+            assert!(id.len() > 30, "{label}");
+        } else {
+            assert!(label.starts_with(&format!("{id} · ")), "{label}");
+        }
+        // At least 7 pixels a character (10 for an `M`) and a margin each side.
+        let px: usize = label.chars().map(|c| if c == 'M' { 10 } else { 7 }).sum();
+        assert!(*width as usize >= px + 20, "{label}: {width}");
+        assert!(*width <= 40 * 11 + 40, "{label}: {width}");
+        // No box reaches a box of the next column.
+        for (other_x, ..) in &boxes {
+            assert!(!(x < other_x && *other_x < x + width), "{label} overlaps");
+        }
+    }
+    assert_eq!(boxes[1].2, "schema-migration · complete");
+    assert!(boxes[2].2.ends_with('…') && boxes[4].2.ends_with('…'));
+}

@@ -169,7 +169,7 @@ fn render_run(
                 run.pid,
                 output::ago(stopped.at, now),
                 stopped.exit,
-                stopped.reason
+                output::shorten(&stopped.reason, output::WHOLE_IN_LOG)
             ))
         );
         return;
@@ -207,13 +207,13 @@ fn render_run(
                 "  waiting until {} (in {}): {}",
                 time_of_day(wait.until),
                 checkpoint_core::run::human_duration(wait.until - now),
-                wait.reason
+                output::shorten(&wait.reason, output::WHOLE_IN_LOG)
             )
         } else {
             format!(
                 "  waited until {}: {}; the next session starts",
                 time_of_day(wait.until),
-                wait.reason
+                output::shorten(&wait.reason, output::WHOLE_IN_LOG)
             )
         };
         let _ = writeln!(out, "{}", paint.yellow(&text));
