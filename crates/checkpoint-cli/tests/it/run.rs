@@ -1130,3 +1130,42 @@ fn sync_goes_on_after_a_failed_first_pull_and_an_unresponsive_remote_never_hangs
         assert_eq!(entries(&env, "run_session_end").len(), 1);
     }
 }
+
+/// The CPU time process `pid` used so far, in clock ticks (user and system).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state is field 3, utime 14 and stime 15 (from 1).
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_session_that_closes_its_output_is_waited_for_without_spinning() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(
+        &env,
+        &format!("exec 1>/dev/null\necho $$ > session.pid\nsleep 3\n{DO_PHASE}"),
+    );
+    let run = run_cmd(&env, &claude, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runner = run.id();
+    wait_for("the session", || {
+        env.project().join("session.pid").is_file()
+    });
+    let before = cpu_ticks(runner);
+    thread::sleep(Duration::from_secs(2));
+    let spent = cpu_ticks(runner) - before;
+    let output = finishes(run, 60, "the run");
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    // A spinning loop burns up to a core (200 ticks in these 2 s); waiting, next to none.
+    assert!(
+        spent < 20,
+        "the runner used {spent} ticks of CPU while its session was silent"
+    );
+}
