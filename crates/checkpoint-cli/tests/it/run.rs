@@ -951,12 +951,14 @@ fn absurd_times_and_delays_in_the_stream_are_said_and_never_panic() {
     let limited = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"API Error: Request rejected (429)"}]},"error":"rate_limit"}"#;
     let text = r#"{"type":"result","is_error":true,"api_error_status":429,"result":"Claude AI usage limit reached|8210266876799"}"#;
     let huge_retry = retry.replace("9223372036854775807", "18446744073709551615");
-    let cases: [Vec<String>; 5] = [
+    let negative_retry = retry.replace("9223372036854775807", "-5");
+    let cases: [Vec<String>; 6] = [
         vec![limit_event("8210266876799")],
         vec![limit_event("9223372036854775807")],
         vec![text.to_owned()],
         vec![retry.to_owned(), limited.to_owned()],
         vec![huge_retry, limited.to_owned()],
+        vec![negative_retry, limited.to_owned()],
     ];
     for lines in cases {
         let env = TestEnv::new();
