@@ -189,7 +189,31 @@ impl Repo {
                 let _ = sender.send((n, bytes));
             });
         }
+        drop(sender);
         let deadline = Instant::now() + timeout;
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        // Both pipes end when git exits: wait on them rather than poll the process. Something
+        // git started may hold them open after it exits: then a second more, no longer.
+        let mut open = 2;
+        let mut read_until = deadline;
+        let mut exited = false;
+        while open > 0 {
+            let left = read_until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match outputs.recv_timeout(left.min(Duration::from_millis(50))) {
+                Ok((0, bytes)) => (stdout, open) = (bytes, open - 1),
+                Ok((_, bytes)) => (stderr, open) = (bytes, open - 1),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if !exited && matches!(child.try_wait(), Ok(Some(_))) {
+                exited = true;
+                read_until = read_until.min(Instant::now() + Duration::from_secs(1));
+            }
+        }
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
@@ -197,18 +221,17 @@ impl Repo {
                 _ => {
                     process::kill_tree(child.id());
                     let _ = child.wait();
+                    let command = args.first().copied().unwrap_or_default();
                     return Err(GitError {
                         action: action.to_owned(),
                         detail: format!(
-                            "`{remote}` did not answer within {} (the `git {}` was stopped)",
+                            "`{remote}` did not answer within {} (the `git {command}` was stopped)",
                             checkpoint_core::run::human_duration(
                                 chrono::Duration::from_std(timeout).unwrap_or_default()
                             ),
-                            args.first().copied().unwrap_or_default()
                         ),
                         help: format!(
-                            "check the remote with `git {} -- {remote}` and `git remote -v`; `{}` sets the limit in seconds",
-                            args.first().copied().unwrap_or_default(),
+                            "check the remote with `git {command} -- {remote}` and `git remote -v`; `{}` sets the limit in seconds",
                             env::CHECKPOINT_SYNC_TIMEOUT
                         ),
                     }
@@ -216,21 +239,11 @@ impl Repo {
                 }
             }
         };
-        let mut output = Output {
+        Ok(Output {
             status,
-            stdout: Vec::new(),
-            stderr: Vec::new(),
-        };
-        let read_until = Instant::now() + Duration::from_secs(1);
-        for _ in 0..2 {
-            let left = read_until.saturating_duration_since(Instant::now());
-            match outputs.recv_timeout(left) {
-                Ok((0, bytes)) => output.stdout = bytes,
-                Ok((_, bytes)) => output.stderr = bytes,
-                Err(_) => break,
-            }
-        }
-        Ok(output)
+            stdout,
+            stderr,
+        })
     }
 
     /// Runs git and returns its stdout, or an error with its stderr.

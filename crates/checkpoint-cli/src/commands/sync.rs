@@ -673,7 +673,29 @@ fn parse_remote(remote: &str, id: &WorkflowId, bytes: &[u8]) -> Result<Vec<Entry
             ),
         ));
     }
-    Ok(parsed.entries)
+    // Entries that parse but do not replay (a forged or cut journal) are the remote's damage
+    // too, found before anything is written here.
+    match journal::replay(&name, None, &parsed.entries) {
+        Ok(Some(_)) => Ok(parsed.entries),
+        Ok(None) => Err(crate::remote::remote_damaged(
+            remote,
+            id,
+            &format!("its `{JOURNAL_BLOB}` holds no workflow"),
+        )),
+        Err(err) => Err(crate::remote::remote_damaged(
+            remote,
+            id,
+            &format!(
+                "its `{JOURNAL_BLOB}` does not replay: {}",
+                first_line(&err.to_string())
+            ),
+        )),
+    }
+}
+
+/// The message of an error about a remote journal, without the local path it names.
+fn first_line(message: &str) -> &str {
+    message.lines().next().unwrap_or_default()
 }
 
 fn describe(changes: &[Change]) -> String {

@@ -77,13 +77,18 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
     }
     match value["type"].as_str() {
         Some("system") if value["subtype"] == "api_retry" => {
-            if let Some(delay_ms) = value["retry_delay_ms"].as_u64() {
-                events.push(AgentEvent::Retry {
+            let delay = &value["retry_delay_ms"];
+            match delay.as_u64() {
+                Some(delay_ms) => events.push(AgentEvent::Retry {
                     status: value["error_status"]
                         .as_u64()
                         .and_then(|status| u16::try_from(status).ok()),
                     delay_ms,
-                });
+                }),
+                None if delay.is_null() => {}
+                None => events.push(AgentEvent::Ignored(format!(
+                    "the retry delay {delay} is not a number of milliseconds"
+                ))),
             }
         }
         Some("assistant") => {
@@ -103,7 +108,14 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
             let info = &value["rate_limit_info"];
             if info["status"] == "rejected" {
                 let resets_at = &info["resetsAt"];
-                let reset = match resets_at.as_i64() {
+                // A fractional time is read to the second.
+                let secs = resets_at.as_i64().or_else(|| {
+                    resets_at
+                        .as_f64()
+                        .filter(|secs| secs.is_finite() && secs.abs() < 1e15)
+                        .map(|secs| secs.trunc() as i64)
+                });
+                let reset = match secs {
                     Some(secs) => Some(Reset::from_unix_seconds(secs, now)),
                     None if resets_at.is_null() => None,
                     None => Some(Err(format!("the reset time {resets_at} is not a time"))),

@@ -132,7 +132,12 @@ impl Session {
         let Some(exited) = &mut self.exited else {
             return Ok(match self.lines.recv_timeout(timeout) {
                 Ok(line) => Poll::Line(line),
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => Poll::Idle,
+                Err(RecvTimeoutError::Timeout) => Poll::Idle,
+                Err(RecvTimeoutError::Disconnected) => {
+                    // Its output closed while it runs: wait for its exit without spinning.
+                    thread::sleep(timeout);
+                    Poll::Idle
+                }
             });
         };
         let now = Instant::now();

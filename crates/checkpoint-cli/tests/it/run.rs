@@ -958,12 +958,14 @@ fn absurd_times_and_delays_in_the_stream_are_said_and_never_panic() {
     let limited = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"API Error: Request rejected (429)"}]},"error":"rate_limit"}"#;
     let text = r#"{"type":"result","is_error":true,"api_error_status":429,"result":"Claude AI usage limit reached|8210266876799"}"#;
     let huge_retry = retry.replace("9223372036854775807", "18446744073709551615");
-    let cases: [Vec<String>; 5] = [
+    let negative_retry = retry.replace("9223372036854775807", "-5");
+    let cases: [Vec<String>; 6] = [
         vec![limit_event("8210266876799")],
         vec![limit_event("9223372036854775807")],
         vec![text.to_owned()],
         vec![retry.to_owned(), limited.to_owned()],
         vec![huge_retry, limited.to_owned()],
+        vec![negative_retry, limited.to_owned()],
     ];
     for lines in cases {
         let env = TestEnv::new();
@@ -1136,4 +1138,43 @@ fn sync_goes_on_after_a_failed_first_pull_and_an_unresponsive_remote_never_hangs
         );
         assert_eq!(entries(&env, "run_session_end").len(), 1);
     }
+}
+
+/// The CPU time process `pid` used so far, in clock ticks (user and system).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state is field 3, utime 14 and stime 15 (from 1).
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_session_that_closes_its_output_is_waited_for_without_spinning() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(
+        &env,
+        &format!("exec 1>/dev/null\necho $$ > session.pid\nsleep 3\n{DO_PHASE}"),
+    );
+    let run = run_cmd(&env, &claude, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runner = run.id();
+    wait_for("the session", || {
+        env.project().join("session.pid").is_file()
+    });
+    let before = cpu_ticks(runner);
+    thread::sleep(Duration::from_secs(2));
+    let spent = cpu_ticks(runner) - before;
+    let output = finishes(run, 60, "the run");
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    // A spinning loop burns up to a core (200 ticks in these 2 s); waiting, next to none.
+    assert!(
+        spent < 20,
+        "the runner used {spent} ticks of CPU while its session was silent"
+    );
 }

@@ -945,6 +945,13 @@ fn a_damaged_remote_copy_is_said_for_what_it_is_with_no_pull_push_loop() {
             "`refs/checkpoints/w` points at a tree, not a commit",
         ),
         ("no-journal", "", "holds no `journal.jsonl` file"),
+        // Entries that parse but do not replay, and none at all.
+        (
+            "commit",
+            "{\"seq\":1,\"at\":\"2026-03-01T12:00:00Z\",\"transition\":{\"op\":\"phase_complete\",\"phase\":\"zzz\"}}\n",
+            "its `journal.jsonl` does not replay",
+        ),
+        ("commit", "", "its `journal.jsonl` holds no workflow"),
         ("commit", "not json\n", "its `journal.jsonl`:"),
         (
             "commit",

@@ -187,6 +187,8 @@ fn absurd_reset_times_are_said_and_taken_as_missing() {
         "1e300",
         "\"soon\"",
         "18446744073709551615",
+        "-1e300",
+        "1e15",
     ] {
         let line = format!(
             r#"{{"type":"rate_limit_event","rate_limit_info":{{"status":"rejected","resetsAt":{resets_at}}}}}"#
@@ -207,6 +209,24 @@ fn absurd_reset_times_are_said_and_taken_as_missing() {
             panic!("{line}: {events:?}");
         };
         assert!(reset.at <= now());
+    }
+    // A fractional time is read to the second.
+    check(
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1772370000.75}}"#,
+        &[AgentEvent::RateLimited {
+            reset: Some(Reset::precise(Utc.timestamp_opt(1_772_370_000, 0).unwrap())),
+        }],
+    );
+    // A retry delay that is no number of milliseconds is said.
+    for delay in ["-5", "1.5", "\"soon\"", "-9223372036854775808"] {
+        let line = format!(
+            r#"{{"type":"system","subtype":"api_retry","retry_delay_ms":{delay},"error_status":429}}"#
+        );
+        let events = parse_line(&line, now(), utc());
+        assert!(
+            matches!(events.as_slice(), [AgentEvent::Ignored(why)] if why.starts_with("the retry delay ")),
+            "{line}: {events:?}"
+        );
     }
     // A retry delay of 2^63-1 ms is read as said: the runner checks it (`Reset::after_delay`).
     check(
