@@ -315,6 +315,22 @@ fn without_a_binary_every_hook_exits_0_and_only_the_session_start_says_what_to_r
             "holds no",
             1,
         ),
+        (
+            "a binary of another version",
+            Box::new(|setup: &Setup| {
+                let other = setup.temp.path().join("other-version");
+                let staging = other.join(asset_name());
+                fs::create_dir_all(&staging).unwrap();
+                write_script(&staging.join("checkpoint"), "echo checkpoint 9.9.9");
+                write_script(&staging.join("checkpoint-mcp"), "exit 0");
+                let tarball = other.join("a.tar.gz");
+                tar(&other, &asset_name(), &tarball);
+                repin(setup, &fs::read(&tarball).unwrap());
+                vec![]
+            }),
+            "does not run here as",
+            1,
+        ),
     ];
     for (case, break_it, reason, downloads) in cases {
         let setup = Setup::new();
