@@ -206,6 +206,14 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     report::write_raw(&dir.join("raw.csv"), &cases, &samples)?;
     println!("{text}");
     eprintln!("wrote {}", report_path.display());
+    let missed: Vec<&str> = targets
+        .iter()
+        .filter(|target| target.guard && target.met == Some(false))
+        .map(|target| target.text.as_str())
+        .collect();
+    if !missed.is_empty() {
+        return Err(format!("targets not met: {}", missed.join("; ")));
+    }
     Ok(())
 }
 
@@ -305,6 +313,13 @@ impl Bench<'_> {
             &format!("`status --format json`, {size}"),
             binary,
             &["status", "--format", "json"],
+            &project.dir,
+        ));
+        groups.status.push(simple(
+            &format!("status-text/{n}"),
+            &format!("`status`, {size}"),
+            binary,
+            &["status"],
             &project.dir,
         ));
         groups.resume.push(resume_case(
@@ -704,6 +719,9 @@ impl Lookup<'_> {
     }
 }
 
+/// How many times `/bin/true`'s time `status` at 100 phases may take, as this run measures it.
+const STATUS_LIMIT: f64 = 1.5;
+
 /// The issue's targets, as this run measured them.
 fn targets(
     lookup: &Lookup<'_>,
@@ -717,6 +735,7 @@ fn targets(
             text: format!("{text} within {limit}× of `/bin/true`"),
             measured: ratio.map_or_else(|| "–".into(), |ratio| format!("{ratio:.2}×")),
             met: ratio.map(|ratio| ratio <= limit),
+            guard: false,
         }
     };
     let faster = |text: &str, key: &str| {
@@ -725,6 +744,7 @@ fn targets(
             text: format!("{text} at least 50× faster than the bash + jq status script"),
             measured: ratio.map_or_else(|| "–".into(), |ratio| format!("{ratio:.1}× faster")),
             met: ratio.map(|ratio| ratio >= 50.0),
+            guard: false,
         }
     };
     // The shorter journal's workflow is the same 100 phases without commit SHAs: what the
@@ -746,9 +766,24 @@ fn targets(
             resume_faster.measured
         );
     }
+    // Issue 25: `status` at 100 phases came to 1.9× of `/bin/true` from 1.4×; these two
+    // targets fail the command.
+    let guard = |target: Target| Target {
+        guard: true,
+        ..target
+    };
     let mut targets = vec![
         within("`hook SessionStart` with no workflow", "hook/none", 1.3),
-        within("`status --format json` at 100 phases", "status/100", 2.0),
+        guard(within(
+            "`status --format json` at 100 phases",
+            "status/100",
+            STATUS_LIMIT,
+        )),
+        guard(within(
+            "`status` at 100 phases",
+            "status-text/100",
+            STATUS_LIMIT,
+        )),
         resume,
         faster("`status` at 100 phases", "status/100"),
         resume_faster,
@@ -766,6 +801,7 @@ fn targets(
         text: "`complete` at 10,000 phases under 15 ms".into(),
         measured: report::millis(complete_big),
         met: complete_big.map(|secs| secs < 0.015),
+        guard: false,
     });
 
     targets.push(list_target(lookup, plan, list_reads, notes));
@@ -779,6 +815,7 @@ fn targets(
         ),
         measured: ratio.map_or_else(|| "–".into(), |ratio| format!("{ratio:.3}×")),
         met: ratio.map(|ratio| ratio <= 1.05),
+        guard: false,
     });
     targets
 }
@@ -801,11 +838,13 @@ fn watch_target(latency: Option<&(watch::Latencies, watch::Latencies)>) -> Targe
                 .max()
                 .zip(poll.max())
                 .map(|(notified, poll)| notified < 1.0 && poll < 1.0),
+            guard: false,
         },
         None => Target {
             text,
             measured: "–".into(),
             met: None,
+            guard: false,
         },
     }
 }
@@ -871,6 +910,7 @@ fn list_target(
         ),
         measured,
         met,
+        guard: false,
     }
 }
 

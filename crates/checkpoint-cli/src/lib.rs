@@ -22,7 +22,7 @@ mod unfinished;
 
 use std::{
     ffi::{OsStr, OsString},
-    path::Path,
+    path::{Path, PathBuf},
     process::ExitCode,
 };
 
@@ -49,7 +49,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         hook(event, dir.as_deref().map(Path::new));
         return ExitCode::from(exit_code::SUCCESS);
     }
-    let cli = match Cli::try_parse_from(&args) {
+    let parsed = match plain_status(&args, dir.as_deref(), workflow.as_deref()) {
+        Some(cli) => Ok(cli),
+        None => Cli::try_parse_from(&args),
+    };
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) if err.use_stderr() && args.iter().any(|arg| arg == "--no-fail") => {
             // `--no-fail` promises exit 0 with the message on stdout, even for a bad command line.
@@ -181,6 +185,70 @@ fn plain_hook_event<'a>(
     (command == "hook" && env_ok).then_some(event)
 }
 
+/// The command line of `checkpoint status` when it holds only global options clap would take as
+/// they are (`--format`, `--color`, `--workflow`/`-w`, `--dir`, each once, with a value) and the
+/// environment is one clap accepts, so that `status` skips building the clap command tree, which
+/// costs about as much as the rest of `status` at 100 phases does. Anything else is clap's.
+fn plain_status(args: &[OsString], dir: Option<&OsStr>, workflow: Option<&OsStr>) -> Option<Cli> {
+    let env_ok =
+        dir.is_none_or(|dir| !dir.is_empty()) && workflow.is_none_or(|id| id.to_str().is_some());
+    if !env_ok {
+        return None;
+    }
+    let mut global = GlobalArgs {
+        format: Format::Human,
+        color: output::ColorChoice::Auto,
+        dir: dir.map(PathBuf::from),
+        workflow: workflow.and_then(OsStr::to_str).map(str::to_owned),
+    };
+    let (mut format, mut color, mut dir, mut workflow) = (None, None, None, None);
+    let mut status = false;
+    let mut rest = args.get(1..)?.iter();
+    while let Some(arg) = rest.next() {
+        let arg = arg.to_str()?;
+        if arg == "status" && !status {
+            status = true;
+            continue;
+        }
+        let (name, value) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, value),
+            _ => (arg, rest.next()?.to_str()?),
+        };
+        if value.is_empty() || value.starts_with('-') {
+            return None;
+        }
+        let slot = match name {
+            "--format" => &mut format,
+            "--color" => &mut color,
+            "--dir" => &mut dir,
+            "--workflow" | "-w" => &mut workflow,
+            _ => return None,
+        };
+        if slot.replace(value).is_some() {
+            return None;
+        }
+    }
+    if !status {
+        return None;
+    }
+    if let Some(format) = format {
+        global.format = clap::ValueEnum::from_str(format, false).ok()?;
+    }
+    if let Some(color) = color {
+        global.color = clap::ValueEnum::from_str(color, false).ok()?;
+    }
+    if let Some(dir) = dir {
+        global.dir = Some(PathBuf::from(dir));
+    }
+    if let Some(workflow) = workflow {
+        global.workflow = Some(workflow.to_owned());
+    }
+    Some(Cli {
+        global,
+        command: Command::Status,
+    })
+}
+
 /// Runs a hook. Hooks never fail a session: everything is reported inside, and the exit code is 0.
 fn hook(event: &str, dir: Option<&Path>) {
     let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
@@ -276,6 +344,89 @@ mod tests {
     #[test]
     fn verify_cli() {
         command().debug_assert();
+    }
+
+    /// The fast path of `status` takes only command lines that clap parses as the same
+    /// `status`, with the same options; every other one is left to clap.
+    #[test]
+    fn plain_status_agrees_with_clap() {
+        let taken: &[&[&str]] = &[
+            &["status"],
+            &["status", "--format", "json"],
+            &["--format", "json", "status"],
+            &["status", "--format=json"],
+            &["status", "--format", "prompt"],
+            &["status", "--format", "human", "--color", "always"],
+            &["--color=never", "status", "-w", "payments"],
+            &["status", "--workflow", "status"],
+            &["--workflow", "status", "status"],
+            &["--dir", "x", "status", "--workflow=a", "--format", "json"],
+        ];
+        let left: &[&[&str]] = &[
+            &[],
+            &["--format", "json"],
+            &["status", "status"],
+            &["status", "--format", "JSON"],
+            &["status", "--format", "yaml"],
+            &["status", "--format"],
+            &["status", "--format="],
+            &["status", "--format", "json", "--format", "human"],
+            &["status", "--color", "sometimes"],
+            &["status", "--workflow", "-x"],
+            &["status", "-w=a"],
+            &["status", "-wa"],
+            &["status", "--help"],
+            &["status", "-h"],
+            &["status", "--version"],
+            &["status", "extra"],
+            &["status", "--no-fail"],
+            &["show"],
+            &["log", "status"],
+            &["--dir", "", "status"],
+        ];
+        let argv = |args: &[&str]| -> Vec<OsString> {
+            std::iter::once("checkpoint")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect()
+        };
+        let env_unset = std::env::var_os(env::CHECKPOINT_DIR).is_none()
+            && std::env::var_os(env::CHECKPOINT_WORKFLOW).is_none();
+        for args in taken {
+            let fast = plain_status(&argv(args), None, None)
+                .unwrap_or_else(|| panic!("{args:?} is left to clap"));
+            if env_unset {
+                let clap = Cli::try_parse_from(argv(args)).unwrap();
+                assert_eq!(format!("{fast:?}"), format!("{clap:?}"), "{args:?}");
+            }
+        }
+        for args in left {
+            assert!(plain_status(&argv(args), None, None).is_none(), "{args:?}");
+        }
+        // The environment, as clap reads it: an option given wins over it.
+        let from_env = plain_status(
+            &argv(&["status"]),
+            Some(OsStr::new("/tmp/store")),
+            Some(OsStr::new("payments")),
+        )
+        .unwrap();
+        assert_eq!(from_env.global.dir, Some(PathBuf::from("/tmp/store")));
+        assert_eq!(from_env.global.workflow.as_deref(), Some("payments"));
+        let given = plain_status(
+            &argv(&["status", "--dir", "d", "-w", "w"]),
+            Some(OsStr::new("/tmp/store")),
+            Some(OsStr::new("payments")),
+        )
+        .unwrap();
+        assert_eq!(given.global.dir, Some(PathBuf::from("d")));
+        assert_eq!(given.global.workflow.as_deref(), Some("w"));
+        assert!(plain_status(&argv(&["status"]), Some(OsStr::new("")), None).is_none());
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let not_utf8 = Some(OsStr::from_bytes(b"\xff"));
+            assert!(plain_status(&argv(&["status"]), None, not_utf8).is_none());
+        }
     }
 
     /// The hook's fast path takes only command lines that clap parses as the same hook, with

@@ -48,11 +48,12 @@ pub(crate) const JSON_VERSION: u32 = 1;
 
 /// Writes `text` to stdout; a closed pipe is not an error.
 pub(crate) fn emit(text: &str) -> io::Result<()> {
+    emit_bytes(text.as_bytes())
+}
+
+fn emit_bytes(bytes: &[u8]) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
@@ -271,9 +272,11 @@ fn is_regional_indicator(c: char) -> bool {
 
 /// Writes a JSON document to stdout.
 pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
-    let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
-    text.push('\n');
-    emit(&text)
+    // Room for a status of a hundred phases up front: no copy as the document grows.
+    let mut bytes = Vec::with_capacity(64 * 1024);
+    serde_json::to_writer_pretty(&mut bytes, value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    emit_bytes(&bytes)
 }
 
 /// User-supplied text made safe for a terminal: control characters other than newline and tab
@@ -282,8 +285,7 @@ pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
 /// the invisible bidirectional controls (see [`is_bidi_control`]), so that a note cannot show
 /// its text in another order than it is (`\u{202e}`).
 pub(crate) fn escape(text: &str) -> Cow<'_, str> {
-    let is_unsafe = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
-    if !text.contains(is_unsafe) {
+    if !has_unsafe_bytes(text.as_bytes()) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -295,6 +297,29 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether [`escape`] writes `c` as an escape.
+fn is_unsafe(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
+}
+
+/// Whether UTF-8 `bytes` hold a character [`is_unsafe`] finds, byte by byte: every human output
+/// goes through [`escape`], and a check per character cost `status` more than its rendering.
+fn has_unsafe_bytes(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().any(|(idx, &byte)| match byte {
+        b'\n' | b'\t' => false,
+        0..0x20 | 0x7f => true,
+        // C1 controls (U+0080–U+009F), the Arabic letter mark (U+061C), and the marks,
+        // embeddings, overrides (U+200E, U+200F, U+202A–U+202E) and isolates (U+2066–U+2069).
+        0xc2 => matches!(bytes.get(idx + 1), Some(0x80..=0x9f)),
+        0xd8 => bytes.get(idx + 1) == Some(&0x9c),
+        0xe2 => matches!(
+            (bytes.get(idx + 1), bytes.get(idx + 2)),
+            (Some(0x80), Some(0x8e | 0x8f | 0xaa..=0xae)) | (Some(0x81), Some(0xa6..=0xa9))
+        ),
+        _ => false,
+    })
 }
 
 /// The bidirectional formatting characters of Unicode (UAX #9): the embeddings and overrides

@@ -93,6 +93,8 @@ pub(crate) struct Target {
     pub measured: String,
     /// `None` when this run did not measure it.
     pub met: Option<bool>,
+    /// Whether missing it fails `cargo xtask bench` (a regression it guards against).
+    pub guard: bool,
 }
 
 /// Everything the report shows besides the cases.

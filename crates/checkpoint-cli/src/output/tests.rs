@@ -1,7 +1,9 @@
 //! Tests of the text views' rules: free text cut on a character boundary as people see it,
 //! lines cut to a terminal's columns, and escapes.
 
-use super::{TEXT_COLUMNS, WHOLE_IN_LOG, cut, cut_point, escape, shorten};
+use super::{
+    TEXT_COLUMNS, WHOLE_IN_LOG, cut, cut_point, escape, has_unsafe_bytes, is_unsafe, shorten,
+};
 
 /// `text` of `n` repetitions of `unit`, shortened: the part kept, and how many characters were
 /// said to be left out.
@@ -104,5 +106,16 @@ fn bidirectional_and_other_controls_are_escaped() {
     }
     for kept in ["a\nb\tc", "漢字 e\u{301} \u{1f468}\u{200d}\u{1f469}"] {
         assert_eq!(escape(kept), kept);
+    }
+}
+
+/// The byte-wise check agrees with the rule on every character, alone and amid others.
+#[test]
+fn the_byte_check_finds_exactly_the_characters_to_escape() {
+    for c in (0..=0x10ffff).filter_map(char::from_u32) {
+        let alone = c.to_string();
+        let amid = format!("a·{c}✓");
+        assert_eq!(has_unsafe_bytes(alone.as_bytes()), is_unsafe(c), "{c:?}");
+        assert_eq!(has_unsafe_bytes(amid.as_bytes()), is_unsafe(c), "{c:?}");
     }
 }
