@@ -18,7 +18,12 @@ fn wired_events(plugin: &Plugin) -> Vec<String> {
         .as_object()
         .expect("hooks.json has a `hooks` object")
         .iter()
-        .filter(|(_, groups)| groups.to_string().contains("checkpoint\\\" hook"))
+        // A command ends `exec "$c" hook <event>`, `$c` the installed binary or the launcher.
+        .filter(|(event, groups)| {
+            groups
+                .to_string()
+                .contains(&format!("\\\"$c\\\" hook {event}"))
+        })
         .map(|(event, _)| event.clone())
         .collect();
     for expected in [
