@@ -6,7 +6,7 @@ use std::fs;
 
 use crate::{
     lifecycle::repo,
-    support::{TestEnv, git, render},
+    support::{TestEnv, exits_by_itself, finish_guarded, git, render},
 };
 
 /// The secrets the issue found stored verbatim, one of each kind, made up.
@@ -385,23 +385,6 @@ fn hook_with_open_stdin(
     (child, stdin)
 }
 
-/// Waits for a child to exit by itself; `None` if it is still running after `patience` (then it
-/// is killed). The patience is a guard against a hang, far above what the hook takes.
-fn exits_by_itself(
-    child: &mut std::process::Child,
-    patience: std::time::Duration,
-) -> Option<std::process::ExitStatus> {
-    let started = std::time::Instant::now();
-    while started.elapsed() < patience {
-        if let Some(status) = child.try_wait().unwrap() {
-            return Some(status);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    None
-}
-
 #[test]
 fn hooks_act_on_a_complete_payload_while_stdin_stays_open() {
     let env = TestEnv::new();
@@ -715,4 +698,65 @@ fn a_state_over_the_read_limit_is_refused_at_write_time() {
     assert!(!env.workflow_dir("w").exists());
     // The id stays free.
     env.ok(&["init", "w", "--phase", "a"]);
+}
+
+/// Runs `checkpoint` with `args`, giving up (and killing it) after a generous patience: a
+/// guard against a hang, not a timing goal. Returns (exit code, stderr), `None` when it hung.
+fn run_guarded(env: &TestEnv, args: &[&str]) -> Option<(i32, String)> {
+    let child = env
+        .cmd()
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    finish_guarded(child)
+}
+
+/// A plan or a seed file that is a FIFO, a device, a link to a device or a directory is
+/// refused at once with an error naming it; nothing waits on it, reads it without end, or is
+/// created.
+#[test]
+fn files_of_others_that_are_not_regular_files_are_refused_never_waited_on() {
+    let env = TestEnv::new();
+    let project = env.project();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(project.join("fifo.json"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink("/dev/zero", project.join("zero.json")).unwrap();
+    fs::create_dir(project.join("dir.toml")).unwrap();
+    for path in ["fifo.json", "zero.json", "/dev/zero", "dir.toml"] {
+        let cases: [&[&str]; 3] = [
+            &["init", "w", "--plan", path],
+            &["import", path, "--from", "orchestkit"],
+            &["import", path],
+        ];
+        for args in cases {
+            let Some((code, stderr)) = run_guarded(&env, args) else {
+                panic!("`{}` hung", args.join(" "));
+            };
+            assert_ne!(code, 0, "{args:?}: {stderr}");
+            let name = path.trim_end_matches(".json").trim_end_matches(".toml");
+            assert!(stderr.contains(name), "{args:?}: {stderr}");
+        }
+    }
+    assert!(!env.workflow_dir("w").exists(), "nothing was created");
+    // The FIFO of a settings file does not hang a command either.
+    fs::create_dir_all(env.store()).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(env.store().join("config.toml"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let Some((_, stderr)) = run_guarded(&env, &["list"]) else {
+        panic!("`list` hung on a FIFO `config.toml`");
+    };
+    assert!(stderr.contains("config.toml"), "{stderr}");
 }

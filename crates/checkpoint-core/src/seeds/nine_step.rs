@@ -453,7 +453,16 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
         if let Some(error) = event.error {
             object.insert("error_message".into(), Value::from(error));
         }
-        let key = last_key(event.position, outcome(Some(event.status)));
+        // A workflow imported before the key was the phase's holds the key of the step.
+        let held = builder
+            .carry()
+            .objects
+            .get(LAST)
+            .and_then(|slot| slot.key.as_deref());
+        let key = match held {
+            Some(held) if held == event.position.key() => held.to_owned(),
+            _ => last_key(event.position, outcome(Some(event.status))),
+        };
         Value::Object(builder.keyed_object(LAST, &key, object))
     });
     top.insert("last_execution".into(), last);
