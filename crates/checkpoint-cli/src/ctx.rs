@@ -20,6 +20,7 @@ use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 use crate::{
     env as vars,
     failure::Failure,
+    inside,
     output::{self, ColorChoice, Format},
     report::{CommitReport, WorkflowReport},
 };
@@ -327,6 +328,14 @@ impl Ctx {
             Ok(relative) => relative.to_string_lossy().into_owned(),
             Err(_) => path.to_owned(),
         }
+    }
+
+    /// A path given on the command line (relative to the current directory) as the workflow
+    /// keeps it, relative to the project root, once [`inside::check`] found it inside the
+    /// project; `what` names it in the error.
+    pub(crate) fn inside_path(&self, path: &str, what: &str) -> Result<String, Failure> {
+        inside::check(&self.project_root, &self.cwd, path, what)?;
+        Ok(self.project_path(path))
     }
 
     /// A path as shown to people: relative to the current directory where it is inside it.

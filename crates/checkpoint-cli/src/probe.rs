@@ -10,6 +10,8 @@ use std::{
 
 use checkpoint_core::resume::Probe;
 
+use crate::inside;
+
 /// Answers validation's questions from the filesystem and git.
 pub(crate) struct FsProbe {
     root: PathBuf,
@@ -25,14 +27,24 @@ impl FsProbe {
     }
 }
 
+impl FsProbe {
+    /// Where `path` is, when it is inside the project: a file outside it (through `..`, an
+    /// absolute path or a link leading out) does not exist for the workflow.
+    fn inside(&self, path: &str) -> Option<PathBuf> {
+        inside::outside(&self.root, &self.root, path)
+            .is_none()
+            .then(|| self.root.join(path))
+    }
+}
+
 impl Probe for FsProbe {
     fn file_size(&self, path: &str) -> Option<u64> {
-        let meta = fs::metadata(self.root.join(path)).ok()?;
+        let meta = fs::metadata(self.inside(path)?).ok()?;
         Some(if meta.is_dir() { u64::MAX } else { meta.len() })
     }
 
     fn modified(&self, path: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-        let modified = fs::metadata(self.root.join(path)).ok()?.modified().ok()?;
+        let modified = fs::metadata(self.inside(path)?).ok()?.modified().ok()?;
         Some(modified.into())
     }
 
