@@ -901,3 +901,48 @@ fn nine_step_last_execution_round_trips_at_every_step_and_status() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A dotagent task's `attempts` comes back as written for every status, zero included, and so
+/// does its absence.
+#[test]
+fn dotagent_task_attempts_round_trip_zero_included() {
+    let options = ImportOptions {
+        id: None,
+        now: now(),
+    };
+    let phase_file = r#"{"workflow_id": "wf", "current_phase": "IMPLEMENTATION", "phase_status": "in_progress"}"#;
+    let statuses = [
+        "pending",
+        "running",
+        "in_progress",
+        "completed",
+        "done",
+        "failed",
+        "blocked",
+    ];
+    for status in statuses {
+        for attempts in [Some(0), Some(1), Some(3), None] {
+            let mut task =
+                serde_json::json!({"id": "task-001", "phase": "IMPLEMENTATION", "status": status});
+            if let Some(attempts) = attempts {
+                task["attempts"] = attempts.into();
+            }
+            let execution = serde_json::json!({"tasks": [task, {"id": "task-002", "status": status, "attempts": 0}]});
+            let mut source =
+                SeedSource::new(Path::new("memory/state/phase.json"), phase_file.into());
+            source.execution = Some(crate::seeds::SeedFile {
+                path: "memory/state/execution.json".into(),
+                bytes: serde_json::to_vec(&execution).unwrap(),
+            });
+            let workflow = import(SeedFormat::Dotagent, &source, &options).unwrap();
+            // Through the store's format too: `state.json` leaves zero counters out.
+            let stored: Workflow =
+                serde_json::from_str(&serde_json::to_string(&workflow).unwrap()).unwrap();
+            for workflow in [&workflow, &stored] {
+                let exported = export(SeedFormat::Dotagent, workflow).unwrap();
+                let (_, bytes) = &exported.companions[0];
+                assert_eq!(parse(bytes), execution, "{status} {attempts:?}");
+            }
+        }
+    }
+}
