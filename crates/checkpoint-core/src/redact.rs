@@ -550,9 +550,20 @@ fn prefixed_token(bytes: &[u8], at: usize, glued: bool) -> Option<Span> {
         while len > rule.min_len && matches!(bytes[body + len - 1], b'.' | b'-') {
             len -= 1;
         }
-        let end = body + len;
-        let fits = (rule.min_len..=rule.max_len).contains(&len);
-        if fits && !bytes.get(end).copied().is_some_and(is_word_char) {
+        let mut end = body + len;
+        if bytes.get(end).copied().is_some_and(is_word_char) {
+            // A token glued after this one (`ghp_…ghp_…`) becomes a marker, whose `[` ends this
+            // one: it ends where that one starts already, so that one pass finds what a second
+            // would.
+            let Some(glued) =
+                (body + rule.min_len..=end).find(|&next| glued_token_starts(bytes, next))
+            else {
+                continue;
+            };
+            end = glued;
+        }
+        let fits = (rule.min_len..=rule.max_len).contains(&(end - body));
+        if fits {
             return Some(Span {
                 start: at,
                 end,
@@ -561,6 +572,23 @@ fn prefixed_token(bytes: &[u8], at: usize, glued: bool) -> Option<Span> {
         }
     }
     None
+}
+
+/// Whether a token that may be glued after others starts at `at`: its prefix and at least its
+/// shortest body (where it ends is not looked at, so the check never chains).
+fn glued_token_starts(bytes: &[u8], at: usize) -> bool {
+    at < bytes.len()
+        && rules::may_start_token(bytes[at])
+        && rules::PREFIXES.iter().any(|rule| {
+            rule.may_be_glued()
+                && bytes[at..].starts_with(rule.prefix.as_bytes())
+                && bytes[at + rule.prefix.len()..]
+                    .iter()
+                    .take(rule.min_len)
+                    .take_while(|&&b| (rule.body)(b))
+                    .count()
+                    == rule.min_len
+        })
 }
 
 /// A JSON Web Token, `ey<header>.ey<payload>.<signature>` (gitleaks' `jwt` rule).

@@ -841,3 +841,17 @@ fn shortened_text_is_redacted_before_the_cut() {
     assert_eq!(shortened("ééé", 2), "éé…");
     assert_eq!(shortened("", 0), "");
 }
+
+proptest! {
+    /// Separators, keys and glued tokens in any order: what is stored is a fixed point.
+    #[test]
+    fn redaction_is_a_fixed_point_around_separators_and_glued_tokens(
+        text in "(password=|Pwd=|PWD=/|token=|sk_test_|ghp_[a-zA-Z0-9]{36}|AKIA[A-Z0-9]{16}|[a-zA-Z0-9=;&,' \"_/-]){0,16}",
+    ) {
+        let mut once = text.clone();
+        redact::text(&mut once);
+        let mut twice = once.clone();
+        prop_assert_eq!(redact::text(&mut twice), 0, "{}", once);
+        prop_assert_eq!(twice, once);
+    }
+}
