@@ -20,6 +20,7 @@ use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 use crate::{
     env as vars,
     failure::Failure,
+    inside,
     output::{self, ColorChoice, Format},
     report::{CommitReport, WorkflowReport},
 };
@@ -329,6 +330,14 @@ impl Ctx {
         }
     }
 
+    /// A path given on the command line (relative to the current directory) as the workflow
+    /// keeps it, relative to the project root, once [`inside::check`] found it inside the
+    /// project; `what` names it in the error.
+    pub(crate) fn inside_path(&self, path: &str, what: &str) -> Result<String, Failure> {
+        inside::check(&self.project_root, &self.cwd, path, what)?;
+        Ok(self.project_path(path))
+    }
+
     /// A path as shown to people: relative to the current directory where it is inside it.
     pub(crate) fn display_path(&self, path: &Path) -> PathBuf {
         path.strip_prefix(&self.cwd).unwrap_or(path).to_owned()
@@ -362,7 +371,7 @@ pub(crate) fn load_config(root: &Path) -> Result<Config> {
         ));
         return Ok(Config::default());
     }
-    match std::fs::read_to_string(&path) {
+    match read_text(&path) {
         Ok(text) => {
             let (config, unknown) = Config::parse_lenient(&path, &text)?;
             for key in unknown {
@@ -386,6 +395,23 @@ pub(crate) fn load_config(root: &Path) -> Result<Config> {
         Err(err) => Err(err)
             .into_diagnostic()
             .wrap_err_with(|| format!("failed to read `{}`", path.display())),
+    }
+}
+
+/// The largest settings file read, in bytes.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// The text of a settings file, read as any file of the user's (never blocking on a FIFO,
+/// bounded in size); a missing file is `NotFound`.
+fn read_text(path: &Path) -> std::io::Result<String> {
+    match checkpoint_core::read_foreign(path, MAX_CONFIG_BYTES) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
+            .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidData, err)),
+        Ok(None) => Err(std::io::ErrorKind::NotFound.into()),
+        Err(checkpoint_core::Error::Unreadable { reason, .. }) => {
+            Err(std::io::Error::other(reason))
+        }
+        Err(err) => Err(std::io::Error::other(err.to_string())),
     }
 }
 

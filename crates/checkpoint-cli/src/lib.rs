@@ -322,7 +322,8 @@ fn exit_code_of(report: &Report) -> u8 {
             | Error::NewerVersion { .. }
             | Error::UnknownVersion { .. }
             | Error::Symlink { .. }
-            | Error::TooLarge { .. },
+            | Error::TooLarge { .. }
+            | Error::Unreadable { .. },
         ) => exit_code::UNTRUSTED,
         Some(Error::MaybeSaved { .. }) => exit_code::MAYBE_SAVED,
         Some(

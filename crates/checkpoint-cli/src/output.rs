@@ -743,6 +743,9 @@ fn plan_header(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
             plan.last_active.format("%Y-%m-%d %H:%M UTC")
         ))
     );
+    if let Some(description) = &plan.description {
+        let _ = writeln!(out, "Goal: {description}");
+    }
 }
 
 /// The recoveries (applied or proposed) and the findings (without the informational ones once
@@ -812,6 +815,12 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
     }
     more(out, plan.completed.len(), "done");
     for phase in &plan.in_progress {
+        let what = phase
+            .description
+            .as_deref()
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| format!(" ({text})"))
+            .unwrap_or_default();
         let progress = phase
             .progress
             .as_deref()
@@ -819,7 +828,7 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{} {}  {}{progress}",
+            "{} {}  {}{what}{progress}",
             paint.cyan("→"),
             phase.id,
             paint.cyan("in progress")

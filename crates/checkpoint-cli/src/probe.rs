@@ -10,6 +10,8 @@ use std::{
 
 use checkpoint_core::resume::Probe;
 
+use crate::inside;
+
 /// Answers validation's questions from the filesystem and git.
 pub(crate) struct FsProbe {
     root: PathBuf,
@@ -25,19 +27,29 @@ impl FsProbe {
     }
 }
 
+impl FsProbe {
+    /// Where `path` is, when it is inside the project: a file outside it (through `..`, an
+    /// absolute path or a link leading out) does not exist for the workflow.
+    fn inside(&self, path: &str) -> Option<PathBuf> {
+        inside::outside(&self.root, &self.root, path)
+            .is_none()
+            .then(|| self.root.join(path))
+    }
+}
+
 impl Probe for FsProbe {
     fn file_size(&self, path: &str) -> Option<u64> {
-        let meta = fs::metadata(self.root.join(path)).ok()?;
+        let meta = fs::metadata(self.inside(path)?).ok()?;
         Some(if meta.is_dir() { u64::MAX } else { meta.len() })
     }
 
     fn modified(&self, path: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-        let modified = fs::metadata(self.root.join(path)).ok()?.modified().ok()?;
+        let modified = fs::metadata(self.inside(path)?).ok()?.modified().ok()?;
         Some(modified.into())
     }
 
     fn git_branch(&self) -> Option<String> {
-        let head = fs::read_to_string(git_dir(&self.root)?.join("HEAD")).ok()?;
+        let head = git_text(&git_dir(&self.root)?.join("HEAD"))?;
         head.trim()
             .strip_prefix("ref: refs/heads/")
             .map(str::to_owned)
@@ -151,8 +163,8 @@ fn batch_check(root: &Path, shas: &[&str]) -> Option<Vec<Option<bool>>> {
 /// The repository's common git directory (shared by all its worktrees), canonicalized.
 fn common_dir(root: &Path) -> Option<PathBuf> {
     let git_dir = git_dir(root)?;
-    let common = match fs::read_to_string(git_dir.join("commondir")) {
-        Ok(text) => {
+    let common = match git_text(&git_dir.join("commondir")) {
+        Some(text) => {
             let path = PathBuf::from(text.trim());
             if path.is_absolute() {
                 path
@@ -160,7 +172,7 @@ fn common_dir(root: &Path) -> Option<PathBuf> {
                 git_dir.join(path)
             }
         }
-        Err(_) => git_dir,
+        None => git_dir,
     };
     Some(fs::canonicalize(&common).unwrap_or(common))
 }
@@ -177,7 +189,9 @@ pub(crate) fn objects_exist(root: &Path, shas: &[&str]) -> Option<Vec<bool>> {
     if let Ok(entries) = fs::read_dir(objects.join("pack")) {
         for entry in entries.flatten() {
             if entry.path().extension().is_some_and(|ext| ext == "idx") {
-                let bytes = fs::read(entry.path()).ok()?;
+                let bytes = checkpoint_core::read_foreign(&entry.path(), MAX_INDEX_BYTES)
+                    .ok()
+                    .flatten()?;
                 let valid = bytes.len() >= 8 + 256 * 4
                     && bytes[..8] == [0xff, b't', b'O', b'c', 0, 0, 0, 2];
                 if !valid {
@@ -262,13 +276,26 @@ fn packed_exists(index: &[u8], sha: &str) -> bool {
     })
 }
 
+/// The largest of git's small files (`HEAD`, `commondir`, a `.git` file) read, in bytes.
+const MAX_GIT_FILE_BYTES: u64 = 64 * 1024;
+
+/// The largest pack index read; a larger one is left to git.
+const MAX_INDEX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The text of one of git's small files, read without blocking (a FIFO in `.git` never hangs
+/// a hook) and bounded; `None` when it is missing or unreadable.
+fn git_text(path: &Path) -> Option<String> {
+    let bytes = checkpoint_core::read_foreign(path, MAX_GIT_FILE_BYTES).ok()??;
+    String::from_utf8(bytes).ok()
+}
+
 /// The git directory of a worktree: `.git` itself, or where a `.git` file points.
 pub(crate) fn git_dir(root: &Path) -> Option<PathBuf> {
     let dot_git = root.join(".git");
     if dot_git.is_dir() {
         return Some(dot_git);
     }
-    let text = fs::read_to_string(&dot_git).ok()?;
+    let text = git_text(&dot_git)?;
     let target = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
     Some(if target.is_absolute() {
         target
@@ -291,7 +318,7 @@ pub(crate) fn worktree_roots(root: &Path) -> Vec<PathBuf> {
     }
     if let Ok(entries) = fs::read_dir(common.join("worktrees")) {
         for entry in entries.flatten() {
-            if let Ok(text) = fs::read_to_string(entry.path().join("gitdir"))
+            if let Some(text) = git_text(&entry.path().join("gitdir"))
                 && let Some(parent) = Path::new(text.trim()).parent()
             {
                 roots.push(parent.to_owned());

@@ -242,6 +242,15 @@ pub enum Error {
     )]
     NotAnArchive { path: PathBuf, reason: String },
 
+    /// A file the program did not write is not one it can read: not a regular file (a FIFO,
+    /// a device, a directory), or too large.
+    #[error("refusing to read `{path}`: {reason}")]
+    #[diagnostic(
+        code(checkpoint::file::unreadable),
+        help("give the path of a regular file of a sane size; nothing was read or changed")
+    )]
+    Unreadable { path: PathBuf, reason: String },
+
     /// A file is larger than we are willing to read.
     #[error("refusing to read `{path}`: {size} bytes is over the limit of {limit} bytes")]
     #[diagnostic(

@@ -9,7 +9,7 @@ use std::{
 use crate::error::{Error, Result};
 
 /// The largest state or journal file we read whole; larger ones are refused, not loaded.
-pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads a regular file (never through a symlink) of at most [`MAX_FILE_BYTES`].
 ///
@@ -32,23 +32,89 @@ pub(crate) fn read_limited(path: &Path) -> Result<Option<Vec<u8>>> {
             limit: MAX_FILE_BYTES,
         });
     }
-    let file = match fs::File::open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(Error::io("open", path, err)),
+    let Some(file) = open_regular(path)? else {
+        return Ok(None);
     };
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| Error::io("read", path, err))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Error::TooLarge {
+    match read_bounded(path, file, MAX_FILE_BYTES)? {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(size) => Err(Error::TooLarge {
             path: path.to_owned(),
-            size: bytes.len() as u64,
+            size,
             limit: MAX_FILE_BYTES,
+        }),
+    }
+}
+
+/// Reads a file the program did not write (a plan, another system's state file, the client's
+/// files, the settings): opened without blocking (a FIFO or a device never hangs the reader),
+/// checked to be a regular file once open, and read up to `limit` bytes; links are followed to
+/// what they lead to, which is checked the same way.
+///
+/// Returns `Ok(None)` when the file does not exist; [`Error::Unreadable`] names the file and
+/// what it is otherwise.
+pub fn read_foreign(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    let Some(file) = open_regular(path)? else {
+        return Ok(None);
+    };
+    match read_bounded(path, file, limit)? {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(_) => Err(Error::Unreadable {
+            path: path.to_owned(),
+            reason: format!("it is larger than the limit of {limit} bytes"),
+        }),
+    }
+}
+
+/// Opens `path` for reading without blocking, and checks (with `fstat` on the open file, so
+/// that nothing can swap it in between) that it is a regular file.
+fn open_regular(path: &Path) -> Result<Option<fs::File>> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let file = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fs::File::from(fd),
+        Err(err) if err == rustix::io::Errno::NOENT => return Ok(None),
+        Err(err) => return Err(Error::io("open", path, err.into())),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|err| Error::io("read", path, err))?;
+    if !meta.is_file() {
+        return Err(Error::Unreadable {
+            path: path.to_owned(),
+            reason: format!("it is {}, not a regular file", file_kind(&meta)),
         });
     }
-    Ok(Some(bytes))
+    Ok(Some(file))
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+/// Reads at most `limit` bytes of an open file: the bytes, or how many it has at least when
+/// it has more.
+fn read_bounded(path: &Path, file: fs::File, limit: u64) -> Result<Result<Vec<u8>, u64>> {
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::io("read", path, err))?;
+    let size = bytes.len() as u64;
+    Ok(if size > limit { Err(size) } else { Ok(bytes) })
 }
 
 /// Renames `from` to `to`, naming `to` in the error.

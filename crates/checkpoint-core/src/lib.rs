@@ -35,6 +35,7 @@ pub mod sync;
 pub use crate::{
     config::{CONFIG_FILE, Config, RunConfig},
     error::{Error, Result},
+    fsx::{MAX_FILE_BYTES, read_foreign},
     id::{PhaseId, TaskId, WorkflowId},
     model::{
         Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Holder, Note,

@@ -33,6 +33,22 @@ pub fn text(text: &mut String) -> usize {
     n
 }
 
+/// `text` redacted, then cut to at most `max_chars` characters (on a character boundary, with
+/// `…` after a cut): redacting first means a secret straddling the cut never leaves its first
+/// characters behind.
+pub fn shortened(text: &str, max_chars: usize) -> String {
+    let mut redacted = text.to_owned();
+    self::text(&mut redacted);
+    match redacted.char_indices().nth(max_chars) {
+        Some((end, _)) => {
+            redacted.truncate(end);
+            redacted.push('…');
+            redacted
+        }
+        None => redacted,
+    }
+}
+
 /// How many times [`text`] scans a text at most; every fuzz-found case settles in two.
 const MAX_PASSES: usize = 4;
 
@@ -373,7 +389,8 @@ const SECRET_KEY_WORDS: &[&str] = &[
 /// Parts of a key (between `_`, `-` and `.`) that make its value a secret, lowercase.
 const SECRET_KEY_PARTS: &[&str] = &["pass", "pwd"];
 
-/// Keys that hold no secret though a part of them says so: the shell's working directories.
+/// Keys that hold no secret when their value is a path, though a part of them says so: the
+/// shell's working directories.
 const NOT_SECRET_KEYS: &[&str] = &["pwd", "oldpwd"];
 
 /// The longest key of an assignment that is read; longer ones are not recognised.
@@ -415,12 +432,13 @@ fn find(text: &str) -> Vec<Span> {
             i == 0 || !is_word_char(bytes[i - 1]) && bytes[i - 1] != b'-' || i == last_end;
         let bytes = &bytes[..limit];
         let found = if at_boundary {
-            prefixed_token(bytes, i)
+            prefixed_token(bytes, i, false)
                 .or_else(|| jwt(bytes, i))
                 .or_else(|| bearer(bytes, i, MIN_BEARER_LEN))
                 .or_else(|| assignment(bytes, i))
         } else {
-            None
+            // A token glued after other characters (`xxxxghp_…`), for prefixes distinctive enough.
+            prefixed_token(bytes, i, true)
         };
         match found {
             Some(span) => {
@@ -513,12 +531,14 @@ fn url_passwords(text: &str, spans: &mut Vec<Span>) {
     }
 }
 
-fn prefixed_token(bytes: &[u8], at: usize) -> Option<Span> {
+/// A token of [`rules::PREFIXES`] at `at`; `glued` when `at` follows a word character, where
+/// only the rules whose prefix cannot end an ordinary word are tried.
+fn prefixed_token(bytes: &[u8], at: usize, glued: bool) -> Option<Span> {
     if !rules::may_start_token(bytes[at]) {
         return None;
     }
     for rule in rules::PREFIXES {
-        if !bytes[at..].starts_with(rule.prefix.as_bytes()) {
+        if !bytes[at..].starts_with(rule.prefix.as_bytes()) || glued && !rule.may_be_glued() {
             continue;
         }
         let body = at + rule.prefix.len();
@@ -530,9 +550,20 @@ fn prefixed_token(bytes: &[u8], at: usize) -> Option<Span> {
         while len > rule.min_len && matches!(bytes[body + len - 1], b'.' | b'-') {
             len -= 1;
         }
-        let end = body + len;
-        let fits = (rule.min_len..=rule.max_len).contains(&len);
-        if fits && !bytes.get(end).copied().is_some_and(is_word_char) {
+        let mut end = body + len;
+        if bytes.get(end).copied().is_some_and(is_word_char) {
+            // A token glued after this one (`ghp_…ghp_…`) becomes a marker, whose `[` ends this
+            // one: it ends where that one starts already, so that one pass finds what a second
+            // would.
+            let Some(glued) =
+                (body + rule.min_len..=end).find(|&next| glued_token_starts(bytes, next))
+            else {
+                continue;
+            };
+            end = glued;
+        }
+        let fits = (rule.min_len..=rule.max_len).contains(&(end - body));
+        if fits {
             return Some(Span {
                 start: at,
                 end,
@@ -541,6 +572,23 @@ fn prefixed_token(bytes: &[u8], at: usize) -> Option<Span> {
         }
     }
     None
+}
+
+/// Whether a token that may be glued after others starts at `at`: its prefix and at least its
+/// shortest body (where it ends is not looked at, so the check never chains).
+fn glued_token_starts(bytes: &[u8], at: usize) -> bool {
+    at < bytes.len()
+        && rules::may_start_token(bytes[at])
+        && rules::PREFIXES.iter().any(|rule| {
+            rule.may_be_glued()
+                && bytes[at..].starts_with(rule.prefix.as_bytes())
+                && bytes[at + rule.prefix.len()..]
+                    .iter()
+                    .take(rule.min_len)
+                    .take_while(|&&b| (rule.body)(b))
+                    .count()
+                    == rule.min_len
+        })
 }
 
 /// A JSON Web Token, `ey<header>.ey<payload>.<signature>` (gitleaks' `jwt` rule).
@@ -620,6 +668,7 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
     if !is_secret_key(key) {
         return None;
     }
+    let shell_dir = is_shell_dir_key(key);
     let mut i = at + key_len;
     if matches!(bytes.get(i), Some(b'"' | b'\'')) {
         i += 1;
@@ -647,26 +696,77 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
                 .count();
             (start, len)
         }
-        _ => {
-            let len = bytes[i..]
-                .iter()
-                .take_while(|&&b| !b.is_ascii_whitespace() && !b",;&\"'".contains(&b))
-                .count();
-            (i, len)
-        }
+        _ => (i, unquoted_value_len(&bytes[i..])),
     };
     if len == 0 || bytes[start..].starts_with(MARKER_PREFIX.as_bytes()) {
+        return None;
+    }
+    // `PWD=/home/me`: the shell's working directory, not a password (`pwd=` in a connection
+    // string is one).
+    if shell_dir && matches!(bytes[start], b'/' | b'~' | b'$' | b'.') {
         return None;
     }
     if is_bearer(&bytes[start..]) {
         // `token: Bearer <token>`: the token is the secret, whatever its length.
         return bearer(bytes, start, 1);
     }
-    prefixed_token(bytes, start).or(Some(Span {
+    prefixed_token(bytes, start, false).or(Some(Span {
         start,
         end: start + len,
         kind: "secret",
     }))
+}
+
+/// The length of an unquoted value: up to a space, a quote, or a separator (`;`, `&`, `,`)
+/// that ends it where the formats end a value: at the end of the text, before a space, another
+/// separator or a quote, or before the next `key=` of a query or connection string
+/// (`a=1&b=2`, `uid=etl;pwd=x;Encrypt=yes`). Elsewhere a separator is part of the value, as in
+/// `password=Tr0ub4dor&3xyz`.
+fn unquoted_value_len(bytes: &[u8]) -> usize {
+    let is_separator = |b: u8| b",;&".contains(&b);
+    let mut len = 0;
+    while let Some(&b) = bytes.get(len) {
+        if b.is_ascii_whitespace() || b == b'"' || b == b'\'' {
+            break;
+        }
+        if is_separator(b) {
+            let rest = &bytes[len + 1..];
+            let ends = match rest.first() {
+                None => true,
+                Some(&next) => {
+                    next.is_ascii_whitespace()
+                        || is_separator(next)
+                        || next == b'"'
+                        || next == b'\''
+                        || starts_assignment(rest)
+                }
+            };
+            if ends {
+                break;
+            }
+        }
+        len += 1;
+    }
+    len
+}
+
+/// Whether `bytes` starts with `key=` (a key of at most [`MAX_KEY_LEN`] key characters).
+fn starts_assignment(bytes: &[u8]) -> bool {
+    let key_len = bytes
+        .iter()
+        .take(MAX_KEY_LEN)
+        .take_while(|&&b| is_key_char(b) || b == b'.')
+        .count();
+    key_len > 0 && bytes.get(key_len) == Some(&b'=')
+}
+
+/// Whether a key is the shell's `PWD` or `OLDPWD`, whose value is a directory when it is a path.
+fn is_shell_dir_key(key: &[u8]) -> bool {
+    let bare = key.trim_ascii_start();
+    let bare = &bare[bare.iter().take_while(|&&b| b == b'-').count()..];
+    NOT_SECRET_KEYS
+        .iter()
+        .any(|&name| bare.eq_ignore_ascii_case(name.as_bytes()))
 }
 
 /// Whether an assignment's key names a secret: it ends in a secret name (`DB_PASSWORD`,
@@ -681,11 +781,6 @@ fn is_secret_key(key: &[u8]) -> bool {
     lower.copy_from_slice(key);
     lower.make_ascii_lowercase();
     let lower = &*lower;
-    let bare = lower.trim_ascii_start();
-    let bare = &bare[bare.iter().take_while(|&&b| b == b'-').count()..];
-    if NOT_SECRET_KEYS.iter().any(|&name| bare == name.as_bytes()) {
-        return false;
-    }
     SECRET_KEY_SUFFIXES
         .iter()
         .any(|suffix| lower.ends_with(suffix.as_bytes()))

@@ -294,11 +294,9 @@ fn outputs_done(workflow: &Workflow, phase: &Phase, probe: &dyn Probe) -> bool {
         && workflow.dependencies_done(phase)
 }
 
+/// A sub-agent's text as kept: redacted first, then cut, so that no secret straddles the cut.
 fn cut(text: &str) -> String {
-    match text.char_indices().nth(MAX_NOTE_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
+    crate::redact::shortened(text, MAX_NOTE_CHARS)
 }
 
 #[cfg(test)]

@@ -54,11 +54,12 @@ pub(crate) fn decide(ctx: &Ctx, args: &DecideArgs) -> Result<()> {
 
 pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
+    // Files to read first are the project's: a path outside it is refused, not stored.
     let paths: Vec<String> = args
         .paths
         .iter()
-        .map(|path| ctx.project_path(path))
-        .collect();
+        .map(|path| ctx.inside_path(path, "file"))
+        .collect::<Result<_, _>>()?;
     let loaded = ctx.store.update(&id, ctx.now, |workflow| {
         Ok(paths
             .iter()

@@ -29,6 +29,9 @@ const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
 /// The largest payload a hook reads from stdin.
 const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The most of a failed tool call's error text kept, in characters (after redaction).
+const MAX_TOOL_ERROR: usize = 500;
+
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
 pub struct HookArgs {
@@ -457,13 +460,9 @@ impl Hook {
         Ok(())
     }
 
-    /// A failed tool call's error, cut to a sane length.
+    /// A failed tool call's error, redacted, then cut to a sane length.
     fn tool_error(&self) -> String {
-        self.str("error")
-            .unwrap_or("failed")
-            .chars()
-            .take(500)
-            .collect()
+        checkpoint_core::redact::shortened(self.str("error").unwrap_or("failed"), MAX_TOOL_ERROR)
     }
 
     fn tool_failed(&self) -> bool {

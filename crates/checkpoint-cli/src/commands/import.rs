@@ -13,6 +13,7 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     commands::init,
     ctx::Ctx,
+    inside,
     output::{self, Format, JSON_VERSION, Paint},
     report::{ImportReport, ImportedFrom},
 };
@@ -75,6 +76,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
         now: ctx.now,
     };
     let workflow = seeds::import(found.format, &source, &options)?;
+    inside::check_outputs(&ctx.project_root, &workflow, &ctx.display_path(&found.path))?;
     let loaded = init::create(ctx, workflow, args.fresh)?;
     let path = ctx.display_path(&found.path);
     match ctx.format {

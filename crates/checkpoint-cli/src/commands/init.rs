@@ -14,6 +14,10 @@ use crate::{
     report::WorkflowReport,
 };
 
+/// The largest plan file read, in bytes: above the state's own limit, so that a plan too large
+/// to become a state is refused by the store with its own message.
+const MAX_PLAN_BYTES: u64 = 4 * checkpoint_core::MAX_FILE_BYTES;
+
 /// Arguments of `checkpoint init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -49,16 +53,26 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
     let mut plan = match &args.plan {
         Some(path) => {
             let path = ctx.cwd.join(path);
-            let text = std::fs::read_to_string(&path).map_err(|err| {
+            let unreadable = |reason: String| {
                 Failure::usage(
                     "checkpoint::plan_unreadable",
-                    format!("failed to read plan file `{}`", path.display()),
+                    format!("failed to read plan file `{}`: {reason}", path.display()),
                 )
                 .with_help(
                     "give the path of a TOML or JSON plan file, or the phases with `--phase`",
                 )
-                .with_source(err)
-            })?;
+            };
+            // A plan is the user's file: a FIFO or a device is refused, never waited on.
+            let bytes = match checkpoint_core::read_foreign(&path, MAX_PLAN_BYTES) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Err(unreadable("it does not exist".into()).into()),
+                Err(checkpoint_core::Error::Unreadable { reason, .. }) => {
+                    return Err(unreadable(reason).into());
+                }
+                Err(err) => return Err(unreadable(err.to_string()).into()),
+            };
+            let text =
+                String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
             Plan::parse(&path, &text)?
         }
         None => Plan {

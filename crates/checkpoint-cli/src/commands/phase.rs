@@ -5,7 +5,7 @@ use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{ctx::Ctx, git, inside, output, report};
+use crate::{ctx::Ctx, git, output, report};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
@@ -153,14 +153,11 @@ pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
 
 pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    for artifact in &args.artifacts {
-        inside::check(&ctx.project_root, &ctx.cwd, artifact, "artifact")?;
-    }
     let artifacts: Vec<String> = args
         .artifacts
         .iter()
-        .map(|path| ctx.project_path(path))
-        .collect();
+        .map(|path| ctx.inside_path(path, "artifact"))
+        .collect::<Result<_, _>>()?;
     // A missing artifact is recorded all the same, but said now: the next `resume` would stop
     // for a decision about it.
     let warnings = args

@@ -70,13 +70,22 @@ pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
     };
     let phase = PhaseId::new(&target.phase)?;
     let task = TaskId::new(&target.task)?;
+    // A task's output marks it done when it exists: only a file of the project may.
+    let output = match command {
+        TaskCommand::Add(TaskAddArgs { output, .. })
+        | TaskCommand::Done(TaskDoneArgs { output, .. }) => output
+            .as_deref()
+            .map(|path| ctx.inside_path(path, &format!("output of task `{task}`")))
+            .transpose()?,
+        TaskCommand::Start(_) | TaskCommand::Fail(_) => None,
+    };
     let (transition, verb) = match command {
         TaskCommand::Add(args) => (
             Transition::TaskAdd {
                 phase: phase.clone(),
                 task: task.clone(),
                 title: args.title.clone(),
-                output: args.output.as_deref().map(|path| ctx.project_path(path)),
+                output: output.clone(),
             },
             "added",
         ),
@@ -87,11 +96,11 @@ pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
             },
             "started",
         ),
-        TaskCommand::Done(args) => (
+        TaskCommand::Done(_) => (
             Transition::TaskDone {
                 phase: phase.clone(),
                 task: task.clone(),
-                output: args.output.as_deref().map(|path| ctx.project_path(path)),
+                output: output.clone(),
             },
             "finished",
         ),

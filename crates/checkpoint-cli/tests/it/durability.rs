@@ -974,7 +974,7 @@ fn secrets_in_notes_never_reach_the_disk() {
     );
     assert_eq!(
         state["phases"][0]["progress"],
-        "export GITHUB_TOKEN=[REDACTED:secret]; curl -H 'Authorization: Bearer [REDACTED:bearer-token]'"
+        "export GITHUB_TOKEN=[REDACTED:secret]; curl -H 'Authorization: Bearer [REDACTED:bearer-token]'; mysql password=[REDACTED:secret]; Server=x;uid=etl;pwd=[REDACTED:secret];Encrypt=yes; xxxx[REDACTED:github-token]"
     );
     let dir = env.workflow_dir("w");
     for name in files(&dir) {

@@ -236,6 +236,31 @@ fn tool_failure_is_noted_on_the_phase() {
     );
 }
 
+/// A failed tool's error text is redacted before it is cut to 500 characters: a token across
+/// the cut leaves nothing of itself in the state or the journal.
+#[test]
+fn a_tool_error_is_redacted_before_it_is_cut() {
+    let token = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+    for before in [470, 479, 490, 499] {
+        let env = TestEnv::new();
+        interrupted(&env);
+        let error = format!("{} {token} tail", "é".repeat(before));
+        let failure = payload(
+            &env,
+            "PostToolUseFailure",
+            json!({"tool_name": "Bash", "tool_input": {"command": "x"}, "error": error, "is_interrupt": false}),
+        );
+        assert_eq!(env.hook("PostToolUseFailure", &failure).wait().0, 0);
+        let stored = env.state("payments")["phases"][0]["error"].to_string();
+        let journal = env.read("payments", "journal.jsonl");
+        for text in [&stored, &journal] {
+            assert!(!text.contains("ghp_"), "{before}: {text}");
+            assert!(!text.contains("1234567890"), "{before}: {text}");
+        }
+        assert!(stored.contains("é"), "{stored}");
+    }
+}
+
 #[test]
 fn stop_records_a_heartbeat_and_strict_stop_blocks() {
     let env = TestEnv::new();

@@ -727,3 +727,34 @@ fn results_carry_a_short_text_for_the_model() {
     );
     mcp.finish();
 }
+
+/// The MCP `task_add` and `files` tools keep paths inside the project, as the CLI does: an
+/// output or a file outside it is an error naming it, and nothing is stored.
+#[test]
+fn task_outputs_and_files_outside_the_project_are_refused_through_mcp() {
+    let env = TestEnv::new();
+    let mut mcp = Mcp::start(&env);
+    mcp.call_ok("init", json!({ "id": "pay", "plan": plan() }));
+    let before = env.read("pay", "journal.jsonl");
+    for path in ["/etc/passwd", "../../../etc/hostname", "/root/.ssh/id_rsa"] {
+        let error = mcp.call_err(
+            "task_add",
+            json!({ "phase": "design", "task": "t3", "output": path }),
+        );
+        assert_eq!(
+            error["code"], "checkpoint::path_outside_project",
+            "{error:#}"
+        );
+        let error = mcp.call_err("files", json!({ "paths": [path] }));
+        assert_eq!(
+            error["code"], "checkpoint::path_outside_project",
+            "{error:#}"
+        );
+    }
+    assert_eq!(
+        env.read("pay", "journal.jsonl"),
+        before,
+        "nothing was stored"
+    );
+    mcp.finish();
+}

@@ -610,6 +610,17 @@ fn every_stage_round_trips_through_the_store_and_resumes_alike() {
         // A finished file has nothing to resume.
         let finished = expect["next"]["action"] == "done";
         let read_only = env.json(&["resume", "--dry-run"]);
+        // What the workflow and its step are for, whatever comes next (here no commit exists).
+        for wanted in expect["text"].as_array().into_iter().flatten() {
+            let wanted = wanted.as_str().unwrap();
+            for format in ["human", "prompt"] {
+                let text = env.ok(&["resume", "--dry-run", "--format", format]);
+                assert!(
+                    text.contains(wanted),
+                    "{case}: `{wanted}` in {format}: {text}"
+                );
+            }
+        }
         if !finished {
             assert_eq!(read_only["source"]["format"], format.as_str(), "{case}");
         }

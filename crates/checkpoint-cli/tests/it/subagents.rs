@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::TestEnv;
+use crate::support::{TestEnv, finish_guarded};
 
 const SESSION: &str = "11111111-2222-3333-4444-555555555555";
 
@@ -30,6 +30,13 @@ fn transcript(env: &TestEnv) -> String {
 /// stderr) after asserting the hook exited 0.
 #[track_caller]
 fn hook(env: &TestEnv, event: &str, extra: Value) -> (String, String) {
+    let (code, stdout, stderr) = env.hook(event, &payload(env, event, extra)).wait();
+    assert_eq!(code, 0, "{stderr}");
+    (stdout, stderr)
+}
+
+/// A payload of the client's shape for hook `event`, plus `extra`.
+fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
     let mut payload = json!({
         "session_id": SESSION,
         "transcript_path": transcript(env),
@@ -40,9 +47,7 @@ fn hook(env: &TestEnv, event: &str, extra: Value) -> (String, String) {
         .as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
-    let (code, stdout, stderr) = env.hook(event, &payload.to_string()).wait();
-    assert_eq!(code, 0, "{stderr}");
-    (stdout, stderr)
+    payload.to_string()
 }
 
 #[track_caller]
@@ -443,4 +448,76 @@ fn an_api_error_returned_as_the_agent_result_marks_its_phase() {
     assert_eq!(b["progress"], "Half of b is done.");
     assert!(b.get("failures").is_none(), "{b:#}");
     assert!(env.state("par").get("pause").is_none());
+}
+
+/// Runs hook `event` like [`hook`], but gives up (and kills it) if it has not exited after a
+/// generous patience: a guard against a hang, not a timing goal. Returns (exit code, stderr),
+/// `None` for a hook that hung.
+fn hook_guarded(env: &TestEnv, event: &str, extra: Value) -> Option<(i32, String)> {
+    use std::io::Write as _;
+    let mut child = env.spawn_hook(event);
+    let _ = child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload(env, event, extra).as_bytes());
+    finish_guarded(child)
+}
+
+/// A FIFO, or a link to `/dev/zero`, where the client keeps a sub-agent's meta file never
+/// blocks the hooks that read it: each exits 0 with a warning naming the file, and the
+/// sub-agent is still known as the only one running.
+#[test]
+fn a_meta_file_that_is_not_a_regular_file_never_blocks_a_hook() {
+    let dir_of = |env: &TestEnv| {
+        let dir = env
+            .dir
+            .path()
+            .join(format!("home/projects/{SESSION}/subagents"));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    };
+    type Make = fn(&std::path::Path);
+    let makers: [(&str, Make); 3] = [
+        ("fifo", |path| {
+            let status = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }),
+        ("link to /dev/zero", |path| {
+            std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+        }),
+        ("directory", |path| std::fs::create_dir(path).unwrap()),
+    ];
+    for (what, make) in makers {
+        let env = TestEnv::new();
+        parallel(&env);
+        dispatch(&env, "toolu_a", "a");
+        make(&dir_of(&env).join("agent-agenta.meta.json"));
+        for (event, extra) in [
+            ("SubagentStart", json!({"agent_id": "agenta"})),
+            (
+                "PostToolUse",
+                json!({"agent_id": "agenta", "tool_name": "Write", "tool_input": {"file_path": "x.md"}, "tool_response": {}}),
+            ),
+            (
+                "SubagentStop",
+                json!({"agent_id": "agenta", "last_assistant_message": "Half done.", "stop_hook_active": false}),
+            ),
+        ] {
+            let Some((code, stderr)) = hook_guarded(&env, event, extra) else {
+                panic!("{what}: `{event}` hung on the meta file");
+            };
+            assert_eq!(code, 0, "{what}: {event}: {stderr}");
+            assert!(
+                stderr.contains("agent-agenta.meta.json") && stderr.contains("not a regular file"),
+                "{what}: {event}: {stderr}"
+            );
+        }
+        let a = phase(&env, "a");
+        assert_eq!(a["holder"]["agent_id"], "agenta", "{what}: {a:#}");
+        assert_eq!(a["progress"], "Half done.", "{what}: {a:#}");
+    }
 }

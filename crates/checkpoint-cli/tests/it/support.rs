@@ -2,7 +2,7 @@
 //! helpers that run the real `checkpoint` binary and render its output for snapshots.
 
 use std::{
-    io::Write,
+    io::{Read, Write},
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
 };
@@ -206,12 +206,18 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Made-up secrets of each kind the redaction rules know; none may ever reach the disk.
-pub const SECRET_SAMPLES: [&str; 5] = [
+pub const SECRET_SAMPLES: [&str; 8] = [
     "sk-ant-api03-Zx9aB8cD7eF6gH5iJ4kL3mN2oP1qR0sT",
     "AKIAIOSFODNN7EXAMPLE",
     "ghp_1234567890abcdefghijABCDEFGHIJ123456",
     "abc123def",
     "eyJhbGciOi",
+    // The rest of `password=Tr0ub4dor&3xyz`, after the `&` that does not end it.
+    "&3xyz",
+    // The password of a connection string, `…;uid=etl;pwd=Pa55w0rdX;Encrypt=yes`.
+    "Pa55w0rdX",
+    // A token glued after letters, `xxxxghp_…`.
+    "ghp_9876543210zyxwvutsABCDEFGHIJ654321",
 ];
 
 /// Starts workflow `w` at phase `design` with the secret samples in its title, a note and the
@@ -232,7 +238,38 @@ pub fn record_secret_samples(env: &TestEnv) -> Output {
     env.ok(&[
         "progress",
         "design",
-        "export GITHUB_TOKEN=abc123def; curl -H 'Authorization: Bearer eyJhbGciOi.payload.sig'",
+        "export GITHUB_TOKEN=abc123def; curl -H 'Authorization: Bearer eyJhbGciOi.payload.sig'; mysql password=Tr0ub4dor&3xyz; Server=x;uid=etl;pwd=Pa55w0rdX;Encrypt=yes; xxxxghp_9876543210zyxwvutsABCDEFGHIJ654321",
     ]);
     note
+}
+
+/// Waits for a child to exit by itself; `None` if it is still running after `patience` (then it
+/// is killed). The patience is a guard against a hang, far above what the hook takes.
+pub fn exits_by_itself(
+    child: &mut Child,
+    patience: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let started = std::time::Instant::now();
+    while started.elapsed() < patience {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    None
+}
+
+/// Waits for a child whose stderr is piped, with the patience of [`exits_by_itself`] (a minute):
+/// (exit code, stderr), or `None` when it hung and was killed.
+pub fn finish_guarded(mut child: Child) -> Option<(i32, String)> {
+    let status = exits_by_itself(&mut child, std::time::Duration::from_secs(60))?;
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Some((status.code().unwrap_or(-1), stderr))
 }

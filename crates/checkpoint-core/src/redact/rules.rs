@@ -20,6 +20,22 @@ pub(super) struct Prefix {
     pub(super) kind: &'static str,
 }
 
+impl Prefix {
+    /// Whether the prefix is distinctive enough to be found glued after other word characters
+    /// (`xxxxghp_…`): at least four characters, and not a plain word or syllable that ends
+    /// ordinary words (`task-…`, `…SK<hex>`, `rapidapi…`).
+    pub(super) fn may_be_glued(&self) -> bool {
+        self.prefix.len() >= 4 && !NOT_GLUED.contains(&self.prefix)
+    }
+}
+
+/// Prefixes of four characters or more that ordinary words end with (`risk_test_…`,
+/// `work_live_…`, `rapidapi…`).
+const NOT_GLUED: &[&str] = &[
+    "sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "API-", "dapi", "EAAA",
+    "ico-", "pul-", "EZAK", "EZTK", "LTAI",
+];
+
 /// No upper bound on a body's length.
 const ANY: usize = usize::MAX;
 

@@ -741,3 +741,117 @@ fn assignments_by_the_name_of_their_key() {
         check(near_miss, near_miss);
     }
 }
+
+/// A value ends where the shell or the format ends it: a `;`, `&` or `,` inside it is part of
+/// it, one before the next `key=`, a space, a quote or the end ends it.
+#[test]
+fn a_value_ends_where_its_format_ends_it() {
+    let cases = [
+        ("password=Tr0ub4dor&3xyz", "password=[REDACTED:secret]"),
+        (
+            "export DB_PASSWORD=a;b,c&d then",
+            "export DB_PASSWORD=[REDACTED:secret] then",
+        ),
+        (
+            "Server=x;uid=etl;pwd=S3cr3t&x;Encrypt=yes",
+            "Server=x;uid=etl;pwd=[REDACTED:secret];Encrypt=yes",
+        ),
+        (
+            "Server=x;Uid=etl;Pwd=S3cr3t;Encrypt=yes",
+            "Server=x;Uid=etl;Pwd=[REDACTED:secret];Encrypt=yes",
+        ),
+        (
+            "DRIVER={x};PWD=hunter2;UID=sa",
+            "DRIVER={x};PWD=[REDACTED:secret];UID=sa",
+        ),
+        (
+            "Host=db;Password=p@ss;w0rd,x;Database=app",
+            "Host=db;Password=[REDACTED:secret];Database=app",
+        ),
+        (
+            "url?access_token=abc&x=1&y=2",
+            "url?access_token=[REDACTED:secret]&x=1&y=2",
+        ),
+        ("token=abc, then more", "token=[REDACTED:secret], then more"),
+        (
+            "password=x&& echo ok",
+            "password=[REDACTED:secret]&& echo ok",
+        ),
+        ("password=x; echo ok", "password=[REDACTED:secret]; echo ok"),
+        (
+            r#"{"password":"a&b;c","user":"u"}"#,
+            r#"{"password":"[REDACTED:secret]","user":"u"}"#,
+        ),
+        (
+            "password='Tr0ub4dor&3 xyz' end",
+            "password='[REDACTED:secret]' end",
+        ),
+        ("password=a&", "password=[REDACTED:secret]&"),
+    ];
+    for (input, expect) in cases {
+        check(input, expect);
+    }
+    // The shell's directories stay, and so do plain words.
+    for near_miss in ["PWD=/home/me", "OLDPWD=~/x", "cd $PWD; pwd", "pwd=$HOME"] {
+        check(near_miss, near_miss);
+    }
+}
+
+/// A token glued after letters, digits or `_` is found, for every distinctive prefix; a plain
+/// word that ends like a short prefix is not.
+#[test]
+fn a_token_glued_after_letters_is_found() {
+    let github = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+    for glue in ["xxxx", "x", "1", "_", "abc_def"] {
+        check(
+            &format!("{glue}{github} rest"),
+            &format!("{glue}[REDACTED:github-token] rest"),
+        );
+    }
+    check("keyAKIAIOSFODNN7EXAMPLE.", "key[REDACTED:aws-key].");
+    check("Xglpat-abcdefghij0123456789", "X[REDACTED:gitlab-token]");
+    check("zzxoxb-1234567890-abcdefghij", "zz[REDACTED:slack-token]");
+    for near_miss in [
+        "task-implementation-of-the-login-flow",
+        "the rapidapi0123456789abcdef0123456789abcdef key",
+        "TASK0123456789abcdef0123456789abcdef",
+        "graph_abcdefghijabcdefghijabcdefghijabcd",
+        "risk_test_PVT5lYDbP3aoirAp1MkQ2Jq8",
+    ] {
+        check(near_miss, near_miss);
+    }
+}
+
+/// Text that is shortened is redacted first: a secret straddling the cut leaves nothing of
+/// itself, and the cut falls on a character boundary.
+#[test]
+fn shortened_text_is_redacted_before_the_cut() {
+    let github = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+    for before in 0..github.len() + 2 {
+        // Multi-byte characters before the token put the cut inside and around it.
+        let text = format!("{} {github} after", "é".repeat(before));
+        for max in [before, before + 1, before + 5, before + 21, before + 40] {
+            let short = shortened(&text, max);
+            assert!(!short.contains("ghp_"), "{short}");
+            assert!(!short.contains("1234567890"), "{short}");
+            assert!(short.chars().count() <= max + 1, "{short}");
+        }
+    }
+    assert_eq!(shortened("short", 10), "short");
+    assert_eq!(shortened("ééé", 2), "éé…");
+    assert_eq!(shortened("", 0), "");
+}
+
+proptest! {
+    /// Separators, keys and glued tokens in any order: what is stored is a fixed point.
+    #[test]
+    fn redaction_is_a_fixed_point_around_separators_and_glued_tokens(
+        text in "(password=|Pwd=|PWD=/|token=|sk_test_|ghp_[a-zA-Z0-9]{36}|AKIA[A-Z0-9]{16}|[a-zA-Z0-9=;&,' \"_/-]){0,16}",
+    ) {
+        let mut once = text.clone();
+        redact::text(&mut once);
+        let mut twice = once.clone();
+        prop_assert_eq!(redact::text(&mut twice), 0, "{}", once);
+        prop_assert_eq!(twice, once);
+    }
+}

@@ -115,6 +115,10 @@ pub struct ResumePlan {
     /// Its title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What it is for, where the plan or the imported file says (a checkpoint's
+    /// `workflow_description`, for example).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Its status after the recoveries.
     pub status: WorkflowStatus,
     /// When anything last happened: the last transition or heartbeat.
@@ -242,6 +246,10 @@ pub fn plan(
     ResumePlan {
         workflow: after.id.clone(),
         title: after.title.clone(),
+        description: after
+            .description
+            .clone()
+            .filter(|text| !text.trim().is_empty()),
         status: after.status,
         last_active,
         last_activity: workflow.last_activity.clone(),
@@ -387,10 +395,16 @@ fn recoveries_after_interruption(
                 phase: Some(phase.id.clone()),
                 task: None,
                 description: format!(
-                    "phase `{}` was in progress when the session stopped: back to pending for attempt {}{}",
+                    "phase `{}` was in progress when the session stopped: back to pending for attempt {}{}{}",
                     phase.id,
                     phase.attempts + 1,
-                    if phase.progress.is_some() { ", keeping its progress note" } else { "" }
+                    if phase.progress.is_some() { ", keeping its progress note" } else { "" },
+                    phase
+                        .description
+                        .as_deref()
+                        .filter(|text| !text.trim().is_empty())
+                        .map(|text| format!("; its work: {text}"))
+                        .unwrap_or_default()
                 ),
                 transition: Transition::PhaseReset { phase: phase.id.clone(), reason: "interrupted while in progress".into() },
             });

@@ -59,6 +59,9 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
         ago(plan.last_active, now),
         plan.last_active.format("%Y-%m-%d %H:%M UTC"),
     );
+    if let Some(description) = &plan.description {
+        let _ = writeln!(head, "Goal: {description}");
+    }
     let _ = write!(head, "\n**Next:** {}", plan.next.reason);
     if let Some(command) = &plan.next.command {
         let _ = write!(head, " → `{command}`");
@@ -201,7 +204,13 @@ fn phases_section(plan: &ResumePlan) -> String {
             .as_deref()
             .map(|note| format!(" — progress: {note}"))
             .unwrap_or_default();
-        format!("`{}`{attempt}{tasks}{progress}", phase.id)
+        let what = phase
+            .description
+            .as_deref()
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| format!(" ({text})"))
+            .unwrap_or_default();
+        format!("`{}`{what}{attempt}{tasks}{progress}", phase.id)
     });
     list(
         &mut where_,

@@ -184,15 +184,15 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
+        let outcome = outcome(last.status.as_deref());
         let slot = carry.object(LAST, &raw_last, fields_of::<Execution>());
-        slot.key = Some(position.key());
+        slot.key = Some(last_key(position, outcome));
         let time = slot.time("timestamp", last.timestamp.as_ref());
         let phase = &mut phases[position.index()];
         // What the step is doing, as the file says it: shown when the work resumes.
         phase.description = step_description(&raw_last)
             .or_else(|| raw.get("phase_description").and_then(Value::as_str))
             .map(str::to_owned);
-        let outcome = outcome(last.status.as_deref());
         // A failure's message becomes the phase's error; one that is not text is kept as written.
         let error = match &last.error_message {
             _ if outcome != Outcome::Failed => None,
@@ -453,7 +453,17 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
         if let Some(error) = event.error {
             object.insert("error_message".into(), Value::from(error));
         }
-        Value::Object(builder.keyed_object(LAST, &event.position.key(), object))
+        // A workflow imported before the key was the phase's holds the key of the step.
+        let held = builder
+            .carry()
+            .objects
+            .get(LAST)
+            .and_then(|slot| slot.key.as_deref());
+        let key = match held {
+            Some(held) if held == event.position.key() => held.to_owned(),
+            _ => last_key(event.position, outcome(Some(event.status))),
+        };
+        Value::Object(builder.keyed_object(LAST, &key, object))
     });
     top.insert("last_execution".into(), last);
 
@@ -512,6 +522,17 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
 
 /// A `completed_steps` entry with its time and plan order.
 type Completion = (Option<DateTime<Utc>>, usize, String, Map<String, Value>);
+
+/// The key of the `last_execution` object: the phase of ours it is about, so that the fields the
+/// file wrote there (its `agent`, its step written as 2 or 2.5) stay with it whether the step
+/// waits at its gate, is in progress or failed; the user's approval itself (a completed step 2.5)
+/// is an event of its own.
+fn last_key(position: Position, outcome: Outcome) -> String {
+    match (position.step, outcome) {
+        (Step::Approval, Outcome::Completed) => position.key(),
+        (step, _) => step_id(position.phase, step.work()).to_string(),
+    }
+}
 
 /// What a step's last execution came to, in our terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

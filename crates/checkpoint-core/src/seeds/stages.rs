@@ -29,6 +29,10 @@ struct Expect {
     prompt: Vec<String>,
     #[serde(default)]
     missing_commits: Vec<String>,
+    /// Texts the resume text must contain whatever the next action, even when every recorded
+    /// commit is missing and a person must decide first: what the workflow and its step are for.
+    #[serde(default)]
+    text: Vec<String>,
     error: Option<ExpectError>,
 }
 
@@ -52,6 +56,8 @@ struct ExpectError {
 struct FixtureProbe {
     root: PathBuf,
     missing_commits: Vec<String>,
+    /// Whether the repository lacks every commit (another clone).
+    no_commits: bool,
 }
 
 impl Probe for FixtureProbe {
@@ -63,7 +69,7 @@ impl Probe for FixtureProbe {
         None
     }
     fn commit_exists(&self, sha: &str) -> Option<bool> {
-        Some(!self.missing_commits.iter().any(|missing| missing == sha))
+        Some(!self.no_commits && !self.missing_commits.iter().any(|missing| missing == sha))
     }
     fn worktree(&self) -> Option<String> {
         None
@@ -176,18 +182,33 @@ fn check_stage(format: SeedFormat, dir: &Path) -> Vec<String> {
     let probe = FixtureProbe {
         root: dir.to_owned(),
         missing_commits: expect.missing_commits.clone(),
+        no_commits: false,
     };
     let config = Config::default();
-    let findings = validate(&workflow, &[], &probe, &config, now);
-    let plan = plan(
-        &workflow,
-        findings,
-        &probe,
-        &PlanOptions {
+    let plan_with = |probe: &FixtureProbe| {
+        let findings = validate(&workflow, &[], probe, &config, now);
+        let options = PlanOptions {
             config: config.clone(),
             now,
-        },
-    );
+        };
+        plan(&workflow, findings, probe, &options)
+    };
+    for no_commits in [false, true] {
+        let probe = FixtureProbe {
+            root: dir.to_owned(),
+            missing_commits: expect.missing_commits.clone(),
+            no_commits,
+        };
+        let prompt = render_prompt(&plan_with(&probe), now, 100_000);
+        for wanted in &expect.text {
+            if !prompt.contains(wanted.as_str()) {
+                problems.push(format!(
+                    "the resume text (commits missing: {no_commits}) lacks `{wanted}`:\n{prompt}"
+                ));
+            }
+        }
+    }
+    let plan = plan_with(&probe);
     let next = &plan.next;
     let got = (
         next.action.to_string(),

@@ -842,3 +842,107 @@ fn odd_values_do_not_panic() {
         "kept as written"
     );
 }
+
+/// Every step a nine-step `last_execution` can name (the nine and the user's approval, 2.5, as
+/// written by either the reviewer or the user), with every status, round trips: the step keeps
+/// its number (2.5 stays 2.5, 2 stays 2) and `agent` stays.
+#[test]
+fn nine_step_last_execution_round_trips_at_every_step_and_status() {
+    let options = ImportOptions {
+        id: None,
+        now: now(),
+    };
+    let statuses = [
+        "completed",
+        "approved",
+        "in_progress",
+        "failed",
+        "needs_revision",
+        "rejected",
+        "waiting_approval",
+        "awaiting_approval",
+    ];
+    let steps: Vec<Value> = (1..=9)
+        .map(Value::from)
+        .chain([serde_json::json!(2.5)])
+        .collect();
+    let mut problems = Vec::new();
+    for phase in [1, 2] {
+        for step in &steps {
+            for status in statuses {
+                let mut completed = Vec::new();
+                for (n, m) in (1..=phase).flat_map(|n| (1..=9).map(move |m| (n, m))) {
+                    let before = (n, f64::from(m)) < (phase, step.as_f64().unwrap());
+                    if before {
+                        completed.push(serde_json::json!({"phase": n, "step": m, "agent": "a", "status": "completed", "timestamp": format!("2026-03-01T0{n}:{m:02}:00")}));
+                    }
+                }
+                let file = serde_json::json!({
+                    "feature_name": "quotes",
+                    "current_phase": phase,
+                    "current_step": step,
+                    "total_phases": 2,
+                    "phase_description": "Quote service",
+                    "last_execution": {"phase": phase, "step": step, "agent": "plan-reviewer", "status": status, "timestamp": "2026-03-01T09:59:00"},
+                    "completed_steps": completed,
+                });
+                let bytes = serde_json::to_vec_pretty(&file).unwrap();
+                let source = SeedSource::new(Path::new(".workflow-state.json"), bytes);
+                let workflow = import(SeedFormat::NineStep, &source, &options).unwrap();
+                let back = parse(&export(SeedFormat::NineStep, &workflow).unwrap().bytes);
+                if back != file {
+                    problems.push(format!(
+                        "phase {phase} step {step} {status}: {}",
+                        back["last_execution"]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A dotagent task's `attempts` comes back as written for every status, zero included, and so
+/// does its absence.
+#[test]
+fn dotagent_task_attempts_round_trip_zero_included() {
+    let options = ImportOptions {
+        id: None,
+        now: now(),
+    };
+    let phase_file = r#"{"workflow_id": "wf", "current_phase": "IMPLEMENTATION", "phase_status": "in_progress"}"#;
+    let statuses = [
+        "pending",
+        "running",
+        "in_progress",
+        "completed",
+        "done",
+        "failed",
+        "blocked",
+    ];
+    for status in statuses {
+        for attempts in [Some(0), Some(1), Some(3), None] {
+            let mut task =
+                serde_json::json!({"id": "task-001", "phase": "IMPLEMENTATION", "status": status});
+            if let Some(attempts) = attempts {
+                task["attempts"] = attempts.into();
+            }
+            let execution = serde_json::json!({"tasks": [task, {"id": "task-002", "status": status, "attempts": 0}]});
+            let mut source =
+                SeedSource::new(Path::new("memory/state/phase.json"), phase_file.into());
+            source.execution = Some(crate::seeds::SeedFile {
+                path: "memory/state/execution.json".into(),
+                bytes: serde_json::to_vec(&execution).unwrap(),
+            });
+            let workflow = import(SeedFormat::Dotagent, &source, &options).unwrap();
+            // Through the store's format too: `state.json` leaves zero counters out.
+            let stored: Workflow =
+                serde_json::from_str(&serde_json::to_string(&workflow).unwrap()).unwrap();
+            for workflow in [&workflow, &stored] {
+                let exported = export(SeedFormat::Dotagent, workflow).unwrap();
+                let (_, bytes) = &exported.companions[0];
+                assert_eq!(parse(bytes), execution, "{status} {attempts:?}");
+            }
+        }
+    }
+}

@@ -369,3 +369,30 @@ fn a_new_attempt_drops_the_old_holder_until_a_dispatch_records_one() {
     assert_eq!(holder.tool_use_id, "t5");
     assert_eq!(holder.started_at, at(7));
 }
+
+/// A secret straddling the cut of a last message or a failure's text leaves nothing of itself:
+/// the text is redacted before it is cut.
+#[test]
+fn a_secret_across_the_cut_is_redacted_whole() {
+    let token = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+    let agent = Agent {
+        agent_id: None,
+        tool_use_id: Some("t2"),
+    };
+    for before in [MAX_NOTE_CHARS - 30, MAX_NOTE_CHARS - 21, MAX_NOTE_CHARS - 1] {
+        let text = format!("{} {token} tail", "x".repeat(before));
+        let workflow = held();
+        let ended = subagent::ended(&workflow, agent, Some(&text), &Dated(Vec::new()));
+        let failed = subagent::failed(&workflow, agent, &text);
+        for transition in ended.iter().chain(&failed) {
+            let Transition::HolderEnd { note, error, .. } = transition else {
+                continue;
+            };
+            for kept in note.iter().chain(error) {
+                assert!(!kept.contains("ghp_"), "{kept}");
+                assert!(!kept.contains("1234567890"), "{kept}");
+                assert!(kept.chars().count() <= MAX_NOTE_CHARS + 1);
+            }
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! The hooks of sub-agents that hold phases: the `Agent` dispatch (PreToolUse), the sub-agent's
 //! start, activity, end and failures; the rules are core's (`checkpoint_core::subagent`).
 
-use std::{cell::RefCell, fs, path::PathBuf};
+use std::{cell::RefCell, path::PathBuf};
 
 use checkpoint_core::{
     Transition, Workflow,
@@ -17,6 +17,9 @@ const AGENT_TOOL: &str = "Agent";
 
 /// How the client words an API error it returns as a sub-agent's result.
 const API_ERROR: &str = "API Error: ";
+
+/// The largest sub-agent meta file read, in bytes (the client writes a few hundred).
+const MAX_META_BYTES: u64 = 1024 * 1024;
 
 impl Hook {
     /// A dispatch whose prompt names a phase (`checkpoint phase: <id>`) starts the phase if it
@@ -227,7 +230,15 @@ impl Hook {
         let meta = session_dir
             .join("subagents")
             .join(format!("agent-{agent_id}.meta.json"));
-        let meta: Value = serde_json::from_str(&fs::read_to_string(meta).ok()?).ok()?;
+        // The client's file: a FIFO or a link to a device there must not hang the hook.
+        let bytes = match checkpoint_core::read_foreign(&meta, MAX_META_BYTES) {
+            Ok(bytes) => bytes?,
+            Err(err) => {
+                output::warn(&format!("{err}; the sub-agent is recognised without it"));
+                return None;
+            }
+        };
+        let meta: Value = serde_json::from_slice(&bytes).ok()?;
         meta.get("toolUseId")
             .and_then(Value::as_str)
             .map(str::to_owned)
