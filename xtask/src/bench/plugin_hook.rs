@@ -124,6 +124,8 @@ pub(crate) fn targets(lookup: &Lookup<'_>) -> [Target; 2] {
                 _ => "–".into(),
             },
             met: hook.map(|ratio| ratio <= GOAL),
+            // What the arrangement adds is guarded; `sh -c true` leaves out the hook's own work.
+            guard: floor_key == DIRECT_KEY,
         }
     };
     [
