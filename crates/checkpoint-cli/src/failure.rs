@@ -35,6 +35,11 @@ impl Failure {
         Self::new(code, message, exit_code::NOT_FOUND)
     }
 
+    /// Data from outside that is not what `checkpoint` writes, left unread (exit code 6).
+    pub(crate) fn untrusted(code: &'static str, message: String) -> Self {
+        Self::new(code, message, exit_code::UNTRUSTED)
+    }
+
     fn new(code: &'static str, message: String, exit: u8) -> Self {
         Self {
             code,

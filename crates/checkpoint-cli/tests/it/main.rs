@@ -3,6 +3,7 @@
 mod cli;
 mod durability;
 mod hooks;
+mod journal_size;
 mod lifecycle;
 mod mcp;
 mod readme;

@@ -332,7 +332,7 @@ impl Store {
             Some(&next),
             self.options.failpoint,
         );
-        if let Err(err @ Error::StateTooLarge { .. }) = committed {
+        if let Err(err @ (Error::StateTooLarge { .. } | Error::EntryTooLarge { .. })) = committed {
             // Refused before anything was written: the directory made for it goes too.
             if new_dir {
                 let _ = fs::remove_file(dir.join(LOCK_FILE));
