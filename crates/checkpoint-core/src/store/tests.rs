@@ -375,3 +375,37 @@ fn a_write_past_the_journal_limits_is_refused_and_changes_nothing() {
         .unwrap_err();
     assert!(err.to_string().contains("over the limit"), "{err}");
 }
+
+/// `last_entries` keeps the journal's last `n` entries, for every `n`, and its torn line.
+#[test]
+fn the_last_entries_are_the_end_of_the_whole_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let id = create(&store, 1);
+    for second in 1..=5 {
+        store
+            .apply(
+                &id,
+                at(second),
+                Transition::Note {
+                    text: format!("n{second}"),
+                },
+            )
+            .unwrap();
+    }
+    let journal_path = dir.path().join("w").join(JOURNAL_FILE);
+    let mut bytes = fs::read(&journal_path).unwrap();
+    bytes.extend_from_slice(b"{\"seq\":7,\"at\"");
+    fs::write(&journal_path, bytes).unwrap();
+    let whole = store.journal(&id).unwrap();
+    assert_eq!(whole.entries.len(), 6);
+    for n in [0, 1, 3, 6, 7, 1000] {
+        let last = store.last_entries(&id, n).unwrap();
+        assert_eq!(
+            last.entries,
+            whole.entries[6usize.saturating_sub(n)..],
+            "{n}"
+        );
+        assert_eq!(last.torn, whole.torn, "{n}");
+    }
+}
