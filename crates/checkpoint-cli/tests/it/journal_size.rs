@@ -172,3 +172,76 @@ fn a_pulled_journal_over_the_limit_is_refused_before_it_is_read() {
         assert!(!env.workflow_dir("w").exists(), "{rendered}");
     }
 }
+
+/// `--file` reads a text from a regular file or stdin; anything else is refused with exit code
+/// 2 (a FIFO without waiting on it), a text over the longest journal line with exit code 3, and
+/// nothing is written.
+#[test]
+fn a_text_file_is_read_and_anything_else_is_refused() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    let file = env.project().join("note.txt");
+    fs::write(&file, "from a file\nwith two lines").unwrap();
+    env.ok(&["note", "--file", file.to_str().unwrap()]);
+    env.ok(&["decide", "--file", file.to_str().unwrap()]);
+    env.ok(&["progress", "a", "--file", file.to_str().unwrap()]);
+    let state = env.state("w");
+    assert_eq!(
+        state["context"]["notes"][0]["text"],
+        "from a file\nwith two lines"
+    );
+    assert_eq!(
+        state["context"]["key_decisions"][0]["text"],
+        "from a file\nwith two lines"
+    );
+    assert_eq!(
+        state["phases"][0]["progress"],
+        "from a file\nwith two lines"
+    );
+    let journal = fs::read(journal_path(&env, "w")).unwrap();
+
+    let fifo = env.project().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let missing = env.project().join("missing.txt");
+    let dir = env.project();
+    for (path, says) in [
+        (&fifo, "not a regular file"),
+        (&dir, "not a regular file"),
+        (&missing, "failed to read the text from"),
+    ] {
+        for args in [
+            vec!["note", "--file", path.to_str().unwrap()],
+            vec!["progress", "a", "--file", path.to_str().unwrap()],
+        ] {
+            let output = env.run(&args);
+            let rendered = render(&env, &output);
+            assert_eq!(output.status.code(), Some(2), "{args:?}\n{rendered}");
+            assert!(rendered.contains(says), "{args:?}\n{rendered}");
+        }
+    }
+    // Both a text and a file, or neither: a usage error.
+    for args in [
+        vec!["note", "text", "--file", file.to_str().unwrap()],
+        vec!["note"],
+        vec!["progress", "a"],
+    ] {
+        assert_eq!(env.run(&args).status.code(), Some(2), "{args:?}");
+    }
+    // Not UTF-8, and over the longest journal line.
+    let output = run_with_stdin(&env, &["note", "--file", "-"], b"\xff\xfe bytes");
+    assert_eq!(output.status.code(), Some(2), "{}", render(&env, &output));
+    let huge = vec![b'x'; 65 * 1024 * 1024 + 1];
+    let output = run_with_stdin(&env, &["note", "--file", "-"], &huge);
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(3), "{rendered}");
+    assert!(
+        rendered.contains("checkpoint::text_too_large"),
+        "{rendered}"
+    );
+    assert_eq!(fs::read(journal_path(&env, "w")).unwrap(), journal);
+}
