@@ -311,7 +311,9 @@ fn exit_code_of(report: &Report) -> u8 {
             Error::AlreadyExists { .. }
             | Error::OutputExists { .. }
             | Error::SeedExport { .. }
-            | Error::StateTooLarge { .. },
+            | Error::StateTooLarge { .. }
+            | Error::EntryTooLarge { .. }
+            | Error::JournalFull { .. },
         ) => exit_code::REFUSED,
         Some(Error::SeedLocate { .. }) => exit_code::NOT_FOUND,
         Some(Error::SeedParse { .. }) => exit_code::UNTRUSTED,

@@ -18,7 +18,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use checkpoint_core::WorkflowId;
+use checkpoint_core::{WorkflowId, journal::MAX_JOURNAL_BYTES};
 use chrono::{DateTime, Utc};
 use miette::{Diagnostic, Result};
 
@@ -372,6 +372,7 @@ impl Repo {
         remote: &str,
         ids: &[WorkflowId],
     ) -> Result<Vec<Option<Tracked>>> {
+        self.refuse_oversized_journals(remote, ids)?;
         let prefix = tracking_prefix(remote);
         let mut input = String::new();
         for id in ids {
@@ -418,6 +419,41 @@ impl Repo {
             });
         }
         Ok(tracked)
+    }
+
+    /// Refuses, by their sizes alone and before any is read, the synced journals of `ids` that
+    /// are larger than a writer ever makes one ([`MAX_JOURNAL_BYTES`]): a forged or damaged
+    /// remote ref is never read into memory.
+    fn refuse_oversized_journals(&self, remote: &str, ids: &[WorkflowId]) -> Result<()> {
+        let prefix = tracking_prefix(remote);
+        let input: String = ids
+            .iter()
+            .map(|id| format!("{prefix}{id}:{JOURNAL_BLOB}\n"))
+            .collect();
+        let out = self.ok(
+            "check the sizes of the synced journals",
+            &["cat-file", "--batch-check=%(objectsize)"],
+            Some(input.as_bytes()),
+        )?;
+        // A missing name prints `<name> missing`, which is no size: `read_tracked` says why.
+        let sizes = String::from_utf8_lossy(&out);
+        for (id, line) in ids.iter().zip(sizes.lines()) {
+            if let Ok(size) = line.trim().parse::<u64>()
+                && size > MAX_JOURNAL_BYTES
+            {
+                return Err(Failure::untrusted(
+                    "checkpoint::sync::journal_too_large",
+                    format!(
+                        "refusing to read `{REMOTE_PREFIX}{id}` from `{remote}`: its journal is {size} bytes, over the limit of {MAX_JOURNAL_BYTES} bytes"
+                    ),
+                )
+                .with_help(format!(
+                    "`checkpoint` never writes a journal that large, so the remote's copy was made some other way; nothing was read or changed here: remove it with `git push {remote} --delete {REMOTE_PREFIX}{id}`, then `checkpoint push` this copy"
+                ))
+                .into());
+            }
+        }
+        Ok(())
     }
 
     /// Writes one commit per workflow, each holding its files and on its parent when given, in

@@ -232,6 +232,38 @@ pub enum Error {
         limit: u64,
     },
 
+    /// A journal entry would be longer than any reader accepts as one line: it is not written.
+    #[error(
+        "refusing to append to `{path}`: the entry would be a line of {size} bytes, over the limit of {limit} bytes"
+    )]
+    #[diagnostic(
+        code(checkpoint::store::entry_too_large),
+        help(
+            "nothing was written; shorten the text, or keep the long part in a file of the project and name it with `checkpoint files`"
+        )
+    )]
+    EntryTooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+
+    /// A journal would grow past the size writers keep it under: the entry is not written.
+    #[error(
+        "refusing to append to `{path}`: the journal would be {size} bytes, over the limit of {limit} bytes"
+    )]
+    #[diagnostic(
+        code(checkpoint::store::journal_full),
+        help(
+            "nothing was written, and every command still reads the workflow; go on in a workflow with a fresh journal (`checkpoint fork <id> --as <new-id>`), then `checkpoint archive` this one"
+        )
+    )]
+    JournalFull {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+
     /// A directory given to `restore` holds a state and a journal, but is not an archive.
     #[error("refusing to restore `{path}`: {reason}")]
     #[diagnostic(

@@ -8,7 +8,8 @@ use std::{
 
 use crate::error::{Error, Result};
 
-/// The largest state or journal file we read whole; larger ones are refused, not loaded.
+/// The largest state file we read whole; larger ones are refused, not loaded (journals are read
+/// line by line instead, see `journal::MAX_LINE_BYTES`).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads a regular file (never through a symlink) of at most [`MAX_FILE_BYTES`].

@@ -4,6 +4,11 @@
 //! append leaves a last line without its newline (a torn line); readers ignore it and the next
 //! writer moves it aside.
 
+use std::{
+    io::{self, BufRead, Read as _},
+    path::Path,
+};
+
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -64,13 +69,26 @@ const BAD_LAST_LINE_HELP: &str = "the last line is not the next entry of this jo
 /// The hint of a bad line followed by others.
 const BAD_MIDDLE_LINE_HELP: &str = "the journal is append-only and fsynced line by line, so a bad line in the middle means the file was edited or the disk is damaged; commands use `state.json` meanwhile: fix or remove the line by hand (keep a copy of the file first)";
 
+/// The longest journal line a reader accepts, newline included, and so the longest a writer
+/// writes: an `init` or a `snapshot` carries a whole state (at most 64 MiB, the limit of
+/// `state.json`), and the entry around it needs a little more.
+pub const MAX_LINE_BYTES: u64 = 65 * 1024 * 1024;
+
+/// The largest journal a writer grows: an append that would take the journal past it is
+/// refused, nothing written; `pull` refuses a remote journal larger than this before reading it.
+///
+/// Readers have no such limit: they read a journal line by line, holding one line at a time
+/// (at most [`MAX_LINE_BYTES`]), so that a journal of any size stays readable by every command.
+pub const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Parses a whole journal. A torn last line is set aside; any other bad line is an error.
 ///
 /// This is the definition of a valid journal that every reader shares: each complete line is
-/// an [`Entry`], and each entry's sequence number is the one after the entry before it (the
-/// first may be any number: a journal restarted from a snapshot). [`scan_tail`] checks the same
-/// rule on the lines it reads.
-pub fn parse(path: &std::path::Path, bytes: &[u8]) -> Result<Journal> {
+/// an [`Entry`] of at most [`MAX_LINE_BYTES`], and each entry's sequence number is the one after
+/// the entry before it (the first may be any number: a journal restarted from a snapshot).
+/// [`scan_tail`] checks the same rule on the lines it reads; [`read`] is the same parser over
+/// a reader, line by line.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Journal> {
     match parse_prefix(path, bytes) {
         (journal, None) => Ok(journal),
         (_, Some(bad)) => Err(bad.error),
@@ -79,72 +97,172 @@ pub fn parse(path: &std::path::Path, bytes: &[u8]) -> Result<Journal> {
 
 /// Parses a journal up to its first bad line: the entries before it, and the bad line, if any
 /// (then `torn` is `None`: a torn end belongs to what follows the bad line).
-pub fn parse_prefix(path: &std::path::Path, bytes: &[u8]) -> (Journal, Option<BadLine>) {
-    let mut journal = Journal::default();
-    let mut offset = 0usize;
+pub fn parse_prefix(path: &Path, bytes: &[u8]) -> (Journal, Option<BadLine>) {
+    let mut entries = Vec::new();
+    let summary = read_prefix(path, bytes, |entry, _| {
+        entries.push(entry);
+        Ok(())
+    })
+    .expect("reading bytes in memory with a visitor that never fails cannot fail");
+    let journal = Journal {
+        entries,
+        torn: summary.torn,
+    };
+    (journal, summary.bad)
+}
+
+/// What a line-by-line read of a journal found besides its entries.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// The sequence number of the last entry read.
+    pub last_seq: Option<u64>,
+    /// A torn last line, if any (`None` after a bad line).
+    pub torn: Option<TornLine>,
+    /// The first line that is not the next entry, where the read stopped.
+    pub bad: Option<BadLine>,
+}
+
+/// Reads a journal line by line, handing each entry to `visit` with the size of its line,
+/// newline included; stops at the first bad line (see [`parse`] for the rule), or at the first
+/// error `visit` returns, which is returned.
+///
+/// Memory is one line at a time: a line longer than [`MAX_LINE_BYTES`] is a bad line, never
+/// read whole.
+pub fn read_prefix(
+    path: &Path,
+    mut reader: impl BufRead,
+    mut visit: impl FnMut(Entry, u64) -> Result<()>,
+) -> Result<Summary> {
+    let io_error = |err| Error::io("read", path, err);
+    let mut summary = Summary::default();
+    let mut offset = 0u64;
     let mut line_no = 0usize;
-    while offset < bytes.len() {
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(io_error)? as u64;
+        if n == 0 {
+            return Ok(summary);
+        }
         line_no += 1;
-        let Some(len) = bytes[offset..].iter().position(|&b| b == b'\n') else {
-            journal.torn = Some((offset as u64, bytes[offset..].to_vec()));
-            break;
-        };
         let start = offset;
-        let line = &bytes[offset..offset + len];
-        offset += len + 1;
+        offset += n;
+        if buf.last() != Some(&b'\n') {
+            if n <= MAX_LINE_BYTES {
+                // The end of the file, inside a line: an interrupted append.
+                summary.torn = Some((start, std::mem::take(&mut buf)));
+                return Ok(summary);
+            }
+            // The line is the last when the file ends inside it, or only blank lines follow.
+            let last = !skip_line(&mut reader).map_err(io_error)?
+                || blank_to_the_end(&mut reader).map_err(io_error)?;
+            summary.bad = Some(bad_line(
+                path,
+                start,
+                line_no,
+                last,
+                format!(
+                    "line {line_no} is longer than {MAX_LINE_BYTES} bytes, the longest line `checkpoint` writes"
+                ),
+            ));
+            return Ok(summary);
+        }
+        let line = &buf[..buf.len() - 1];
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let bad = |message: String| {
-            let last = is_blank_to_the_end(&bytes[offset..]);
-            Some(BadLine {
-                offset: start as u64,
-                line: line_no,
-                last,
-                error: Error::Corrupt {
-                    path: path.to_owned(),
-                    message,
-                    help: if last {
-                        BAD_LAST_LINE_HELP
-                    } else {
-                        BAD_MIDDLE_LINE_HELP
-                    }
-                    .into(),
-                    source_code: None,
-                    span: None,
-                },
-            })
+        let message = match serde_json::from_slice::<Entry>(line) {
+            Err(err) => format!("line {line_no}, column {}: {err}", err.column()),
+            Ok(entry) => match summary.last_seq {
+                Some(last) if last.checked_add(1) != Some(entry.seq) => format!(
+                    "line {line_no}: sequence number {} follows {last}",
+                    entry.seq
+                ),
+                _ => {
+                    summary.last_seq = Some(entry.seq);
+                    visit(entry, n)?;
+                    continue;
+                }
+            },
         };
-        let entry: Entry = match serde_json::from_slice(line) {
-            Ok(entry) => entry,
-            Err(err) => {
-                return (
-                    journal,
-                    bad(format!("line {line_no}, column {}: {err}", err.column())),
-                );
-            }
-        };
-        if let Some(last) = journal.entries.last()
-            && last.seq.checked_add(1) != Some(entry.seq)
-        {
-            let message = format!(
-                "line {line_no}: sequence number {} follows {}",
-                entry.seq, last.seq
-            );
-            return (journal, bad(message));
-        }
-        journal.entries.push(entry);
+        let last = blank_to_the_end(&mut reader).map_err(io_error)?;
+        summary.bad = Some(bad_line(path, start, line_no, last, message));
+        return Ok(summary);
     }
-    (journal, None)
 }
 
-/// Whether `bytes` hold no complete line but blank ones (a torn end may follow).
-fn is_blank_to_the_end(bytes: &[u8]) -> bool {
-    let complete = bytes
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(&bytes[..0], |end| &bytes[..end]);
-    complete.iter().all(u8::is_ascii_whitespace)
+/// Reads a journal line by line as [`read_prefix`] does; a bad line is an error.
+pub fn read(
+    path: &Path,
+    reader: impl BufRead,
+    visit: impl FnMut(Entry, u64) -> Result<()>,
+) -> Result<Summary> {
+    let summary = read_prefix(path, reader, visit)?;
+    match summary.bad {
+        Some(bad) => Err(bad.error),
+        None => Ok(summary),
+    }
+}
+
+fn bad_line(path: &Path, offset: u64, line: usize, last: bool, message: String) -> BadLine {
+    BadLine {
+        offset,
+        line,
+        last,
+        error: Error::Corrupt {
+            path: path.to_owned(),
+            message,
+            help: if last {
+                BAD_LAST_LINE_HELP
+            } else {
+                BAD_MIDDLE_LINE_HELP
+            }
+            .into(),
+            source_code: None,
+            span: None,
+        },
+    }
+}
+
+/// Skips the rest of a line; `false` when the file ends first.
+fn skip_line(reader: &mut impl BufRead) -> io::Result<bool> {
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(false);
+        }
+        if let Some(end) = chunk.iter().position(|&b| b == b'\n') {
+            reader.consume(end + 1);
+            return Ok(true);
+        }
+        let len = chunk.len();
+        reader.consume(len);
+    }
+}
+
+/// Whether the rest of a journal holds no complete line but blank ones (a torn end may follow).
+fn blank_to_the_end(reader: &mut impl BufRead) -> io::Result<bool> {
+    let mut pending = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(true);
+        }
+        for &byte in chunk {
+            if byte == b'\n' {
+                if pending {
+                    return Ok(false);
+                }
+            } else if !byte.is_ascii_whitespace() {
+                pending = true;
+            }
+        }
+        let len = chunk.len();
+        reader.consume(len);
+    }
 }
 
 /// A torn last line of the journal: where it starts, and its bytes.
@@ -295,11 +413,7 @@ pub fn seq_of_line(line: &[u8]) -> Option<u64> {
 }
 
 /// Replays entries onto a state (or from nothing, when the first entry is an `init`).
-pub fn replay(
-    path: &std::path::Path,
-    base: Option<Workflow>,
-    entries: &[Entry],
-) -> Result<Option<Workflow>> {
+pub fn replay(path: &Path, base: Option<Workflow>, entries: &[Entry]) -> Result<Option<Workflow>> {
     let mut state = base;
     for entry in entries {
         match (&mut state, &entry.transition) {
@@ -429,7 +543,7 @@ mod tests {
 
     #[test]
     fn tail_agrees_with_the_whole_parser_at_every_window() {
-        let path = std::path::Path::new("journal.jsonl");
+        let path = Path::new("journal.jsonl");
         let text: String = (1..=12).map(line).collect::<String>() + "\n{\"seq\":13";
         let bytes = text.as_bytes();
         let parsed = parse(path, bytes).unwrap();
@@ -464,7 +578,7 @@ mod tests {
 
     #[test]
     fn torn_last_line_is_set_aside() {
-        let path = std::path::Path::new("journal.jsonl");
+        let path = Path::new("journal.jsonl");
         let line = Entry {
             seq: 1,
             at: DateTime::UNIX_EPOCH,
@@ -483,7 +597,7 @@ mod tests {
 
     #[test]
     fn an_entry_that_skips_ahead_of_the_one_asked_after_is_unusual() {
-        let path = std::path::Path::new("journal.jsonl");
+        let path = Path::new("journal.jsonl");
         let gap = line(1) + &line(2) + &line(3) + &line(999);
         for after in [Some(3), Some(2)] {
             assert_eq!(
@@ -520,16 +634,75 @@ mod tests {
             line(1) + &line(2).replace("\"}}\n", "\n"),
         ] {
             assert!(!looks_whole(bad.as_bytes(), true), "{bad}");
-            assert!(
-                parse(std::path::Path::new("j"), bad.as_bytes()).is_err(),
-                "{bad}"
-            );
+            assert!(parse(Path::new("j"), bad.as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    /// A line longer than any writer writes is a bad line, found without holding more than the
+    /// bound in memory, wherever it is and whether or not it ends.
+    #[test]
+    fn a_line_over_the_bound_is_a_bad_line() {
+        use std::io::Read as _;
+        let path = Path::new("journal.jsonl");
+        let long = || io::repeat(b'x').take(MAX_LINE_BYTES + 10);
+        let (first, third) = (line(1), line(3));
+        let reader = first
+            .as_bytes()
+            .chain(long())
+            .chain(&b"\n"[..])
+            .chain(third.as_bytes());
+        let summary = read_prefix(path, io::BufReader::new(reader), |_, _| Ok(())).unwrap();
+        let bad = summary.bad.unwrap();
+        assert_eq!((bad.line, bad.last, summary.last_seq), (2, false, Some(1)));
+        assert!(
+            bad.error.to_string().contains("longer than"),
+            "{}",
+            bad.error
+        );
+        // At the end, with no newline: the last line, not a torn one.
+        let reader = first.as_bytes().chain(long());
+        let summary = read_prefix(path, io::BufReader::new(reader), |_, _| Ok(())).unwrap();
+        let bad = summary.bad.unwrap();
+        assert_eq!((bad.line, bad.last, summary.torn), (2, true, None));
+    }
+
+    /// The line-by-line reader agrees with itself whatever the size of its buffer.
+    #[test]
+    fn the_reader_agrees_at_every_buffer_size() {
+        let path = Path::new("journal.jsonl");
+        let cases = [
+            (1..=4).map(line).collect::<String>() + "{\"seq\":5",
+            line(1) + "garbage\n" + &line(3),
+            line(1) + "garbage\n \n\n{\"seq\":3",
+            line(1) + &line(3),
+            "\n\n".to_owned() + &line(7) + &line(8),
+        ];
+        for case in &cases {
+            let (journal, bad) = parse_prefix(path, case.as_bytes());
+            for capacity in [1, 2, 7, 64] {
+                let reader = io::BufReader::with_capacity(capacity, case.as_bytes());
+                let mut seqs = Vec::new();
+                let summary = read_prefix(path, reader, |entry, len| {
+                    assert_eq!(len as usize, entry.to_line().len());
+                    seqs.push(entry.seq);
+                    Ok(())
+                })
+                .unwrap();
+                let expected: Vec<u64> = journal.entries.iter().map(|entry| entry.seq).collect();
+                assert_eq!(seqs, expected, "{case:?}");
+                assert_eq!(summary.torn, journal.torn, "{case:?}");
+                assert_eq!(
+                    summary.bad.map(|bad| (bad.line, bad.last, bad.offset)),
+                    bad.as_ref().map(|bad| (bad.line, bad.last, bad.offset)),
+                    "{case:?}"
+                );
+            }
         }
     }
 
     #[test]
     fn bad_middle_line_is_an_error() {
-        let path = std::path::Path::new("journal.jsonl");
+        let path = Path::new("journal.jsonl");
         let err = parse(path, b"{\"seq\":1}\n{}\n").unwrap_err();
         assert!(err.to_string().contains("line 1"), "{err}");
     }

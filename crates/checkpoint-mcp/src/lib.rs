@@ -8,6 +8,7 @@
 //! JSON document, and an error carries the command's message, code and hint. Stdout carries only
 //! protocol messages; the commands' output is captured.
 
+mod gate;
 mod runner;
 mod server;
 mod summary;
@@ -37,6 +38,9 @@ Options:
   -h, --help       Print help
   -V, --version    Print version
 ";
+
+/// The size of the pipe between the gate and the service, and of the stdin buffer.
+const PIPE_BYTES: usize = 64 * 1024;
 
 /// Runs the server with these arguments (the first is the program name) until stdin closes.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -82,14 +86,34 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Err(err) => return fail(&format!("failed to start the async runtime: {err}")),
     };
     let served = runtime.block_on(async {
+        // The service talks to the gate through a pipe: the gate reads stdin, answers what is
+        // not a valid request itself and passes the rest on (see `gate`).
+        let (service_end, gate_end) = tokio::io::duplex(PIPE_BYTES);
+        let (from_service, to_service) = tokio::io::split(gate_end);
+        let pending = gate::Pending::default();
+        let (replies, gate_replies) = tokio::sync::mpsc::unbounded_channel();
+        let stdin = tokio::io::BufReader::with_capacity(PIPE_BYTES, tokio::io::stdin());
+        tokio::spawn(gate::forward(stdin, to_service, replies, pending.clone()));
+        let answers = tokio::spawn(gate::answer(
+            tokio::io::BufReader::new(from_service),
+            gate_replies,
+            tokio::io::stdout(),
+            pending,
+        ));
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(service_end)
             .await
             .map_err(|err| format!("failed to initialize the MCP session: {err}"))?;
-        running
+        let quit = running
             .waiting()
             .await
-            .map_err(|err| format!("the MCP session failed: {err}"))
+            .map_err(|err| format!("the MCP session failed: {err}"))?;
+        // Every answer is written before the process exits.
+        match answers.await {
+            Ok(Ok(())) => Ok(quit),
+            Ok(Err(err)) => Err(format!("failed to write to stdout: {err}")),
+            Err(err) => Err(format!("the writer of answers stopped: {err}")),
+        }
     });
     match served {
         Ok(_) => ExitCode::SUCCESS,

@@ -49,6 +49,23 @@ impl Cli {
         workflow: Option<&str>,
         args: &[OsString],
     ) -> Result<Printed, CliError> {
+        self.run_with_stdin(format, workflow, args, None).await
+    }
+
+    /// [`Cli::run`], with `stdin` (when given) written to the command's standard input.
+    ///
+    /// An argument longer than the kernel takes is refused before anything runs, saying so
+    /// (texts of any length go on stdin instead).
+    pub(crate) async fn run_with_stdin(
+        &self,
+        format: &str,
+        workflow: Option<&str>,
+        args: &[OsString],
+        stdin: Option<String>,
+    ) -> Result<Printed, CliError> {
+        if let Some(arg) = args.iter().find(|arg| arg.len() >= MAX_ARG_BYTES) {
+            return Err(argument_too_long(arg.len()));
+        }
         let mut command = tokio::process::Command::new(&self.program);
         command
             .arg("--format")
@@ -64,19 +81,26 @@ impl Cli {
         command
             .args(args)
             .env("CHECKPOINT_NO_PROGRESS", "1")
-            .stdin(Stdio::null())
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let output = command.output().await.map_err(|err| CliError {
-            message: format!("failed to run `{}`: {err}", self.program.display()),
-            code: Some("checkpoint::mcp::cli_missing".into()),
-            hint: Some(
-                "install the complete bundle: `checkpoint-mcp` runs the `checkpoint` binary beside it"
-                    .into(),
-            ),
-            exit_code: None,
-        })?;
+        let mut child = command.spawn().map_err(|err| self.spawn_error(&err))?;
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            // Written beside the wait, so that a command that answers before reading all of
+            // it never blocks; one that exits without reading reports through its status.
+            tokio::spawn(async move {
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut pipe, text.as_bytes()).await;
+            });
+        }
+        let output = child
+            .wait_with_output()
+            .await
+            .map_err(|err| self.spawn_error(&err))?;
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         if output.status.success() {
@@ -88,13 +112,43 @@ impl Cli {
         Err(parse_error(&stderr, output.status.code()))
     }
 
-    /// Runs a command with `--format json` and parses its document.
+    /// Why the command could not run: the binary is missing, or the arguments are over the
+    /// kernel's limits (`E2BIG`), or something else, as the system says.
+    fn spawn_error(&self, err: &std::io::Error) -> CliError {
+        match err.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => CliError {
+                message: format!("failed to run `{}`: {err}", self.program.display()),
+                code: Some("checkpoint::mcp::cli_missing".into()),
+                hint: Some(
+                    "install the complete bundle: `checkpoint-mcp` runs the `checkpoint` binary beside it"
+                        .into(),
+                ),
+                exit_code: None,
+            },
+            std::io::ErrorKind::ArgumentListTooLong => CliError {
+                message: format!(
+                    "failed to run `checkpoint`: its arguments are over the system's limit ({err})"
+                ),
+                ..argument_too_long(0)
+            },
+            _ => CliError {
+                message: format!("failed to run `{}`: {err}", self.program.display()),
+                code: Some("checkpoint::mcp::spawn".into()),
+                hint: Some("run the tool again; the system refused to start the command".into()),
+                exit_code: None,
+            },
+        }
+    }
+
+    /// Runs a command with `--format json` and parses its document; `stdin`, when given, is
+    /// written to its standard input.
     pub(crate) async fn run_json(
         &self,
         workflow: Option<&str>,
         args: &[OsString],
+        stdin: Option<String>,
     ) -> Result<(Value, String), CliError> {
-        let printed = self.run("json", workflow, args).await?;
+        let printed = self.run_with_stdin("json", workflow, args, stdin).await?;
         let document = serde_json::from_str(&printed.stdout).map_err(|err| CliError {
             message: format!("`checkpoint` printed a document that is not JSON: {err}"),
             code: Some("checkpoint::mcp::bad_document".into()),
@@ -129,6 +183,25 @@ impl CliError {
             text.push_str(hint);
         }
         text
+    }
+}
+
+/// The longest command-line argument the kernel takes, terminating NUL included
+/// (`MAX_ARG_STRLEN` on Linux: 32 pages of 4 KiB).
+const MAX_ARG_BYTES: usize = 128 * 1024;
+
+/// The refusal of an argument of `len` bytes, over [`MAX_ARG_BYTES`].
+fn argument_too_long(len: usize) -> CliError {
+    CliError {
+        message: format!(
+            "a value of {len} bytes is over the {MAX_ARG_BYTES} bytes the system allows one command-line argument; nothing was run"
+        ),
+        code: Some("checkpoint::mcp::argument_too_long".into()),
+        hint: Some(
+            "shorten it: a long text belongs in `note` or `progress`, which take texts of any length, and files are named by their paths"
+                .into(),
+        ),
+        exit_code: None,
     }
 }
 

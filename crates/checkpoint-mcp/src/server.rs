@@ -90,7 +90,11 @@ impl Server {
         };
         let result = self
             .cli
-            .run_json(invocation.workflow.as_deref(), &invocation.args)
+            .run_json(
+                invocation.workflow.as_deref(),
+                &invocation.args,
+                invocation.stdin.take(),
+            )
             .await;
         drop(plan_file);
         Ok(match result {
@@ -113,7 +117,7 @@ impl Server {
     async fn workflows(&self) -> Result<Vec<Value>, McpError> {
         let (document, _) = self
             .cli
-            .run_json(None, &["list".into()])
+            .run_json(None, &["list".into()], None)
             .await
             .map_err(|err| protocol_error(&err))?;
         let root = canonical(&self.store_root);

@@ -31,6 +31,9 @@ pub(crate) struct Invocation {
     pub args: Vec<OsString>,
     /// A plan to write to a temporary file and pass as `--plan` (`init`).
     pub plan: Option<Value>,
+    /// A text for the command's stdin (`--file=-`): a note of any length, where one
+    /// command-line argument is limited by the kernel (128 KiB on Linux).
+    pub stdin: Option<String>,
     /// What succeeded, in one line, for the model.
     pub headline: String,
 }
@@ -110,6 +113,7 @@ fn workflow_tools() -> Vec<ToolDef> {
                     workflow: None,
                     args: argv,
                     plan: Some(args.plan),
+                    stdin: None,
                     headline: format!("created workflow `{}`", args.id),
                 })
             },
@@ -147,11 +151,12 @@ fn phase_tools() -> Vec<ToolDef> {
              compaction loses nothing. The note replaces the phase's previous one.",
             false,
             |args| {
-                Invocation::new(
+                Ok(Invocation::new(
                     args.workflow,
-                    ["progress", "--", &args.phase, &args.note],
+                    ["progress", "--file=-", "--", &args.phase],
                     format!("recorded progress on phase `{}`", args.phase),
-                )
+                )?
+                .with_stdin(args.note))
             },
         ),
         tool::<CompleteArgs>(
@@ -302,7 +307,12 @@ fn context_tools() -> Vec<ToolDef> {
             "Add a note to the workflow's context summary: a fact a later session needs to \
              continue (where something lives, what was tried). The summary is shown on resume.",
             false,
-            |args| Invocation::new(args.workflow, ["note", "--", &args.text], "noted".into()),
+            |args| {
+                Ok(
+                    Invocation::new(args.workflow, ["note", "--file=-"], "noted".into())?
+                        .with_stdin(args.text),
+                )
+            },
         ),
         tool::<TextArgs>(
             "decide",
@@ -310,11 +320,12 @@ fn context_tools() -> Vec<ToolDef> {
              not reopen it.",
             false,
             |args| {
-                Invocation::new(
+                Ok(Invocation::new(
                     args.workflow,
-                    ["decide", "--", &args.text],
+                    ["decide", "--file=-"],
                     "recorded the decision".into(),
-                )
+                )?
+                .with_stdin(args.text))
             },
         ),
         tool::<FilesArgs>(
@@ -369,7 +380,15 @@ impl Invocation {
             workflow,
             args,
             plan: None,
+            stdin: None,
             headline,
+        }
+    }
+
+    fn with_stdin(self, text: String) -> Self {
+        Self {
+            stdin: Some(text),
+            ..self
         }
     }
 }

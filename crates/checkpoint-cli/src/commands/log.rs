@@ -26,7 +26,10 @@ pub struct LogArgs {
 
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
-    let journal = ctx.store.journal(&id)?;
+    let journal = match args.limit {
+        Some(limit) => ctx.store.last_entries(&id, limit)?,
+        None => ctx.store.journal(&id)?,
+    };
     if let Some((_, bytes)) = &journal.torn {
         output::warn(&format!(
             "the journal ends in a torn line of {} bytes (an interrupted append); it is not shown",

@@ -1,11 +1,13 @@
 //! A phase's transitions: `start`, `progress`, `complete`, `fail`, `skip`, `approve`, `reject`,
 //! `replan`, and `commit` (the commits of completed phases).
 
+use std::path::PathBuf;
+
 use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{ctx::Ctx, git, output, report};
+use crate::{commands::context, ctx::Ctx, git, output, report};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
@@ -23,7 +25,12 @@ pub struct ProgressArgs {
     /// The phase id
     pub phase: String,
     /// What is done so far and what comes next
-    pub note: String,
+    #[arg(required_unless_present = "file")]
+    pub note: Option<String>,
+    /// Read the note from this file instead, `-` for stdin (for a text too long for one
+    /// command-line argument)
+    #[arg(long, value_name = "FILE", conflicts_with = "note")]
+    pub file: Option<PathBuf>,
 }
 
 /// Arguments of `checkpoint complete`.
@@ -144,7 +151,7 @@ pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
     ctx.apply(
         Transition::PhaseProgress {
             phase: phase.clone(),
-            note: args.note.clone(),
+            note: context::text_argument(args.note.as_deref(), args.file.as_deref())?,
         },
         |_| format!("recorded progress on phase `{phase}`"),
     )?;

@@ -3,6 +3,7 @@
 mod cli;
 mod durability;
 mod hooks;
+mod journal_size;
 mod launcher;
 mod lifecycle;
 mod mcp;

@@ -546,13 +546,19 @@ fn malformed_json_rpc_gets_an_answer_and_the_server_keeps_running() {
     env.ok(&["init", "pay", "--phase", "design"]);
     let mut mcp = Mcp::start(&env);
 
-    // Unparsable input has no id to answer; like the other MCP SDKs, the server drops it.
+    // Unparsable input is a parse error, answered with the id `null` (JSON-RPC 2.0 §5.1).
     mcp.send("this is not JSON");
     mcp.send("{\"jsonrpc\": \"2.0\", \"id\": 1,");
+    for _ in 0..2 {
+        let parse_error = mcp.next_message();
+        assert_eq!(parse_error["error"]["code"], -32700, "{parse_error:#}");
+        assert_eq!(parse_error["id"], Value::Null, "{parse_error:#}");
+    }
     // JSON that is not a JSON-RPC message is an invalid request.
     mcp.send("{\"hello\": \"world\"}");
     let invalid = mcp.next_message();
     assert_eq!(invalid["error"]["code"], -32600, "{invalid:#}");
+    assert_eq!(invalid["id"], Value::Null, "{invalid:#}");
     // An unknown method.
     let unknown = mcp.request("workflows/explode", json!({}));
     assert_eq!(unknown["error"]["code"], -32601, "{unknown:#}");
@@ -756,5 +762,167 @@ fn task_outputs_and_files_outside_the_project_are_refused_through_mcp() {
         before,
         "nothing was stored"
     );
+}
+
+/// Every invalid request is answered with its own `id` and the JSON-RPC 2.0 code that fits:
+/// parameters of the wrong type or missing for a method the server has are `-32602`, never
+/// "method not found"; the server keeps running.
+#[test]
+fn invalid_requests_are_answered_with_their_id() {
+    let env = TestEnv::new();
+    env.ok(&["init", "pay", "--phase", "design"]);
+    let mut mcp = Mcp::start(&env);
+    let cases = [
+        (json!("a string"), "tools/call", -32600),
+        (json!(17), "tools/call", -32600),
+        (json!([1, 2]), "tools/call", -32602),
+        (json!([]), "tools/list", -32602),
+        (
+            json!({ "name": "status", "arguments": {}, "_meta": "x" }),
+            "tools/call",
+            -32602,
+        ),
+        (json!({ "_meta": 5 }), "tools/list", -32602),
+        (json!({}), "prompts/get", -32602),
+        (json!({}), "resources/read", -32602),
+        (json!({ "uri": 5 }), "resources/read", -32602),
+        (json!({ "arguments": {} }), "tools/call", -32602),
+    ];
+    for (n, (params, method, code)) in cases.into_iter().enumerate() {
+        for id in [json!(1000 + n), json!(format!("req-{n}"))] {
+            let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+            mcp.send(&request.to_string());
+            let answer = mcp.next_message();
+            assert_eq!(answer["id"], id, "{request} -> {answer}");
+            assert_eq!(answer["error"]["code"], code, "{request} -> {answer}");
+        }
+    }
+    // A request without `params` for a method that needs them.
+    for method in ["tools/call", "resources/read", "prompts/get"] {
+        mcp.send(&json!({ "jsonrpc": "2.0", "id": method, "method": method }).to_string());
+        let answer = mcp.next_message();
+        assert_eq!(answer["id"], method, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    }
+    // An `id` of the wrong type cannot be answered by it.
+    mcp.send(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#);
+    let answer = mcp.next_message();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
+    // Methods that need no parameters, and unknown ones, are as before.
+    let listed = mcp.request("tools/list", json!({}));
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        TOOLS.len()
+    );
+    let unknown = mcp.request("workflows/explode", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown:#}");
+    let status = mcp.call_ok("status", json!({}));
+    assert_eq!(status["workflow"]["id"], "pay", "{status:#}");
+    mcp.finish();
+}
+
+/// A line longer than the server reads is answered (with its id, read from its start), not
+/// dropped with the client left waiting; the server keeps running.
+#[test]
+fn a_line_over_the_limit_gets_an_answer() {
+    let env = TestEnv::new();
+    env.ok(&["init", "pay", "--phase", "design"]);
+    let mut mcp = Mcp::start(&env);
+    let text = "x".repeat(16 * 1024 * 1024 + 1);
+    for id in [json!(77), json!("big")] {
+        let request = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "tools/call",
+            "params": { "name": "note", "arguments": { "text": text } },
+        });
+        mcp.send(&request.to_string());
+        let answer = mcp.next_message();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("over the limit"),
+            "{answer}"
+        );
+    }
+    // With the id after the long part, there is none to read: `null`.
+    mcp.send(&format!(
+        r#"{{"jsonrpc":"2.0","params":{{"x":"{text}"}},"id":5,"method":"ping"}}"#
+    ));
+    let answer = mcp.next_message();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
+    drop(text);
+    assert!(
+        env.state("pay")["context"]["notes"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let status = mcp.call_ok("status", json!({}));
+    assert_eq!(status["workflow"]["id"], "pay", "{status:#}");
+    mcp.finish();
+}
+
+/// Texts longer than one command-line argument may be (128 KiB) are recorded whole by the tools
+/// that take long texts; any other value that long is refused for what it is, nothing changed.
+#[test]
+fn texts_longer_than_one_argument_are_recorded_or_refused_for_what_they_are() {
+    let env = TestEnv::new();
+    env.ok(&["init", "pay", "--phase", "design"]);
+    let mut mcp = Mcp::start(&env);
+    mcp.call_ok("start", json!({ "phase": "design" }));
+    for len in [128 * 1024 - 1, 128 * 1024, 300 * 1024, 2 * 1024 * 1024] {
+        let text = format!("{len} {}", "é".repeat(len / 2));
+        mcp.call_ok("note", json!({ "text": text }));
+        mcp.call_ok("decide", json!({ "text": text }));
+        mcp.call_ok("progress", json!({ "phase": "design", "note": text }));
+        let state = env.state("pay");
+        assert_eq!(
+            state["context"]["notes"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()["text"],
+            text
+        );
+        assert_eq!(
+            state["context"]["key_decisions"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()["text"],
+            text
+        );
+        assert_eq!(state["phases"][0]["progress"], text);
+    }
+    let journal_before = env.read("pay", "journal.jsonl");
+    let reason = "r".repeat(200 * 1024);
+    for (tool, arguments) in [
+        ("fail", json!({ "phase": "design", "reason": reason })),
+        ("pause", json!({ "reason": reason })),
+    ] {
+        let error = mcp.call_err(tool, arguments);
+        assert_eq!(
+            error["code"], "checkpoint::mcp::argument_too_long",
+            "{error:#}"
+        );
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("command-line argument"),
+            "{error:#}"
+        );
+    }
+    assert_eq!(env.read("pay", "journal.jsonl"), journal_before);
     mcp.finish();
 }

@@ -12,11 +12,10 @@ use crate::{
     error::{Error, Result},
     fsx,
     id::WorkflowId,
-    journal,
     retention::Archive,
     store::{
         JOURNAL_FILE, STATE_FILE, Store,
-        load::{first_difference, load_dir, parse_state, read_journal},
+        load::{first_difference, for_each_entry, load_dir, parse_state, replay_journal},
         write::{commit, create_private_dir},
     },
 };
@@ -140,9 +139,11 @@ impl Store {
         })?;
         let workflow = parse_state(&state_path, &bytes)?;
         let journal_path = archive.join(JOURNAL_FILE);
-        let journal = read_journal(&journal_path)
+        // Read once for its lines, then replayed as it is read: a journal of any size that
+        // `archive` moved aside is restorable, with one entry in memory at a time.
+        for_each_entry(&journal_path, |_, _| Ok(()))
             .map_err(|err| not_an_archive(format!("its journal cannot be read: {err}")))?;
-        let replayed = journal::replay(&journal_path, None, &journal.entries)
+        let replayed = replay_journal(&journal_path, None, 0)
             .map_err(|err| not_an_archive(format!("its journal does not replay: {err}")))?
             .ok_or_else(|| not_an_archive("its journal has no entries".into()))?;
         if let Some(field) = first_difference(&workflow, &replayed) {

@@ -58,27 +58,20 @@ impl Store {
     pub fn verify(&self, id: &WorkflowId) -> Result<Verification> {
         let loaded = self.load(id)?;
         let journal_path = loaded.dir.join(JOURNAL_FILE);
-        let journal = read_journal(&journal_path)?;
-        let journal_seq = journal.entries.last().map_or(0, |entry| entry.seq);
         let state_path = loaded.dir.join(STATE_FILE);
         let on_disk = match fsx::read_limited(&state_path)? {
             Some(bytes) => parse_state(&state_path, &bytes).ok(),
             None => None,
         };
-        let mut mismatch = match &on_disk {
-            Some(disk) if disk.seq > journal_seq => Some(format!(
-                "`{STATE_FILE}` is at entry {}, past the journal's last entry {journal_seq}",
-                disk.seq
-            )),
-            _ if journal.entries.is_empty() => Some("the journal has no entries".to_owned()),
-            _ => None,
-        };
+        // The journal is replayed as it is read, one entry at a time: its size costs time,
+        // not memory.
+        let mut mismatch = None;
         let mut replayed: Option<Workflow> = None;
-        for entry in &journal.entries {
+        let summary = for_each_entry(&journal_path, |entry, _| {
             if mismatch.is_some() {
-                break;
+                return Ok(());
             }
-            match journal::replay(&journal_path, replayed.take(), std::slice::from_ref(entry)) {
+            match journal::replay(&journal_path, replayed.take(), std::slice::from_ref(&entry)) {
                 Ok(state) => replayed = state,
                 Err(err) => mismatch = Some(err.to_string()),
             }
@@ -92,6 +85,20 @@ impl Store {
                     )
                 });
             }
+            Ok(())
+        })?;
+        let journal_seq = summary.last_seq.unwrap_or(0);
+        match &on_disk {
+            Some(disk) if disk.seq > journal_seq => {
+                mismatch = Some(format!(
+                    "`{STATE_FILE}` is at entry {}, past the journal's last entry {journal_seq}",
+                    disk.seq
+                ));
+            }
+            _ if summary.last_seq.is_none() => {
+                mismatch = Some("the journal has no entries".to_owned());
+            }
+            _ => {}
         }
         if mismatch.is_none()
             && let Some(state) = &replayed
@@ -303,31 +310,21 @@ fn lags_from_nothing(dir: &Path, journal_path: &Path) -> Result<bool> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
         Err(err) => return Err(Error::io("read", &backup_path, err)),
     }
-    let Ok(journal) = read_journal(journal_path) else {
-        return Ok(false);
-    };
-    let from_init = journal
-        .entries
-        .first()
-        .is_some_and(|entry| entry.seq == 1 && matches!(entry.transition, Transition::Init { .. }));
-    Ok(from_init && journal.torn.is_none())
+    let mut first = None;
+    let read = for_each_entry(journal_path, |entry, _| {
+        first.get_or_insert(entry.seq == 1 && matches!(entry.transition, Transition::Init { .. }));
+        Ok(())
+    });
+    Ok(matches!(read, Ok(summary) if summary.torn.is_none()) && first == Some(true))
 }
 
 /// Rebuilds a state from the journal, else from the backup plus the journal's later entries.
 fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> {
-    let journal = read_journal(journal_path);
-    if let Ok(journal) = &journal {
-        let starts_whole = journal.entries.first().is_some_and(|entry| {
-            matches!(
-                entry.transition,
-                Transition::Init { .. } | Transition::Snapshot { .. }
-            )
-        });
-        if starts_whole
-            && let Ok(Some(workflow)) = journal::replay(journal_path, None, &journal.entries)
-        {
-            return Ok((workflow, "journal"));
-        }
+    // Read once for its lines alone, then replayed as it is read: one entry in memory at a time.
+    let readable = for_each_entry(journal_path, |_, _| Ok(())).is_ok();
+    // A replay from nothing refuses a journal that does not start with a whole state.
+    if readable && let Ok(Some(workflow)) = replay_journal(journal_path, None, 0) {
+        return Ok((workflow, "journal"));
     }
     let backup_path = dir.join(BACKUP_FILE);
     let backup = fsx::read_limited(&backup_path)?.ok_or_else(|| Error::Corrupt {
@@ -342,16 +339,12 @@ fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> 
     })?;
     let base = parse_state(&backup_path, &backup)?;
     let base_seq = base.seq;
-    let later: Vec<Entry> = match journal {
-        Ok(journal) => journal
-            .entries
-            .into_iter()
-            .filter(|entry| entry.seq > base_seq)
-            .collect(),
-        Err(_) => Vec::new(),
+    let workflow = if readable {
+        replay_journal(journal_path, Some(base), base_seq)?
+            .expect("replay onto a state yields a state")
+    } else {
+        base
     };
-    let workflow = journal::replay(journal_path, Some(base), &later)?
-        .expect("replay onto a state yields a state");
     Ok((workflow, "backup"))
 }
 
@@ -492,11 +485,61 @@ pub(super) fn first_difference(a: &Workflow, b: &Workflow) -> Option<String> {
     Some(path)
 }
 
+/// The buffer of a journal read line by line.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Reads and parses a whole journal into memory (see [`for_each_entry`] for a read that holds
+/// one entry at a time); a journal that does not exist has no entries.
 pub(super) fn read_journal(path: &Path) -> Result<journal::Journal> {
-    match fsx::read_limited(path)? {
-        Some(bytes) => journal::parse(path, &bytes),
-        None => Ok(journal::Journal::default()),
+    let mut entries = Vec::new();
+    let summary = for_each_entry(path, |entry, _| {
+        entries.push(entry);
+        Ok(())
+    })?;
+    Ok(journal::Journal {
+        entries,
+        torn: summary.torn,
+    })
+}
+
+/// Reads a journal line by line ([`journal::read`]), handing each entry to `visit`; a bad line
+/// is an error, a journal that does not exist has no entries. There is no limit on the
+/// journal's size: only one line is held at a time.
+pub(super) fn for_each_entry(
+    path: &Path,
+    visit: impl FnMut(Entry, u64) -> Result<()>,
+) -> Result<journal::Summary> {
+    match open_journal(path)? {
+        Some(reader) => journal::read(path, reader, visit),
+        None => Ok(journal::Summary::default()),
     }
+}
+
+/// Opens a journal for a read line by line, never through a symlink; `None` when there is none.
+fn open_journal(path: &Path) -> Result<Option<io::BufReader<fs::File>>> {
+    refuse_symlink(path)?;
+    match fs::File::open(path) {
+        Ok(file) => Ok(Some(io::BufReader::with_capacity(READ_BUFFER_BYTES, file))),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Error::io("open", path, err)),
+    }
+}
+
+/// Replays the journal at `path` onto `base` (from nothing when `None`) as it reads it, one
+/// entry at a time, skipping the entries up to sequence number `after`.
+pub(super) fn replay_journal(
+    path: &Path,
+    base: Option<Workflow>,
+    after: u64,
+) -> Result<Option<Workflow>> {
+    let mut state = base;
+    for_each_entry(path, |entry, _| {
+        if entry.seq > after {
+            state = journal::replay(path, state.take(), std::slice::from_ref(&entry))?;
+        }
+        Ok(())
+    })?;
+    Ok(state)
 }
 
 /// Reads the journal's end: its last complete sequence number, a torn last line, and the
@@ -550,17 +593,29 @@ pub(super) struct ForeignTail {
 /// entry (no number, or another one), is not an error: the state is used, and the line is
 /// reported (and moved aside by the next writer). Any other bad line is an error.
 fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<(Tail, Option<ForeignTail>)> {
-    let bytes = fsx::read_limited(path)?.unwrap_or_default();
-    let (journal, bad) = journal::parse_prefix(path, &bytes);
-    let last_seq = journal.entries.last().map(|entry| entry.seq);
-    let foreign = match bad {
+    // Line by line, keeping only the entries asked for: a long journal costs time, not memory.
+    let mut kept = Vec::new();
+    let mut after_bytes = 0;
+    let summary = match open_journal(path)? {
+        Some(reader) => journal::read_prefix(path, reader, |entry, len| {
+            if after.is_some_and(|after| entry.seq > after) {
+                after_bytes += len;
+                kept.push(entry);
+            }
+            Ok(())
+        })?,
+        None => journal::Summary::default(),
+    };
+    let last_seq = summary.last_seq;
+    let foreign = match summary.bad {
         None => None,
         Some(bad) => {
             let state_is_whole = after
                 .zip(last_seq)
                 .is_some_and(|(state_seq, last_seq)| state_seq <= last_seq);
+            let bytes = read_from(path, bad.offset)?;
             // A line numbered as the next entry may be one: damaged, or of a newer version.
-            let claims_next = journal::seq_of_line(&bytes[bad.offset as usize..])
+            let claims_next = journal::seq_of_line(&bytes)
                 .is_some_and(|seq| Some(seq) == last_seq.and_then(|last| last.checked_add(1)));
             if !(bad.last && state_is_whole) || claims_next {
                 return Err(bad.error);
@@ -569,30 +624,31 @@ fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<(Tail, Option<Fore
                 Error::Corrupt { message, .. } => message,
                 other => other.to_string(),
             };
-            let offset = bad.offset;
             Some(ForeignTail {
-                offset,
-                bytes: bytes[offset as usize..].to_vec(),
+                offset: bad.offset,
+                bytes,
                 line: bad.line,
                 reason,
             })
         }
     };
-    let after: Vec<Entry> = match after {
-        Some(after) => journal
-            .entries
-            .into_iter()
-            .filter(|entry| entry.seq > after)
-            .collect(),
-        None => Vec::new(),
-    };
     let tail = Tail {
         last_seq,
-        torn: journal.torn,
-        after_bytes: after.iter().map(|entry| entry.to_line().len() as u64).sum(),
-        after,
+        torn: summary.torn,
+        after: kept,
+        after_bytes,
     };
     Ok((tail, foreign))
+}
+
+/// The bytes of a file from `offset` to its end.
+fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>> {
+    let mut file = fs::File::open(path).map_err(|err| Error::io("open", path, err))?;
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(offset))
+        .and_then(|_| file.read_to_end(&mut bytes))
+        .map_err(|err| Error::io("read", path, err))?;
+    Ok(bytes)
 }
 
 fn temp_files(dir: &Path) -> Result<Vec<PathBuf>> {

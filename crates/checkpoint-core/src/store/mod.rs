@@ -332,7 +332,7 @@ impl Store {
             Some(&next),
             self.options.failpoint,
         );
-        if let Err(err @ Error::StateTooLarge { .. }) = committed {
+        if let Err(err @ (Error::StateTooLarge { .. } | Error::EntryTooLarge { .. })) = committed {
             // Refused before anything was written: the directory made for it goes too.
             if new_dir {
                 let _ = fs::remove_file(dir.join(LOCK_FILE));
@@ -436,6 +436,26 @@ impl Store {
     pub fn journal(&self, id: &WorkflowId) -> Result<journal::Journal> {
         let dir = self.checked_dir(id)?;
         read_journal(&dir.join(JOURNAL_FILE))
+    }
+
+    /// Reads the whole journal of a workflow, keeping only its last `n` entries in memory (and
+    /// a torn last line): `checkpoint log -n <n>` costs one line's memory, not the journal's.
+    pub fn last_entries(&self, id: &WorkflowId, n: usize) -> Result<journal::Journal> {
+        let dir = self.checked_dir(id)?;
+        let mut kept = std::collections::VecDeque::with_capacity(n.min(1024));
+        let summary = load::for_each_entry(&dir.join(JOURNAL_FILE), |entry, _| {
+            if kept.len() == n {
+                kept.pop_front();
+            }
+            if n > 0 {
+                kept.push_back(entry);
+            }
+            Ok(())
+        })?;
+        Ok(journal::Journal {
+            entries: kept.into(),
+            torn: summary.torn,
+        })
     }
 
     /// Whether the workflow's state equals the replay of its journal (see [`Store::verify`]).

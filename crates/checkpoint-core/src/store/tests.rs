@@ -309,3 +309,103 @@ fn a_large_state_is_brought_up_to_date_before_it_is_archived() {
     let target = store.archive(&id, at(5), false).unwrap();
     assert_eq!(seq_on_disk(&target), last);
 }
+
+/// A write is refused, nothing written, when one of its lines is longer than readers accept or
+/// when it would take the journal past the size writers keep it under; the journal stays
+/// readable and takes the next write that fits.
+#[test]
+fn a_write_past_the_journal_limits_is_refused_and_changes_nothing() {
+    use crate::{
+        Error,
+        journal::{Entry, MAX_JOURNAL_BYTES, MAX_LINE_BYTES},
+        store::write::commit,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let id = create(&store, 1);
+    let wf_dir = dir.path().join("w");
+    let journal_path = wf_dir.join(JOURNAL_FILE);
+    let before = fs::read(&journal_path).unwrap();
+    let line = |text: String| {
+        Entry {
+            seq: 2,
+            at: at(1),
+            transition: Transition::Note { text },
+        }
+        .to_line()
+    };
+
+    // One line over the bound, by one byte and by far.
+    let overhead = line(String::new()).len() as u64;
+    for extra in [1, 1024 * 1024] {
+        let text = "x".repeat((MAX_LINE_BYTES - overhead + extra) as usize);
+        let err = commit(&wf_dir, &[line(text)], None, None).unwrap_err();
+        assert!(
+            matches!(err, Error::EntryTooLarge { size, limit, .. } if size == MAX_LINE_BYTES + extra && limit == MAX_LINE_BYTES),
+            "{err}"
+        );
+        assert_eq!(fs::read(&journal_path).unwrap(), before);
+    }
+    // A line of exactly the bound is written, and read back.
+    let text = "x".repeat((MAX_LINE_BYTES - overhead) as usize);
+    commit(&wf_dir, &[line(text)], None, None).unwrap();
+    assert_eq!(store.journal(&id).unwrap().entries.len(), 2);
+
+    // A journal at the size limit (the rest of the file is left sparse: appending never reads
+    // it) takes nothing more, whatever the size of the write.
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(&journal_path)
+        .unwrap();
+    file.set_len(MAX_JOURNAL_BYTES - 10).unwrap();
+    drop(file);
+    for text in ["", "a longer note than the ten bytes left"] {
+        let err = commit(&wf_dir, &[line(text.into())], None, None).unwrap_err();
+        assert!(
+            matches!(err, Error::JournalFull { size, limit, .. } if size > limit && limit == MAX_JOURNAL_BYTES),
+            "{err}"
+        );
+        assert_eq!(
+            fs::metadata(&journal_path).unwrap().len(),
+            MAX_JOURNAL_BYTES - 10
+        );
+    }
+    let err = store
+        .apply(&id, at(2), Transition::Note { text: "n".into() })
+        .unwrap_err();
+    assert!(err.to_string().contains("over the limit"), "{err}");
+}
+
+/// `last_entries` keeps the journal's last `n` entries, for every `n`, and its torn line.
+#[test]
+fn the_last_entries_are_the_end_of_the_whole_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let id = create(&store, 1);
+    for second in 1..=5 {
+        store
+            .apply(
+                &id,
+                at(second),
+                Transition::Note {
+                    text: format!("n{second}"),
+                },
+            )
+            .unwrap();
+    }
+    let journal_path = dir.path().join("w").join(JOURNAL_FILE);
+    let mut bytes = fs::read(&journal_path).unwrap();
+    bytes.extend_from_slice(b"{\"seq\":7,\"at\"");
+    fs::write(&journal_path, bytes).unwrap();
+    let whole = store.journal(&id).unwrap();
+    assert_eq!(whole.entries.len(), 6);
+    for n in [0, 1, 3, 6, 7, 1000] {
+        let last = store.last_entries(&id, n).unwrap();
+        assert_eq!(
+            last.entries,
+            whole.entries[6usize.saturating_sub(n)..],
+            "{n}"
+        );
+        assert_eq!(last.torn, whole.torn, "{n}");
+    }
+}

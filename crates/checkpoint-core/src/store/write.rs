@@ -10,7 +10,7 @@ use std::{
 use crate::{
     error::{Error, Result},
     failpoint::{self, Failpoint, Step},
-    fsx,
+    fsx, journal,
     model::Workflow,
     store::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
 };
@@ -64,6 +64,17 @@ pub(super) fn commit(
         });
     }
     let journal_path = dir.join(JOURNAL_FILE);
+    // One limit for writing and reading: a line no reader would accept is never written.
+    if let Some(line) = lines
+        .iter()
+        .find(|line| line.len() as u64 > journal::MAX_LINE_BYTES)
+    {
+        return Err(Error::EntryTooLarge {
+            path: journal_path,
+            size: line.len() as u64,
+            limit: journal::MAX_LINE_BYTES,
+        });
+    }
     if !lines.is_empty() {
         let lines = lines.concat();
         refuse_symlink(&journal_path)?;
@@ -73,6 +84,12 @@ pub(super) fn commit(
             .create(true)
             .open(&journal_path)
             .map_err(|err| Error::io("open", &journal_path, err))?;
+        refuse_growth_past(
+            &journal,
+            &journal_path,
+            lines.len(),
+            journal::MAX_JOURNAL_BYTES,
+        )?;
         let maybe = |source: io::Error| Error::MaybeSaved {
             path: journal_path.clone(),
             source,
@@ -100,6 +117,24 @@ pub(super) fn commit(
         source,
     };
     write_state_atomically(dir, &text, failpoint).map_err(maybe)
+}
+
+/// Refuses an append of `n_bytes` to the open journal at `path` that would take it past
+/// `limit` bytes, before anything is written.
+fn refuse_growth_past(journal: &fs::File, path: &Path, n_bytes: usize, limit: u64) -> Result<()> {
+    let len = journal
+        .metadata()
+        .map_err(|err| Error::io("read", path, err))?
+        .len();
+    let size = len.saturating_add(n_bytes as u64);
+    if size > limit {
+        return Err(Error::JournalFull {
+            path: path.to_owned(),
+            size,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// The text of `state.json`: indented JSON, or for a state of [`DEFER_STATE_BYTES`] or more,
