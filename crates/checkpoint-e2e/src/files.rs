@@ -96,6 +96,28 @@ impl Drop for FileServer {
     }
 }
 
+/// Copies the directory `from` to `to`, recursively (a clone's plugin directory, a set of assets).
+///
+/// Panics on any error: it prepares a test.
+#[track_caller]
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to)
+        .unwrap_or_else(|err| panic!("failed to create `{}`: {err}", to.display()));
+    let entries = fs::read_dir(from)
+        .unwrap_or_else(|err| panic!("failed to list `{}`: {err}", from.display()));
+    for entry in entries {
+        let entry =
+            entry.unwrap_or_else(|err| panic!("failed to list `{}`: {err}", from.display()));
+        let target = to.join(entry.file_name());
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target)
+                .unwrap_or_else(|err| panic!("failed to copy `{}`: {err}", entry.path().display()));
+        }
+    }
+}
+
 fn serve(stream: TcpStream, shared: &Shared) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(&stream);

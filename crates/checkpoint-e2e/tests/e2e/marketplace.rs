@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use checkpoint_e2e::Turn;
 use checkpoint_e2e::claude::workspace_root;
-use checkpoint_e2e::files::FileServer;
+use checkpoint_e2e::files::{FileServer, copy_tree};
 use tempfile::TempDir;
 
 use crate::support::{
@@ -295,17 +295,4 @@ fn hook_responses(stream: &str) -> String {
         .filter(|line| line.contains("\"hook_response\""))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
