@@ -7,8 +7,10 @@
 //! the project, so neither the planner nor the hooks complete anything through one).
 
 use std::{
+    collections::HashMap,
     fs,
-    path::{Component, Path},
+    path::{Component, Path, PathBuf},
+    sync::{Mutex, PoisonError},
 };
 
 use checkpoint_core::Workflow;
@@ -72,6 +74,70 @@ pub(crate) fn outside(project_root: &Path, base: &Path, path: &str) -> Option<St
             resolved.display()
         )
     })
+}
+
+/// The files of the project as a reader sees them (the probe behind the planner and the hooks):
+/// [`outside`]'s rule, answered with one `lstat` per file and one resolution per directory, since
+/// a hook looks at every declared output of a workflow.
+pub(crate) struct Files {
+    root: PathBuf,
+    /// The project root with its links resolved, once.
+    canonical_root: Option<PathBuf>,
+    /// Whether each directory seen resolves inside the project.
+    dirs: Mutex<HashMap<PathBuf, bool>>,
+}
+
+impl Files {
+    pub(crate) fn new(project_root: &Path) -> Files {
+        Files {
+            root: project_root.to_owned(),
+            canonical_root: fs::canonicalize(project_root).ok(),
+            dirs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The metadata of `path` (relative to the project root, or absolute; links followed), when
+    /// it exists inside the project: a file outside it (through `..`, an absolute path or a
+    /// link leading out, in its name or in a directory above it) does not exist for the workflow.
+    pub(crate) fn metadata(&self, path: &str) -> Option<fs::Metadata> {
+        if Path::new(path)
+            .components()
+            .any(|component| component == Component::ParentDir)
+        {
+            return None;
+        }
+        let joined = self.root.join(path);
+        if !joined.starts_with(&self.root) {
+            return None;
+        }
+        let own = fs::symlink_metadata(&joined).ok()?;
+        if own.file_type().is_symlink() {
+            let resolved = fs::canonicalize(&joined).ok()?;
+            return self
+                .is_inside(&resolved)
+                .then(|| fs::metadata(&resolved).ok())
+                .flatten();
+        }
+        // Not a link itself: inside when the directory holding it is.
+        let dir = joined.parent()?;
+        self.dir_inside(dir).then_some(own)
+    }
+
+    fn is_inside(&self, resolved: &Path) -> bool {
+        self.canonical_root
+            .as_deref()
+            .is_some_and(|root| resolved.starts_with(root))
+    }
+
+    fn dir_inside(&self, dir: &Path) -> bool {
+        let mut dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&inside) = dirs.get(dir) {
+            return inside;
+        }
+        let inside = fs::canonicalize(dir).is_ok_and(|resolved| self.is_inside(&resolved));
+        dirs.insert(dir.to_owned(), inside);
+        inside
+    }
 }
 
 /// Refuses a workflow read from `source` (an imported file) whose phases declare an output, or

@@ -15,6 +15,8 @@ use crate::inside;
 /// Answers validation's questions from the filesystem and git.
 pub(crate) struct FsProbe {
     root: PathBuf,
+    /// The project's files; one outside it does not exist for the workflow.
+    files: inside::Files,
     commits: Mutex<HashMap<String, Option<bool>>>,
 }
 
@@ -22,29 +24,20 @@ impl FsProbe {
     pub(crate) fn new(project_root: &Path) -> Self {
         Self {
             root: project_root.to_owned(),
+            files: inside::Files::new(project_root),
             commits: Mutex::new(HashMap::new()),
         }
     }
 }
 
-impl FsProbe {
-    /// Where `path` is, when it is inside the project: a file outside it (through `..`, an
-    /// absolute path or a link leading out) does not exist for the workflow.
-    fn inside(&self, path: &str) -> Option<PathBuf> {
-        inside::outside(&self.root, &self.root, path)
-            .is_none()
-            .then(|| self.root.join(path))
-    }
-}
-
 impl Probe for FsProbe {
     fn file_size(&self, path: &str) -> Option<u64> {
-        let meta = fs::metadata(self.inside(path)?).ok()?;
+        let meta = self.files.metadata(path)?;
         Some(if meta.is_dir() { u64::MAX } else { meta.len() })
     }
 
     fn modified(&self, path: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-        let modified = fs::metadata(self.inside(path)?).ok()?.modified().ok()?;
+        let modified = self.files.metadata(path)?.modified().ok()?;
         Some(modified.into())
     }
 
