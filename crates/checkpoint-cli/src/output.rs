@@ -815,12 +815,7 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
     }
     more(out, plan.completed.len(), "done");
     for phase in &plan.in_progress {
-        let what = phase
-            .description
-            .as_deref()
-            .filter(|text| !text.trim().is_empty())
-            .map(|text| format!(" ({text})"))
-            .unwrap_or_default();
+        let what = phase.purpose_suffix();
         let progress = phase
             .progress
             .as_deref()

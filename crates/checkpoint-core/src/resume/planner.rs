@@ -66,6 +66,14 @@ pub struct PhaseRef {
     pub holder: Option<Holder>,
 }
 
+impl PhaseRef {
+    /// What it does, as the texts show it after its id: ` (<description>)`, or nothing when
+    /// there is no description or only blanks.
+    pub fn purpose_suffix(&self) -> String {
+        described(self.description.as_deref())
+    }
+}
+
 /// A repair the planner proposes after an interruption (applied unless it is a dry run).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecoveryAction {

@@ -204,12 +204,7 @@ fn phases_section(plan: &ResumePlan) -> String {
             .as_deref()
             .map(|note| format!(" — progress: {note}"))
             .unwrap_or_default();
-        let what = phase
-            .description
-            .as_deref()
-            .filter(|text| !text.trim().is_empty())
-            .map(|text| format!(" ({text})"))
-            .unwrap_or_default();
+        let what = phase.purpose_suffix();
         format!("`{}`{what}{attempt}{tasks}{progress}", phase.id)
     });
     list(
