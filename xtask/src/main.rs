@@ -10,16 +10,16 @@ mod install;
 mod plugin;
 mod release;
 mod test;
-#[cfg(test)]
-mod tests;
+mod tidy;
+mod workspace;
 
-use std::{
-    env,
-    path::{Path, PathBuf},
-    process::{Command, ExitCode},
-};
+use std::{env, path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};
+
+pub(crate) use crate::workspace::{
+    Result, cargo, describe, project_root, run_checked, shell_quote, target_dir,
+};
 
 /// Tasks for building, bundling, installing and testing `checkpoint`.
 #[derive(Debug, Parser)]
@@ -93,6 +93,9 @@ enum Task {
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
     },
+    /// Check the sources against the rules of ARCHITECTURE.md and CONTRIBUTING.md: `//!` lines,
+    /// the code map, import circles, file and function lengths, test harnesses (no build)
+    Tidy,
     /// Run the whole test suite, with the real Claude Code CLI for the end-to-end tests
     ///
     /// The client is the oldest supported Claude Code by default; `CHECKPOINT_CLAUDE_CODE=latest`
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(&root).map(|_| ()),
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Demo => demo::run(&root),
+        Task::Tidy => tidy::run(&root),
         Task::ReleaseAssets { out, no_pin } => {
             let plugin_dir = root.join("plugin");
             release::assets(
@@ -156,79 +160,5 @@ fn main() -> ExitCode {
             eprintln!("error: {err}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// A failure of a task, as a message.
-pub(crate) type Result<T = ()> = std::result::Result<T, String>;
-
-/// The workspace root: the parent of this crate's directory.
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives inside the workspace")
-        .to_owned()
-}
-
-/// The cargo target directory: `CARGO_TARGET_DIR`, else `target/` in the workspace.
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    match env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => root.join(PathBuf::from(dir)),
-        _ => root.join("target"),
-    }
-}
-
-/// `cargo`, as the one that runs us.
-pub(crate) fn cargo() -> Command {
-    Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-}
-
-/// Runs a command, failing with its description when it does not succeed.
-pub(crate) fn run_checked(command: &mut Command) -> Result {
-    eprintln!("$ {}", describe(command));
-    let status = command
-        .status()
-        .map_err(|err| format!("failed to run `{}`: {err}", describe(command)))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{}` failed with {status}", describe(command)))
-    }
-}
-
-/// A command as it can be pasted into a shell: arguments quoted where needed, paths inside the
-/// workspace relative to it (tasks run from its root), and cargo as `cargo`.
-pub(crate) fn describe(command: &Command) -> String {
-    let root = project_root();
-    let word = |text: &std::ffi::OsStr| {
-        let path = Path::new(text);
-        let text = path.strip_prefix(&root).unwrap_or(path).to_string_lossy();
-        shell_quote(&text)
-    };
-    let program = command.get_program();
-    // `$CARGO` is an absolute path into the toolchain; `cargo` is what a reader types.
-    let mut text = if env::var_os("CARGO").is_some_and(|cargo| cargo == program) {
-        "cargo".to_owned()
-    } else {
-        word(program)
-    };
-    for arg in command.get_args() {
-        text.push(' ');
-        text.push_str(&word(arg));
-    }
-    text
-}
-
-/// `text` as one shell word: as is when it holds only characters no shell treats specially,
-/// else in single quotes.
-pub(crate) fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }

@@ -195,23 +195,3 @@ fn compaction_request_gets_the_configured_summary_without_consuming_the_script()
     assert_eq!(after.stdout.trim(), "AFTER-COMPACT", "{after}");
     assert!(mock.request_text(2).contains("CUSTOM-SUMMARY-MARKER"));
 }
-
-/// Files under `tests/e2e/` are not test binaries of their own: each must be a module above.
-#[test]
-fn no_forgotten_test_files() {
-    let this_file = include_str!("e2e.rs");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("e2e");
-    let mut forgotten = Vec::new();
-    for entry in fs::read_dir(&dir).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        if !this_file.contains(&format!("#[path = \"e2e/{name}\"]")) {
-            forgotten.push(name);
-        }
-    }
-    assert!(
-        forgotten.is_empty(),
-        "not declared in `tests/e2e.rs`: {forgotten:?}"
-    );
-}

@@ -1,6 +1,6 @@
 //! Tests of the helpers every task shares.
 
-use crate::shell_quote;
+use crate::workspace::shell_quote;
 
 #[test]
 fn echoed_arguments_paste_back_as_the_same_words() {

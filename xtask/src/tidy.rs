@@ -1,0 +1,428 @@
+//! `cargo xtask tidy`: the rules of ARCHITECTURE.md and CONTRIBUTING.md checked by machine, on
+//! the sources only (no build): every file opens with a `//!` line, every module is named in the
+//! code map, no import circle between modules, no long file or function, no test file left out
+//! of its harness. (rust-analyzer's `xtask/src/tidy.rs` is the model.)
+
+mod imports;
+mod rust;
+#[cfg(test)]
+mod tests;
+
+use std::{
+    fmt, fs,
+    path::{Path, PathBuf},
+};
+
+use crate::{
+    Result,
+    tidy::{imports::Graph, rust::Code},
+};
+
+/// The most lines a non-test source file may have.
+const MAX_FILE_LINES: usize = 800;
+/// The most lines a function of a non-test source file may have.
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// One rule broken: where, what, and how to fix it.
+#[derive(Debug)]
+pub(crate) struct Problem {
+    /// The file (relative to the workspace root), with a line when there is one.
+    pub(crate) place: String,
+    pub(crate) message: String,
+    pub(crate) fix: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}\n  fix: {}", self.place, self.message, self.fix)
+    }
+}
+
+pub(crate) fn run(root: &Path) -> Result {
+    let problems = check(root)?;
+    if problems.is_empty() {
+        eprintln!("tidy: every rule holds");
+        return Ok(());
+    }
+    for problem in &problems {
+        eprintln!("{problem}\n");
+    }
+    Err(format!(
+        "tidy found {} problem(s); the rules are in CONTRIBUTING.md (\"Rules tidy checks\")",
+        problems.len()
+    ))
+}
+
+/// Every problem of the workspace at `root`, in a stable order.
+pub(crate) fn check(root: &Path) -> Result<Vec<Problem>> {
+    let architecture_path = root.join("ARCHITECTURE.md");
+    let architecture = fs::read_to_string(&architecture_path)
+        .map_err(|err| format!("failed to read `{}`: {err}", architecture_path.display()))?;
+    let mut problems = Vec::new();
+    for package in packages(root)? {
+        let mut sources = Vec::new();
+        for file in rust_files(&package.dir)? {
+            let text = fs::read_to_string(&file)
+                .map_err(|err| format!("failed to read `{}`: {err}", file.display()))?;
+            let source = Source {
+                place: relative(root, &file),
+                in_package: relative(&package.dir, &file),
+                text,
+            };
+            check_doc(&source, &mut problems);
+            if !source.is_test() {
+                check_lengths(&source, &mut problems);
+            }
+            sources.push(source);
+        }
+        check_map(&package, &architecture, &sources, &mut problems);
+        check_circles(&package, &sources, &mut problems);
+        check_harnesses(&sources, &mut problems);
+    }
+    Ok(problems)
+}
+
+/// A crate of the workspace: `crates/<name>` or `xtask`.
+struct Package {
+    /// As the code map's heading names it: `crates/checkpoint-core`, `xtask`.
+    name: String,
+    dir: PathBuf,
+}
+
+fn packages(root: &Path) -> Result<Vec<Package>> {
+    let mut packages = Vec::new();
+    let crates = root.join("crates");
+    if crates.is_dir() {
+        for dir in sorted_entries(&crates)? {
+            if dir.join("Cargo.toml").is_file() {
+                packages.push(Package {
+                    name: relative(root, &dir),
+                    dir,
+                });
+            }
+        }
+    }
+    let xtask = root.join("xtask");
+    if xtask.join("Cargo.toml").is_file() {
+        packages.push(Package {
+            name: "xtask".to_owned(),
+            dir: xtask,
+        });
+    }
+    Ok(packages)
+}
+
+/// The `.rs` files of a package's `src/`, `tests/`, `benches/` and `examples/`, sorted.
+fn rust_files(package: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut dirs: Vec<PathBuf> = ["src", "tests", "benches", "examples"]
+        .iter()
+        .map(|dir| package.join(dir))
+        .filter(|dir| dir.is_dir())
+        .collect();
+    while let Some(dir) = dirs.pop() {
+        for path in sorted_entries(&dir)? {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = fs::read_dir(dir)
+        .map_err(|err| format!("failed to read the directory `{}`: {err}", dir.display()))?;
+    let mut paths = entries
+        .map(|entry| entry.map(|entry| entry.path()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|err| format!("failed to read the directory `{}`: {err}", dir.display()))?;
+    paths.sort();
+    Ok(paths)
+}
+
+/// `path` relative to `base`, with `/` separators.
+fn relative(base: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(base).unwrap_or(path);
+    relative
+        .components()
+        .map(|component| component.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// One source file.
+struct Source {
+    /// Relative to the workspace root.
+    place: String,
+    /// Relative to its package: `src/store/load.rs`, `tests/it/main.rs`.
+    in_package: String,
+    text: String,
+}
+
+impl Source {
+    /// Integration tests, unit-test modules (`tests.rs`, anything under a `tests/` directory)
+    /// and the test fakes (`testing.rs`).
+    fn is_test(&self) -> bool {
+        self.in_package
+            .split('/')
+            .any(|part| matches!(part, "tests" | "tests.rs" | "testing.rs"))
+    }
+
+    /// The module path of a file of `src/` (`src/resume/mod.rs` is `resume`; a crate root and
+    /// the files of `src/bin/` are roots of their own, `None`).
+    fn module(&self) -> Option<Vec<String>> {
+        let path = self.in_package.strip_prefix("src/")?;
+        if matches!(path, "lib.rs" | "main.rs") || path.starts_with("bin/") {
+            return None;
+        }
+        let path = path.strip_suffix(".rs")?;
+        let mut module: Vec<String> = path.split('/').map(str::to_owned).collect();
+        if module.last().is_some_and(|last| last == "mod") {
+            module.pop();
+        }
+        Some(module)
+    }
+}
+
+fn check_doc(source: &Source, problems: &mut Vec<Problem>) {
+    let first = source.text.lines().find(|line| !line.trim().is_empty());
+    if !first.is_some_and(|line| line.trim_start().starts_with("//!")) {
+        problems.push(Problem {
+            place: source.place.clone(),
+            message: "the file does not open with a `//!` line".to_owned(),
+            fix: "start it with `//! <what this file is for>.`".to_owned(),
+        });
+    }
+}
+
+fn check_lengths(source: &Source, problems: &mut Vec<Problem>) {
+    let n_lines = source.text.lines().count();
+    if n_lines > MAX_FILE_LINES {
+        problems.push(Problem {
+            place: source.place.clone(),
+            message: format!(
+                "{n_lines} lines, more than the {MAX_FILE_LINES} a source file may have"
+            ),
+            fix: "split it into modules named after what each part is for".to_owned(),
+        });
+    }
+    let code = Code::new(&source.text);
+    for function in code.functions(&code.test_modules()) {
+        if function.n_lines > MAX_FUNCTION_LINES {
+            problems.push(Problem {
+                place: format!("{}:{}", source.place, function.line),
+                message: format!(
+                    "`fn {}` has {} lines, more than the {MAX_FUNCTION_LINES} a function may have",
+                    function.name, function.n_lines
+                ),
+                fix: "split it into functions named after their steps".to_owned(),
+            });
+        }
+    }
+}
+
+/// Every module of `src/` is named in the package's section of ARCHITECTURE.md (see
+/// CONTRIBUTING.md for the rule).
+fn check_map(
+    package: &Package,
+    architecture: &str,
+    sources: &[Source],
+    problems: &mut Vec<Problem>,
+) {
+    let Some(section) = map_section(architecture, &package.name) else {
+        problems.push(Problem {
+            place: "ARCHITECTURE.md".to_owned(),
+            message: format!("the code map has no section for `{}`", package.name),
+            fix: format!(
+                "add a heading ``### `{}` `` with a bullet per module",
+                package.name
+            ),
+        });
+        return;
+    };
+    let mentions = backticked(section);
+    for source in sources {
+        let Some(path) = source.in_package.strip_prefix("src/") else {
+            continue;
+        };
+        if source.is_test() || source.module().is_none() || is_named(path, &mentions) {
+            continue;
+        }
+        problems.push(Problem {
+            place: source.place.clone(),
+            message: format!(
+                "the module is not named in ARCHITECTURE.md's section `{}`",
+                package.name
+            ),
+            fix: format!(
+                "add a bullet naming `{path}` (or its file name under a bullet that names its \
+                 directory) to that section"
+            ),
+        });
+    }
+}
+
+/// The text of the code map's section whose `###` heading names the package.
+fn map_section<'a>(architecture: &'a str, package: &str) -> Option<&'a str> {
+    let heading = format!("### `{package}`");
+    let start = architecture.find(&heading)? + heading.len();
+    let rest = &architecture[start..];
+    let end = rest
+        .match_indices("\n#")
+        .map(|(idx, _)| idx)
+        .next()
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// The spans written between backticks.
+fn backticked(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// Whether `path` (relative to `src/`, as `store/load.rs`) is named: the span ends with the
+/// path (`store/load.rs`, `crates/x/src/store/load.rs`), or a span names one of its directories
+/// (`store/`) and another its file name (`load.rs`; `mod.rs` needs only the directory).
+fn is_named(path: &str, mentions: &[&str]) -> bool {
+    let ends_with =
+        |span: &str, suffix: &str| span == suffix || span.ends_with(&format!("/{suffix}"));
+    if mentions.iter().any(|span| ends_with(span, path)) {
+        return true;
+    }
+    let Some((dir, file)) = path.rsplit_once('/') else {
+        return false;
+    };
+    let dir_named = dir
+        .match_indices('/')
+        .map(|(idx, _)| &dir[..idx])
+        .chain([dir])
+        .any(|ancestor| {
+            mentions
+                .iter()
+                .any(|span| ends_with(span, &format!("{ancestor}/")))
+        });
+    dir_named && (file == "mod.rs" || mentions.iter().any(|span| ends_with(span, file)))
+}
+
+fn check_circles(package: &Package, sources: &[Source], problems: &mut Vec<Problem>) {
+    let mut graph = Graph::default();
+    let modules: Vec<_> = sources
+        .iter()
+        .filter(|source| !source.is_test())
+        .filter_map(|source| Some((source, source.module()?)))
+        .collect();
+    for (_, module) in &modules {
+        graph.add_module(module.clone());
+    }
+    let top_level: Vec<String> = modules
+        .iter()
+        .filter(|(_, module)| module.len() == 1)
+        .map(|(_, module)| module[0].clone())
+        .collect();
+    for root in ["src/lib.rs", "src/main.rs"] {
+        if let Some(source) = sources.iter().find(|source| source.in_package == root) {
+            let code = Code::new(&source.text);
+            let paths = code.paths(&code.test_modules(), &top_level);
+            let file_name = root.trim_start_matches("src/");
+            graph.add_root(file_name, &source.place, &paths);
+            break;
+        }
+    }
+    for (source, module) in &modules {
+        let code = Code::new(&source.text);
+        let paths = code.paths(&code.test_modules(), &[]);
+        graph.add_paths(module, &source.place, &paths);
+    }
+    for circle in graph.circles() {
+        let mut names: Vec<String> = circle.iter().map(|(module, _)| module.join("::")).collect();
+        names.push(names[0].clone());
+        let steps: Vec<String> = circle
+            .iter()
+            .map(|(_, evidence)| {
+                format!(
+                    "`{}:{}` names `{}`",
+                    evidence.file, evidence.line, evidence.path
+                )
+            })
+            .collect();
+        problems.push(Problem {
+            place: circle[0].1.file.clone(),
+            message: format!(
+                "import circle in `{}`: {} ({})",
+                package.name,
+                names.join(" → "),
+                steps.join("; ")
+            ),
+            fix: "move what both sides need into a module below them both, so that imports go \
+                  one way"
+                .to_owned(),
+        });
+    }
+}
+
+/// Every file of a test harness directory (`tests/<harness>/`) is declared as a module: in
+/// `tests/<harness>/main.rs` (`mod name;`) or `tests/<harness>.rs` (`#[path = "<harness>/name.rs"]`),
+/// or, for a file in a subdirectory, in its parent module.
+fn check_harnesses(sources: &[Source], problems: &mut Vec<Problem>) {
+    let find = |path: &str| sources.iter().find(|source| source.in_package == path);
+    for source in sources {
+        let Some(path) = source.in_package.strip_prefix("tests/") else {
+            continue;
+        };
+        let Some((dir, file)) = path.rsplit_once('/') else {
+            continue;
+        };
+        if file == "main.rs" && !dir.contains('/') {
+            continue;
+        }
+        let name = file.strip_suffix(".rs").unwrap_or(file);
+        let declared = if dir.contains('/') || file == "mod.rs" {
+            // A file of a module directory: `a/b.rs` is declared in `a.rs` or `a/mod.rs`.
+            let (parent_dir, module) = if file == "mod.rs" {
+                dir.rsplit_once('/').unwrap_or(("", dir))
+            } else {
+                (dir, name)
+            };
+            let candidates = [
+                format!("tests/{parent_dir}.rs"),
+                format!("tests/{parent_dir}/mod.rs"),
+                format!("tests/{parent_dir}/main.rs"),
+            ];
+            candidates
+                .iter()
+                .filter_map(|candidate| find(candidate))
+                .any(|parent| declares(parent, module, &format!("{module}.rs")))
+        } else {
+            let main = find(&format!("tests/{dir}/main.rs"));
+            let root = find(&format!("tests/{dir}.rs"));
+            main.into_iter()
+                .chain(root)
+                .any(|harness| declares(harness, name, &format!("{dir}/{file}")))
+        };
+        if !declared {
+            problems.push(Problem {
+                place: source.place.clone(),
+                message: "the test file is declared in no harness, so its tests never run"
+                    .to_owned(),
+                fix: format!("declare `mod {name};` in the harness of `tests/{dir}/`"),
+            });
+        }
+    }
+}
+
+/// Whether `parent` declares the module `name` (`mod name;`, any visibility or attributes) or
+/// points a `#[path]` at `path`.
+fn declares(parent: &Source, name: &str, path: &str) -> bool {
+    let by_path = parent.text.contains(&format!("#[path = \"{path}\"]"));
+    by_path
+        || parent.text.lines().any(|line| {
+            let line = line.trim();
+            let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            line == format!("mod {name};") || line == format!("mod r#{name};")
+        })
+}
