@@ -459,3 +459,101 @@ fn help_puts_global_options_under_their_own_heading() {
         assert_eq!(first_line("-h"), first_line("--help"), "{command:?}");
     }
 }
+
+/// Runs `checkpoint` and returns its exit code and rendered output.
+fn exit_of(env: &TestEnv, cmd: &mut std::process::Command) -> (Option<i32>, String) {
+    let output = cmd.output().unwrap();
+    (output.status.code(), crate::support::render(env, &output))
+}
+
+#[test]
+fn every_documented_exit_code_class_has_a_case() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+    type Case<'a> = (i32, Vec<&'a str>, &'a [(&'a str, &'a str)], &'a str);
+    let cases: Vec<Case> = vec![
+        (0, vec!["status"], &[], ""),
+        // Invalid input is 2, wherever it comes from.
+        (
+            2,
+            vec!["pause", "--reason", "x", "--until", "yesterday"],
+            &[],
+            "--until yesterday",
+        ),
+        (
+            2,
+            vec!["init", "v", "--plan", "/nonexistent"],
+            &[],
+            "failed to read plan file",
+        ),
+        (
+            2,
+            vec!["status"],
+            &[("CHECKPOINT_LOCK_TIMEOUT", "abc")],
+            "CHECKPOINT_LOCK_TIMEOUT=abc",
+        ),
+        (
+            2,
+            vec!["init", "failed", "--phase", "a"],
+            &[],
+            "the store uses the name",
+        ),
+        (2, vec!["start"], &[], "required"),
+        // A refusal is 3.
+        (3, vec!["archive"], &[], "not finished"),
+        (
+            3,
+            vec!["fork", "1", "--as", "w"],
+            &[],
+            "pick another id for `--as`",
+        ),
+        // Not found is 4.
+        (4, vec!["diff", "0"], &[], "no journal entry 0"),
+        (4, vec!["restore", "/etc"], &[], "is not an archive"),
+        (4, vec!["start", "nosuch"], &[], "nosuch"),
+    ];
+    for (code, args, vars, expect) in cases {
+        let mut cmd = env.cmd();
+        cmd.args(&args).envs(vars.iter().copied());
+        let (got, rendered) = exit_of(&env, &mut cmd);
+        assert_eq!(got, Some(code), "{args:?}\n{rendered}");
+        assert!(rendered.contains(expect), "{args:?}\n{rendered}");
+    }
+    let (_, restore) = exit_of(&env, env.cmd().args(["restore", "/etc"]));
+    assert!(!restore.contains("checkpoint init /etc"), "{restore}");
+    let (_, fork) = exit_of(&env, env.cmd().args(["fork", "1", "--as", "w"]));
+    assert!(!fork.contains("--fresh"), "{fork}");
+
+    // Locked is 5: another process holds the workflow's lock.
+    let lock = std::fs::File::create(env.workflow_dir("w").join("lock")).unwrap();
+    lock.lock().unwrap();
+    let (got, rendered) = exit_of(
+        &env,
+        env.cmd()
+            .args(["note", "x"])
+            .env("CHECKPOINT_LOCK_TIMEOUT", "0.1"),
+    );
+    assert_eq!(got, Some(5), "{rendered}");
+    lock.unlock().unwrap();
+
+    // Validation errors are 8: a phase done before its dependency.
+    env.ok(&["start", "b", "--force"]);
+    env.ok(&["complete", "b", "--force"]);
+    let (got, rendered) = exit_of(&env, env.cmd().arg("validate"));
+    assert_eq!(got, Some(8), "{rendered}");
+
+    // Untrusted state is 6: a state and a journal that are not ours.
+    for file in ["state.json", "journal.jsonl"] {
+        std::fs::write(env.workflow_dir("w").join(file), "not json at all\n").unwrap();
+    }
+    let (got, rendered) = exit_of(&env, env.cmd().arg("status"));
+    assert_eq!(got, Some(6), "{rendered}");
+
+    // An unexpected failure is 1: the workflow's directory is a file.
+    std::fs::remove_dir_all(env.workflow_dir("w")).unwrap();
+    std::fs::write(env.workflow_dir("w"), "a file").unwrap();
+    let (got, rendered) = exit_of(&env, env.cmd().args(["--workflow", "w", "status"]));
+    assert_eq!(got, Some(1), "{rendered}");
+    // Exit code 7 needs a directory that refuses new files after the journal took the write:
+    // `an_unwritable_checkpoint_directory_is_a_clean_error` covers it.
+}

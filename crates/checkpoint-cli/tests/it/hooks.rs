@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{TestEnv, git};
+use crate::support::{TestEnv, exits_by_itself, git, hook_with_open_stdin};
 
 fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
     let mut value = json!({
@@ -499,4 +499,40 @@ fn session_start_brings_back_another_systems_unfinished_workflow() {
         "read only"
     );
     assert!(!env.store().exists(), "nothing is created");
+}
+
+#[test]
+fn hooks_act_on_a_complete_payload_while_stdin_stays_open() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    let payload = serde_json::json!({
+        "session_id": "open-stdin", "transcript_path": "/t", "cwd": env.project(),
+        "hook_event_name": "Stop", "stop_hook_active": false,
+    });
+    let (mut child, stdin) = hook_with_open_stdin(&env, "Stop", payload.to_string().as_bytes());
+    let status = exits_by_itself(&mut child, std::time::Duration::from_secs(30));
+    drop(stdin);
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(0),
+        "the hook waited for EOF"
+    );
+    let state = env.state("w");
+    assert_eq!(state["last_activity"]["source"], "Stop");
+    assert_eq!(state["last_activity"]["session_id"], "open-stdin");
+
+    // An incomplete payload is given up at the deadline, with a warning and exit code 0.
+    let (mut child, stdin) = hook_with_open_stdin(&env, "Stop", br#"{"session_id": "cut"#);
+    let status = exits_by_itself(&mut child, std::time::Duration::from_secs(30));
+    drop(stdin);
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(0),
+        "the hook hung"
+    );
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no complete JSON payload"), "{stderr}");
+    assert_eq!(env.state("w")["last_activity"]["session_id"], "open-stdin");
 }

@@ -5,18 +5,7 @@ use std::fs;
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::{TestEnv, git};
-
-/// A project that is a real git repository with an identity and one commit.
-pub(crate) fn repo() -> TestEnv {
-    let env = TestEnv::bare();
-    let dir = env.project();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["config", "user.name", "Test"]);
-    git(&dir, &["config", "user.email", "test@example.com"]);
-    git(&dir, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env
-}
+use crate::support::{TestEnv, git, repo};
 
 fn six_phases(env: &TestEnv) {
     env.ok(&[
@@ -364,4 +353,66 @@ fn replans_are_logged_and_limited() {
     assert_eq!(state["phases"][0]["replan_count"], 3);
     let plan = env.json(&["resume", "--dry-run"]);
     assert_eq!(plan["plan"]["next"]["action"], "decide");
+}
+
+/// The mode bits of a path.
+#[cfg(unix)]
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[cfg(unix)]
+#[test]
+fn restore_takes_only_an_archive_whose_state_is_its_journals_replay() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["complete", "a"]);
+    let archived = env.json(&["archive"]);
+    let archive = std::path::PathBuf::from(archived["archived_to"].as_str().unwrap());
+
+    // A copy whose state was edited: it no longer equals its journal's replay.
+    let forged = env.dir.path().join("forged");
+    fs::create_dir(&forged).unwrap();
+    for file in ["state.json", "journal.jsonl"] {
+        fs::copy(archive.join(file), forged.join(file)).unwrap();
+    }
+    let state = fs::read_to_string(forged.join("state.json")).unwrap();
+    fs::write(
+        forged.join("state.json"),
+        state.replace("\"complete\"", "\"failed\""),
+    )
+    .unwrap();
+    let output = env.snapshot(&["restore", forged.to_str().unwrap()]);
+    assert!(output.starts_with("exit status: 2"), "{output}");
+    assert!(
+        output.contains("forged") && output.contains("replay"),
+        "names the directory and why: {output}"
+    );
+    assert!(forged.join("state.json").exists(), "never moved");
+    assert!(!env.workflow_dir("w").exists());
+
+    // A directory that is not an archive at all: never a hint to `init` it.
+    for dir in ["/etc", env.project().to_str().unwrap()] {
+        let output = env.snapshot(&["restore", dir]);
+        assert!(output.starts_with("exit status: 4"), "{output}");
+        assert!(!output.contains("checkpoint init"), "{output}");
+    }
+
+    // A real archive whose files lost their private modes is restored with the store's own.
+    for entry in fs::read_dir(&archive).unwrap() {
+        let path = entry.unwrap().path();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    fs::set_permissions(&archive, fs::Permissions::from_mode(0o755)).unwrap();
+    env.ok(&["restore", archive.to_str().unwrap()]);
+    let dir = env.workflow_dir("w");
+    assert_eq!(mode(&dir), 0o700);
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    env.ok(&["validate"]);
 }

@@ -676,3 +676,229 @@ fn commits_are_checked_together() {
         .collect();
     assert_eq!(missing, ["b"], "{report}");
 }
+
+#[test]
+fn a_long_list_of_ready_phases_is_cut_with_a_count() {
+    let env = TestEnv::new();
+    let mut args = vec!["init".to_owned(), "w".to_owned()];
+    for i in 0..40 {
+        args.extend(["--phase".to_owned(), format!("p{i:02}")]);
+    }
+    env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let plan = env.ok(&["resume", "--dry-run"]);
+    let line = plan
+        .lines()
+        .find(|line| line.contains("also ready"))
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert!(line.ends_with("p12 and 27 more"), "{line}");
+    assert!(!line.contains("p13"), "{line}");
+}
+
+#[test]
+fn resume_of_a_name_that_matches_nothing_is_not_found() {
+    let env = TestEnv::new();
+    env.ok(&["init", "real", "--phase", "a"]);
+    env.ok(&["init", "other", "--phase", "a"]);
+    env.ok(&["--workflow", "other", "start", "a"]);
+    let journal = env.read("other", "journal.jsonl");
+    for args in [
+        &["resume", "nosuchwf"][..],
+        &["resume", "nosuchwf", "--dry-run"],
+    ] {
+        let output = env.snapshot(args);
+        assert!(output.starts_with("exit status: 4"), "{args:?}\n{output}");
+        assert!(output.contains("nosuchwf"), "{output}");
+        // The workflows there are, so the user can pick one.
+        assert!(
+            output.contains("`real`") && output.contains("`other`"),
+            "{output}"
+        );
+        assert!(
+            !output.contains("choosing as if none was named"),
+            "{output}"
+        );
+    }
+    assert_eq!(
+        env.read("other", "journal.jsonl"),
+        journal,
+        "nothing was applied"
+    );
+    // Named, a workflow is resumed as before.
+    env.ok(&["resume", "real", "--dry-run"]);
+}
+
+/// A finished workflow `w`: `a`, then `b` after `a`, then `c` after `b`, and `d` on its own.
+fn finished_chain() -> TestEnv {
+    let env = TestEnv::new();
+    env.ok(&[
+        "init", "w", "--phase", "a", "--phase", "b:a", "--phase", "c:b", "--phase", "d",
+    ]);
+    for phase in ["a", "b", "c", "d"] {
+        env.ok(&["start", phase]);
+        env.ok(&["complete", phase]);
+    }
+    env
+}
+
+#[test]
+fn restarting_a_phase_sends_its_finished_dependants_back_to_pending() {
+    let env = finished_chain();
+    let output = env.snapshot(&["resume", "--restart", "a"]);
+    assert!(output.starts_with("exit status: 0"), "{output}");
+    assert!(!output.contains("nothing to resume"), "{output}");
+    // The output names the dependants it sent back.
+    assert!(
+        output.contains("`b`") && output.contains("`c`") && output.contains("back to pending"),
+        "{output}"
+    );
+    let state = env.state("w");
+    let status = |id: &str| {
+        state["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|phase| phase["id"] == id)
+            .unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(status("a"), "in_progress");
+    assert_eq!(status("b"), "pending");
+    assert_eq!(status("c"), "pending");
+    // A phase that does not depend on `a` keeps its work.
+    assert_eq!(status("d"), "complete");
+    // Journaled: one reset per dependant, before the restart.
+    let journal = env.read("w", "journal.jsonl");
+    let ops: Vec<String> = journal
+        .lines()
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            format!(
+                "{} {}",
+                entry["transition"]["op"].as_str().unwrap(),
+                entry["transition"]["phase"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let tail = &ops[ops.len() - 4..];
+    assert_eq!(
+        tail,
+        [
+            "phase_reset b",
+            "phase_reset c",
+            "phase_start a",
+            "heartbeat "
+        ],
+        "{ops:?}"
+    );
+    // Never a state that `validate` rejects.
+    env.ok(&["validate"]);
+    // The JSON document lists them too.
+    let env = finished_chain();
+    let report = env.json(&["resume", "--restart", "b"]);
+    assert_eq!(report["reset"], serde_json::json!(["c"]));
+    assert_eq!(report["applied"], true);
+}
+
+#[test]
+fn resume_restart_without_an_interrupted_workflow_acts_on_the_one_named_or_the_only_one() {
+    let env = finished_chain();
+    // Named.
+    env.ok(&["resume", "w", "--restart", "d"]);
+    assert_eq!(env.state("w")["phases"][3]["status"], "in_progress");
+    env.ok(&["complete", "d"]);
+    // The only one, unnamed.
+    env.ok(&["resume", "--restart", "d"]);
+    assert_eq!(env.state("w")["phases"][3]["status"], "in_progress");
+    env.ok(&["complete", "d"]);
+    // With two finished workflows and no name: ambiguous, exit 4, nothing written.
+    env.ok(&["init", "v", "--phase", "x"]);
+    env.ok(&["--workflow", "v", "skip", "x"]);
+    let journal = env.read("w", "journal.jsonl");
+    let output = env.snapshot(&["resume", "--restart", "d"]);
+    assert!(output.starts_with("exit status: 4"), "{output}");
+    assert!(output.contains("`v`") || output.contains(" v "), "{output}");
+    assert!(!output.contains("nothing to resume"), "{output}");
+    assert_eq!(env.read("w", "journal.jsonl"), journal);
+    // A phase the named workflow lacks: exit 4.
+    let output = env.snapshot(&["resume", "w", "--restart", "nosuch"]);
+    assert!(output.starts_with("exit status: 4"), "{output}");
+    // No workflow at all: exit 4.
+    let empty = TestEnv::new();
+    let output = empty.snapshot(&["resume", "--restart", "a"]);
+    assert!(output.starts_with("exit status: 4"), "{output}");
+}
+
+#[test]
+fn an_output_older_than_its_phase_does_not_complete_it() {
+    let env = TestEnv::new();
+    let plan = env.dir.path().join("plan.json");
+    fs::write(
+        &plan,
+        serde_json::json!({"phases": [{"id": "a", "outputs": ["a.md"]}, {"id": "b", "dependencies": ["a"]}]}).to_string(),
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", plan.to_str().unwrap()]);
+    // The file was there long before the phase started (at the fixed clock, 2026-03-01 12:00).
+    let file = env.project().join("a.md");
+    fs::write(&file, "an old file").unwrap();
+    let set_modified = |unix: u64| {
+        fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix))
+            .unwrap();
+    };
+    set_modified(1_700_000_000);
+    env.ok(&["start", "a"]);
+    let completes = || {
+        let report = env.json(&["resume", "--dry-run"]);
+        report["plan"]["recoveries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|recovery| recovery["code"] == "phase_output_present")
+    };
+    // Neither resume's output check nor the hook completes the phase.
+    assert!(!completes());
+    let payload = serde_json::json!({
+        "session_id": "11111111-2222-3333-4444-555555555555",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": env.project(),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "x"},
+        "tool_response": {"type": "update"},
+    })
+    .to_string();
+    assert_eq!(env.hook("PostToolUse", &payload).wait().0, 0);
+    assert_eq!(env.state("w")["phases"][0]["status"], "in_progress");
+    // Written after the phase started (2026-03-01 13:00), it counts, for both.
+    set_modified(1_772_370_000);
+    assert!(completes());
+    assert_eq!(env.hook("PostToolUse", &payload).wait().0, 0);
+    assert_eq!(env.state("w")["phases"][0]["status"], "complete");
+}
+
+#[test]
+fn a_plan_of_many_phases_is_cut_with_counts() {
+    let env = TestEnv::new();
+    let phases: Vec<Value> = (0..300)
+        .map(|i| match i {
+            0..200 => serde_json::json!({"id": format!("p{i}")}),
+            _ => serde_json::json!({"id": format!("p{i}"), "dependencies": ["p0"]}),
+        })
+        .collect();
+    let plan = env.dir.path().join("plan.json");
+    fs::write(&plan, serde_json::json!({ "phases": phases }).to_string()).unwrap();
+    env.ok(&["init", "w", "--plan", plan.to_str().unwrap()]);
+    let output = env.ok(&["resume", "--dry-run"]);
+    assert!(output.lines().count() < 130, "{output}");
+    assert!(output.contains("… and 150 more ready"), "{output}");
+    assert!(output.contains("… and 50 more blocked"), "{output}");
+    assert!(output.contains("p12 and 187 more"), "{output}");
+    // `status` still lists every phase.
+    assert!(env.ok(&["status"]).contains("p299"));
+}

@@ -10,10 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{
-    support::{TestEnv, bin, render},
-    sync::Remote,
-};
+use crate::support::{Remote, TestEnv, bin, render, silent_remote};
 
 /// Writes an executable stand-in for `claude` into the project; `body` is shell, with
 /// `$CK` the `checkpoint` binary and `$PHASE` the phase the resume plan names.
@@ -1106,10 +1103,7 @@ fn ctrl_c_sigterm_and_sighup_stop_the_session_exit_130_and_are_named() {
 #[test]
 fn sync_goes_on_after_a_failed_first_pull_and_an_unresponsive_remote_never_hangs_it() {
     // A remote that is not there, and one that never answers.
-    for url in [
-        "/nonexistent/remote.git".to_owned(),
-        crate::sync::silent_remote(),
-    ] {
+    for url in ["/nonexistent/remote.git".to_owned(), silent_remote()] {
         let env = TestEnv::new();
         crate::support::git(&env.project(), &["init", "--quiet"]);
         crate::support::git(&env.project(), &["remote", "add", "origin", &url]);

@@ -273,3 +273,126 @@ fn parallel_writers_lose_nothing() {
     assert_eq!(seqs, (1..=62).collect::<Vec<_>>());
     assert_eq!(state["seq"], 62);
 }
+
+/// Makes workflow `id` as a binary from before reserved ids were refused would have: created
+/// under another id, then renamed in its files and directory.
+fn legacy_workflow(env: &TestEnv, id: &str, phases: &[&str]) {
+    let stand_in = "stand-in-for-a-legacy-id";
+    let mut args = vec!["init", stand_in];
+    for phase in phases {
+        args.extend(["--phase", phase]);
+    }
+    env.ok(&args);
+    let from = env.workflow_dir(stand_in);
+    for file in ["state.json", "journal.jsonl"] {
+        let path = from.join(file);
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, text.replace(stand_in, id)).unwrap();
+    }
+    fs::rename(&from, env.workflow_dir(id)).unwrap();
+}
+
+#[test]
+fn ids_the_store_uses_are_refused_and_old_ones_stay_readable() {
+    let env = TestEnv::new();
+    for id in ["config.toml", "failed", "FAILED", "lock", "archive"] {
+        let output = env.run(&["init", id, "--phase", "a"]);
+        let rendered = crate::support::render(&env, &output);
+        assert_eq!(output.status.code(), Some(2), "{rendered}");
+        assert!(
+            rendered.contains("the store uses the name") && rendered.contains("choose another id"),
+            "{rendered}"
+        );
+        assert!(!env.store().join(id).exists(), "{id} was created");
+    }
+    let output = env.run(&["init", ".", "--phase", "a"]);
+    let rendered = crate::support::render(&env, &output);
+    assert!(
+        rendered.contains("it is `.`") && !rendered.contains("contains `..`"),
+        "{rendered}"
+    );
+
+    // A store from before: a workflow named `config.toml` and one named `failed`.
+    legacy_workflow(&env, "config.toml", &["a"]);
+    legacy_workflow(&env, "failed", &["a"]);
+    env.ok(&["init", "other", "--phase", "a"]);
+    let output = env.run(&["--workflow", "config.toml", "status"]);
+    let rendered = crate::support::render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("is a directory (a workflow of that name?)"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("the workflow `failed` has the name"),
+        "{rendered}"
+    );
+    env.ok(&["--workflow", "failed", "status"]);
+    // Archiving a failed workflow does not land inside the live `failed` workflow.
+    env.ok(&["--workflow", "other", "start", "a"]);
+    env.ok(&["--workflow", "other", "fail", "a", "--reason", "broke"]);
+    env.ok(&["--workflow", "other", "archive"]);
+    let inside: Vec<_> = fs::read_dir(env.workflow_dir("failed"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("other"))
+        .collect();
+    assert!(inside.is_empty(), "{inside:?}");
+    let list = env.ok(&["list"]);
+    assert!(
+        list.contains("failed") && list.contains("config.toml"),
+        "{list}"
+    );
+    assert!(!list.contains("unreadable"), "{list}");
+}
+
+#[test]
+fn schema_version_zero_is_refused_not_rewritten() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    let path = env.workflow_dir("w").join("state.json");
+    let mut state = env.state("w");
+    state["schema_version"] = 0.into();
+    let text = serde_json::to_string_pretty(&state).unwrap();
+    fs::write(&path, &text).unwrap();
+    for args in [&["status"][..], &["start", "a"]] {
+        let output = env.snapshot(args);
+        assert!(output.starts_with("exit status: 6"), "{output}");
+        assert!(
+            output.contains("has schema version 0, which no `checkpoint` writes"),
+            "{output}"
+        );
+    }
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn a_state_over_the_read_limit_is_refused_at_write_time() {
+    let env = TestEnv::new();
+    // 65 MiB of description: over the 64 MiB that readers accept.
+    let description = "a".repeat(65 * 1024 * 1024);
+    let plan = env.dir.path().join("plan.json");
+    fs::write(
+        &plan,
+        serde_json::json!({"description": description, "phases": [{"id": "a"}]}).to_string(),
+    )
+    .unwrap();
+    let output = env.snapshot(&["init", "w", "--plan", plan.to_str().unwrap()]);
+    assert!(
+        output.starts_with("exit status: 3"),
+        "{}",
+        &output[..output.len().min(2000)]
+    );
+    assert!(
+        output.contains("bytes, over the limit of 67108864 bytes")
+            && output.contains("nothing was written"),
+        "{}",
+        &output[..output.len().min(2000)]
+    );
+    assert!(!env.workflow_dir("w").join("journal.jsonl").exists());
+    assert!(!env.workflow_dir("w").join("state.json").exists());
+    // Nothing is left behind: no empty workflow directory that `list` or `init` trips over.
+    assert!(!env.workflow_dir("w").exists());
+    // The id stays free.
+    env.ok(&["init", "w", "--phase", "a"]);
+}

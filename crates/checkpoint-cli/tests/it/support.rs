@@ -1,6 +1,8 @@
 //! A hermetic test environment: a temporary project (a git repository), a fixed clock, and
 //! helpers that run the real `checkpoint` binary and render its output for snapshots.
 
+mod remote;
+
 use std::{
     io::{Read, Write},
     path::{Path, PathBuf},
@@ -8,6 +10,8 @@ use std::{
 };
 
 use assert_fs::TempDir;
+
+pub use crate::support::remote::{Remote, silent_remote};
 
 /// The fixed time every command sees unless a test moves it.
 pub const NOW: &str = "2026-03-01T12:00:00Z";
@@ -272,4 +276,30 @@ pub fn finish_guarded(mut child: Child) -> Option<(i32, String)> {
         .read_to_string(&mut stderr)
         .unwrap();
     Some((status.code().unwrap_or(-1), stderr))
+}
+
+/// Spawns a hook, writes `payload` to its stdin and keeps stdin open; returns the child and
+/// the open stdin.
+pub fn hook_with_open_stdin(
+    env: &TestEnv,
+    event: &str,
+    payload: &[u8],
+) -> (Child, std::process::ChildStdin) {
+    use std::io::Write as _;
+    let mut child = env.spawn_hook(event);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(payload).unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
+/// A project that is a real git repository with an identity and one commit.
+pub fn repo() -> TestEnv {
+    let env = TestEnv::bare();
+    let dir = env.project();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    git(&dir, &["config", "user.name", "Test"]);
+    git(&dir, &["config", "user.email", "test@example.com"]);
+    git(&dir, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env
 }
