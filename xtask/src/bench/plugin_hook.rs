@@ -14,9 +14,10 @@ use std::{
 use crate::{
     Result,
     bench::{
-        Lookup, fixtures,
+        fixtures,
         harness::{Case, Expect},
         report::Target,
+        targets::Lookup,
     },
     plugin,
 };
