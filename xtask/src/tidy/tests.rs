@@ -42,7 +42,8 @@ const CLEAN: &[(&str, &str)] = &[
     ),
     (
         "crates/demo/src/store/load.rs",
-        "//! Loads, naming its parent and the crate's `b`.\nuse super::super::b;\npub fn go() -> u8 { b::make() }\n",
+        "//! Loads, naming its parent, the crate's `b` and what the root re-exports from `b`.\n\
+         use super::super::b;\npub fn go() -> u8 { let _ = crate::Thing; b::make() }\n",
     ),
     (
         "crates/demo/tests/it/main.rs",
