@@ -230,3 +230,22 @@ fn the_resume_plan_of_a_paused_workflow() {
         document(&env, &["resume", "--dry-run"])
     );
 }
+
+#[test]
+fn the_documents_of_sync() {
+    let remote = crate::sync::Remote::bare();
+    let laptop = remote.clone();
+    laptop.ok(&[
+        "init", "demo", "--phase", "a", "--phase", "b", "--phase", "c",
+    ]);
+    laptop.ok(&["start", "a"]);
+    insta::assert_snapshot!("push", document(&laptop, &["push"]));
+    let other = remote.clone();
+    insta::assert_snapshot!("pull", document(&other, &["pull", "-w", "demo"]));
+    other.ok(&["start", "c"]);
+    other.ok(&["push"]);
+    laptop.ok(&["complete", "a"]);
+    laptop.ok(&["start", "b"]);
+    insta::assert_snapshot!("pull_diverged", document(&laptop, &["pull"]));
+    insta::assert_snapshot!("sync_merge", document(&laptop, &["sync", "--merge"]));
+}
