@@ -1,18 +1,14 @@
-//! The JSON documents commands print, as dedicated types.
+//! The documents that show a workflow: what a command that reads or changes one prints,
+//! `status`, `import`, and the counterpart of the store's `Recovery`.
 
 use std::path::{Path, PathBuf};
 
 use checkpoint_core::{
-    PhaseId, Workflow, WorkflowStatus,
-    history::Change,
-    journal::Entry,
-    resume::{Finding, ResumePlan},
-    retention,
-    store::{Loaded, Recovery},
+    PhaseId, Workflow,
+    store::{self, Loaded},
 };
-use chrono::{DateTime, Utc};
 use miette::{IntoDiagnostic, Result};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::{
     git::LeftOut,
@@ -24,7 +20,8 @@ use crate::{
 pub(crate) struct WorkflowReport<'a> {
     version: u32,
     workflow: &'a Workflow,
-    recoveries: &'a [Recovery],
+    #[serde(serialize_with = "recoveries")]
+    recoveries: &'a [store::Recovery],
     /// What the command warned about (as on stderr).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
@@ -68,113 +65,14 @@ impl<'a> WorkflowReport<'a> {
     }
 }
 
-/// The JSON document of `checkpoint resume`.
-#[derive(Debug, Serialize)]
-pub(crate) struct ResumeReport<'a> {
-    pub(crate) version: u32,
-    /// Whether the recoveries (and any chosen action) were written.
-    pub(crate) applied: bool,
-    /// Where an archived workflow went (`--fresh`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) archived_to: Option<String>,
-    /// The phases `--restart` sent back to pending because they depend on the restarted one.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) reset: &'a [PhaseId],
-    pub(crate) plan: Option<&'a ResumePlan>,
-    /// When the plan is of another system's state file: its format and path (read only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) source: Option<SeedOrigin>,
-}
-
-/// Another checkpoint system's state file that a read-only plan was made from.
-#[derive(Debug, Serialize)]
-pub(crate) struct SeedOrigin {
-    pub(crate) format: &'static str,
-    pub(crate) path: String,
-}
-
-/// The JSON document of `checkpoint list`.
-#[derive(Debug, Serialize)]
-pub(crate) struct ListReport {
-    pub(crate) version: u32,
-    pub(crate) workflows: Vec<ListEntry>,
-}
-
-/// One workflow in the list.
-#[derive(Debug, Serialize)]
-pub(crate) struct ListEntry {
-    pub(crate) id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) title: Option<String>,
-    pub(crate) status: Option<WorkflowStatus>,
-    pub(crate) phases_done: usize,
-    pub(crate) phases_total: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) current_phase: Option<String>,
-    pub(crate) updated_at: Option<DateTime<Utc>>,
-    /// The workflow's directory.
-    pub(crate) dir: String,
-    /// The worktree (or directory) where it was found.
-    pub(crate) root: String,
-    /// For another system's state file: its format.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) source: Option<&'static str>,
-    /// For another system's state file: its path.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) error: Option<String>,
-}
-
-/// The JSON document of `checkpoint gc`.
-#[derive(Debug, Serialize)]
-pub(crate) struct GcReport<'a> {
-    pub(crate) version: u32,
-    pub(crate) dry_run: bool,
-    pub(crate) deleted: &'a [retention::Doomed],
-    pub(crate) kept: usize,
-}
-
-/// The JSON document of `checkpoint diff`.
-#[derive(Debug, Serialize)]
-pub(crate) struct DiffReport<'a> {
-    pub(crate) version: u32,
-    pub(crate) from: u64,
-    pub(crate) to: u64,
-    pub(crate) changes: &'a [Change],
-}
-
-/// The JSON document of `checkpoint validate`.
-#[derive(Debug, Serialize)]
-pub(crate) struct ValidateReport<'a> {
-    pub(crate) version: u32,
-    pub(crate) workflow: &'a str,
-    pub(crate) valid: bool,
-    pub(crate) findings: &'a [Finding],
-}
-
-/// The JSON document of `checkpoint log`.
-#[derive(Debug, Serialize)]
-pub(crate) struct LogReport<'a> {
-    pub(crate) version: u32,
-    pub(crate) entries: &'a [Entry],
-}
-
-/// The JSON document of `checkpoint export --output`.
-#[derive(Debug, Serialize)]
-pub(crate) struct ExportReport {
-    pub(crate) version: u32,
-    pub(crate) format: &'static str,
-    pub(crate) written: Vec<PathBuf>,
-}
-
 /// The JSON document of `checkpoint status`.
 #[derive(Debug, Serialize)]
 pub(crate) struct StatusReport<'a> {
     pub(crate) version: u32,
     pub(crate) workflow: &'a Workflow,
     pub(crate) phases: Vec<PhaseSummary<'a>>,
-    pub(crate) recoveries: &'a [Recovery],
+    #[serde(serialize_with = "recoveries")]
+    pub(crate) recoveries: &'a [store::Recovery],
     /// The unattended runner (`checkpoint run`) working on the workflow now, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) runner: Option<crate::runner::lock::Holder>,
@@ -219,7 +117,8 @@ pub(crate) struct ImportReport<'a> {
     pub(crate) version: u32,
     pub(crate) source: ImportedFrom<'a>,
     pub(crate) workflow: &'a Workflow,
-    pub(crate) recoveries: &'a [Recovery],
+    #[serde(serialize_with = "recoveries")]
+    pub(crate) recoveries: &'a [store::Recovery],
 }
 
 /// The file a workflow was imported from.
@@ -227,4 +126,97 @@ pub(crate) struct ImportReport<'a> {
 pub(crate) struct ImportedFrom<'a> {
     pub(crate) format: &'static str,
     pub(crate) path: &'a Path,
+}
+
+/// Something the store found and repaired (or would repair) while loading.
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Recovery<'a> {
+    JournalReplayed {
+        from_seq: u64,
+        to_seq: u64,
+    },
+    StateRebuilt {
+        reason: &'a str,
+        /// `journal` or `backup`.
+        source: &'a str,
+        kept_as: Option<&'a Path>,
+    },
+    TornJournalLine {
+        bytes: usize,
+        held: bool,
+        kept_as: Option<&'a Path>,
+    },
+    ForeignJournalLines {
+        line: usize,
+        bytes: usize,
+        reason: &'a str,
+        kept_as: Option<&'a Path>,
+    },
+    TempFiles {
+        paths: &'a [PathBuf],
+        removed: bool,
+    },
+    JournalBehind {
+        journal_seq: u64,
+        state_seq: u64,
+    },
+}
+
+impl<'a> From<&'a store::Recovery> for Recovery<'a> {
+    fn from(recovery: &'a store::Recovery) -> Self {
+        match recovery {
+            store::Recovery::JournalReplayed { from_seq, to_seq } => Self::JournalReplayed {
+                from_seq: *from_seq,
+                to_seq: *to_seq,
+            },
+            store::Recovery::StateRebuilt {
+                reason,
+                source,
+                kept_as,
+            } => Self::StateRebuilt {
+                reason,
+                source,
+                kept_as: kept_as.as_deref(),
+            },
+            store::Recovery::TornJournalLine {
+                bytes,
+                held,
+                kept_as,
+            } => Self::TornJournalLine {
+                bytes: *bytes,
+                held: *held,
+                kept_as: kept_as.as_deref(),
+            },
+            store::Recovery::ForeignJournalLines {
+                line,
+                bytes,
+                reason,
+                kept_as,
+            } => Self::ForeignJournalLines {
+                line: *line,
+                bytes: *bytes,
+                reason,
+                kept_as: kept_as.as_deref(),
+            },
+            store::Recovery::TempFiles { paths, removed } => Self::TempFiles {
+                paths,
+                removed: *removed,
+            },
+            store::Recovery::JournalBehind {
+                journal_seq,
+                state_seq,
+            } => Self::JournalBehind {
+                journal_seq: *journal_seq,
+                state_seq: *state_seq,
+            },
+        }
+    }
+}
+
+fn recoveries<S: Serializer>(
+    recoveries: &&[store::Recovery],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(recoveries.iter().map(Recovery::from))
 }
