@@ -249,3 +249,124 @@ fn the_documents_of_sync() {
     insta::assert_snapshot!("pull_diverged", document(&laptop, &["pull"]));
     insta::assert_snapshot!("sync_merge", document(&laptop, &["sync", "--merge"]));
 }
+
+/// Every field the MCP server reads from a document or names to the model, and every dotted
+/// path the skills, the slash commands, the MCP tools' texts and the README mention in
+/// backticks (`plan.next.command`), exists in a real document: renaming a field of the contract
+/// breaks this test instead of every client.
+#[test]
+fn every_field_the_mcp_server_and_the_skills_name_exists() {
+    let env = TestEnv::new();
+    interrupted(&env);
+    let mut documents = vec![env.json(&["status", "-w", "contract"])];
+    documents.push(env.json(&["resume", "--dry-run", "-w", "contract"]));
+    let other = TestEnv::new();
+    paused(&other);
+    other.set_now("2026-03-01T14:00:00Z");
+    documents.push(other.json(&["resume", "--dry-run"]));
+    documents.push(other.json(&["validate"]));
+
+    let top_level: Vec<&str> = documents
+        .iter()
+        .flat_map(|document| document.as_object().unwrap().keys())
+        .map(String::as_str)
+        .collect();
+    let mut named: Vec<(String, String)> = checkpoint_mcp::DOCUMENT_FIELDS
+        .iter()
+        .map(|path| {
+            (
+                (*path).to_owned(),
+                "checkpoint_mcp::DOCUMENT_FIELDS".to_owned(),
+            )
+        })
+        .collect();
+    for file in texts() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for path in backticked_paths(&text, &top_level) {
+            named.push((path, file.display().to_string()));
+        }
+    }
+    for known in ["plan.next.command", "plan.next.action", "plan.recoveries"] {
+        assert!(
+            named
+                .iter()
+                .any(|(path, source)| path == known && !source.contains("DOCUMENT")),
+            "no text names `{known}` any more: {named:?}"
+        );
+    }
+    for (path, source) in &named {
+        assert!(
+            documents.iter().any(|document| exists(document, path)),
+            "`{path}`, named in {source}, is in no JSON document: the contract changed (rename it \
+             there too, or write the change in CHANGELOG.md)"
+        );
+    }
+}
+
+/// The texts that name fields of the documents to people and models.
+fn texts() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = vec![root.join("README.md")];
+    for dir in [
+        "plugin/skills",
+        "plugin/commands",
+        "crates/checkpoint-mcp/src",
+    ] {
+        let mut pending = vec![root.join(dir)];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|extension| extension == "md" || extension == "rs")
+                {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files
+}
+
+/// The dotted paths in backticks of `text` that start at a document's top-level field (`plan.…`,
+/// `workflow.…`), file names (`plan.json`) left out.
+fn backticked_paths(text: &str, top_level: &[&str]) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|token| {
+            token.contains('.')
+                && token
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || "_.[]".contains(c))
+                && token.split('.').all(|part| !part.is_empty())
+                && top_level.contains(&token.split('.').next().unwrap().trim_end_matches("[]"))
+                && !["json", "jsonl", "toml", "md", "rs", "sh"]
+                    .contains(&token.rsplit('.').next().unwrap())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `path` (dotted, `[]` for any element of an array) leads to a value in `document`.
+fn exists(document: &Value, path: &str) -> bool {
+    let (key, rest) = path.split_once('.').unwrap_or((path, ""));
+    let (key, each) = match key.strip_suffix("[]") {
+        Some(key) => (key, true),
+        None => (key, false),
+    };
+    let Some(value) = document.get(key).filter(|value| !value.is_null()) else {
+        return false;
+    };
+    match (each, rest.is_empty()) {
+        (false, true) => true,
+        (false, false) => exists(value, rest),
+        (true, _) => value.as_array().is_some_and(|elements| {
+            elements
+                .iter()
+                .any(|element| rest.is_empty() || exists(element, rest))
+        }),
+    }
+}
