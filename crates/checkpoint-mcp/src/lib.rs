@@ -37,6 +37,9 @@ Options:
   -V, --version    Print version
 ";
 
+/// The exit code of a usage error, as the command line's (clap's).
+const USAGE: u8 = 2;
+
 /// The size of the pipe between the gate and the service, and of the stdin buffer.
 const PIPE_BYTES: usize = 64 * 1024;
 
@@ -124,7 +127,7 @@ fn usage(message: &str) -> ExitCode {
         std::io::stderr(),
         "error: {message}\n\nUsage: checkpoint mcp [--dir <DIR>]"
     );
-    ExitCode::from(2)
+    ExitCode::from(USAGE)
 }
 
 fn fail(message: &str) -> ExitCode {

@@ -218,9 +218,9 @@ fn dry_run(ctx: &Ctx, id: &WorkflowId, client: &dyn AgentClient, limits: &RunLim
         _ => None,
     };
     let (action, reason) = match &step {
-        Step::Session { .. } => ("session", plan.next.reason.clone()),
-        Step::Wait { reason, .. } => ("wait", reason.clone()),
-        Step::Stop { reason, .. } => ("stop", reason.clone()),
+        Step::Session { .. } => (json::DryRunStep::Session, plan.next.reason.clone()),
+        Step::Wait { reason, .. } => (json::DryRunStep::Wait, reason.clone()),
+        Step::Stop { reason, .. } => (json::DryRunStep::Stop, reason.clone()),
     };
     if ctx.format == Format::Json {
         output::emit_json(&json::RunDryRun {

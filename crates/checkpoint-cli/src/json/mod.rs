@@ -22,7 +22,7 @@ pub(crate) use crate::json::{
         ArchiveReport, DiffReport, ExportReport, GcReport, GraphNode, GraphReport, ListEntry,
         ListReport, LogReport, RestoreReport, ValidateReport,
     },
-    resume::{ResumeReport, RunDryRun, SeedOrigin},
+    resume::{DryRunStep, ResumeReport, RunDryRun, SeedOrigin},
     sync::divergent_entries,
     workflow::{
         CommitReport, ImportReport, ImportedFrom, PhaseSummary, StatusReport, WorkflowReport,

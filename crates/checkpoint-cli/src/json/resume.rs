@@ -44,11 +44,32 @@ pub(crate) struct RunDryRun<'a> {
     pub(crate) version: u32,
     #[serde(serialize_with = "plan")]
     pub(crate) plan: &'a ResumePlan,
-    /// `session`, `wait` or `stop`.
-    pub(crate) step: &'a str,
+    pub(crate) step: DryRunStep,
     pub(crate) reason: String,
     /// The `claude` command line of a session.
     pub(crate) command: Option<String>,
+}
+
+/// What `checkpoint run` would do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum DryRunStep {
+    /// Start an agent session.
+    Session,
+    /// Wait (a rate limit, a backoff, a pause).
+    Wait,
+    /// Stop for a person.
+    Stop,
+}
+
+impl fmt::Display for DryRunStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(match self {
+            Self::Session => "session",
+            Self::Wait => "wait",
+            Self::Stop => "stop",
+        })
+    }
 }
 
 /// Everything `checkpoint resume` tells the user and Claude, as the documents show it.
