@@ -21,8 +21,8 @@ use crate::{
     env as vars,
     failure::Failure,
     inside,
+    json::{CommitReport, WorkflowReport},
     output::{self, ColorChoice, Format},
-    report::{CommitReport, WorkflowReport},
 };
 
 /// The default lock timeout, in seconds.

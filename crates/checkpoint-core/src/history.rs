@@ -2,8 +2,6 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-
 use crate::{
     error::{Error, Result},
     id::PhaseId,
@@ -42,17 +40,15 @@ pub fn before_last_start(entries: &[Entry], phase: &PhaseId) -> Result<u64> {
 }
 
 /// One difference between two states.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     /// What changed: `workflow`, `phase`, `task`, `artifact`, `decision`, `note` or `file`.
     pub what: &'static str,
     /// Which one (a phase id, `phase/task`, a path, …).
     pub subject: String,
     /// The value before, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<String>,
     /// The value after, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
 }
 

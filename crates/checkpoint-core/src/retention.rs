@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::model::WorkflowStatus;
 
@@ -29,7 +29,7 @@ impl Default for Retention {
 }
 
 /// An archived workflow, as `gc` sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Archive {
     /// Its directory name, `<id>_<YYYYMMDD_HHMMSS>`.
     pub name: String,
@@ -44,7 +44,7 @@ pub struct Archive {
 }
 
 /// Why an archive is deleted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Doomed {
     /// The archive.
     pub archive: Archive,

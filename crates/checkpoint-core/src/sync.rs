@@ -8,7 +8,6 @@
 use std::{collections::BTreeSet, path::Path};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::{
     error::{Error, Result},
@@ -48,7 +47,7 @@ pub struct Divergence {
 }
 
 /// One entry after a divergence, as a report shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     /// Its sequence number.
     pub seq: u64,

@@ -8,21 +8,19 @@
 //! JSON document, and an error carries the command's message, code and hint. Stdout carries only
 //! protocol messages; the commands' output is captured.
 
+mod env;
 mod gate;
-mod runner;
+mod invoke;
+mod locate;
 mod server;
 mod summary;
 mod tools;
 
-use std::{
-    env,
-    ffi::OsString,
-    io::Write as _,
-    path::{Path, PathBuf},
-    process::ExitCode,
-};
+use std::{ffi::OsString, io::Write as _, path::PathBuf, process::ExitCode};
 
 use rmcp::ServiceExt;
+
+pub use crate::summary::DOCUMENT_FIELDS;
 
 const HELP: &str = "\
 Serve the workflows of this project over the Model Context Protocol (stdio)
@@ -39,12 +37,15 @@ Options:
   -V, --version    Print version
 ";
 
+/// The exit code of a usage error, as the command line's (clap's).
+const USAGE: u8 = 2;
+
 /// The size of the pipe between the gate and the service, and of the stdin buffer.
 const PIPE_BYTES: usize = 64 * 1024;
 
 /// Runs the server with these arguments (the first is the program name) until stdin closes.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let mut dir = env::var_os("CHECKPOINT_DIR")
+    let mut dir = std::env::var_os(env::CHECKPOINT_DIR)
         .filter(|dir| !dir.is_empty())
         .map(PathBuf::from);
     let mut args = args.into_iter().skip(1);
@@ -68,16 +69,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             _ => return usage(&format!("unexpected argument `{}`", arg.to_string_lossy())),
         }
     }
-    let cwd = match env::current_dir() {
+    let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
         Err(err) => return fail(&format!("failed to read the current directory: {err}")),
     };
     let dir = dir.map(|dir| cwd.join(dir));
     let store_root = dir
         .clone()
-        .unwrap_or_else(|| project_root(&cwd).join(".claude").join("checkpoints"));
-    let program = runner::default_program(env::current_exe().ok().as_deref());
-    let server = server::Server::new(runner::Cli::new(program, dir), store_root);
+        .unwrap_or_else(|| locate::default_store(&locate::project_root(&cwd)));
+    let program = locate::checkpoint_binary(std::env::current_exe().ok().as_deref());
+    let server = server::Server::new(invoke::Cli::new(program, dir), store_root);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -121,20 +122,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-/// The nearest ancestor of `cwd` holding `.git`, else `cwd`: where the command line looks too.
-fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_owned()
-}
-
 fn usage(message: &str) -> ExitCode {
     let _ = writeln!(
         std::io::stderr(),
         "error: {message}\n\nUsage: checkpoint mcp [--dir <DIR>]"
     );
-    ExitCode::from(2)
+    ExitCode::from(USAGE)
 }
 
 fn fail(message: &str) -> ExitCode {

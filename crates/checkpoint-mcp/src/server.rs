@@ -23,7 +23,7 @@ use rmcp::{
 use serde_json::{Value, json};
 
 use crate::{
-    runner::{Cli, CliError},
+    invoke::{Cli, CliError},
     summary, tools,
 };
 

@@ -12,8 +12,8 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     ctx::Ctx,
     failure::Failure,
+    json::{ArchiveReport, GcReport, RestoreReport},
     output::{self, Format, JSON_VERSION},
-    report::GcReport,
 };
 
 /// Arguments of `checkpoint archive`.
@@ -61,8 +61,21 @@ pub(crate) fn archive(ctx: &Ctx, args: &ArchiveArgs) -> Result<()> {
         status == WorkflowStatus::Failed,
     )?;
     match ctx.format {
-        Format::Json => output::emit_json(&serde_json::json!({"version": JSON_VERSION, "workflow": loaded.workflow.id, "archived_to": target})).into_diagnostic(),
-        _ => output::emit_human(ctx.color, &format!("archived `{}` to `{}`\n", loaded.workflow.id, target.display())).into_diagnostic(),
+        Format::Json => output::emit_json(&ArchiveReport {
+            version: JSON_VERSION,
+            workflow: &loaded.workflow.id,
+            archived_to: &target,
+        })
+        .into_diagnostic(),
+        _ => output::emit_human(
+            ctx.color,
+            &format!(
+                "archived `{}` to `{}`\n",
+                loaded.workflow.id,
+                target.display()
+            ),
+        )
+        .into_diagnostic(),
     }
 }
 
@@ -151,7 +164,16 @@ pub(crate) fn restore(ctx: &Ctx, args: &RestoreArgs) -> Result<()> {
     }
     let id = ctx.store.restore(&path)?;
     match ctx.format {
-        Format::Json => output::emit_json(&serde_json::json!({"version": JSON_VERSION, "workflow": id, "dir": ctx.store.workflow_dir(&id)})).into_diagnostic(),
-        _ => output::emit_human(ctx.color, &format!("restored `{id}` from `{}`\n", path.display())).into_diagnostic(),
+        Format::Json => output::emit_json(&RestoreReport {
+            version: JSON_VERSION,
+            workflow: &id,
+            dir: &ctx.store.workflow_dir(&id),
+        })
+        .into_diagnostic(),
+        _ => output::emit_human(
+            ctx.color,
+            &format!("restored `{id}` from `{}`\n", path.display()),
+        )
+        .into_diagnostic(),
     }
 }

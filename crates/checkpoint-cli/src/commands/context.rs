@@ -13,8 +13,8 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     ctx::Ctx,
     failure::Failure,
+    json::WorkflowReport,
     output::{self, Format},
-    report::WorkflowReport,
 };
 
 /// Arguments of `checkpoint note`.

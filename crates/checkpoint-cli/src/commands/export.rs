@@ -9,8 +9,8 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     commands::import::FormatArg,
     ctx::Ctx,
+    json::ExportReport,
     output::{self, Format, JSON_VERSION},
-    report::ExportReport,
 };
 
 /// Arguments of `checkpoint export`.

@@ -13,8 +13,8 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     ctx::Ctx,
     failure::Failure,
+    json::{DiffReport, GraphNode, GraphReport, WorkflowReport},
     output::{self, Format, JSON_VERSION},
-    report::{DiffReport, WorkflowReport},
 };
 
 /// Arguments of `checkpoint diff`.
@@ -155,15 +155,20 @@ pub(crate) fn graph(ctx: &Ctx) -> Result<()> {
                         .map(move |dep| (dep.as_str(), phase.id.as_str()))
                 })
                 .collect();
-            let nodes: Vec<serde_json::Value> = loaded
+            let nodes = loaded
                 .workflow
                 .phases
                 .iter()
-                .map(|phase| serde_json::json!({"id": phase.id, "status": phase.status}))
+                .map(|phase| GraphNode {
+                    id: &phase.id,
+                    status: phase.status,
+                })
                 .collect();
-            return output::emit_json(
-                &serde_json::json!({"version": JSON_VERSION, "nodes": nodes, "edges": edges}),
-            )
+            return output::emit_json(&GraphReport {
+                version: JSON_VERSION,
+                nodes,
+                edges,
+            })
             .into_diagnostic();
         }
         _ => checkpoint_core::graph::mermaid(&loaded.workflow),

@@ -14,8 +14,8 @@ use crate::{
     commands::init,
     ctx::Ctx,
     inside,
+    json::{ImportReport, ImportedFrom},
     output::{self, Format, JSON_VERSION, Paint},
-    report::{ImportReport, ImportedFrom},
 };
 
 /// Arguments of `checkpoint import`.

@@ -10,8 +10,8 @@ use crate::{
     ctx::Ctx,
     failure::Failure,
     inside,
+    json::WorkflowReport,
     output::{self, Format, Paint},
-    report::WorkflowReport,
 };
 
 /// The largest plan file read, in bytes: above the state's own limit, so that a plan too large

@@ -16,9 +16,9 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    json::{ListEntry, ListReport},
     output::{self, Format, JSON_VERSION, Paint},
     probe,
-    report::{ListEntry, ListReport},
 };
 
 /// Directories `--all` never descends into.

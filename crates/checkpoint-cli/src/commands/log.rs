@@ -8,8 +8,8 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    json::LogReport,
     output::{self, Format, JSON_VERSION, Paint},
-    report::LogReport,
 };
 
 /// Arguments of `checkpoint log`.

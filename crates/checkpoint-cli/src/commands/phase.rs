@@ -7,7 +7,7 @@ use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{commands::context, ctx::Ctx, git, output, report};
+use crate::{commands::context, ctx::Ctx, git, json, output};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
@@ -212,7 +212,7 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
     }
     let commit = checkpoint_commit(ctx, &loaded.workflow, true)?;
     if let (output::Format::Json, Some(commit)) = (ctx.format, commit) {
-        report::WorkflowReport::new(loaded)
+        json::WorkflowReport::new(loaded)
             .with_commit(commit)
             .emit()?;
     }
@@ -225,7 +225,7 @@ fn checkpoint_commit(
     ctx: &Ctx,
     workflow: &Workflow,
     forced: bool,
-) -> Result<Option<report::CommitReport>> {
+) -> Result<Option<json::CommitReport>> {
     let pending = git::uncommitted_phases(workflow);
     let due = ctx.config.commit_every > 0 && pending.len() >= ctx.config.commit_every as usize;
     if pending.is_empty() || !(forced || due) {
@@ -278,7 +278,7 @@ fn checkpoint_commit(
             Some(sha)
         }
     };
-    Ok(Some(report::CommitReport { sha, left_out }))
+    Ok(Some(json::CommitReport { sha, left_out }))
 }
 
 pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {

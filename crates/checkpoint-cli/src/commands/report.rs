@@ -5,7 +5,10 @@ mod html;
 #[cfg(test)]
 mod tests;
 
-use std::{fmt::Write as _, path::PathBuf};
+use std::{
+    fmt::{self, Write as _},
+    path::PathBuf,
+};
 
 use checkpoint_core::{PhaseStatus, Timestamp, Transition, Workflow, journal::Entry};
 use chrono::{DateTime, Duration, Local, Utc};
@@ -55,8 +58,7 @@ pub(crate) struct PhaseRow {
 /// One thing on the timeline.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Span {
-    /// `run`, `session`, `wait` or `phase`.
-    pub kind: &'static str,
+    pub kind: SpanKind,
     pub start: DateTime<Utc>,
     /// When it ended; none for an instant or one still open.
     pub end: Option<DateTime<Utc>>,
@@ -65,6 +67,65 @@ pub(crate) struct Span {
     pub phase: Option<String>,
     /// A short label: the session's outcome, the transition, the wait's reason.
     pub label: String,
+    /// How a session ended, once it has.
+    #[serde(skip)]
+    pub ended: Option<SessionEnd>,
+}
+
+/// What a span of the timeline is (the JSON's `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SpanKind {
+    Run,
+    Session,
+    Wait,
+    Phase,
+    Pause,
+}
+
+impl SpanKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Run => "run",
+            Self::Session => "session",
+            Self::Wait => "wait",
+            Self::Phase => "phase",
+            Self::Pause => "pause",
+        }
+    }
+}
+
+impl fmt::Display for SpanKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// How a session ended: the outcome the runner journaled (`RunSessionEnd.outcome`), or killed
+/// with its runner (a new run began while it was open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionEnd {
+    Progress,
+    Stall,
+    RateLimit,
+    Crash,
+    Interrupted,
+    Killed,
+    /// An outcome this version does not know (a newer runner's).
+    Other,
+}
+
+impl SessionEnd {
+    fn of(outcome: &str) -> Self {
+        match outcome {
+            "progress" => Self::Progress,
+            "stall" => Self::Stall,
+            "rate_limit" => Self::RateLimit,
+            "crash" => Self::Crash,
+            "interrupted" => Self::Interrupted,
+            _ => Self::Other,
+        }
+    }
 }
 
 /// Where the last run stopped and why.
@@ -115,6 +176,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
             Transition::RunStart { pid, client } => {
                 if let Some(idx) = open_session.take() {
                     timeline[idx].label.push_str(" (the runner was killed)");
+                    timeline[idx].ended = Some(SessionEnd::Killed);
                     close(&mut timeline, idx, at);
                 }
                 if let Some(idx) = open_run.take() {
@@ -123,7 +185,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
                 }
                 open_run = Some(timeline.len());
                 timeline.push(span(
-                    "run",
+                    SpanKind::Run,
                     at,
                     None,
                     format!("runner pid {pid} ({client})"),
@@ -141,7 +203,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
                     None => format!("session {number}"),
                 };
                 timeline.push(span(
-                    "session",
+                    SpanKind::Session,
                     at,
                     phase.as_ref().map(ToString::to_string),
                     label,
@@ -160,18 +222,22 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
                         timeline[idx].label = format!(
                             "session {number}: {outcome}, {exit}, {transitions} transitions"
                         );
+                        timeline[idx].ended = Some(SessionEnd::of(outcome));
                         close(&mut timeline, idx, at);
                     }
-                    None => timeline.push(span(
-                        "session",
-                        at,
-                        None,
-                        format!("session {number}: {outcome}, {exit}"),
-                    )),
+                    None => timeline.push(Span {
+                        ended: Some(SessionEnd::of(outcome)),
+                        ..span(
+                            SpanKind::Session,
+                            at,
+                            None,
+                            format!("session {number}: {outcome}, {exit}"),
+                        )
+                    }),
                 }
             }
             Transition::RunWait { until, reason } => {
-                let mut wait = span("wait", at, None, reason.clone());
+                let mut wait = span(SpanKind::Wait, at, None, reason.clone());
                 wait.end = Some(*until);
                 wait.seconds = Some((*until - at).num_seconds());
                 timeline.push(wait);
@@ -195,14 +261,14 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
             | Transition::PhaseApprove { phase, .. }
             | Transition::PhaseReject { phase, .. }) => {
                 timeline.push(span(
-                    "phase",
+                    SpanKind::Phase,
                     at,
                     Some(phase.to_string()),
                     transition.op().trim_start_matches("phase_").to_owned(),
                 ));
             }
             Transition::Pause { reason, .. } => {
-                timeline.push(span("pause", at, None, reason.clone()));
+                timeline.push(span(SpanKind::Pause, at, None, reason.clone()));
             }
             _ => {}
         }
@@ -232,7 +298,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
     }
 }
 
-fn span(kind: &'static str, start: DateTime<Utc>, phase: Option<String>, label: String) -> Span {
+fn span(kind: SpanKind, start: DateTime<Utc>, phase: Option<String>, label: String) -> Span {
     Span {
         kind,
         start,
@@ -240,6 +306,7 @@ fn span(kind: &'static str, start: DateTime<Utc>, phase: Option<String>, label: 
         seconds: None,
         phase,
         label,
+        ended: None,
     }
 }
 
@@ -304,7 +371,11 @@ fn render_human(report: &Report, paint: Paint) -> String {
                 stopped.exit
             );
         }
-        None if report.timeline.iter().any(|span| span.kind == "run") => {
+        None if report
+            .timeline
+            .iter()
+            .any(|span| span.kind == SpanKind::Run) =>
+        {
             text.push_str(
                 "\nthe last run has not stopped: it is still running, or it was killed\n",
             );

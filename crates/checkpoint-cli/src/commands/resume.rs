@@ -14,9 +14,9 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     ctx::{Ctx, WorkflowChoiceError},
     failure::Failure,
+    json::{ResumeReport, SeedOrigin},
     output::{self, Format, JSON_VERSION, Paint},
     probe::{self, FsProbe},
-    report::{ResumeReport, SeedOrigin},
     unfinished,
 };
 

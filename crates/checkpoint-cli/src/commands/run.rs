@@ -23,12 +23,11 @@ use checkpoint_core::{
 use chrono::{DateTime, Duration, Local, Offset, Utc};
 use clap::Args;
 use miette::{Diagnostic, IntoDiagnostic, Result};
-use serde::Serialize;
 
 use crate::{
     commands::sync,
     ctx::{self, Ctx},
-    env, exit_code,
+    env, exit_code, json,
     output::{self, Format, JSON_VERSION, Paint},
     probe::FsProbe,
     runner::{
@@ -219,20 +218,12 @@ fn dry_run(ctx: &Ctx, id: &WorkflowId, client: &dyn AgentClient, limits: &RunLim
         _ => None,
     };
     let (action, reason) = match &step {
-        Step::Session { .. } => ("session", plan.next.reason.clone()),
-        Step::Wait { reason, .. } => ("wait", reason.clone()),
-        Step::Stop { reason, .. } => ("stop", reason.clone()),
+        Step::Session { .. } => (json::DryRunStep::Session, plan.next.reason.clone()),
+        Step::Wait { reason, .. } => (json::DryRunStep::Wait, reason.clone()),
+        Step::Stop { reason, .. } => (json::DryRunStep::Stop, reason.clone()),
     };
     if ctx.format == Format::Json {
-        #[derive(Serialize)]
-        struct DryRun<'a> {
-            version: u32,
-            plan: &'a ResumePlan,
-            step: &'a str,
-            reason: String,
-            command: Option<String>,
-        }
-        output::emit_json(&DryRun {
+        output::emit_json(&json::RunDryRun {
             version: JSON_VERSION,
             plan: &plan,
             step: action,

@@ -4,8 +4,8 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    json::{PhaseSummary, StatusReport},
     output::{self, Format, JSON_VERSION, Paint},
-    report::{PhaseSummary, StatusReport},
 };
 
 pub(crate) fn status(ctx: &Ctx) -> Result<()> {

@@ -113,9 +113,15 @@ pub(crate) struct Outcome {
     /// For a divergence: whether `--merge` can apply both sides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mergeable: Option<bool>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::json::divergent_entries"
+    )]
     pub ours: Vec<Change>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::json::divergent_entries"
+    )]
     pub theirs: Vec<Change>,
     #[serde(skip)]
     pub message: String,

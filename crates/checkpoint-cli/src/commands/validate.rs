@@ -6,9 +6,9 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
+    json::ValidateReport,
     output::{self, Format, JSON_VERSION, Paint},
     probe::FsProbe,
-    report::ValidateReport,
 };
 
 /// Arguments of `checkpoint validate`.

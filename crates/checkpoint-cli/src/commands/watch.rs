@@ -33,8 +33,8 @@ use crate::{
     ctx::{self, Ctx},
     env as vars,
     failure::Failure,
+    json::PhaseSummary,
     output::{self, Format, JSON_VERSION, Paint, Screen},
-    report::PhaseSummary,
 };
 
 use self::view::{Frame, RunActivity, RunTracker};

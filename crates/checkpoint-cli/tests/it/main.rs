@@ -2,6 +2,7 @@
 
 mod cli;
 mod config;
+mod contract;
 mod durability;
 mod escaping;
 mod hooks;

@@ -1,13 +1,12 @@
 //! The stable vocabularies of a resume: finding codes, recovery codes and next actions.
 //!
-//! Each is an enum whose JSON form (and `Display`) is the code string that scripts, skills and
-//! the plugin match on; the strings are part of the JSON output contract and never change.
+//! Each is an enum whose `Display` is the code string that scripts, skills and the plugin match
+//! on; the CLI's JSON documents write it as it is, so the strings are part of the JSON output
+//! contract and never change.
 
 use std::fmt;
 
-use serde::Serialize;
-
-/// Declares a code enum: each variant with its string, `as_str`, `Display` and `Serialize`.
+/// Declares a code enum: each variant with its string, `as_str` and `Display`.
 macro_rules! codes {
     (
         $(#[$meta:meta])*
@@ -16,9 +15,9 @@ macro_rules! codes {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum $name {
-            $($(#[$variant_meta])* #[serde(rename = $text)] $variant,)*
+            $($(#[$variant_meta])* $variant,)*
         }
 
         impl $name {

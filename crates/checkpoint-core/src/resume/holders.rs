@@ -3,7 +3,6 @@
 //! the dispatch that finishes them, one sub-agent a phase, in parallel.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::{
     id::PhaseId,
@@ -12,7 +11,7 @@ use crate::{
 };
 
 /// The phases of a workflow that uses sub-agents (any phase ever held by one).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubAgents {
     /// Phases a sub-agent held that are done, with the sub-agent.
     pub done: Vec<Held>,
@@ -28,28 +27,26 @@ pub struct SubAgents {
 }
 
 /// A phase and the sub-agent that held it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Held {
     /// The phase.
     pub phase: PhaseId,
     /// Its holder.
     pub holder: Holder,
     /// Its progress note.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Minutes since the holder was last seen working.
     pub idle_minutes: i64,
 }
 
 /// One sub-agent to dispatch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Dispatch {
     /// The phase.
     pub phase: PhaseId,
     /// The line its prompt must carry, `checkpoint phase: <id>`.
     pub line: String,
     /// Where the last sub-agent left it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 

@@ -2,7 +2,6 @@
 //! action, from a validated state.
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
 
 use crate::{
     config::Config,
@@ -30,7 +29,7 @@ pub struct PlanOptions {
 }
 
 /// A phase as the plan shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PhaseRef {
     /// The phase id.
     pub id: PhaseId,
@@ -41,28 +40,20 @@ pub struct PhaseRef {
     /// How many times it was started.
     pub attempts: u32,
     /// When it completed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<DateTime<Utc>>,
     /// Its commit.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub commit_sha: Option<String>,
     /// What it does, where the plan or the imported file says.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its progress note.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
     /// Its last error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Unfinished dependencies.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub waiting_for: Vec<PhaseId>,
     /// Tasks done and in all.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<(usize, usize)>,
     /// The sub-agent that holds (or held) it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub holder: Option<Holder>,
 }
 
@@ -75,64 +66,54 @@ impl PhaseRef {
 }
 
 /// A repair the planner proposes after an interruption (applied unless it is a dry run).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RecoveryAction {
     /// A stable code: `orphaned_phase`, `orphaned_task`, `phase_output_present`,
     /// `task_output_present` or `pause_expired`.
     pub code: RecoveryCode,
     /// The phase concerned.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseId>,
     /// The task concerned.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskId>,
     /// What happens, in a sentence.
     pub description: String,
     /// The transition that does it.
-    #[serde(skip)]
     pub transition: Transition,
 }
 
 /// The single recommended next action.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NextAction {
     /// `start`, `continue`, `retry`, `rollback`, `approve`, `decide`, `confirm`, `wait`,
     /// `done` or `abandoned`.
     pub action: Action,
     /// The phase it concerns.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseId>,
     /// The task of that phase to work on, where one was interrupted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskId>,
     /// Other phases that may run now in parallel.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parallel: Vec<PhaseId>,
     /// The command to run for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// Why, in a sentence.
     pub reason: String,
 }
 
 /// Everything `checkpoint resume` tells the user and Claude.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ResumePlan {
     /// The workflow id.
     pub workflow: crate::id::WorkflowId,
     /// Its title.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it is for, where the plan or the imported file says (a checkpoint's
     /// `workflow_description`, for example).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its status after the recoveries.
     pub status: WorkflowStatus,
     /// When anything last happened: the last transition or heartbeat.
     pub last_active: DateTime<Utc>,
     /// The last heartbeat.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_activity: Option<Activity>,
     /// Whether no session has shown a sign of life recently.
     pub interrupted: bool,
@@ -157,10 +138,8 @@ pub struct ResumePlan {
     /// The single recommended next action.
     pub next: NextAction,
     /// The phases held by sub-agents, when the workflow uses them.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sub_agents: Option<SubAgents>,
     /// The pause, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_until: Option<DateTime<Utc>>,
     /// The context summary to re-inject.
     pub context: ContextSummary,

@@ -4,7 +4,6 @@
 use std::fmt;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
 
 use crate::{
     config::Config,
@@ -54,8 +53,7 @@ pub fn written_since(probe: &dyn Probe, path: &str, started: Option<DateTime<Utc
 }
 
 /// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
     /// The state cannot be trusted as is: a person must decide.
     Error,
@@ -76,19 +74,17 @@ impl fmt::Display for Severity {
 }
 
 /// One thing validation found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// How bad it is.
     pub severity: Severity,
     /// A stable code, for example `output.missing`.
     pub code: FindingCode,
     /// The phase it concerns.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseId>,
     /// What was found.
     pub message: String,
     /// What to do about it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
 

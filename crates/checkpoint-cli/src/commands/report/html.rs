@@ -4,7 +4,7 @@ use std::{collections::HashMap, fmt::Write as _};
 
 use chrono::{DateTime, Utc};
 
-use super::{Report, Span, status_done};
+use super::{Report, SessionEnd, Span, SpanKind, status_done};
 use crate::output;
 
 /// The narrowest box of the phase graph.
@@ -50,15 +50,18 @@ fn status_color(status: &str) -> &'static str {
     }
 }
 
-fn span_color(span: &Span) -> &'static str {
-    match span.kind {
-        "session" if span.label.contains("rate_limit") => "#d99a00",
-        "session" if span.label.contains("crash") || span.label.contains("killed") => "#d64545",
-        "session" if span.label.contains("stall") => "#9aa3ad",
-        "session" => "#2f6fd6",
-        "wait" => "#c9ced6",
-        "run" => "#5b4bb7",
-        _ => "#2e9d57",
+pub(super) fn span_color(span: &Span) -> &'static str {
+    match (span.kind, span.ended) {
+        (SpanKind::Session, Some(SessionEnd::RateLimit)) => "#d99a00",
+        (SpanKind::Session, Some(SessionEnd::Crash | SessionEnd::Killed)) => "#d64545",
+        (SpanKind::Session, Some(SessionEnd::Stall)) => "#9aa3ad",
+        (
+            SpanKind::Session,
+            None | Some(SessionEnd::Progress | SessionEnd::Interrupted | SessionEnd::Other),
+        ) => "#2f6fd6",
+        (SpanKind::Wait, _) => "#c9ced6",
+        (SpanKind::Run, _) => "#5b4bb7",
+        (SpanKind::Phase | SpanKind::Pause, _) => "#2e9d57",
     }
 }
 
@@ -325,9 +328,9 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
     }
     let lane_y = |span: &Span| -> i64 {
         let lane = match span.kind {
-            "run" => 0,
-            "session" | "wait" | "pause" => 1,
-            _ => span
+            SpanKind::Run => 0,
+            SpanKind::Session | SpanKind::Wait | SpanKind::Pause => 1,
+            SpanKind::Phase => span
                 .phase
                 .as_deref()
                 .and_then(|phase| report.phases.iter().position(|row| row.id == phase))
@@ -337,11 +340,11 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
     };
     // Phases: a bar from each start to the next transition of the same phase.
     for (idx, span) in spans.iter().enumerate() {
-        if span.kind == "phase"
+        if span.kind == SpanKind::Phase
             && span.label == "start"
             && let Some(end) = spans[idx + 1..]
                 .iter()
-                .find(|later| later.kind == "phase" && later.phase == span.phase)
+                .find(|later| later.kind == SpanKind::Phase && later.phase == span.phase)
         {
             let (x1, x2) = (x_of(span.start), x_of(end.start));
             let _ = writeln!(
@@ -359,11 +362,11 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
     for span in spans {
         let y = lane_y(span);
         let x1 = x_of(span.start);
-        match span.end.or((span.kind == "session")
+        match span.end.or((span.kind == SpanKind::Session)
             .then_some(now)
             .filter(|_| span.seconds.is_some()))
         {
-            Some(end) if span.kind != "phase" => {
+            Some(end) if span.kind != SpanKind::Phase => {
                 let x2 = x_of(end.min(last));
                 let _ = writeln!(
                     svg,
@@ -372,7 +375,7 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
                     (x2 - x1).max(3.0),
                     LANE_H - 8,
                     span_color(span),
-                    if span.kind == "wait" {
+                    if span.kind == SpanKind::Wait {
                         " stroke=\"#8a929c\" stroke-dasharray=\"4 3\""
                     } else {
                         ""

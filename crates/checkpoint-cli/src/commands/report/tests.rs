@@ -316,3 +316,67 @@ fn the_graph_sizes_its_boxes_to_their_labels() {
     assert_eq!(boxes[1].2, "schema-migration · complete");
     assert!(boxes[2].2.ends_with('…') && boxes[4].2.ends_with('…'));
 }
+
+/// Sessions ended with each outcome the runner journals, one ended by a new run (the runner was
+/// killed), and one still open whose resumed session id holds every outcome's word: each is
+/// coloured by how it ended, never by words in its label.
+#[test]
+fn a_session_is_coloured_by_how_it_ended_not_by_its_label() {
+    let (workflow, _) = night();
+    let mut entries = Vec::new();
+    let mut push = |second: i64, transition: Transition| {
+        entries.push(Entry {
+            seq: entries.len() as u64 + 2,
+            at: at(second),
+            transition,
+        });
+    };
+    let start = |number: u32, resumed: Option<&str>| Transition::RunSessionStart {
+        number,
+        phase: None,
+        resumed: resumed.map(str::to_owned),
+    };
+    let run = || Transition::RunStart {
+        pid: 42,
+        client: "claude".into(),
+    };
+    push(0, run());
+    let outcomes = [
+        "progress",
+        "stall",
+        "rate_limit",
+        "crash",
+        "interrupted",
+        "unknown",
+    ];
+    for (number, outcome) in (1..).zip(outcomes) {
+        push(i64::from(number) * 10, start(number, None));
+        push(
+            i64::from(number) * 10 + 5,
+            Transition::RunSessionEnd {
+                number,
+                session_id: None,
+                exit: Some(1),
+                outcome: outcome.into(),
+                transitions: 0,
+            },
+        );
+    }
+    let every_word = Some("crash-stall-rate_limit-killed");
+    push(100, start(7, every_word));
+    push(110, run());
+    push(120, start(8, every_word));
+    let report = build(&workflow, &entries, at(500));
+    let colours: Vec<&str> = report
+        .timeline
+        .iter()
+        .filter(|span| span.label.starts_with("session"))
+        .map(html::span_color)
+        .collect();
+    assert_eq!(
+        colours,
+        [
+            "#2f6fd6", "#9aa3ad", "#d99a00", "#d64545", "#2f6fd6", "#2f6fd6", "#d64545", "#2f6fd6"
+        ]
+    );
+}

@@ -2,13 +2,11 @@
 //! store, lock and redaction as a command typed in a shell, and its JSON document or error comes
 //! back unchanged.
 
-use std::{
-    ffi::OsString,
-    path::{Path, PathBuf},
-    process::Stdio,
-};
+use std::{ffi::OsString, path::PathBuf, process::Stdio};
 
 use serde_json::{Value, json};
+
+use crate::env;
 
 /// The `checkpoint` binary and the options every command gets.
 #[derive(Debug, Clone)]
@@ -80,7 +78,7 @@ impl Cli {
         }
         command
             .args(args)
-            .env("CHECKPOINT_NO_PROGRESS", "1")
+            .env(env::CHECKPOINT_NO_PROGRESS, "1")
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -236,16 +234,6 @@ fn parse_error(stderr: &str, exit_code: Option<i32>) -> CliError {
             }
         }
     }
-}
-
-/// The `checkpoint` binary: beside this one (the bundle's `bin/`), else on `PATH`.
-pub(crate) fn default_program(current_exe: Option<&Path>) -> PathBuf {
-    let name = format!("checkpoint{}", std::env::consts::EXE_SUFFIX);
-    current_exe
-        .and_then(Path::parent)
-        .map(|dir| dir.join(&name))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
 }
 
 #[cfg(test)]

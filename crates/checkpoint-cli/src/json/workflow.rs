@@ -1,0 +1,222 @@
+//! The documents that show a workflow: what a command that reads or changes one prints,
+//! `status`, `import`, and the counterpart of the store's `Recovery`.
+
+use std::path::{Path, PathBuf};
+
+use checkpoint_core::{
+    PhaseId, Workflow,
+    store::{self, Loaded},
+};
+use miette::{IntoDiagnostic, Result};
+use serde::{Serialize, Serializer};
+
+use crate::{
+    git::LeftOut,
+    output::{self, JSON_VERSION, PhaseView},
+};
+
+/// The result of a command that reads or changes one workflow.
+#[derive(Debug, Serialize)]
+pub(crate) struct WorkflowReport<'a> {
+    version: u32,
+    workflow: &'a Workflow,
+    #[serde(serialize_with = "recoveries")]
+    recoveries: &'a [store::Recovery],
+    /// What the command warned about (as on stderr).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
+    /// The checkpoint commit the command made or tried, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint_commit: Option<CommitReport>,
+}
+
+/// A checkpoint commit: its SHA (none when there was nothing to commit), and the changed files
+/// left out of it.
+#[derive(Debug, Serialize)]
+pub(crate) struct CommitReport {
+    pub(crate) sha: Option<String>,
+    pub(crate) left_out: Vec<LeftOut>,
+}
+
+impl<'a> WorkflowReport<'a> {
+    pub(crate) fn new(loaded: &'a Loaded) -> Self {
+        Self {
+            version: JSON_VERSION,
+            workflow: &loaded.workflow,
+            recoveries: &loaded.recoveries,
+            warnings: Vec::new(),
+            checkpoint_commit: None,
+        }
+    }
+
+    pub(crate) fn with_warnings(self, warnings: Vec<String>) -> Self {
+        Self { warnings, ..self }
+    }
+
+    pub(crate) fn with_commit(self, commit: CommitReport) -> Self {
+        Self {
+            checkpoint_commit: Some(commit),
+            ..self
+        }
+    }
+
+    pub(crate) fn emit(&self) -> Result<()> {
+        output::emit_json(self).into_diagnostic()
+    }
+}
+
+/// The JSON document of `checkpoint status`.
+#[derive(Debug, Serialize)]
+pub(crate) struct StatusReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) workflow: &'a Workflow,
+    pub(crate) phases: Vec<PhaseSummary<'a>>,
+    #[serde(serialize_with = "recoveries")]
+    pub(crate) recoveries: &'a [store::Recovery],
+    /// The unattended runner (`checkpoint run`) working on the workflow now, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) runner: Option<crate::runner::lock::Holder>,
+}
+
+/// Where one phase stands.
+#[derive(Debug, Serialize)]
+pub(crate) struct PhaseSummary<'a> {
+    pub(crate) id: &'a PhaseId,
+    pub(crate) view: PhaseView,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) waiting_for: Vec<&'a PhaseId>,
+    /// The sub-agent that holds the phase, while it is in progress: who, since when, and its
+    /// last activity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) holder: Option<&'a checkpoint_core::Holder>,
+}
+
+impl<'a> PhaseSummary<'a> {
+    /// Where each phase of `workflow` stands, in order.
+    pub(crate) fn all(workflow: &'a Workflow) -> Vec<Self> {
+        let done = workflow.done_set();
+        workflow
+            .phases
+            .iter()
+            .map(|phase| PhaseSummary {
+                id: &phase.id,
+                view: output::phase_view(&done, phase),
+                waiting_for: done.waiting_for(phase).collect(),
+                holder: phase
+                    .holder
+                    .as_ref()
+                    .filter(|_| phase.status == checkpoint_core::PhaseStatus::InProgress),
+            })
+            .collect()
+    }
+}
+
+/// The JSON document of `checkpoint import`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ImportReport<'a> {
+    pub(crate) version: u32,
+    pub(crate) source: ImportedFrom<'a>,
+    pub(crate) workflow: &'a Workflow,
+    #[serde(serialize_with = "recoveries")]
+    pub(crate) recoveries: &'a [store::Recovery],
+}
+
+/// The file a workflow was imported from.
+#[derive(Debug, Serialize)]
+pub(crate) struct ImportedFrom<'a> {
+    pub(crate) format: &'static str,
+    pub(crate) path: &'a Path,
+}
+
+/// Something the store found and repaired (or would repair) while loading.
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Recovery<'a> {
+    JournalReplayed {
+        from_seq: u64,
+        to_seq: u64,
+    },
+    StateRebuilt {
+        reason: &'a str,
+        /// `journal` or `backup`.
+        source: &'a str,
+        kept_as: Option<&'a Path>,
+    },
+    TornJournalLine {
+        bytes: usize,
+        held: bool,
+        kept_as: Option<&'a Path>,
+    },
+    ForeignJournalLines {
+        line: usize,
+        bytes: usize,
+        reason: &'a str,
+        kept_as: Option<&'a Path>,
+    },
+    TempFiles {
+        paths: &'a [PathBuf],
+        removed: bool,
+    },
+    JournalBehind {
+        journal_seq: u64,
+        state_seq: u64,
+    },
+}
+
+impl<'a> From<&'a store::Recovery> for Recovery<'a> {
+    fn from(recovery: &'a store::Recovery) -> Self {
+        match recovery {
+            store::Recovery::JournalReplayed { from_seq, to_seq } => Self::JournalReplayed {
+                from_seq: *from_seq,
+                to_seq: *to_seq,
+            },
+            store::Recovery::StateRebuilt {
+                reason,
+                source,
+                kept_as,
+            } => Self::StateRebuilt {
+                reason,
+                source,
+                kept_as: kept_as.as_deref(),
+            },
+            store::Recovery::TornJournalLine {
+                bytes,
+                held,
+                kept_as,
+            } => Self::TornJournalLine {
+                bytes: *bytes,
+                held: *held,
+                kept_as: kept_as.as_deref(),
+            },
+            store::Recovery::ForeignJournalLines {
+                line,
+                bytes,
+                reason,
+                kept_as,
+            } => Self::ForeignJournalLines {
+                line: *line,
+                bytes: *bytes,
+                reason,
+                kept_as: kept_as.as_deref(),
+            },
+            store::Recovery::TempFiles { paths, removed } => Self::TempFiles {
+                paths,
+                removed: *removed,
+            },
+            store::Recovery::JournalBehind {
+                journal_seq,
+                state_seq,
+            } => Self::JournalBehind {
+                journal_seq: *journal_seq,
+                state_seq: *state_seq,
+            },
+        }
+    }
+}
+
+fn recoveries<S: Serializer>(
+    recoveries: &&[store::Recovery],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(recoveries.iter().map(Recovery::from))
+}

@@ -1,0 +1,372 @@
+//! The JSON contract: one snapshot per `--format json` document, byte for byte, from a workflow
+//! that fills as many of its fields as the commands can (sub-agents, findings, recoveries,
+//! warnings, another system's file), so that any change to a document shows in a snapshot.
+
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+
+const SESSION: &str = "11111111-2222-3333-4444-555555555555";
+
+/// Runs `checkpoint --format json <args>`; returns the exit status, stdout (the document) and
+/// stderr (where an error's document goes), with the temporary directory as `[TEMP]`.
+#[track_caller]
+fn document(env: &TestEnv, args: &[&str]) -> String {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    let output = env.run(&all);
+    let temp = env.dir.path().display().to_string();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap().replace(&temp, "[TEMP]");
+    let stderr = text(output.stderr);
+    let stderr = if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("----- stderr -----\n{stderr}")
+    };
+    format!(
+        "exit status: {}\n{}{stderr}",
+        output.status.code().unwrap_or(-1),
+        text(output.stdout),
+    )
+}
+
+/// Runs hook `event` with a payload of the client's shape plus `extra`.
+#[track_caller]
+fn hook(env: &TestEnv, event: &str, extra: Value) {
+    let mut payload = json!({
+        "session_id": SESSION,
+        "transcript_path": env.dir.path().join(format!("home/projects/{SESSION}.jsonl")),
+        "cwd": env.project(),
+        "hook_event_name": event,
+    });
+    payload
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let (code, _, stderr) = env.hook(event, &payload.to_string()).wait();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// Dispatches a sub-agent to `phase` as the client's `Agent` tool does.
+fn dispatch(env: &TestEnv, call: &str, phase: &str) {
+    hook(
+        env,
+        "PreToolUse",
+        json!({
+            "tool_name": "Agent",
+            "tool_use_id": call,
+            "tool_input": {
+                "description": format!("Work on {phase}"),
+                "prompt": format!("Do the work.\ncheckpoint phase: {phase}\n"),
+                "subagent_type": "general-purpose",
+            },
+        }),
+    );
+}
+
+/// Workflow `contract`, two hours after its work stopped: `a` done, `b` held by a sub-agent that was lost, `c` waiting for approval after both, `d`
+/// after `c`; notes, a decision, files, and a torn last journal line.
+fn interrupted(env: &TestEnv) {
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"title": "Contract", "phases": [
+            {"id": "a", "description": "Write a", "outputs": ["a.md"]},
+            {"id": "b"},
+            {"id": "c", "dependencies": ["a", "b"], "requires_approval": true},
+            {"id": "d", "dependencies": ["c"]}
+        ]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "contract", "--plan", "plan.json"]);
+    dispatch(env, "toolu_a", "a");
+    dispatch(env, "toolu_b", "b");
+    env.set_now("2026-03-01T12:10:00Z");
+    env.ok(&["progress", "b", "half of b"]);
+    std::fs::write(env.project().join("a.md"), "a\n").unwrap();
+    env.ok(&[
+        "complete",
+        "a",
+        "--artifact",
+        "a.md",
+        "--commit-sha",
+        "abc1234",
+    ]);
+    env.ok(&["note", "remember the API limit"]);
+    env.ok(&["decide", "use sqlite"]);
+    env.ok(&["files", "a.md"]);
+    let journal = env.workflow_dir("contract").join("journal.jsonl");
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.push_str(r#"{"seq": 99, "at""#);
+    std::fs::write(&journal, text).unwrap();
+    env.set_now("2026-03-01T14:10:00Z");
+}
+
+#[test]
+fn the_documents_of_one_workflow() {
+    let env = TestEnv::new();
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "x"}]}"#,
+    )
+    .unwrap();
+    insta::assert_snapshot!(
+        "init",
+        document(&env, &["init", "first", "--plan", "plan.json"])
+    );
+    insta::assert_snapshot!("start", document(&env, &["start", "x"]));
+    insta::assert_snapshot!("error", document(&env, &["start", "nope"]));
+    insta::assert_snapshot!("complete", document(&env, &["complete", "x"]));
+    insta::assert_snapshot!("archive", document(&env, &["archive"]));
+    insta::assert_snapshot!("gc", document(&env, &["gc", "--dry-run"]));
+    env.set_now("2026-04-01T12:00:00Z");
+    insta::assert_snapshot!("gc_doomed", document(&env, &["gc", "--dry-run"]));
+    insta::assert_snapshot!(
+        "restore",
+        document(&env, &["restore", "first_20260301_120000"])
+    );
+}
+
+#[test]
+fn the_documents_of_an_interrupted_workflow() {
+    let env = TestEnv::new();
+    interrupted(&env);
+    insta::assert_snapshot!("resume_dry_run", document(&env, &["resume", "--dry-run"]));
+    insta::assert_snapshot!(
+        "run_dry_run",
+        document(&env, &["run", "--dry-run", "--claude", "claude"])
+    );
+    insta::assert_snapshot!("status", document(&env, &["status"]));
+    insta::assert_snapshot!("show", document(&env, &["show"]));
+    std::fs::remove_file(env.project().join("a.md")).unwrap();
+    insta::assert_snapshot!("validate", document(&env, &["validate"]));
+    insta::assert_snapshot!(
+        "resume_dry_run_findings",
+        document(&env, &["resume", "--dry-run"])
+    );
+    insta::assert_snapshot!("log", document(&env, &["log"]));
+    insta::assert_snapshot!("diff", document(&env, &["diff", "1"]));
+    insta::assert_snapshot!("graph", document(&env, &["graph"]));
+    insta::assert_snapshot!("list", document(&env, &["list"]));
+    insta::assert_snapshot!("report", document(&env, &["report"]));
+    insta::assert_snapshot!("watch", document(&env, &["watch", "--once"]));
+    insta::assert_snapshot!(
+        "export",
+        document(
+            &env,
+            &[
+                "export",
+                "--to",
+                "checkpoint-recovery",
+                "--output",
+                "exported.json"
+            ]
+        )
+    );
+    insta::assert_snapshot!(
+        "resume_of_another_system",
+        document(&env, &["resume", "exported.json"])
+    );
+    insta::assert_snapshot!(
+        "import",
+        document(&env, &["import", "exported.json", "--as", "copy"])
+    );
+    insta::assert_snapshot!("resume", document(&env, &["resume", "contract"]));
+    insta::assert_snapshot!("rewind", document(&env, &["rewind", "2", "-w", "contract"]));
+    insta::assert_snapshot!(
+        "fork",
+        document(&env, &["fork", "3", "--as", "forked", "-w", "contract"])
+    );
+    insta::assert_snapshot!(
+        "resume_abandon",
+        document(&env, &["resume", "contract", "--abandon"])
+    );
+}
+
+/// Workflow `other`: `p` in progress with an interrupted task, `q` failed, `s` waiting for
+/// approval, `r` ready, and a pause until 13:00.
+fn paused(env: &TestEnv) {
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [
+            {"id": "p"}, {"id": "q"}, {"id": "r"}, {"id": "s", "requires_approval": true}
+        ]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "other", "--plan", "plan.json"]);
+    env.ok(&[
+        "task", "add", "p", "t1", "--title", "first", "--output", "t1.md",
+    ]);
+    env.ok(&["task", "add", "p", "t2", "--title", "second"]);
+    env.ok(&["task", "start", "p", "t1"]);
+    env.ok(&["task", "done", "p", "t1"]);
+    env.ok(&["task", "start", "p", "t2"]);
+    env.ok(&["start", "q"]);
+    env.ok(&["fail", "q", "--reason", "it broke"]);
+    env.ok(&["start", "s"]);
+    env.ok(&["complete", "s"]);
+    env.ok(&[
+        "pause",
+        "--reason",
+        "rate_limit",
+        "--until",
+        "2026-03-01T13:00:00Z",
+    ]);
+}
+
+#[test]
+fn the_resume_plan_of_a_paused_workflow() {
+    let env = TestEnv::new();
+    paused(&env);
+    insta::assert_snapshot!("resume_paused", document(&env, &["resume", "--dry-run"]));
+    env.set_now("2026-03-01T14:00:00Z");
+    insta::assert_snapshot!(
+        "resume_after_pause",
+        document(&env, &["resume", "--dry-run"])
+    );
+    insta::assert_snapshot!("status_after_pause", document(&env, &["status"]));
+    env.ok(&["approve", "s"]);
+    insta::assert_snapshot!(
+        "resume_after_approval",
+        document(&env, &["resume", "--dry-run"])
+    );
+}
+
+#[test]
+fn the_documents_of_sync() {
+    let remote = crate::support::Remote::bare();
+    let laptop = remote.clone();
+    laptop.ok(&[
+        "init", "demo", "--phase", "a", "--phase", "b", "--phase", "c",
+    ]);
+    laptop.ok(&["start", "a"]);
+    insta::assert_snapshot!("push", document(&laptop, &["push"]));
+    let other = remote.clone();
+    insta::assert_snapshot!("pull", document(&other, &["pull", "-w", "demo"]));
+    other.ok(&["start", "c"]);
+    other.ok(&["push"]);
+    laptop.ok(&["complete", "a"]);
+    laptop.ok(&["start", "b"]);
+    insta::assert_snapshot!("pull_diverged", document(&laptop, &["pull"]));
+    insta::assert_snapshot!("sync_merge", document(&laptop, &["sync", "--merge"]));
+}
+
+/// Every field the MCP server reads from a document or names to the model, and every dotted
+/// path the skills, the slash commands, the MCP tools' texts and the README mention in
+/// backticks (`plan.next.command`), exists in a real document: renaming a field of the contract
+/// breaks this test instead of every client.
+#[test]
+fn every_field_the_mcp_server_and_the_skills_name_exists() {
+    let env = TestEnv::new();
+    interrupted(&env);
+    let mut documents = vec![env.json(&["status", "-w", "contract"])];
+    documents.push(env.json(&["resume", "--dry-run", "-w", "contract"]));
+    let other = TestEnv::new();
+    paused(&other);
+    other.set_now("2026-03-01T14:00:00Z");
+    documents.push(other.json(&["resume", "--dry-run"]));
+    documents.push(other.json(&["validate"]));
+
+    let top_level: Vec<&str> = documents
+        .iter()
+        .flat_map(|document| document.as_object().unwrap().keys())
+        .map(String::as_str)
+        .collect();
+    let mut named: Vec<(String, String)> = checkpoint_mcp::DOCUMENT_FIELDS
+        .iter()
+        .map(|path| {
+            (
+                (*path).to_owned(),
+                "checkpoint_mcp::DOCUMENT_FIELDS".to_owned(),
+            )
+        })
+        .collect();
+    for file in texts() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for path in backticked_paths(&text, &top_level) {
+            named.push((path, file.display().to_string()));
+        }
+    }
+    for known in ["plan.next.command", "plan.next.action", "plan.recoveries"] {
+        assert!(
+            named
+                .iter()
+                .any(|(path, source)| path == known && !source.contains("DOCUMENT")),
+            "no text names `{known}` any more: {named:?}"
+        );
+    }
+    for (path, source) in &named {
+        assert!(
+            documents.iter().any(|document| exists(document, path)),
+            "`{path}`, named in {source}, is in no JSON document: the contract changed (rename it \
+             there too, or write the change in CHANGELOG.md)"
+        );
+    }
+}
+
+/// The texts that name fields of the documents to people and models.
+fn texts() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = vec![root.join("README.md")];
+    for dir in [
+        "plugin/skills",
+        "plugin/commands",
+        "crates/checkpoint-mcp/src",
+    ] {
+        let mut pending = vec![root.join(dir)];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|extension| extension == "md" || extension == "rs")
+                {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files
+}
+
+/// The dotted paths in backticks of `text` that start at a document's top-level field (`plan.…`,
+/// `workflow.…`), file names (`plan.json`) left out.
+fn backticked_paths(text: &str, top_level: &[&str]) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|token| {
+            token.contains('.')
+                && token
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || "_.[]".contains(c))
+                && token.split('.').all(|part| !part.is_empty())
+                && top_level.contains(&token.split('.').next().unwrap().trim_end_matches("[]"))
+                && !["json", "jsonl", "toml", "md", "rs", "sh"]
+                    .contains(&token.rsplit('.').next().unwrap())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `path` (dotted, `[]` for any element of an array) leads to a value in `document`.
+fn exists(document: &Value, path: &str) -> bool {
+    let (key, rest) = path.split_once('.').unwrap_or((path, ""));
+    let (key, each) = match key.strip_suffix("[]") {
+        Some(key) => (key, true),
+        None => (key, false),
+    };
+    let Some(value) = document.get(key).filter(|value| !value.is_null()) else {
+        return false;
+    };
+    match (each, rest.is_empty()) {
+        (false, true) => true,
+        (false, false) => exists(value, rest),
+        (true, _) => value.as_array().is_some_and(|elements| {
+            elements
+                .iter()
+                .any(|element| rest.is_empty() || exists(element, rest))
+        }),
+    }
+}
