@@ -195,11 +195,18 @@ pub fn transition(transition: &mut Transition) -> usize {
             exit: _,
             outcome,
             transitions: _,
+            cost_usd: _,
+            tokens: _,
         } => {
             field(outcome);
             session_id.iter_mut().for_each(field);
         }
-        Transition::RunWait { until: _, reason } | Transition::RunStop { reason, exit: _ } => {
+        Transition::RunWait {
+            until: _,
+            reason,
+            kind: _,
+        }
+        | Transition::RunStop { reason, exit: _ } => {
             field(reason);
         }
     }

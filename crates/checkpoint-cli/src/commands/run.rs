@@ -18,7 +18,11 @@ use std::{
 use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
     resume::{self, ResumePlan},
-    run::{Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind},
+    run::{
+        Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind,
+        budget::{Budget, Spending, Usage},
+        window::{self, Window},
+    },
 };
 use chrono::{DateTime, Duration, Local, Offset, Utc};
 use clap::Args;
@@ -32,6 +36,7 @@ use crate::{
     output::{self, Format, JSON_VERSION, Paint},
     probe::FsProbe,
     runner::{
+        args,
         claude::Claude,
         client::{AgentClient, AgentEvent, command_line},
         display::{Display, RunEvent},
@@ -56,11 +61,40 @@ pub struct RunArgs {
     pub max_sessions: Option<u32>,
     /// The longest single wait for a rate limit or a backoff, like `90s`, `30m` or `5h`; a
     /// limit that resets later stops the run [default: 6h]
-    #[arg(long, value_name = "DURATION", default_value = "6h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "6h", value_parser = args::parse_duration)]
     pub max_wait: Duration,
     /// Stop once this phase is done
     #[arg(long, value_name = "PHASE")]
     pub until: Option<String>,
+    /// Start no session while the usage the client last reported for a rate-limit window is at
+    /// or above this percentage: wait for the window's reset (past `--max-wait`, stop) [default:
+    /// `[run] max_usage`, else none]
+    #[arg(long, value_name = "PERCENT", value_parser = args::parse_percent)]
+    pub max_usage: Option<f64>,
+    /// Start no session once the sessions cost this many dollars in total (their
+    /// `total_cost_usd`) [default: `[run] max_cost`, else none]
+    #[arg(long, value_name = "DOLLARS", value_parser = args::parse_dollars)]
+    pub max_cost: Option<f64>,
+    /// Start no session once the sessions used this many tokens in total (input, output, cache
+    /// reads and writes) [default: `[run] max_tokens`, else none]
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Count what earlier runs spent since this time too (RFC 3339, or a duration back such as
+    /// `24h`) [default: this run only]
+    #[arg(long, value_name = "TIME", value_parser = args::parse_since)]
+    pub(crate) since: Option<args::Since>,
+    /// Start sessions only within this window of local time, like `22:00-07:00` (may cross
+    /// midnight; repeatable) [default: `[run] window`, else any time]
+    #[arg(long = "window", value_name = "HH:MM-HH:MM", value_parser = args::parse_window)]
+    pub windows: Vec<Window>,
+    /// Interrupt a session still running when its window closes, as Ctrl-C does (nothing is
+    /// lost; the next session resumes) [default: `[run] window_strict`]
+    #[arg(long)]
+    pub window_strict: bool,
+    /// Carry every unfinished workflow of the project, one after another, in `list` order or by
+    /// their plans' `priority`
+    #[arg(long, conflicts_with = "run_workflow")]
+    pub all: bool,
     /// Print the plan and the exact `claude` command line, and run nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -96,52 +130,6 @@ pub(crate) struct RunnerBusy {
     since: String,
 }
 
-/// Parses `90s`, `30m`, `5h`, `1h30m`, `2d` or a number of seconds; `0` is no wait.
-fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let error =
-        || format!("`{text}` is not a duration: write it like `90s`, `30m`, `5h` or `1h30m`");
-    let too_long = || format!("`{text}` is too long a duration: write at most `10000d`");
-    let mut total = Duration::zero();
-    let mut number = String::new();
-    let add = |total: &mut Duration, number: &mut String, unit: char| {
-        let value: i64 = number.parse().map_err(|_| {
-            if number.is_empty() {
-                error()
-            } else {
-                too_long()
-            }
-        })?;
-        number.clear();
-        let part = match unit {
-            's' => Duration::try_seconds(value),
-            'm' => Duration::try_minutes(value),
-            'h' => Duration::try_hours(value),
-            'd' => Duration::try_days(value),
-            _ => return Err(error()),
-        }
-        .ok_or_else(too_long)?;
-        *total = total
-            .checked_add(&part)
-            .filter(|total| *total <= Duration::days(10_000))
-            .ok_or_else(too_long)?;
-        Ok(())
-    };
-    for c in text.trim().chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-        } else {
-            add(&mut total, &mut number, c)?;
-        }
-    }
-    if !number.is_empty() {
-        add(&mut total, &mut number, 's')?;
-    }
-    if total <= Duration::zero() && text.trim() != "0" {
-        return Err(error());
-    }
-    Ok(total)
-}
-
 /// The signal that interrupted the run, as people name it; `None` while none did.
 fn signal_name(interrupted: &AtomicUsize) -> Option<&'static str> {
     let signal = i32::try_from(interrupted.load(Ordering::SeqCst)).ok()?;
@@ -163,11 +151,26 @@ pub(crate) fn run(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
     // Refuses a corrupt or newer state before anything runs (and never rewrites it).
     ctx.store.load(&id)?;
     let until = args.until.as_deref().map(PhaseId::new).transpose()?;
+    let run_config = &ctx.config.run;
+    let budget = Budget {
+        max_usage: args.max_usage.or(run_config.max_usage),
+        max_cost: args.max_cost.or(run_config.max_cost),
+        max_tokens: args.max_tokens.or(run_config.max_tokens),
+    };
+    check_config_budget(&ctx, &budget)?;
     let limits = RunLimits {
         max_sessions: args.max_sessions,
         max_wait: args.max_wait,
         until: until.clone(),
+        budget,
+        windows: if args.windows.is_empty() {
+            run_config.window.clone()
+        } else {
+            args.windows.clone()
+        },
     };
+    let window_strict = args.window_strict || run_config.window_strict;
+    let since = args.since.map(|since| since.at(ctx.now));
     let client = Claude {
         program: args
             .claude
@@ -195,6 +198,9 @@ pub(crate) fn run(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
         display: &display,
         remote,
         push_at_stop: true,
+        window_strict,
+        since,
+        clock_floor: None,
     }
     .run();
     display.finish();
@@ -210,7 +216,7 @@ fn dry_run(ctx: &Ctx, id: &WorkflowId, client: &dyn AgentClient, limits: &RunLim
             &FsProbe::new(&ctx.project_root),
         )
         .plan;
-    let step = RunState::default().next(&plan, limits, ctx.now);
+    let step = RunState::default().next(&plan, limits, ctx.now, &Local);
     let command = match &step {
         Step::Session { .. } => {
             let prompt = session_prompt(ctx, &plan, false, limits.until.as_ref());
@@ -252,6 +258,42 @@ fn dry_run(ctx: &Ctx, id: &WorkflowId, client: &dyn AgentClient, limits: &RunLim
         output::emit(&text).into_diagnostic()?;
     }
     Ok(exit_code::SUCCESS)
+}
+
+/// A budget from `config.toml` that `--max-usage` or `--max-cost` would refuse, refused the
+/// same way, naming the file.
+fn check_config_budget(ctx: &Ctx, budget: &Budget) -> Result<()> {
+    let bad = [
+        (
+            "max_usage",
+            budget
+                .max_usage
+                .map(|v| args::parse_percent(&v.to_string())),
+        ),
+        (
+            "max_cost",
+            budget.max_cost.map(|v| args::parse_dollars(&v.to_string())),
+        ),
+    ];
+    for (key, checked) in bad {
+        if let Some(Err(why)) = checked {
+            return Err(crate::failure::Failure::usage(
+                "checkpoint::run::config",
+                format!(
+                    "{}: [run] {key}: {why}",
+                    ctx.store
+                        .root()
+                        .join(checkpoint_core::CONFIG_FILE)
+                        .display()
+                ),
+            )
+            .with_help(format!(
+                "fix `[run] {key}` in config.toml, or override it on the command line"
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// The environment of every session: the workflow and the store, so that the session's
@@ -298,6 +340,13 @@ struct Runner<'a> {
     remote: Option<String>,
     /// Whether the stop pushes too (not after a divergence: the remote would refuse it).
     push_at_stop: bool,
+    /// `--window-strict`: interrupt a session at its window's close.
+    window_strict: bool,
+    /// `--since`: count what earlier runs spent since then.
+    since: Option<DateTime<Utc>>,
+    /// The end of the last wait: the runner's clock never reads earlier once it waited until
+    /// then (a fixed test clock included).
+    clock_floor: Option<DateTime<Utc>>,
 }
 
 /// What the runner saw of a session while it ran.
@@ -311,6 +360,9 @@ struct Watch {
     ignored: Option<String>,
     retry_delay_ms: Option<u64>,
     result: Option<String>,
+    cost_usd: Option<f64>,
+    tokens: Option<u64>,
+    usage: Vec<Usage>,
 }
 
 impl Runner<'_> {
@@ -387,18 +439,20 @@ impl Runner<'_> {
         interrupted: &AtomicUsize,
         mut pulled: Option<Result<sync::Outcome>>,
     ) -> Result<u8> {
-        let mut state = RunState::default();
+        let mut state = RunState {
+            spent: self.spent_before()?,
+            ..RunState::default()
+        };
         loop {
             if let Some(signal) = signal_name(interrupted) {
                 return self.stop(
-                    "interrupted",
+                    StopKind::Interrupted,
                     format!("interrupted ({signal})"),
                     None,
                     Vec::new(),
-                    exit_code::INTERRUPTED,
                 );
             }
-            self.ctx.now = ctx::now()?;
+            self.ctx.now = self.now()?;
             if let Some(Step::Stop {
                 reason,
                 phase,
@@ -407,29 +461,27 @@ impl Runner<'_> {
             }) = self.pull(pulled.take())?
             {
                 self.push_at_stop = false;
-                self.notify(phase.as_ref(), &reason)?;
-                return self.stop(
-                    "needs_person",
-                    reason,
-                    phase,
-                    commands,
-                    exit_code::NEEDS_PERSON,
-                );
+                self.notify(phase.as_ref(), &reason, StopKind::NeedsPerson)?;
+                return self.stop(StopKind::NeedsPerson, reason, phase, commands);
             }
             let plan = crate::commands::resume::plan_after_recoveries(self.ctx, self.id)?;
-            let step = state.next(&plan, self.limits, self.ctx.now);
+            let step = state.next(&plan, self.limits, self.ctx.now, &Local);
             let step = match step {
                 Step::Session { phase, resume } => {
-                    let (report, was_interrupted) =
+                    let (report, was_interrupted, cut) =
                         self.session(&plan, &mut state, phase, resume, run_lock, interrupted)?;
                     self.push();
+                    if cut && was_interrupted.is_none() {
+                        // `--window-strict`: the window closed; the next plan waits for the next.
+                        state.record_cut(&report);
+                        continue;
+                    }
                     if let Some(signal) = was_interrupted {
                         return self.stop(
-                            "interrupted",
+                            StopKind::Interrupted,
                             format!("interrupted ({signal}); the session was stopped"),
                             None,
                             Vec::new(),
-                            exit_code::INTERRUPTED,
                         );
                     }
                     match state.record(&report, self.limits) {
@@ -441,10 +493,15 @@ impl Runner<'_> {
             };
             match step {
                 Step::Session { .. } => {}
-                Step::Wait { until, reason } => {
+                Step::Wait {
+                    kind,
+                    until,
+                    reason,
+                } => {
                     self.journal(Transition::RunWait {
                         until,
                         reason: reason.clone(),
+                        kind: Some(kind),
                     })?;
                     // Shared before the wait, so that a teammate's push meanwhile is no divergence.
                     self.push();
@@ -455,13 +512,13 @@ impl Runner<'_> {
                     if !self.wait(until, &reason, &plan, interrupted) {
                         let signal = signal_name(interrupted).unwrap_or("a signal");
                         return self.stop(
-                            "interrupted",
+                            StopKind::Interrupted,
                             format!("interrupted ({signal}) while waiting"),
                             None,
                             Vec::new(),
-                            exit_code::INTERRUPTED,
                         );
                     }
+                    self.clock_floor = Some(until);
                 }
                 Step::Stop {
                     kind,
@@ -469,15 +526,14 @@ impl Runner<'_> {
                     phase,
                     commands,
                 } => {
-                    let (name, code) = match kind {
-                        StopKind::Finished => ("finished", exit_code::SUCCESS),
-                        StopKind::NeedsPerson => ("needs_person", exit_code::NEEDS_PERSON),
-                        StopKind::Limit => ("limit", exit_code::RUN_LIMIT),
-                    };
-                    if kind == StopKind::NeedsPerson {
-                        self.notify(phase.as_ref(), &reason)?;
+                    match kind {
+                        StopKind::NeedsPerson => self.notify(phase.as_ref(), &reason, kind)?,
+                        StopKind::Finished => {
+                            self.notify(phase.as_ref(), &format!("finished: {reason}"), kind)?;
+                        }
+                        StopKind::Limit | StopKind::Interrupted => {}
                     }
-                    return self.stop(name, reason, phase, commands, code);
+                    return self.stop(kind, reason, phase, commands);
                 }
             }
         }
@@ -566,6 +622,32 @@ impl Runner<'_> {
         }
     }
 
+    /// The runner's clock: never before the end of its last wait.
+    fn now(&self) -> Result<DateTime<Utc>> {
+        let now = ctx::now()?;
+        Ok(self.clock_floor.map_or(now, |floor| now.max(floor)))
+    }
+
+    /// With `--since`: what the sessions journaled since then spent.
+    fn spent_before(&self) -> Result<Spending> {
+        let Some(since) = self.since else {
+            return Ok(Spending::default());
+        };
+        let journal = self.ctx.store.journal(self.id)?;
+        Ok(Spending::since(
+            journal
+                .entries
+                .iter()
+                .filter_map(|entry| match &entry.transition {
+                    Transition::RunSessionEnd {
+                        cost_usd, tokens, ..
+                    } => Some((entry.at, *cost_usd, *tokens)),
+                    _ => None,
+                }),
+            since,
+        ))
+    }
+
     fn journal(&self, transition: Transition) -> Result<checkpoint_core::store::Loaded> {
         Ok(self.ctx.store.apply(self.id, ctx::now()?, transition)?)
     }
@@ -585,7 +667,7 @@ impl Runner<'_> {
         resume: Option<String>,
         run_lock: &mut lock::RunLock,
         interrupted: &AtomicUsize,
-    ) -> Result<(SessionReport, Option<&'static str>)> {
+    ) -> Result<(SessionReport, Option<&'static str>, bool)> {
         let number = state.sessions + 1;
         let seq_before = self.ctx.store.load(self.id)?.workflow.seq;
         let prompt = session_prompt(self.ctx, plan, resume.is_some(), self.limits.until.as_ref());
@@ -617,9 +699,20 @@ impl Runner<'_> {
             + plan.ready.len()
             + plan.blocked.len();
         let mut was_interrupted = None;
+        let closes = self
+            .window_strict
+            .then(|| window::closing(&self.limits.windows, self.ctx.now, &Local))
+            .flatten();
+        let mut cut = false;
         let status = loop {
             if let Some(signal) = signal_name(interrupted) {
                 was_interrupted = Some(signal);
+                break session.stop(STOP_GRACE)?;
+            }
+            if let Some(closes) = closes
+                && ctx::now()? >= closes
+            {
+                cut = true;
                 break session.stop(STOP_GRACE)?;
             }
             match session.poll(StdDuration::from_millis(100))? {
@@ -670,8 +763,11 @@ impl Runner<'_> {
             reset,
             ignored: watch.ignored.clone(),
             ended_at,
+            cost_usd: watch.cost_usd,
+            tokens: watch.tokens,
+            usage: watch.usage.clone(),
         };
-        let outcome = if was_interrupted.is_some() {
+        let outcome = if was_interrupted.is_some() || cut {
             "interrupted"
         } else {
             Outcome::of(&report).as_str()
@@ -682,6 +778,8 @@ impl Runner<'_> {
             exit: status.code(),
             outcome: outcome.to_owned(),
             transitions,
+            cost_usd: watch.cost_usd,
+            tokens: watch.tokens,
         })?;
         self.show(RunEvent::SessionEnded {
             number,
@@ -690,7 +788,12 @@ impl Runner<'_> {
             outcome: outcome.to_owned(),
             transitions,
             seconds: started.elapsed().as_secs(),
+            cost_usd: watch.cost_usd,
+            tokens: watch.tokens,
         })?;
+        if cut {
+            self.show(RunEvent::WindowClosed { number })?;
+        }
         if outcome == "crash" {
             let tail = session.stderr_tail().join("\n");
             let text = watch.result.as_deref().unwrap_or_default();
@@ -708,7 +811,7 @@ impl Runner<'_> {
                 }
             ));
         }
-        Ok((report, was_interrupted))
+        Ok((report, was_interrupted, cut))
     }
 
     fn on_event(&self, number: u32, watch: &mut Watch, event: AgentEvent) -> Result<()> {
@@ -741,6 +844,19 @@ impl Runner<'_> {
             AgentEvent::Ignored(why) => {
                 output::warn(&format!("session {number}: {why}: taken as no reset time"));
                 watch.ignored = Some(why);
+            }
+            AgentEvent::Usage(usage) => {
+                self.show(RunEvent::Usage {
+                    number,
+                    window: usage.window.clone(),
+                    percent: usage.percent(),
+                    resets_at: usage.resets_at,
+                })?;
+                watch.usage.push(usage);
+            }
+            AgentEvent::Spent { cost_usd, tokens } => {
+                watch.cost_usd = cost_usd.or(watch.cost_usd);
+                watch.tokens = tokens.or(watch.tokens);
             }
             AgentEvent::Result { is_error, text } => {
                 if is_error {
@@ -800,7 +916,7 @@ impl Runner<'_> {
     }
 
     /// Runs the `[run] notify` command, with the workflow, phase and reason in its environment.
-    fn notify(&self, phase: Option<&PhaseId>, reason: &str) -> Result<()> {
+    fn notify(&self, phase: Option<&PhaseId>, reason: &str, kind: StopKind) -> Result<()> {
         let Some(command) = self.ctx.config.run.notify.clone() else {
             return Ok(());
         };
@@ -814,6 +930,7 @@ impl Runner<'_> {
                 phase.map(PhaseId::as_str).unwrap_or_default(),
             )
             .env(env::CHECKPOINT_REASON, reason)
+            .env(env::CHECKPOINT_STOP, stop_name(kind))
             .stdin(Stdio::null())
             .stdout(Stdio::from(std::io::stderr()))
             .status();
@@ -833,12 +950,12 @@ impl Runner<'_> {
 
     fn stop(
         &self,
-        kind: &str,
+        kind: StopKind,
         reason: String,
         phase: Option<PhaseId>,
         commands: Vec<String>,
-        code: u8,
     ) -> Result<u8> {
+        let code = exit_for(kind);
         if let Err(err) = self.journal(Transition::RunStop {
             reason: reason.clone(),
             exit: code,
@@ -849,12 +966,32 @@ impl Runner<'_> {
             self.push();
         }
         self.show(RunEvent::Stopped {
-            kind: kind.to_owned(),
+            kind,
             reason,
             phase: phase.map(|phase| phase.to_string()),
             commands,
             exit_code: code,
         })?;
         Ok(code)
+    }
+}
+
+/// The exit code of a stop.
+pub(crate) fn exit_for(kind: StopKind) -> u8 {
+    match kind {
+        StopKind::Finished => exit_code::SUCCESS,
+        StopKind::NeedsPerson => exit_code::NEEDS_PERSON,
+        StopKind::Limit => exit_code::RUN_LIMIT,
+        StopKind::Interrupted => exit_code::INTERRUPTED,
+    }
+}
+
+/// A stop's name, as `CHECKPOINT_STOP` and the JSON events spell it.
+fn stop_name(kind: StopKind) -> &'static str {
+    match kind {
+        StopKind::Finished => "finished",
+        StopKind::NeedsPerson => "needs_person",
+        StopKind::Limit => "limit",
+        StopKind::Interrupted => "interrupted",
     }
 }

@@ -79,7 +79,7 @@ impl RunTracker {
                     run.session = None;
                 }
             }
-            Transition::RunWait { until, reason } => {
+            Transition::RunWait { until, reason, .. } => {
                 let run = self.last.get_or_insert_with(RunActivity::default);
                 run.wait = Some(Wait {
                     until: *until,

@@ -162,6 +162,8 @@ fn a_waiting_runner_shows_its_countdown_then_that_the_wait_is_over() {
                     exit: Some(1),
                     outcome: "rate_limit".into(),
                     transitions: 0,
+                    cost_usd: None,
+                    tokens: None,
                 },
             ),
             (
@@ -169,6 +171,7 @@ fn a_waiting_runner_shows_its_countdown_then_that_the_wait_is_over() {
                 Transition::RunWait {
                     until: at(361),
                     reason: "rate limit, resets at 22:06".into(),
+                    kind: None,
                 },
             ),
         ]
