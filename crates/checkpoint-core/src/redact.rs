@@ -232,6 +232,7 @@ pub fn workflow(workflow: &mut Workflow) -> usize {
         pause,
         last_activity,
         replans,
+        priority: _,
         extensions,
     } = workflow;
     let mut field = |value: &mut String| n += text(value);

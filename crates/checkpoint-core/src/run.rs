@@ -264,6 +264,39 @@ impl StopKind {
     }
 }
 
+/// The workflows `checkpoint run --all` carries, in its order: the unfinished ones of `listed`
+/// (in `list`'s order), higher `priority` first, those without one as 0, ties in `list`'s order.
+pub fn all_order<T>(listed: Vec<(T, Option<i32>, bool)>) -> Vec<T> {
+    let mut unfinished: Vec<(T, i32)> = listed
+        .into_iter()
+        .filter(|(_, _, finished)| !finished)
+        .map(|(item, priority, _)| (item, priority.unwrap_or(0)))
+        .collect();
+    // A stable sort keeps `list`'s order among equals.
+    unfinished.sort_by_key(|(_, priority)| std::cmp::Reverse(*priority));
+    unfinished.into_iter().map(|(item, _)| item).collect()
+}
+
+/// Whether `run --all` goes on with the next workflow after one stopped so: a finished one or
+/// one that waits for a person (reported and skipped) lets the others go on; a bound of the run
+/// (a budget, `--max-sessions`) or a signal ends the whole run.
+pub fn all_goes_on(kind: StopKind) -> bool {
+    match kind {
+        StopKind::Finished | StopKind::NeedsPerson => true,
+        StopKind::Limit | StopKind::Interrupted => false,
+    }
+}
+
+/// The stop `run --all` exits with: the most serious of its workflows' (finished, when none
+/// ran).
+pub fn most_serious(kinds: &[StopKind]) -> StopKind {
+    kinds
+        .iter()
+        .copied()
+        .max_by_key(|kind| kind.severity())
+        .unwrap_or(StopKind::Finished)
+}
+
 /// What the runner waits for (spelled in `snake_case` in the journal's `run_wait`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

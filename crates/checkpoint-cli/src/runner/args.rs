@@ -1,8 +1,80 @@
-//! The values of `checkpoint run`'s options: durations, budgets, windows and `--since`, each
+//! The options of `checkpoint run` and their values: durations, budgets, windows and `--since`, each
 //! refused with a sentence that says how to write it.
+
+use std::ffi::OsString;
 
 use checkpoint_core::run::window::Window;
 use chrono::{DateTime, Duration, Utc};
+use clap::Args;
+
+/// Arguments of `checkpoint run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The workflow to run (like `--workflow`)
+    // An id of its own: sharing the global `--workflow`'s would make clap refuse that option
+    // after the subcommand.
+    #[arg(id = "run_workflow", value_name = "WORKFLOW")]
+    pub workflow: Option<String>,
+    /// Start at most N agent sessions [default: no bound]
+    #[arg(long, value_name = "N")]
+    pub max_sessions: Option<u32>,
+    /// The longest single wait for a rate limit or a backoff, like `90s`, `30m` or `5h`; a
+    /// limit that resets later stops the run [default: 6h]
+    #[arg(long, value_name = "DURATION", default_value = "6h", value_parser = parse_duration)]
+    pub max_wait: Duration,
+    /// Stop once this phase is done
+    #[arg(long, value_name = "PHASE")]
+    pub until: Option<String>,
+    /// Start no session while the usage the client last reported for a rate-limit window is at
+    /// or above this percentage: wait for the window's reset (past `--max-wait`, stop) [default:
+    /// `[run] max_usage`, else none]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub max_usage: Option<f64>,
+    /// Start no session once the sessions cost this many dollars in total (their
+    /// `total_cost_usd`) [default: `[run] max_cost`, else none]
+    #[arg(long, value_name = "DOLLARS", value_parser = parse_dollars)]
+    pub max_cost: Option<f64>,
+    /// Start no session once the sessions used this many tokens in total (input, output, cache
+    /// reads and writes) [default: `[run] max_tokens`, else none]
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Count what earlier runs spent since this time too (RFC 3339, or a duration back such as
+    /// `24h`) [default: this run only]
+    #[arg(long, value_name = "TIME", value_parser = parse_since)]
+    pub(crate) since: Option<Since>,
+    /// Start sessions only within this window of local time, like `22:00-07:00` (may cross
+    /// midnight; repeatable) [default: `[run] window`, else any time]
+    #[arg(long = "window", value_name = "HH:MM-HH:MM", value_parser = parse_window)]
+    pub windows: Vec<Window>,
+    /// Interrupt a session still running when its window closes, as Ctrl-C does (nothing is
+    /// lost; the next session resumes) [default: `[run] window_strict`]
+    #[arg(long)]
+    pub window_strict: bool,
+    /// Carry every unfinished workflow of the project, one after another, in `list` order or by
+    /// their plans' `priority`
+    #[arg(long, conflicts_with = "run_workflow")]
+    pub all: bool,
+    /// Print the plan and the exact `claude` command line, and run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The `claude` program [default: `[run] claude` in `config.toml`, else `claude` on `PATH`]
+    #[arg(long, value_name = "PROGRAM")]
+    pub claude: Option<OsString>,
+    /// No live line on a terminal (also `CHECKPOINT_NO_PROGRESS`)
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Pull the workflow from its git remote before each session and push it after each (like
+    /// `checkpoint pull` and `push`); a divergence stops the run for a person
+    #[arg(long)]
+    pub sync: bool,
+    /// The git remote of `--sync` [default: the current branch's upstream remote, else `origin`]
+    #[arg(long, value_name = "REMOTE", requires = "sync")]
+    pub remote: Option<String>,
+    /// Arguments passed to every `claude` session, after `--`: the permission mode, allowed
+    /// tools, model, plugin directory (for example `-- --allowedTools "Bash Write Edit"`)
+    #[arg(last = true, value_name = "CLAUDE ARGS")]
+    pub extra: Vec<String>,
+}
 
 /// Parses `90s`, `30m`, `5h`, `1h30m`, `2d` or a number of seconds; `0` is no wait.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {

@@ -293,3 +293,23 @@ pub(crate) fn spent_text(cost_usd: Option<f64>, tokens: Option<u64>) -> String {
     }
     text
 }
+
+/// The exit code of a stop.
+pub(crate) fn exit_for(kind: StopKind) -> u8 {
+    match kind {
+        StopKind::Finished => crate::exit_code::SUCCESS,
+        StopKind::NeedsPerson => crate::exit_code::NEEDS_PERSON,
+        StopKind::Limit => crate::exit_code::RUN_LIMIT,
+        StopKind::Interrupted => crate::exit_code::INTERRUPTED,
+    }
+}
+
+/// A stop's name, as `CHECKPOINT_STOP` and the JSON events spell it.
+pub(crate) fn stop_name(kind: StopKind) -> &'static str {
+    match kind {
+        StopKind::Finished => "finished",
+        StopKind::NeedsPerson => "needs_person",
+        StopKind::Limit => "limit",
+        StopKind::Interrupted => "interrupted",
+    }
+}

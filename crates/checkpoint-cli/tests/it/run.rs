@@ -1511,3 +1511,109 @@ fn notify_runs_when_the_run_finishes_too_saying_which() {
     let notified = fs::read_to_string(env.project().join("notified.txt")).unwrap();
     assert_eq!(notified, "finished|finished: every phase is complete\n");
 }
+
+/// A session that does the plan's phase and logs `<workflow>:<phase>` to `all.log`.
+const DO_PHASE_LOGGED: &str = "echo \"$CHECKPOINT_WORKFLOW:$PHASE\" >> all.log\n\
+    \"$CK\" start \"$PHASE\" >/dev/null 2>&1; \"$CK\" complete \"$PHASE\" >/dev/null\n\
+    echo '{\"type\":\"result\",\"is_error\":false,\"result\":\"done\",\"total_cost_usd\":0.5}'";
+
+fn init_plan(env: &TestEnv, id: &str, plan: &str) {
+    let file = format!("{id}.json");
+    fs::write(env.project().join(&file), plan).unwrap();
+    env.ok(&["init", id, "--plan", &file]);
+}
+
+#[test]
+fn run_all_carries_every_workflow_by_priority_and_skips_one_that_needs_a_person() {
+    let env = TestEnv::new();
+    init_plan(
+        &env,
+        "gate",
+        r#"{"phases": [{"id": "design", "requires_approval": true}, {"id": "build", "dependencies": ["design"]}]}"#,
+    );
+    init_plan(&env, "later", r#"{"phases": [{"id": "a"}]}"#);
+    init_plan(
+        &env,
+        "urgent",
+        r#"{"priority": 5, "phases": [{"id": "a"}, {"id": "b", "dependencies": ["a"]}]}"#,
+    );
+    init_plan(&env, "done", r#"{"phases": [{"id": "a"}]}"#);
+    env.ok(&["--workflow", "done", "start", "a"]);
+    env.ok(&["--workflow", "done", "complete", "a"]);
+    let claude = fake_claude(&env, DO_PHASE_LOGGED);
+    let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    let rendered = render(&env, &output);
+    // The person's stop is the most serious: exit 9, after every other workflow went on.
+    assert_eq!(output.status.code(), Some(9), "{rendered}");
+    assert_eq!(
+        fs::read_to_string(env.project().join("all.log")).unwrap(),
+        "urgent:a\nurgent:b\ngate:design\nlater:a\n",
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("run --all: `urgent` finished, `gate` needs_person, `later` finished"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("checkpoint approve design"), "{rendered}");
+    // After the decision, the next `--all` finishes the rest: exit 0; then nothing is left.
+    env.ok(&["--workflow", "gate", "approve", "design"]);
+    let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(rendered.contains("no unfinished workflow"), "{rendered}");
+    // `--all` with a workflow named is a usage error.
+    let output = run_cmd(&env, &claude, &["--all", "gate"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", render(&env, &output));
+}
+
+#[test]
+fn run_all_shares_its_budget_and_a_second_one_exits_5_naming_the_first() {
+    let env = TestEnv::new();
+    for id in ["one", "two", "three"] {
+        init_plan(&env, id, r#"{"phases": [{"id": "a"}]}"#);
+    }
+    let claude = fake_claude(&env, DO_PHASE_LOGGED);
+    // $0.50 a session, $1 for the whole run: two workflows, then a clean stop (exit 10).
+    let output = run_cmd(&env, &claude, &["--all", "--max-cost", "1"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    assert_eq!(
+        fs::read_to_string(env.project().join("all.log"))
+            .unwrap()
+            .lines()
+            .count(),
+        2,
+        "{rendered}"
+    );
+    assert!(rendered.contains("spent $1.00"), "{rendered}");
+    assert!(
+        rendered.contains("run --all: `one` finished, `three` finished, `two` limit"),
+        "{rendered}"
+    );
+    // A second `run --all` while one runs waits for nothing: exit 5, naming the first.
+    let slow = fake_claude(&env, &format!("touch started; sleep 30\n{DO_PHASE_LOGGED}"));
+    let mut first = run_cmd(&env, &slow, &["--all"]).spawn().unwrap();
+    wait_for("the first run's session", || {
+        env.project().join("started").exists()
+    });
+    let second = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    let rendered = render(&env, &second);
+    // Ctrl-C ends the first and its session.
+    Command::new("kill")
+        .args(["-INT", &first.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+    assert_eq!(second.status.code(), Some(5), "{rendered}");
+    assert!(
+        rendered.contains(&format!(
+            "this project's `checkpoint run --all` already has a runner: pid {}",
+            first.id()
+        )),
+        "{rendered}"
+    );
+}

@@ -39,6 +39,13 @@ impl Spending {
         self.tokens = self.tokens.saturating_add(tokens.unwrap_or(0));
     }
 
+    /// Adds what other sessions spent.
+    pub fn merge(&mut self, other: Spending) {
+        self.sessions = self.sessions.saturating_add(other.sessions);
+        self.cost_usd += other.cost_usd;
+        self.tokens = self.tokens.saturating_add(other.tokens);
+    }
+
     /// The spending of the sessions journaled at or after `since`: `(when it ended, cost,
     /// tokens)` for each.
     pub fn since(

@@ -674,6 +674,68 @@ fn outside_every_window_the_runner_waits_for_the_next_opening() {
 }
 
 #[test]
+fn run_all_takes_unfinished_workflows_by_priority_then_in_list_order() {
+    // (id, priority, finished), in `list`'s order.
+    let listed = vec![
+        ("newest", None, false),
+        ("done", Some(100), true),
+        ("low", Some(-1), false),
+        ("urgent", Some(5), false),
+        ("older", None, false),
+        ("also-urgent", Some(5), false),
+        ("zero", Some(0), false),
+        ("max", Some(i32::MAX), false),
+        ("min", Some(i32::MIN), false),
+    ];
+    assert_eq!(
+        super::all_order(listed),
+        [
+            "max",
+            "urgent",
+            "also-urgent",
+            "newest",
+            "older",
+            "zero",
+            "low",
+            "min"
+        ]
+    );
+    assert!(super::all_order::<&str>(Vec::new()).is_empty());
+}
+
+#[test]
+fn run_all_exits_with_its_most_serious_stop_and_skips_only_a_person() {
+    use super::{all_goes_on, most_serious};
+    assert_eq!(most_serious(&[]), StopKind::Finished);
+    assert_eq!(
+        most_serious(&[StopKind::Finished, StopKind::Finished]),
+        StopKind::Finished
+    );
+    assert_eq!(
+        most_serious(&[
+            StopKind::Finished,
+            StopKind::NeedsPerson,
+            StopKind::Finished
+        ]),
+        StopKind::NeedsPerson
+    );
+    assert_eq!(
+        most_serious(&[StopKind::Limit, StopKind::NeedsPerson]),
+        StopKind::NeedsPerson
+    );
+    assert_eq!(
+        most_serious(&[StopKind::NeedsPerson, StopKind::Interrupted]),
+        StopKind::Interrupted
+    );
+    assert_eq!(
+        most_serious(&[StopKind::Finished, StopKind::Limit]),
+        StopKind::Limit
+    );
+    assert!(all_goes_on(StopKind::Finished) && all_goes_on(StopKind::NeedsPerson));
+    assert!(!all_goes_on(StopKind::Limit) && !all_goes_on(StopKind::Interrupted));
+}
+
+#[test]
 fn the_all_order_of_stops_puts_the_most_serious_last() {
     let mut kinds = [
         StopKind::Interrupted,
