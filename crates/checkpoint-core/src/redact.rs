@@ -183,7 +183,11 @@ pub fn transition(transition: &mut Transition) -> usize {
             field(source);
             session_id.iter_mut().for_each(field);
         }
-        Transition::RunStart { pid: _, client } => field(client),
+        Transition::RunStart {
+            pid: _,
+            client,
+            budget: _,
+        } => field(client),
         Transition::RunSessionStart {
             number: _,
             phase: _,

@@ -298,6 +298,9 @@ pub enum Transition {
         pid: u32,
         /// The agent client it drives, for example `claude`.
         client: String,
+        /// Its caps, when it has any (`--max-cost`, `--max-tokens`, `--max-usage`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<crate::run::budget::Budget>,
     },
     /// The runner started an agent session.
     RunSessionStart {

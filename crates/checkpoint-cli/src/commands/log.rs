@@ -144,7 +144,7 @@ pub(crate) fn describe(transition: &Transition) -> String {
             Some(fork) => format!("kept {keep} after entry {diverged_at}; other side in `{fork}`"),
             None => format!("kept {keep} after entry {diverged_at}"),
         },
-        Transition::RunStart { pid, client } => format!("pid {pid} ({client})"),
+        Transition::RunStart { pid, client, .. } => format!("pid {pid} ({client})"),
         Transition::RunSessionStart {
             number,
             phase,

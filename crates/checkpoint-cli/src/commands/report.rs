@@ -132,7 +132,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
     for entry in entries {
         let at = entry.at;
         match &entry.transition {
-            Transition::RunStart { pid, client } => {
+            Transition::RunStart { pid, client, .. } => {
                 if let Some(idx) = open_session.take() {
                     timeline[idx].label.push_str(" (the runner was killed)");
                     close(&mut timeline, idx, at);

@@ -265,6 +265,11 @@ impl Runner<'_> {
         let loaded = self.journal(Transition::RunStart {
             pid,
             client: self.client.name().to_owned(),
+            budget: self
+                .limits
+                .budget
+                .is_set()
+                .then(|| self.limits.budget.clone()),
         })?;
         let workflow = &loaded.workflow;
         self.show(RunEvent::RunStarted {

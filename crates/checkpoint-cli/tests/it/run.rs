@@ -1617,3 +1617,36 @@ fn run_all_shares_its_budget_and_a_second_one_exits_5_naming_the_first() {
         "{rendered}"
     );
 }
+
+#[test]
+fn status_and_watch_show_what_a_running_run_spent_and_its_caps() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a"]);
+    let claude = fake_claude(
+        &env,
+        &format!(
+            "if [ -f first-done ]; then touch started; sleep 30; fi\n{DO_PHASE_LOGGED}\ntouch first-done"
+        ),
+    );
+    let mut run = run_cmd(&env, &claude, &["--max-cost", "20", "--max-usage", "90"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the second session", || {
+        env.project().join("started").exists()
+    });
+    let status = env.ok(&["status"]);
+    let watch = env.ok(&["watch", "--once"]);
+    Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    for shown in [status, watch] {
+        assert!(
+            shown.contains("spent $0.50 and 0 tokens (caps: $20.00, usage 90%)"),
+            "{shown}"
+        );
+    }
+}

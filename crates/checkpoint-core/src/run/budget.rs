@@ -4,17 +4,29 @@
 //! Pure: the CLI reads the spending from the stream and the journal, and passes `now`.
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-/// The caps of a run; `None` is no cap.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The caps of a run; `None` is no cap (journaled in `run_start` when one is set).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Budget {
     /// The highest usage of a client's rate-limit window, in percent, at which a session may
     /// still start (`--max-usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_usage: Option<f64>,
     /// The most dollars the sessions may cost in total (`--max-cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost: Option<f64>,
     /// The most tokens the sessions may use in total (`--max-tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+}
+
+impl Budget {
+    /// Whether it caps anything.
+    pub fn is_set(&self) -> bool {
+        self.max_usage.is_some() || self.max_cost.is_some() || self.max_tokens.is_some()
+    }
 }
 
 /// What sessions spent, as their final results said.

@@ -32,6 +32,7 @@ fn night() -> (checkpoint_core::Workflow, Vec<Entry>) {
             Transition::RunStart {
                 pid: 42,
                 client: "claude".into(),
+                budget: None,
             },
         ),
         (
@@ -214,6 +215,7 @@ fn a_killed_runner_leaves_its_session_open_until_the_next_run() {
         transition: Transition::RunStart {
             pid: 43,
             client: "claude".into(),
+            budget: None,
         },
     });
     let report = build(&workflow, &entries, at(500));
