@@ -27,3 +27,5 @@ pub const CHECKPOINT_NO_PROGRESS: &str = "CHECKPOINT_NO_PROGRESS";
 pub const CHECKPOINT_PHASE: &str = "CHECKPOINT_PHASE";
 /// Set for the `[run] notify` command: why the runner stopped.
 pub const CHECKPOINT_REASON: &str = "CHECKPOINT_REASON";
+/// Set for the `[run] notify` command: how the runner stopped (`finished`, `needs_person`).
+pub const CHECKPOINT_STOP: &str = "CHECKPOINT_STOP";

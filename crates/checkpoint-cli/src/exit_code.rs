@@ -24,8 +24,8 @@ pub const INVALID: u8 = 8;
 /// `checkpoint run` stopped for a person: an approval gate, a retry or replan limit, a rebuilt
 /// or stale state, or sessions that make no progress.
 pub const NEEDS_PERSON: u8 = 9;
-/// `checkpoint run` stopped at one of its own bounds (`--max-sessions`, `--max-wait`); running
-/// it again continues.
+/// `checkpoint run` stopped at one of its own bounds (`--max-sessions`, `--max-wait`, a budget:
+/// `--max-cost`, `--max-tokens`, `--max-usage`); running it again continues.
 pub const RUN_LIMIT: u8 = 10;
 /// `checkpoint run` was interrupted (Ctrl-C, SIGTERM or SIGHUP); its session was stopped.
 pub const INTERRUPTED: u8 = 130;
@@ -69,7 +69,7 @@ pub const ALL: [ExitCode; 12] = [
     },
     ExitCode {
         code: LOCKED,
-        meaning: "timed out waiting for the lock (`CHECKPOINT_LOCK_TIMEOUT`, seconds, default 10), or another `checkpoint run` holds the workflow",
+        meaning: "timed out waiting for the lock (`CHECKPOINT_LOCK_TIMEOUT`, seconds, default 10), or another `checkpoint run` holds the workflow (or another `run --all` the project)",
         brief: "locked",
     },
     ExitCode {
@@ -94,7 +94,7 @@ pub const ALL: [ExitCode; 12] = [
     },
     ExitCode {
         code: RUN_LIMIT,
-        meaning: "`run` stopped at `--max-sessions` or `--max-wait`; running it again continues",
+        meaning: "`run` stopped at `--max-sessions`, `--max-wait` or a budget (`--max-cost`, `--max-tokens`, a `--max-usage` reset past `--max-wait`); running it again continues",
         brief: "`run` reached a limit",
     },
     ExitCode {

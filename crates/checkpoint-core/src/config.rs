@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::{
     error::{Error, Result},
     retention::Retention,
+    run::window::Window,
 };
 
 /// The name of the config file in the store root.
@@ -67,6 +68,41 @@ pub struct RunConfig {
     pub notify: Option<String>,
     /// The agent client to run (default: `claude` on `PATH`).
     pub claude: Option<String>,
+    /// Like `--max-usage`: no session starts while the client's last reported usage of a
+    /// rate-limit window is at or above this percentage (default: none).
+    pub max_usage: Option<f64>,
+    /// Like `--max-cost`: the most dollars a run's sessions may cost (default: none).
+    pub max_cost: Option<f64>,
+    /// Like `--max-tokens`: the most tokens a run's sessions may use (default: none).
+    pub max_tokens: Option<u64>,
+    /// Like `--window`: the local times (`"22:00-07:00"`, one or a list) at which sessions may
+    /// start (default: any time).
+    #[serde(deserialize_with = "one_or_many")]
+    #[schemars(with = "Vec<String>")]
+    pub window: Vec<Window>,
+    /// Like `--window-strict`: a session still running when its window closes is interrupted
+    /// (default false).
+    pub window_strict: bool,
+}
+
+/// One window or a list of them, each checked as `--window` checks it.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Vec<Window>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    let texts = match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(text) => vec![text],
+        OneOrMany::Many(texts) => texts,
+    };
+    texts
+        .iter()
+        .map(|text| text.parse().map_err(serde::de::Error::custom))
+        .collect()
 }
 
 impl Default for Config {

@@ -63,6 +63,10 @@ pub struct Workflow {
     /// The replan log, as in the checkpoint-recovery pattern.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replans: Vec<Replan>,
+    /// Where `checkpoint run --all` takes it among the project's workflows: higher first, none
+    /// as 0 (from the plan's `priority`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
     /// Data from an imported format that has no place in this model, kept verbatim.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub extensions: serde_json::Map<String, serde_json::Value>,

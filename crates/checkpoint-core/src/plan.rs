@@ -29,6 +29,10 @@ pub struct Plan {
     /// The workflow kind, for example `implement`.
     #[serde(default)]
     pub kind: Option<String>,
+    /// Where `checkpoint run --all` takes this workflow among the project's: higher first, none
+    /// as 0.
+    #[serde(default)]
+    pub priority: Option<i32>,
     /// The phases, in order.
     pub phases: Vec<PhasePlan>,
 }
@@ -170,6 +174,7 @@ impl Plan {
             pause: None,
             last_activity: None,
             replans: Vec::new(),
+            priority: self.priority,
             extensions: serde_json::Map::new(),
         })
     }

@@ -183,7 +183,11 @@ pub fn transition(transition: &mut Transition) -> usize {
             field(source);
             session_id.iter_mut().for_each(field);
         }
-        Transition::RunStart { pid: _, client } => field(client),
+        Transition::RunStart {
+            pid: _,
+            client,
+            budget: _,
+        } => field(client),
         Transition::RunSessionStart {
             number: _,
             phase: _,
@@ -195,11 +199,18 @@ pub fn transition(transition: &mut Transition) -> usize {
             exit: _,
             outcome,
             transitions: _,
+            cost_usd: _,
+            tokens: _,
         } => {
             field(outcome);
             session_id.iter_mut().for_each(field);
         }
-        Transition::RunWait { until: _, reason } | Transition::RunStop { reason, exit: _ } => {
+        Transition::RunWait {
+            until: _,
+            reason,
+            kind: _,
+        }
+        | Transition::RunStop { reason, exit: _ } => {
             field(reason);
         }
     }
@@ -225,6 +236,7 @@ pub fn workflow(workflow: &mut Workflow) -> usize {
         pause,
         last_activity,
         replans,
+        priority: _,
         extensions,
     } = workflow;
     let mut field = |value: &mut String| n += text(value);

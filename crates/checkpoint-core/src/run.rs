@@ -3,10 +3,18 @@
 //!
 //! Pure: the CLI runs the processes, reads the clock and journals the events.
 
+pub mod budget;
 #[cfg(test)]
 mod tests;
+pub mod window;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+
+use self::{
+    budget::{Allowance, Budget, Spending, Usage},
+    window::Window,
+};
 
 use crate::{
     id::PhaseId,
@@ -157,6 +165,10 @@ pub struct RunLimits {
     pub max_wait: Duration,
     /// Stop once this phase is done.
     pub until: Option<PhaseId>,
+    /// The caps on what the sessions spend.
+    pub budget: Budget,
+    /// The local times at which sessions may start; none is any time.
+    pub windows: Vec<Window>,
 }
 
 /// How an agent session ended, as the runner saw it.
@@ -176,6 +188,12 @@ pub struct SessionReport {
     pub ignored: Option<String>,
     /// When it ended.
     pub ended_at: DateTime<Utc>,
+    /// What it cost, in dollars, as its final result said.
+    pub cost_usd: Option<f64>,
+    /// The tokens it used, as its final result said.
+    pub tokens: Option<u64>,
+    /// The usage of the client's rate-limit windows it reported, in order.
+    pub usage: Vec<Usage>,
 }
 
 /// What a finished session amounted to.
@@ -218,15 +236,81 @@ impl Outcome {
     }
 }
 
-/// Why the runner stops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why the runner stops (spelled in `snake_case` in the runner's JSON events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StopKind {
     /// Every phase is done, or the `--until` phase is.
     Finished,
     /// A person must decide before the work can go on.
     NeedsPerson,
-    /// A bound of the runner was reached (`--max-sessions`, `--max-wait`): run it again to go on.
+    /// A bound of the runner was reached (`--max-sessions`, `--max-wait`, a budget): run it
+    /// again to go on.
     Limit,
+    /// A signal (Ctrl-C, SIGTERM, SIGHUP) stopped it.
+    Interrupted,
+}
+
+impl StopKind {
+    /// How serious a stop is, for `run --all`, which exits with its most serious stop: an
+    /// interruption, then a person needed, then a bound reached, then finished.
+    pub fn severity(self) -> u8 {
+        match self {
+            StopKind::Finished => 0,
+            StopKind::Limit => 1,
+            StopKind::NeedsPerson => 2,
+            StopKind::Interrupted => 3,
+        }
+    }
+}
+
+/// The workflows `checkpoint run --all` carries, in its order: the unfinished ones of `listed`
+/// (in `list`'s order), higher `priority` first, those without one as 0, ties in `list`'s order.
+pub fn all_order<T>(listed: Vec<(T, Option<i32>, bool)>) -> Vec<T> {
+    let mut unfinished: Vec<(T, i32)> = listed
+        .into_iter()
+        .filter(|(_, _, finished)| !finished)
+        .map(|(item, priority, _)| (item, priority.unwrap_or(0)))
+        .collect();
+    // A stable sort keeps `list`'s order among equals.
+    unfinished.sort_by_key(|(_, priority)| std::cmp::Reverse(*priority));
+    unfinished.into_iter().map(|(item, _)| item).collect()
+}
+
+/// Whether `run --all` goes on with the next workflow after one stopped so: a finished one or
+/// one that waits for a person (reported and skipped) lets the others go on; a bound of the run
+/// (a budget, `--max-sessions`) or a signal ends the whole run.
+pub fn all_goes_on(kind: StopKind) -> bool {
+    match kind {
+        StopKind::Finished | StopKind::NeedsPerson => true,
+        StopKind::Limit | StopKind::Interrupted => false,
+    }
+}
+
+/// The stop `run --all` exits with: the most serious of its workflows' (finished, when none
+/// ran).
+pub fn most_serious(kinds: &[StopKind]) -> StopKind {
+    kinds
+        .iter()
+        .copied()
+        .max_by_key(|kind| kind.severity())
+        .unwrap_or(StopKind::Finished)
+}
+
+/// What the runner waits for (spelled in `snake_case` in the journal's `run_wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitKind {
+    /// A rate limit's reset.
+    RateLimit,
+    /// A backoff after a crash or a limit without a reset time.
+    Backoff,
+    /// The end of a pause the workflow asked for.
+    Paused,
+    /// A rate-limit window's reset, its usage being at or above `--max-usage`.
+    Usage,
+    /// The next opening of a `--window`.
+    Window,
 }
 
 /// The runner's next step.
@@ -241,6 +325,8 @@ pub enum Step {
     },
     /// Wait, then plan again.
     Wait {
+        /// What for.
+        kind: WaitKind,
         /// Until when.
         until: DateTime<Utc>,
         /// Why, in a sentence.
@@ -296,11 +382,23 @@ pub struct RunState {
     pub crashes: u32,
     /// The session to continue next.
     pub resume: Option<String>,
+    /// What the sessions counted against the budget spent (with `--since`, from earlier runs
+    /// too).
+    pub spent: Spending,
+    /// The client's last reading of each of its rate-limit windows.
+    pub usage: Vec<Usage>,
 }
 
 impl RunState {
-    /// The step to take now, given the current resume plan.
-    pub fn next(&self, plan: &ResumePlan, limits: &RunLimits, now: DateTime<Utc>) -> Step {
+    /// The step to take now, given the current resume plan; `zone` is the local time zone of
+    /// the windows.
+    pub fn next<Tz: TimeZone>(
+        &self,
+        plan: &ResumePlan,
+        limits: &RunLimits,
+        now: DateTime<Utc>,
+        zone: &Tz,
+    ) -> Step {
         let stop =
             |kind, reason: String, phase: Option<&PhaseId>, commands: Vec<String>| Step::Stop {
                 kind,
@@ -344,7 +442,7 @@ impl RunState {
         if next.action == Action::Wait
             && let Some(until) = plan.paused_until
         {
-            return self.wait_or_stop(until, next.reason.clone(), limits, now);
+            return self.wait_or_stop(WaitKind::Paused, until, next.reason.clone(), limits, now);
         }
         if limits.max_sessions.is_some_and(|max| self.sessions >= max) {
             return stop(
@@ -353,6 +451,35 @@ impl RunState {
                 next.phase.as_ref(),
                 vec![format!("checkpoint run {}", plan.workflow)],
             );
+        }
+        match limits.budget.allows(&self.spent, &self.usage, now) {
+            Allowance::Go => {}
+            Allowance::WaitForReset { until, reason } => {
+                let until = later(until, RESET_MARGIN);
+                return self.wait_or_stop(WaitKind::Usage, until, reason, limits, now);
+            }
+            Allowance::Spent { reason } => {
+                return stop(
+                    StopKind::Limit,
+                    reason,
+                    next.phase.as_ref(),
+                    vec![format!("checkpoint run {}", plan.workflow)],
+                );
+            }
+        }
+        if !window::is_open(&limits.windows, now, zone)
+            && let Some(until) = window::next_opening(&limits.windows, now, zone)
+        {
+            // The user chose the hours: the wait for them is not bounded by `--max-wait`.
+            return Step::Wait {
+                kind: WaitKind::Window,
+                until,
+                reason: format!(
+                    "outside the run's windows ({}); the next opens at {}",
+                    describe_windows(&limits.windows),
+                    until.to_rfc3339()
+                ),
+            };
         }
         Step::Session {
             phase: next.phase.clone(),
@@ -363,6 +490,10 @@ impl RunState {
     /// Takes a finished session into account; returns the wait or the stop it calls for, if any.
     pub fn record(&mut self, report: &SessionReport, limits: &RunLimits) -> Option<Step> {
         self.sessions += 1;
+        self.spent.add(report.cost_usd, report.tokens);
+        for usage in &report.usage {
+            budget::note_usage(&mut self.usage, usage.clone());
+        }
         let outcome = Outcome::of(report);
         if outcome != Outcome::Stall {
             self.stalls = 0;
@@ -401,13 +532,20 @@ impl RunState {
                         self.blind_rate_limits = 0;
                         let reason = format!("rate limit; it resets at {}", reset.describe());
                         match at.checked_add_signed(RESET_MARGIN) {
-                            Some(until) => Some(self.wait_or_stop(until, reason, limits, now)),
+                            Some(until) => Some(self.wait_or_stop(
+                                WaitKind::RateLimit,
+                                until,
+                                reason,
+                                limits,
+                                now,
+                            )),
                             None => Some(self.blind_wait(now, limits, reason)),
                         }
                     }
                     Some((reset, Judged::Now)) if self.blind_rate_limits == 0 => {
                         self.blind_rate_limits += 1;
                         Some(Step::Wait {
+                            kind: WaitKind::RateLimit,
                             until: later(now, RESET_MARGIN),
                             reason: format!(
                                 "rate limit; it resets now ({} has just passed)",
@@ -450,6 +588,7 @@ impl RunState {
                     .exit
                     .map_or_else(|| "a signal".to_owned(), |code| format!("exit {code}"));
                 Some(Step::Wait {
+                    kind: WaitKind::Backoff,
                     until: later(now, wait),
                     reason: format!(
                         "the session failed ({exit}); retrying in {}",
@@ -460,12 +599,24 @@ impl RunState {
         }
     }
 
+    /// Takes into account a session the runner interrupted at its window's close
+    /// (`--window-strict`): what it spent counts, and the next session continues it.
+    pub fn record_cut(&mut self, report: &SessionReport) {
+        self.sessions += 1;
+        self.spent.add(report.cost_usd, report.tokens);
+        for usage in &report.usage {
+            budget::note_usage(&mut self.usage, usage.clone());
+        }
+        self.resume = report.session_id.clone().or(self.resume.take());
+    }
+
     /// The wait after a limit with no usable reset time: a backoff that doubles each time in a
     /// row.
     fn blind_wait(&mut self, now: DateTime<Utc>, limits: &RunLimits, why: String) -> Step {
         self.blind_rate_limits += 1;
         let wait = backoff(RATE_LIMIT_BACKOFF, self.blind_rate_limits, limits);
         Step::Wait {
+            kind: WaitKind::Backoff,
             until: later(now, wait),
             reason: format!("{why}; backing off {}", human_duration(wait)),
         }
@@ -473,6 +624,7 @@ impl RunState {
 
     fn wait_or_stop(
         &self,
+        kind: WaitKind,
         until: DateTime<Utc>,
         reason: String,
         limits: &RunLimits,
@@ -489,7 +641,11 @@ impl RunState {
                 commands: vec!["checkpoint run".into()],
             };
         }
-        Step::Wait { until, reason }
+        Step::Wait {
+            kind,
+            until,
+            reason,
+        }
     }
 }
 
@@ -540,4 +696,13 @@ pub fn human_duration(duration: Duration) -> String {
         60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
         _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
     }
+}
+
+/// `22:00-07:00, 12:00-13:00`.
+pub fn describe_windows(windows: &[Window]) -> String {
+    windows
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -298,6 +298,9 @@ pub enum Transition {
         pid: u32,
         /// The agent client it drives, for example `claude`.
         client: String,
+        /// Its caps, when it has any (`--max-cost`, `--max-tokens`, `--max-usage`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<crate::run::budget::Budget>,
     },
     /// The runner started an agent session.
     RunSessionStart {
@@ -325,13 +328,23 @@ pub enum Transition {
         /// How many transitions of work it recorded.
         #[serde(default)]
         transitions: u32,
+        /// What it cost in dollars, as its final result said (`total_cost_usd`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        /// The tokens it used (input, output, cache reads and writes), as its final result said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
     },
-    /// The runner waits (for a rate limit to reset, or a backoff) before the next session.
+    /// The runner waits (for a rate limit to reset, a backoff, a budget or a window) before the
+    /// next session.
     RunWait {
         /// When it continues.
         until: DateTime<Utc>,
         /// Why it waits.
         reason: String,
+        /// What it waits for (absent in journals written before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<crate::run::WaitKind>,
     },
     /// The runner stopped.
     RunStop {

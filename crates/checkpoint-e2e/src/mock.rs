@@ -223,12 +223,16 @@ impl RecordedRequest {
 pub struct MockConfig {
     /// The answer to the compaction summary request.
     pub summary: String,
+    /// Headers sent with every successful answer to a main request, such as a subscription's
+    /// `anthropic-ratelimit-unified-5h-utilization`.
+    pub reply_headers: Vec<(String, String)>,
 }
 
 impl Default for MockConfig {
     fn default() -> MockConfig {
         MockConfig {
             summary: DEFAULT_SUMMARY.to_owned(),
+            reply_headers: Vec::new(),
         }
     }
 }
@@ -436,6 +440,7 @@ enum Reply {
     },
     Stream {
         events: Vec<(&'static str, Value)>,
+        headers: Vec<(String, String)>,
     },
 }
 
@@ -760,6 +765,7 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
     let reply = if body["stream"].as_bool() == Some(true) {
         Reply::Stream {
             events: stream_events(&id, &model, input_tokens, message),
+            headers: state.config.reply_headers.clone(),
         }
     } else {
         // The API streams only when asked to: a missing `stream` means a plain JSON message.
@@ -776,7 +782,7 @@ fn answer_messages(state: &mut State, body: &Value) -> (RequestKind, Reply) {
                 "usage": usage(input_tokens, output_tokens(&message.blocks)),
             }),
             retry_after: None,
-            headers: Vec::new(),
+            headers: state.config.reply_headers.clone(),
         }
     };
     (kind, reply)
@@ -1045,8 +1051,11 @@ fn write_reply(
             }
             writer.flush()
         }
-        Reply::Stream { events } => {
-            let headers = [
+        Reply::Stream {
+            events,
+            headers: extra,
+        } => {
+            let mut headers = vec![
                 (
                     "content-type",
                     "text/event-stream; charset=utf-8".to_owned(),
@@ -1054,6 +1063,11 @@ fn write_reply(
                 ("cache-control", "no-cache".to_owned()),
                 ("transfer-encoding", "chunked".to_owned()),
             ];
+            headers.extend(
+                extra
+                    .iter()
+                    .map(|(name, value)| (name.as_str(), value.clone())),
+            );
             write_head(writer, 200, &headers, close)?;
             // One HTTP chunk per SSE event, flushed, like the real API streams them.
             for (event, data) in events {

@@ -170,6 +170,7 @@ fn resume_sends_the_previous_conversation() {
 fn compaction_request_gets_the_configured_summary_without_consuming_the_script() {
     let config = MockConfig {
         summary: "<summary>CUSTOM-SUMMARY-MARKER</summary>".to_owned(),
+        ..MockConfig::default()
     };
     let mock = MockApi::start_with(vec![Turn::text("A1"), Turn::text("A2")], config);
     let env = ClaudeEnv::new(&mock);

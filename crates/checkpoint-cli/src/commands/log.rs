@@ -144,7 +144,7 @@ pub(crate) fn describe(transition: &Transition) -> String {
             Some(fork) => format!("kept {keep} after entry {diverged_at}; other side in `{fork}`"),
             None => format!("kept {keep} after entry {diverged_at}"),
         },
-        Transition::RunStart { pid, client } => format!("pid {pid} ({client})"),
+        Transition::RunStart { pid, client, .. } => format!("pid {pid} ({client})"),
         Transition::RunSessionStart {
             number,
             phase,
@@ -165,8 +165,10 @@ pub(crate) fn describe(transition: &Transition) -> String {
             exit,
             outcome,
             transitions,
+            cost_usd,
+            tokens,
         } => format!(
-            "session {number}{}: {outcome}, {}, {transitions} transitions",
+            "session {number}{}: {outcome}, {}, {transitions} transitions{}",
             session_id
                 .as_deref()
                 .map(|id| format!(" ({id})"))
@@ -174,9 +176,10 @@ pub(crate) fn describe(transition: &Transition) -> String {
             exit.map_or_else(
                 || "killed by a signal".to_owned(),
                 |code| format!("exit {code}")
-            )
+            ),
+            crate::runner::display::spent_text(*cost_usd, *tokens)
         ),
-        Transition::RunWait { until, reason } => {
+        Transition::RunWait { until, reason, .. } => {
             format!("until {}: {reason}", until.to_rfc3339())
         }
         Transition::RunStop { reason, exit } => format!("{reason} (exit {exit})"),

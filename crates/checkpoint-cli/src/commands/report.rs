@@ -10,7 +10,9 @@ use std::{
     path::PathBuf,
 };
 
-use checkpoint_core::{PhaseStatus, Timestamp, Transition, Workflow, journal::Entry};
+use checkpoint_core::{
+    PhaseStatus, Timestamp, Transition, Workflow, journal::Entry, run::budget::Spending,
+};
 use chrono::{DateTime, Duration, Local, Utc};
 use clap::Args;
 use miette::{IntoDiagnostic, Result, WrapErr};
@@ -43,6 +45,9 @@ pub(crate) struct Report {
     pub timeline: Vec<Span>,
     /// How the last run ended, if one ran.
     pub stopped: Option<Stopped>,
+    /// What the sessions spent in total; absent when no session said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spent: Option<Spent>,
 }
 
 /// A phase and its times.
@@ -70,6 +75,12 @@ pub(crate) struct Span {
     /// How a session ended, once it has.
     #[serde(skip)]
     pub ended: Option<SessionEnd>,
+    /// A session's cost in dollars, when its result said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// A session's tokens, when its result said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }
 
 /// What a span of the timeline is (the JSON's `kind`).
@@ -128,6 +139,14 @@ impl SessionEnd {
     }
 }
 
+/// What the journaled sessions spent in total (those whose results said).
+#[derive(Debug, Serialize)]
+pub(crate) struct Spent {
+    pub sessions: u32,
+    pub cost_usd: f64,
+    pub tokens: u64,
+}
+
 /// Where the last run stopped and why.
 #[derive(Debug, Serialize)]
 pub(crate) struct Stopped {
@@ -165,6 +184,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
     let mut open_run: Option<usize> = None;
     let mut open_session: Option<usize> = None;
     let mut stopped = None;
+    let mut spent_total: Option<Spending> = None;
     let close = |timeline: &mut Vec<Span>, idx: usize, at: DateTime<Utc>| {
         let span = &mut timeline[idx];
         span.end = Some(at);
@@ -173,7 +193,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
     for entry in entries {
         let at = entry.at;
         match &entry.transition {
-            Transition::RunStart { pid, client } => {
+            Transition::RunStart { pid, client, .. } => {
                 if let Some(idx) = open_session.take() {
                     timeline[idx].label.push_str(" (the runner was killed)");
                     timeline[idx].ended = Some(SessionEnd::Killed);
@@ -214,29 +234,43 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
                 exit,
                 outcome,
                 transitions,
+                cost_usd,
+                tokens,
                 ..
             } => {
                 let exit = exit.map_or_else(|| "signal".to_owned(), |code| format!("exit {code}"));
-                match open_session.take() {
+                let spent = crate::runner::display::spent_text(*cost_usd, *tokens);
+                if cost_usd.is_some() || tokens.is_some() {
+                    spent_total
+                        .get_or_insert_with(Spending::default)
+                        .add(*cost_usd, *tokens);
+                }
+                let idx = match open_session.take() {
                     Some(idx) => {
                         timeline[idx].label = format!(
-                            "session {number}: {outcome}, {exit}, {transitions} transitions"
+                            "session {number}: {outcome}, {exit}, {transitions} transitions{spent}"
                         );
                         timeline[idx].ended = Some(SessionEnd::of(outcome));
                         close(&mut timeline, idx, at);
+                        idx
                     }
-                    None => timeline.push(Span {
-                        ended: Some(SessionEnd::of(outcome)),
-                        ..span(
-                            SpanKind::Session,
-                            at,
-                            None,
-                            format!("session {number}: {outcome}, {exit}"),
-                        )
-                    }),
-                }
+                    None => {
+                        timeline.push(Span {
+                            ended: Some(SessionEnd::of(outcome)),
+                            ..span(
+                                SpanKind::Session,
+                                at,
+                                None,
+                                format!("session {number}: {outcome}, {exit}{spent}"),
+                            )
+                        });
+                        timeline.len() - 1
+                    }
+                };
+                timeline[idx].cost_usd = *cost_usd;
+                timeline[idx].tokens = *tokens;
             }
-            Transition::RunWait { until, reason } => {
+            Transition::RunWait { until, reason, .. } => {
                 let mut wait = span(SpanKind::Wait, at, None, reason.clone());
                 wait.end = Some(*until);
                 wait.seconds = Some((*until - at).num_seconds());
@@ -295,6 +329,11 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
             .collect(),
         timeline,
         stopped,
+        spent: spent_total.map(|spent| Spent {
+            sessions: spent.sessions,
+            cost_usd: spent.cost_usd,
+            tokens: spent.tokens,
+        }),
     }
 }
 
@@ -307,6 +346,8 @@ fn span(kind: SpanKind, start: DateTime<Utc>, phase: Option<String>, label: Stri
         phase,
         label,
         ended: None,
+        cost_usd: None,
+        tokens: None,
     }
 }
 
@@ -359,6 +400,16 @@ fn render_human(report: &Report, paint: Paint) -> String {
             paint.dim(&time.to_string()),
             span.kind,
             output::shorten(&span.label, output::WHOLE_IN_REPORT)
+        );
+    }
+    if let Some(spent) = &report.spent {
+        let _ = writeln!(
+            text,
+            "\nspent ${:.2} and {} tokens in {} session{}",
+            spent.cost_usd,
+            spent.tokens,
+            spent.sessions,
+            if spent.sessions == 1 { "" } else { "s" }
         );
     }
     match &report.stopped {

@@ -5,6 +5,7 @@
 //! clock, journals every event and shows it.
 
 use std::{
+    cell::Cell,
     ffi::OsString,
     process::{Command, Stdio},
     sync::{
@@ -17,156 +18,145 @@ use std::{
 
 use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
-    resume::{self, ResumePlan},
-    run::{Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind},
+    resume::ResumePlan,
+    run::{
+        Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind,
+        budget::{Budget, Spending},
+        window,
+    },
 };
 use chrono::{DateTime, Duration, Local, Offset, Utc};
-use clap::Args;
-use miette::{Diagnostic, IntoDiagnostic, Result};
+use miette::{IntoDiagnostic, Result};
 
+pub use crate::runner::args::RunArgs;
+pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
     commands::sync,
     ctx::{self, Ctx},
-    env, exit_code, json,
-    output::{self, Format, JSON_VERSION, Paint},
-    probe::FsProbe,
+    env, exit_code,
+    output::{self, Format},
     runner::{
+        all::{self, Carried, Ran},
         claude::Claude,
-        client::{AgentClient, AgentEvent, command_line},
-        display::{Display, RunEvent},
-        lock::{self, Acquired, Holder},
-        process::{self, Poll, Session},
+        client::{AgentClient, AgentEvent},
+        display::{Display, RunEvent, exit_for, stop_name},
+        lock::{self, Acquired, LockOwner},
+        observed::Observed,
+        process::{self, Poll, Session, signal_name},
+        prompt::{check_config_budget, dry_run, session_prompt, with_env},
     },
 };
 
 /// How long a session gets to stop after SIGINT, and again after SIGTERM.
 const STOP_GRACE: StdDuration = StdDuration::from_secs(5);
 
-/// Arguments of `checkpoint run`.
-#[derive(Debug, Clone, Args)]
-pub struct RunArgs {
-    /// The workflow to run (like `--workflow`)
-    // An id of its own: sharing the global `--workflow`'s would make clap refuse that option
-    // after the subcommand.
-    #[arg(id = "run_workflow", value_name = "WORKFLOW")]
-    pub workflow: Option<String>,
-    /// Start at most N agent sessions [default: no bound]
-    #[arg(long, value_name = "N")]
-    pub max_sessions: Option<u32>,
-    /// The longest single wait for a rate limit or a backoff, like `90s`, `30m` or `5h`; a
-    /// limit that resets later stops the run [default: 6h]
-    #[arg(long, value_name = "DURATION", default_value = "6h", value_parser = parse_duration)]
-    pub max_wait: Duration,
-    /// Stop once this phase is done
-    #[arg(long, value_name = "PHASE")]
-    pub until: Option<String>,
-    /// Print the plan and the exact `claude` command line, and run nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// The `claude` program [default: `[run] claude` in `config.toml`, else `claude` on `PATH`]
-    #[arg(long, value_name = "PROGRAM")]
-    pub claude: Option<OsString>,
-    /// No live line on a terminal (also `CHECKPOINT_NO_PROGRESS`)
-    #[arg(long)]
-    pub no_progress: bool,
-    /// Pull the workflow from its git remote before each session and push it after each (like
-    /// `checkpoint pull` and `push`); a divergence stops the run for a person
-    #[arg(long)]
-    pub sync: bool,
-    /// The git remote of `--sync` [default: the current branch's upstream remote, else `origin`]
-    #[arg(long, value_name = "REMOTE", requires = "sync")]
-    pub remote: Option<String>,
-    /// Arguments passed to every `claude` session, after `--`: the permission mode, allowed
-    /// tools, model, plugin directory (for example `-- --allowedTools "Bash Write Edit"`)
-    #[arg(last = true, value_name = "CLAUDE ARGS")]
-    pub extra: Vec<String>,
-}
-
-/// Another runner holds the workflow.
-#[derive(Debug, thiserror::Error, Diagnostic)]
-#[error("workflow `{workflow}` already has a runner: pid {pid}{since}")]
-#[diagnostic(
-    code(checkpoint::run::busy),
-    help("wait for it, or stop it (Ctrl-C, or `kill -INT {pid}`); one runner per workflow")
-)]
-pub(crate) struct RunnerBusy {
-    workflow: String,
-    pid: u32,
-    since: String,
-}
-
-/// Parses `90s`, `30m`, `5h`, `1h30m`, `2d` or a number of seconds; `0` is no wait.
-fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let error =
-        || format!("`{text}` is not a duration: write it like `90s`, `30m`, `5h` or `1h30m`");
-    let too_long = || format!("`{text}` is too long a duration: write at most `10000d`");
-    let mut total = Duration::zero();
-    let mut number = String::new();
-    let add = |total: &mut Duration, number: &mut String, unit: char| {
-        let value: i64 = number.parse().map_err(|_| {
-            if number.is_empty() {
-                error()
-            } else {
-                too_long()
-            }
-        })?;
-        number.clear();
-        let part = match unit {
-            's' => Duration::try_seconds(value),
-            'm' => Duration::try_minutes(value),
-            'h' => Duration::try_hours(value),
-            'd' => Duration::try_days(value),
-            _ => return Err(error()),
-        }
-        .ok_or_else(too_long)?;
-        *total = total
-            .checked_add(&part)
-            .filter(|total| *total <= Duration::days(10_000))
-            .ok_or_else(too_long)?;
-        Ok(())
-    };
-    for c in text.trim().chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-        } else {
-            add(&mut total, &mut number, c)?;
-        }
-    }
-    if !number.is_empty() {
-        add(&mut total, &mut number, 's')?;
-    }
-    if total <= Duration::zero() && text.trim() != "0" {
-        return Err(error());
-    }
-    Ok(total)
-}
-
-/// The signal that interrupted the run, as people name it; `None` while none did.
-fn signal_name(interrupted: &AtomicUsize) -> Option<&'static str> {
-    let signal = i32::try_from(interrupted.load(Ordering::SeqCst)).ok()?;
-    Some(match signal {
-        0 => return None,
-        signal_hook::consts::SIGINT => "Ctrl-C",
-        signal_hook::consts::SIGTERM => "SIGTERM",
-        signal_hook::consts::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    })
-}
-
 /// Runs `checkpoint run`; returns the exit code.
 pub(crate) fn run(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
+    if args.all {
+        return run_all(ctx, args);
+    }
     if let Some(id) = &args.workflow {
         ctx.workflow = Some(id.clone());
     }
     let id = ctx.workflow_id()?;
+    let since = args.since.map(|since| since.at(ctx.now));
+    run_one(&mut ctx, &id, args, Carried::from_journal(since)).map(|ran| ran.exit)
+}
+
+/// `checkpoint run --all`: every unfinished workflow of the store, one after another, in the
+/// order core decides; exits with the most serious stop.
+fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
+    let holder = LockOwner {
+        pid: std::process::id(),
+        started_at: Some(ctx::now()?),
+        child_pid: None,
+        child_start: None,
+    };
+    let _all_lock = match lock::acquire(ctx.store.root(), holder)? {
+        Acquired::Held(lock, _) => lock,
+        Acquired::Busy(holder) => {
+            return Err(RunnerBusy::new(
+                "this project's `checkpoint run --all`".to_owned(),
+                &holder,
+            )
+            .into());
+        }
+    };
+    let mut listed = Vec::new();
+    for id in ctx.store.list()? {
+        match ctx.store.load(&id) {
+            Ok(loaded) => listed.push((
+                loaded.workflow.updated_at,
+                id,
+                loaded.workflow.priority,
+                loaded.workflow.status.is_finished(),
+            )),
+            Err(err) => output::warn(&format!("run --all: skipping `{id}`: {err}")),
+        }
+    }
+    // `list`'s order: the most recently updated first.
+    listed.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let order = checkpoint_core::run::all_order(
+        listed
+            .into_iter()
+            .map(|(_, id, priority, finished)| (id, priority, finished))
+            .collect(),
+    );
+    let since = args.since.map(|since| since.at(ctx.now));
+    let mut carried = Carried {
+        spent: match since {
+            Some(since) => all::spent_in_journals(&ctx, &order, since)?,
+            None => Spending::default(),
+        },
+        since: None,
+    };
+    let mut stops = Vec::new();
+    for id in &order {
+        ctx.workflow = Some(id.to_string());
+        let ran = match run_one(&mut ctx, id, args, carried) {
+            Err(err) if err.downcast_ref::<RunnerBusy>().is_some() => {
+                output::warn(&format!("run --all: skipping `{id}`: {err}"));
+                stops.push((id.clone(), StopKind::Limit));
+                continue;
+            }
+            other => other?,
+        };
+        carried.spent = ran.spent;
+        stops.push((id.clone(), ran.kind));
+        if !checkpoint_core::run::all_goes_on(ran.kind) {
+            break;
+        }
+    }
+    let kinds: Vec<StopKind> = stops.iter().map(|(_, kind)| *kind).collect();
+    let worst = checkpoint_core::run::most_serious(&kinds);
+    output::note(&all::summary(&order, &stops));
+    Ok(exit_for(worst))
+}
+
+/// Runs one workflow.
+fn run_one(ctx: &mut Ctx, id: &WorkflowId, args: &RunArgs, carried: Carried) -> Result<Ran> {
     // Refuses a corrupt or newer state before anything runs (and never rewrites it).
-    ctx.store.load(&id)?;
+    ctx.store.load(id)?;
     let until = args.until.as_deref().map(PhaseId::new).transpose()?;
+    let run_config = &ctx.config.run;
+    let budget = Budget {
+        max_usage: args.max_usage.or(run_config.max_usage),
+        max_cost: args.max_cost.or(run_config.max_cost),
+        max_tokens: args.max_tokens.or(run_config.max_tokens),
+    };
+    check_config_budget(ctx, &budget)?;
     let limits = RunLimits {
         max_sessions: args.max_sessions,
         max_wait: args.max_wait,
         until: until.clone(),
+        budget,
+        windows: if args.windows.is_empty() {
+            run_config.window.clone()
+        } else {
+            args.windows.clone()
+        },
     };
+    let window_strict = args.window_strict || run_config.window_strict;
     let client = Claude {
         program: args
             .claude
@@ -177,106 +167,40 @@ pub(crate) fn run(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
         local_offset: Local::now().offset().fix(),
     };
     if args.dry_run {
-        return dry_run(&ctx, &id, &client, &limits);
+        let exit = dry_run(ctx, id, &client, &limits)?;
+        return Ok(Ran {
+            exit,
+            kind: StopKind::Finished,
+            spent: carried.spent,
+        });
     }
     let remote = if args.sync {
-        Some(sync::remote_name(&ctx, args.remote.as_deref())?)
+        Some(sync::remote_name(ctx, args.remote.as_deref())?)
     } else {
         None
     };
     let live = !args.no_progress && ctx.format != Format::Json && Display::live_possible();
     let display = Display::new(id.as_str(), ctx.format == Format::Json, live);
-    let result = Runner {
-        ctx: &mut ctx,
-        id: &id,
+    let mut runner = Runner {
+        ctx,
+        id,
         client: &client,
         limits: &limits,
         display: &display,
         remote,
         push_at_stop: true,
-    }
-    .run();
+        window_strict,
+        carried,
+        clock_floor: None,
+        stopped: Cell::new(StopKind::Finished),
+    };
+    let result = runner.run();
     display.finish();
-    result
-}
-
-fn dry_run(ctx: &Ctx, id: &WorkflowId, client: &dyn AgentClient, limits: &RunLimits) -> Result<u8> {
-    let loaded = ctx.store.load(id)?;
-    let plan = ctx
-        .brief(
-            &loaded.workflow,
-            &loaded.recoveries,
-            &FsProbe::new(&ctx.project_root),
-        )
-        .plan;
-    let step = RunState::default().next(&plan, limits, ctx.now);
-    let command = match &step {
-        Step::Session { .. } => {
-            let prompt = session_prompt(ctx, &plan, false, limits.until.as_ref());
-            Some(command_line(&with_env(ctx, id, client.start(&prompt))))
-        }
-        _ => None,
-    };
-    let (action, reason) = match &step {
-        Step::Session { .. } => (json::DryRunStep::Session, plan.next.reason.clone()),
-        Step::Wait { reason, .. } => (json::DryRunStep::Wait, reason.clone()),
-        Step::Stop { reason, .. } => (json::DryRunStep::Stop, reason.clone()),
-    };
-    if ctx.format == Format::Json {
-        output::emit_json(&json::RunDryRun {
-            version: JSON_VERSION,
-            plan: &plan,
-            step: action,
-            reason,
-            command,
-        })
-        .into_diagnostic()?;
-    } else {
-        let mut text = output::render_plan(&plan, false, ctx.now, Paint::new(ctx.color));
-        match command {
-            Some(command) => text.push_str(&format!(
-                "\n`checkpoint run` would start this session (in `{}`):\n\n{command}\n",
-                ctx.project_root.display()
-            )),
-            None => text.push_str(&format!("\n`checkpoint run` would {action}: {reason}\n")),
-        }
-        output::emit(&text).into_diagnostic()?;
-    }
-    Ok(exit_code::SUCCESS)
-}
-
-/// The environment of every session: the workflow and the store, so that the session's
-/// `checkpoint` commands record into this workflow.
-fn with_env(ctx: &Ctx, id: &WorkflowId, mut command: Command) -> Command {
-    command
-        .current_dir(&ctx.project_root)
-        .env(env::CHECKPOINT_WORKFLOW, id.as_str())
-        .env(env::CHECKPOINT_DIR, ctx.store.root());
-    command
-}
-
-/// The prompt of a session: what to do, how to record it, and the resume prompt.
-fn session_prompt(ctx: &Ctx, plan: &ResumePlan, resumed: bool, until: Option<&PhaseId>) -> String {
-    let state = resume::render_prompt(plan, ctx.now, ctx.config.prompt_budget);
-    let opening = if resumed {
-        "The rate limit has reset: continue where you stopped.\n"
-    } else {
-        ""
-    };
-    let scope = match until {
-        Some(phase) => format!("until phase `{phase}` is done"),
-        None => "until every phase is done".to_owned(),
-    };
-    format!(
-        "{opening}You are running unattended under `checkpoint run`: nobody watches this session, so do not ask questions.\n\
-         Work on workflow `{}` {scope}, from where it stands (below); never redo a phase that is done.\n\
-         Record every step with the `checkpoint` command as you go: `checkpoint start <phase>` before you work on a phase, \
-         `checkpoint progress <phase> \"<what is done>\"` after each significant step, \
-         `checkpoint complete <phase>` (with `--artifact <path>` for each output) when it is done, \
-         and `checkpoint fail <phase> --reason \"<why>\"` when it cannot be done.\n\
-         Stop when a phase waits for approval or a decision needs a person.\n\n{state}",
-        plan.workflow
-    )
+    Ok(Ran {
+        exit: result?,
+        kind: runner.stopped.get(),
+        spent: runner.carried.spent,
+    })
 }
 
 struct Runner<'a> {
@@ -289,19 +213,16 @@ struct Runner<'a> {
     remote: Option<String>,
     /// Whether the stop pushes too (not after a divergence: the remote would refuse it).
     push_at_stop: bool,
-}
-
-/// What the runner saw of a session while it ran.
-#[derive(Default)]
-struct Watch {
-    session_id: Option<String>,
-    last_tool: Option<String>,
-    rate_limited: bool,
-    reset: Option<Reset>,
-    /// The last value of the stream that could not be believed, and why.
-    ignored: Option<String>,
-    retry_delay_ms: Option<u64>,
-    result: Option<String>,
+    /// `--window-strict`: interrupt a session at its window's close.
+    window_strict: bool,
+    /// What earlier workflows of `run --all` spent, or `--since`; after the run, what it spent
+    /// in all.
+    carried: Carried,
+    /// The end of the last wait: the runner's clock never reads earlier once it waited until
+    /// then (a fixed test clock included).
+    clock_floor: Option<DateTime<Utc>>,
+    /// How the run stopped.
+    stopped: Cell<StopKind>,
 }
 
 impl Runner<'_> {
@@ -319,7 +240,7 @@ impl Runner<'_> {
         }
         let pid = std::process::id();
         let started_at = ctx::now()?;
-        let holder = Holder {
+        let holder = LockOwner {
             pid,
             started_at: Some(started_at),
             child_pid: None,
@@ -331,15 +252,7 @@ impl Runner<'_> {
                 lock
             }
             Acquired::Busy(holder) => {
-                return Err(RunnerBusy {
-                    workflow: self.id.to_string(),
-                    pid: holder.pid,
-                    since: holder
-                        .started_at
-                        .map(|at| format!(", since {}", at.to_rfc3339()))
-                        .unwrap_or_default(),
-                }
-                .into());
+                return Err(RunnerBusy::new(format!("workflow `{}`", self.id), &holder).into());
             }
         };
         // Before the run journals anything: a teammate's entries are then simply pulled.
@@ -352,6 +265,11 @@ impl Runner<'_> {
         let loaded = self.journal(Transition::RunStart {
             pid,
             client: self.client.name().to_owned(),
+            budget: self
+                .limits
+                .budget
+                .is_set()
+                .then(|| self.limits.budget.clone()),
         })?;
         let workflow = &loaded.workflow;
         self.show(RunEvent::RunStarted {
@@ -360,7 +278,12 @@ impl Runner<'_> {
             phases_done: workflow.n_done(),
             phases_total: workflow.phases.len(),
         })?;
-        let result = self.drive(&mut run_lock, &interrupted, pulled);
+        let mut state = RunState {
+            spent: self.spent_before()?,
+            ..RunState::default()
+        };
+        let result = self.drive(&mut state, &mut run_lock, &interrupted, pulled);
+        self.carried.spent = state.spent;
         if let Err(err) = &result {
             // The night's story ends with why, even when it is an error.
             let _ = self.journal(Transition::RunStop {
@@ -374,22 +297,21 @@ impl Runner<'_> {
     /// The loop: plan, then a session, a wait or a stop.
     fn drive(
         &mut self,
+        state: &mut RunState,
         run_lock: &mut lock::RunLock,
         interrupted: &AtomicUsize,
         mut pulled: Option<Result<sync::Outcome>>,
     ) -> Result<u8> {
-        let mut state = RunState::default();
         loop {
             if let Some(signal) = signal_name(interrupted) {
                 return self.stop(
-                    "interrupted",
+                    StopKind::Interrupted,
                     format!("interrupted ({signal})"),
                     None,
                     Vec::new(),
-                    exit_code::INTERRUPTED,
                 );
             }
-            self.ctx.now = ctx::now()?;
+            self.ctx.now = self.now()?;
             if let Some(Step::Stop {
                 reason,
                 phase,
@@ -398,29 +320,27 @@ impl Runner<'_> {
             }) = self.pull(pulled.take())?
             {
                 self.push_at_stop = false;
-                self.notify(phase.as_ref(), &reason)?;
-                return self.stop(
-                    "needs_person",
-                    reason,
-                    phase,
-                    commands,
-                    exit_code::NEEDS_PERSON,
-                );
+                self.notify(phase.as_ref(), &reason, StopKind::NeedsPerson)?;
+                return self.stop(StopKind::NeedsPerson, reason, phase, commands);
             }
             let plan = crate::commands::resume::plan_after_recoveries(self.ctx, self.id)?;
-            let step = state.next(&plan, self.limits, self.ctx.now);
+            let step = state.next(&plan, self.limits, self.ctx.now, &Local);
             let step = match step {
                 Step::Session { phase, resume } => {
-                    let (report, was_interrupted) =
-                        self.session(&plan, &mut state, phase, resume, run_lock, interrupted)?;
+                    let (report, was_interrupted, cut) =
+                        self.session(&plan, state, phase, resume, run_lock, interrupted)?;
                     self.push();
+                    if cut && was_interrupted.is_none() {
+                        // `--window-strict`: the window closed; the next plan waits for the next.
+                        state.record_cut(&report);
+                        continue;
+                    }
                     if let Some(signal) = was_interrupted {
                         return self.stop(
-                            "interrupted",
+                            StopKind::Interrupted,
                             format!("interrupted ({signal}); the session was stopped"),
                             None,
                             Vec::new(),
-                            exit_code::INTERRUPTED,
                         );
                     }
                     match state.record(&report, self.limits) {
@@ -432,10 +352,15 @@ impl Runner<'_> {
             };
             match step {
                 Step::Session { .. } => {}
-                Step::Wait { until, reason } => {
+                Step::Wait {
+                    kind,
+                    until,
+                    reason,
+                } => {
                     self.journal(Transition::RunWait {
                         until,
                         reason: reason.clone(),
+                        kind: Some(kind),
                     })?;
                     // Shared before the wait, so that a teammate's push meanwhile is no divergence.
                     self.push();
@@ -446,13 +371,13 @@ impl Runner<'_> {
                     if !self.wait(until, &reason, &plan, interrupted) {
                         let signal = signal_name(interrupted).unwrap_or("a signal");
                         return self.stop(
-                            "interrupted",
+                            StopKind::Interrupted,
                             format!("interrupted ({signal}) while waiting"),
                             None,
                             Vec::new(),
-                            exit_code::INTERRUPTED,
                         );
                     }
+                    self.clock_floor = Some(until);
                 }
                 Step::Stop {
                     kind,
@@ -460,15 +385,14 @@ impl Runner<'_> {
                     phase,
                     commands,
                 } => {
-                    let (name, code) = match kind {
-                        StopKind::Finished => ("finished", exit_code::SUCCESS),
-                        StopKind::NeedsPerson => ("needs_person", exit_code::NEEDS_PERSON),
-                        StopKind::Limit => ("limit", exit_code::RUN_LIMIT),
-                    };
-                    if kind == StopKind::NeedsPerson {
-                        self.notify(phase.as_ref(), &reason)?;
+                    match kind {
+                        StopKind::NeedsPerson => self.notify(phase.as_ref(), &reason, kind)?,
+                        StopKind::Finished => {
+                            self.notify(phase.as_ref(), &format!("finished: {reason}"), kind)?;
+                        }
+                        StopKind::Limit | StopKind::Interrupted => {}
                     }
-                    return self.stop(name, reason, phase, commands, code);
+                    return self.stop(kind, reason, phase, commands);
                 }
             }
         }
@@ -538,8 +462,8 @@ impl Runner<'_> {
     }
 
     /// Ends the session a killed runner left running, when it is still the same process.
-    fn end_leftover(&self, previous: Option<&Holder>) {
-        let Some(Holder {
+    fn end_leftover(&self, previous: Option<&LockOwner>) {
+        let Some(LockOwner {
             child_pid: Some(child),
             child_start,
             ..
@@ -555,6 +479,22 @@ impl Runner<'_> {
             process::end_group(*child, STOP_GRACE);
             let _ = self.show(RunEvent::LeftoverEnded { pid: *child });
         }
+    }
+
+    /// The runner's clock: never before the end of its last wait.
+    fn now(&self) -> Result<DateTime<Utc>> {
+        let now = ctx::now()?;
+        Ok(self.clock_floor.map_or(now, |floor| now.max(floor)))
+    }
+
+    /// What counts against the budget before this run's first session: what earlier
+    /// workflows of `run --all` spent, and with `--since`, the journal's sessions since then.
+    fn spent_before(&self) -> Result<Spending> {
+        let mut spent = self.carried.spent;
+        if let Some(since) = self.carried.since {
+            spent.merge(all::journal_spending(self.ctx, self.id, since)?);
+        }
+        Ok(spent)
     }
 
     fn journal(&self, transition: Transition) -> Result<checkpoint_core::store::Loaded> {
@@ -576,7 +516,7 @@ impl Runner<'_> {
         resume: Option<String>,
         run_lock: &mut lock::RunLock,
         interrupted: &AtomicUsize,
-    ) -> Result<(SessionReport, Option<&'static str>)> {
+    ) -> Result<(SessionReport, Option<&'static str>, bool)> {
         let number = state.sessions + 1;
         let seq_before = self.ctx.store.load(self.id)?.workflow.seq;
         let prompt = session_prompt(self.ctx, plan, resume.is_some(), self.limits.until.as_ref());
@@ -599,7 +539,7 @@ impl Runner<'_> {
             pid: child,
         })?;
         let started = Instant::now();
-        let mut watch = Watch::default();
+        let mut watch = Observed::default();
         let done = plan.completed.len();
         let total = done
             + plan.in_progress.len()
@@ -608,9 +548,20 @@ impl Runner<'_> {
             + plan.ready.len()
             + plan.blocked.len();
         let mut was_interrupted = None;
+        let closes = self
+            .window_strict
+            .then(|| window::closing(&self.limits.windows, self.ctx.now, &Local))
+            .flatten();
+        let mut cut = false;
         let status = loop {
             if let Some(signal) = signal_name(interrupted) {
                 was_interrupted = Some(signal);
+                break session.stop(STOP_GRACE)?;
+            }
+            if let Some(closes) = closes
+                && ctx::now()? >= closes
+            {
+                cut = true;
                 break session.stop(STOP_GRACE)?;
             }
             match session.poll(StdDuration::from_millis(100))? {
@@ -661,8 +612,11 @@ impl Runner<'_> {
             reset,
             ignored: watch.ignored.clone(),
             ended_at,
+            cost_usd: watch.cost_usd,
+            tokens: watch.tokens,
+            usage: watch.usage.clone(),
         };
-        let outcome = if was_interrupted.is_some() {
+        let outcome = if was_interrupted.is_some() || cut {
             "interrupted"
         } else {
             Outcome::of(&report).as_str()
@@ -673,6 +627,8 @@ impl Runner<'_> {
             exit: status.code(),
             outcome: outcome.to_owned(),
             transitions,
+            cost_usd: watch.cost_usd,
+            tokens: watch.tokens,
         })?;
         self.show(RunEvent::SessionEnded {
             number,
@@ -681,65 +637,23 @@ impl Runner<'_> {
             outcome: outcome.to_owned(),
             transitions,
             seconds: started.elapsed().as_secs(),
+            cost_usd: watch.cost_usd,
+            tokens: watch.tokens,
         })?;
-        if outcome == "crash" {
-            let tail = session.stderr_tail().join("\n");
-            let text = watch.result.as_deref().unwrap_or_default();
-            output::warn(&format!(
-                "session {number} failed{}{}",
-                if text.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {text}")
-                },
-                if tail.is_empty() {
-                    String::new()
-                } else {
-                    format!("\n{tail}")
-                }
-            ));
+        if cut {
+            self.show(RunEvent::WindowClosed { number })?;
         }
-        Ok((report, was_interrupted))
+        if outcome == "crash" {
+            warn_crash(number, &watch, &session);
+        }
+        Ok((report, was_interrupted, cut))
     }
 
-    fn on_event(&self, number: u32, watch: &mut Watch, event: AgentEvent) -> Result<()> {
-        match event {
-            AgentEvent::SessionId(session_id) => {
-                if watch.session_id.as_ref() != Some(&session_id) {
-                    watch.session_id = Some(session_id.clone());
-                    self.show(RunEvent::SessionId { number, session_id })?;
-                }
-            }
-            AgentEvent::ToolUse(tool) => {
-                watch.last_tool = Some(tool.clone());
-                self.show(RunEvent::ToolUse { number, tool })?;
-            }
-            AgentEvent::Retry { status, delay_ms } => {
-                watch.retry_delay_ms = Some(delay_ms);
-                self.show(RunEvent::ClientRetry {
-                    number,
-                    status,
-                    delay_ms,
-                })?;
-            }
-            AgentEvent::RateLimited { reset } => {
-                watch.rate_limited = true;
-                if let Some(reset) = reset {
-                    // An exact time beats a coarse one, whichever came first.
-                    watch.reset = Some(watch.reset.map_or(reset, |seen| seen.better(reset)));
-                }
-            }
-            AgentEvent::Ignored(why) => {
-                output::warn(&format!("session {number}: {why}: taken as no reset time"));
-                watch.ignored = Some(why);
-            }
-            AgentEvent::Result { is_error, text } => {
-                if is_error {
-                    watch.result = Some(text);
-                }
-            }
+    fn on_event(&self, number: u32, watch: &mut Observed, event: AgentEvent) -> Result<()> {
+        match watch.take(number, event) {
+            Some(event) => self.show(event),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// How many transitions of work the journal holds after `seq`.
@@ -791,7 +705,7 @@ impl Runner<'_> {
     }
 
     /// Runs the `[run] notify` command, with the workflow, phase and reason in its environment.
-    fn notify(&self, phase: Option<&PhaseId>, reason: &str) -> Result<()> {
+    fn notify(&self, phase: Option<&PhaseId>, reason: &str, kind: StopKind) -> Result<()> {
         let Some(command) = self.ctx.config.run.notify.clone() else {
             return Ok(());
         };
@@ -805,6 +719,7 @@ impl Runner<'_> {
                 phase.map(PhaseId::as_str).unwrap_or_default(),
             )
             .env(env::CHECKPOINT_REASON, reason)
+            .env(env::CHECKPOINT_STOP, stop_name(kind))
             .stdin(Stdio::null())
             .stdout(Stdio::from(std::io::stderr()))
             .status();
@@ -824,12 +739,13 @@ impl Runner<'_> {
 
     fn stop(
         &self,
-        kind: &str,
+        kind: StopKind,
         reason: String,
         phase: Option<PhaseId>,
         commands: Vec<String>,
-        code: u8,
     ) -> Result<u8> {
+        let code = exit_for(kind);
+        self.stopped.set(kind);
         if let Err(err) = self.journal(Transition::RunStop {
             reason: reason.clone(),
             exit: code,
@@ -840,7 +756,7 @@ impl Runner<'_> {
             self.push();
         }
         self.show(RunEvent::Stopped {
-            kind: kind.to_owned(),
+            kind,
             reason,
             phase: phase.map(|phase| phase.to_string()),
             commands,
@@ -848,4 +764,23 @@ impl Runner<'_> {
         })?;
         Ok(code)
     }
+}
+
+/// Says on stderr why a session failed: its error result and the tail of its stderr.
+fn warn_crash(number: u32, watch: &Observed, session: &Session) {
+    let tail = session.stderr_tail().join("\n");
+    let text = watch.result.as_deref().unwrap_or_default();
+    output::warn(&format!(
+        "session {number} failed{}{}",
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!(": {text}")
+        },
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!("\n{tail}")
+        }
+    ));
 }

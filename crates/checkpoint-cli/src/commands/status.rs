@@ -42,6 +42,19 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
                     "\na runner is active: `checkpoint run` pid {}{since}{session}\n",
                     runner.pid
                 ));
+                // What it spent so far and its caps, from its journal entries.
+                let journal = ctx.store.journal(&workflow.id)?;
+                let mut tracker = crate::commands::watch::view::RunTracker::default();
+                for entry in &journal.entries {
+                    tracker.observe(entry);
+                }
+                if let Some(line) = tracker
+                    .last
+                    .as_ref()
+                    .and_then(crate::commands::watch::view::spending_line)
+                {
+                    text.push_str(&format!("  {line}\n"));
+                }
             }
             output::emit_human(ctx.color, &text).into_diagnostic()
         }

@@ -6,7 +6,7 @@
 //! poll where there are none; a live view also redraws once a second for its clocks.
 
 mod follow;
-mod view;
+pub(crate) mod view;
 
 use std::{
     io::IsTerminal,

@@ -75,7 +75,7 @@ pub(crate) struct StatusReport<'a> {
     pub(crate) recoveries: &'a [store::Recovery],
     /// The unattended runner (`checkpoint run`) working on the workflow now, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) runner: Option<crate::runner::lock::Holder>,
+    pub(crate) runner: Option<crate::runner::lock::LockOwner>,
 }
 
 /// Where one phase stands.

@@ -8,17 +8,24 @@
 //! claude.ai subscriptions `rate_limit_event` lines with `resetsAt` and texts such as
 //! "resets 2pm". The rate-limit headers of a 429 (`retry-after` above 60 seconds,
 //! `anthropic-ratelimit-*-reset`) never reach the stream.
+//! A subscription's usage reaches it as `rate_limit_event` lines with `utilization` (the
+//! fraction of a window used) and `rateLimitType`, which the client reads from the
+//! `anthropic-ratelimit-unified-<window>-utilization` headers; the final `result` says
+//! `total_cost_usd` and `usage`.
+//! The lines are typed in `clients/claude/stream.rs`.
 
 #[cfg(test)]
 mod tests;
 
 use std::{ffi::OsString, process::Command};
 
-use checkpoint_core::run::Reset;
+use checkpoint_core::run::{Reset, budget::Usage};
 use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
-use serde_json::Value;
 
-use super::client::{AgentClient, AgentEvent};
+use crate::{
+    clients::claude::stream::{Block, Line, RateLimitEvent, TokenUsage},
+    runner::client::{AgentClient, AgentEvent},
+};
 
 /// `claude` run headless.
 pub(crate) struct Claude {
@@ -65,75 +72,88 @@ impl AgentClient for Claude {
 
 /// The events of one stream-json line; anything else (or a line that is not JSON) has none.
 pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> Vec<AgentEvent> {
-    let Ok(value) = serde_json::from_str::<Value>(line) else {
+    let Ok(line) = serde_json::from_str::<Line>(line) else {
         return Vec::new();
     };
     let mut events = Vec::new();
-    if let Some(id) = value["session_id"].as_str()
-        && value["type"] == "system"
-        && value["subtype"] == "init"
-    {
-        events.push(AgentEvent::SessionId(id.to_owned()));
-    }
-    match value["type"].as_str() {
-        Some("system") if value["subtype"] == "api_retry" => {
-            let delay = &value["retry_delay_ms"];
-            match delay.as_u64() {
-                Some(delay_ms) => events.push(AgentEvent::Retry {
-                    status: value["error_status"]
-                        .as_u64()
-                        .and_then(|status| u16::try_from(status).ok()),
-                    delay_ms,
-                }),
-                None if delay.is_null() => {}
-                None => events.push(AgentEvent::Ignored(format!(
-                    "the retry delay {delay} is not a number of milliseconds"
-                ))),
-            }
-        }
-        Some("assistant") => {
-            for block in value["message"]["content"].as_array().into_iter().flatten() {
-                if block["type"] == "tool_use"
-                    && let Some(name) = block["name"].as_str()
-                {
-                    events.push(AgentEvent::ToolUse(name.to_owned()));
+    match line {
+        Line::System(system) => match system.subtype.as_deref() {
+            Some("init") => events.extend(system.session_id.map(AgentEvent::SessionId)),
+            Some("api_retry") => {
+                let delay = &system.retry_delay_ms;
+                match delay.as_u64() {
+                    Some(delay_ms) => events.push(AgentEvent::Retry {
+                        status: system
+                            .error_status
+                            .as_u64()
+                            .and_then(|status| u16::try_from(status).ok()),
+                        delay_ms,
+                    }),
+                    None if delay.is_null() => {}
+                    None => events.push(AgentEvent::Ignored(format!(
+                        "the retry delay {delay} is not a number of milliseconds"
+                    ))),
                 }
             }
-            if value["error"] == "rate_limit" {
-                let text = message_text(&value["message"]);
+            _ => {}
+        },
+        Line::Assistant(assistant) => {
+            for block in &assistant.message.content {
+                if let Block::ToolUse { name: Some(name) } = block {
+                    events.push(AgentEvent::ToolUse(name.clone()));
+                }
+            }
+            if assistant.error.as_deref() == Some("rate_limit") {
+                let text = assistant.message.text();
                 limited(&mut events, reset_from_text(&text, now, local));
             }
         }
-        Some("rate_limit_event") => {
-            let info = &value["rate_limit_info"];
-            if info["status"] == "rejected" {
-                let resets_at = &info["resetsAt"];
-                // A fractional time is read to the second.
-                let secs = resets_at.as_i64().or_else(|| {
-                    resets_at
-                        .as_f64()
-                        .filter(|secs| secs.is_finite() && secs.abs() < 1e15)
-                        .map(|secs| secs.trunc() as i64)
-                });
-                let reset = match secs {
-                    Some(secs) => Some(Reset::from_unix_seconds(secs, now)),
-                    None if resets_at.is_null() => None,
-                    None => Some(Err(format!("the reset time {resets_at} is not a time"))),
-                };
+        Line::RateLimitEvent(RateLimitEvent {
+            rate_limit_info: info,
+        }) => {
+            let resets_at = &info.resets_at;
+            // A fractional time is read to the second.
+            let secs = resets_at.as_i64().or_else(|| {
+                resets_at
+                    .as_f64()
+                    .filter(|secs| secs.is_finite() && secs.abs() < 1e15)
+                    .map(|secs| secs.trunc() as i64)
+            });
+            let reset = match secs {
+                Some(secs) => Some(Reset::from_unix_seconds(secs, now)),
+                None if resets_at.is_null() => None,
+                None => Some(Err(format!("the reset time {resets_at} is not a time"))),
+            };
+            if let Some(utilization) = info.utilization.as_f64() {
+                events.push(AgentEvent::Usage(Usage {
+                    window: info.rate_limit_type.clone(),
+                    utilization,
+                    resets_at: reset
+                        .as_ref()
+                        .and_then(|reset| reset.as_ref().ok())
+                        .map(|reset| reset.at),
+                }));
+            }
+            if info.status.as_deref() == Some("rejected") {
                 limited(&mut events, reset);
             }
         }
-        Some("result") => {
-            let text = value["result"].as_str().unwrap_or_default().to_owned();
-            if value["api_error_status"] == 429 {
+        Line::Result(outcome) => {
+            let text = outcome.result.unwrap_or_default();
+            if outcome.api_error_status == 429 {
                 limited(&mut events, reset_from_text(&text, now, local));
             }
+            let cost_usd = outcome.total_cost_usd.as_f64();
+            let tokens = outcome.usage.as_ref().and_then(TokenUsage::total);
+            if cost_usd.is_some() || tokens.is_some() {
+                events.push(AgentEvent::Spent { cost_usd, tokens });
+            }
             events.push(AgentEvent::Result {
-                is_error: value["is_error"] == true,
+                is_error: outcome.is_error,
                 text,
             });
         }
-        _ => {}
+        Line::Other => {}
     }
     events
 }
@@ -148,16 +168,6 @@ fn limited(events: &mut Vec<AgentEvent>, reset: Option<Result<Reset, String>>) {
         }
         None => events.push(AgentEvent::RateLimited { reset: None }),
     }
-}
-
-fn message_text(message: &Value) -> String {
-    message["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|block| block["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The reset time in a limit message: `…limit reached|<unix seconds>` (older clients), or a

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use checkpoint_core::run::Reset;
+use checkpoint_core::run::{Reset, budget::Usage};
 use chrono::{DateTime, Utc};
 
 /// Something a session reported on its output.
@@ -19,6 +19,13 @@ pub(crate) enum AgentEvent {
     RateLimited { reset: Option<Reset> },
     /// A time or a delay in the stream that cannot be believed (it is taken as missing), and why.
     Ignored(String),
+    /// The client reported the usage of one of its rate-limit windows.
+    Usage(Usage),
+    /// What the session spent, from its final result.
+    Spent {
+        cost_usd: Option<f64>,
+        tokens: Option<u64>,
+    },
     /// The session's final result.
     Result { is_error: bool, text: String },
 }

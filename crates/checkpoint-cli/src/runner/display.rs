@@ -8,6 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use checkpoint_core::run::StopKind;
+
 use crate::output::{self, JSON_VERSION};
 
 /// One event of a run, as `--format json` prints it (`"event"` names the variant).
@@ -48,7 +50,22 @@ pub(crate) enum RunEvent {
         outcome: String,
         transitions: u32,
         seconds: u64,
+        /// What it cost in dollars, when its result said.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        /// The tokens it used, when its result said.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
     },
+    /// The client reported the usage of a rate-limit window.
+    Usage {
+        number: u32,
+        window: Option<String>,
+        percent: f64,
+        resets_at: Option<DateTime<Utc>>,
+    },
+    /// `--window-strict`: the session was interrupted at its window's close.
+    WindowClosed { number: u32 },
     /// The runner waits.
     Waiting {
         until: DateTime<Utc>,
@@ -69,8 +86,7 @@ pub(crate) enum RunEvent {
     Notified { command: String, exit: Option<i32> },
     /// The runner stopped.
     Stopped {
-        /// `finished`, `needs_person`, `limit` or `interrupted`.
-        kind: String,
+        kind: StopKind,
         reason: String,
         phase: Option<String>,
         commands: Vec<String>,
@@ -198,17 +214,38 @@ fn human(event: &RunEvent) -> Option<String> {
             outcome,
             transitions,
             seconds,
+            cost_usd,
+            tokens,
             ..
         } => format!(
-            "session {number}: ended ({}, {outcome}, {transitions} transitions, {})",
+            "session {number}: ended ({}, {outcome}, {transitions} transitions, {}{})",
             exit.map_or_else(
                 || "killed by a signal".to_owned(),
                 |code| format!("exit {code}")
             ),
             checkpoint_core::run::human_duration(chrono::Duration::seconds(
                 i64::try_from(*seconds).unwrap_or(i64::MAX)
-            ))
+            )),
+            spent_text(*cost_usd, *tokens)
         ),
+        RunEvent::Usage {
+            number,
+            window,
+            percent,
+            resets_at,
+        } => format!(
+            "session {number}: the {} window is at {percent:.0}%{}",
+            window.as_deref().unwrap_or("rate-limit"),
+            resets_at
+                .map(|at| format!(
+                    ", resets at {}",
+                    at.with_timezone(&Local).format("%H:%M:%S")
+                ))
+                .unwrap_or_default()
+        ),
+        RunEvent::WindowClosed { number } => {
+            format!("session {number}: stopped at the close of its window (`--window-strict`)")
+        }
         RunEvent::Waiting { until, reason } => format!(
             "waiting until {} ({reason})",
             until.with_timezone(&Local).format("%H:%M:%S")
@@ -230,11 +267,11 @@ fn human(event: &RunEvent) -> Option<String> {
             exit_code,
             ..
         } => {
-            let title = match kind.as_str() {
-                "finished" => "finished",
-                "needs_person" => "stopped: a person must decide",
-                "limit" => "stopped at a limit",
-                _ => "stopped",
+            let title = match kind {
+                StopKind::Finished => "finished",
+                StopKind::NeedsPerson => "stopped: a person must decide",
+                StopKind::Limit => "stopped at a limit",
+                StopKind::Interrupted => "stopped",
             };
             let mut text = format!("run: {title}: {reason} (exit {exit_code})");
             for command in commands {
@@ -243,4 +280,36 @@ fn human(event: &RunEvent) -> Option<String> {
             text
         }
     })
+}
+
+/// `, $0.42, 12034 tokens` when a session's result said what it spent.
+pub(crate) fn spent_text(cost_usd: Option<f64>, tokens: Option<u64>) -> String {
+    let mut text = String::new();
+    if let Some(cost) = cost_usd {
+        text.push_str(&format!(", ${cost:.2}"));
+    }
+    if let Some(tokens) = tokens {
+        text.push_str(&format!(", {tokens} tokens"));
+    }
+    text
+}
+
+/// The exit code of a stop.
+pub(crate) fn exit_for(kind: StopKind) -> u8 {
+    match kind {
+        StopKind::Finished => crate::exit_code::SUCCESS,
+        StopKind::NeedsPerson => crate::exit_code::NEEDS_PERSON,
+        StopKind::Limit => crate::exit_code::RUN_LIMIT,
+        StopKind::Interrupted => crate::exit_code::INTERRUPTED,
+    }
+}
+
+/// A stop's name, as `CHECKPOINT_STOP` and the JSON events spell it.
+pub(crate) fn stop_name(kind: StopKind) -> &'static str {
+    match kind {
+        StopKind::Finished => "finished",
+        StopKind::NeedsPerson => "needs_person",
+        StopKind::Limit => "limit",
+        StopKind::Interrupted => "interrupted",
+    }
 }

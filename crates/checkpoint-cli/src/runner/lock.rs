@@ -9,7 +9,7 @@ use std::{
 };
 
 use chrono::{DateTime, Utc};
-use miette::{IntoDiagnostic, Result, WrapErr};
+use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 use serde::{Deserialize, Serialize};
 
 /// The lock file's name in a workflow's directory.
@@ -17,7 +17,7 @@ pub(crate) const RUN_LOCK_FILE: &str = "run.lock";
 
 /// What the lock file says about its runner.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Holder {
+pub(crate) struct LockOwner {
     /// The runner's process id.
     pub pid: u32,
     /// When it started.
@@ -31,18 +31,47 @@ pub(crate) struct Holder {
     pub child_start: Option<u64>,
 }
 
+/// Another runner holds the workflow.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{what} already has a runner: pid {pid}{since}")]
+#[diagnostic(
+    code(checkpoint::run::busy),
+    help(
+        "wait for it, or stop it (Ctrl-C, or `kill -INT {pid}`); one runner per workflow, one `run --all` per project"
+    )
+)]
+pub(crate) struct RunnerBusy {
+    /// "workflow `w`", or "this project's `checkpoint run --all`".
+    what: String,
+    pid: u32,
+    since: String,
+}
+
+impl RunnerBusy {
+    pub(crate) fn new(what: String, holder: &LockOwner) -> RunnerBusy {
+        RunnerBusy {
+            what,
+            pid: holder.pid,
+            since: holder
+                .started_at
+                .map(|at| format!(", since {}", at.to_rfc3339()))
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// The held lock.
 pub(crate) struct RunLock {
     file: File,
-    holder: Holder,
+    holder: LockOwner,
 }
 
 /// The outcome of trying to take the lock.
 pub(crate) enum Acquired {
     /// Ours; with what the previous runner left in the file, if anything.
-    Held(RunLock, Option<Holder>),
+    Held(RunLock, Option<LockOwner>),
     /// Another runner holds it.
-    Busy(Holder),
+    Busy(LockOwner),
 }
 
 fn path(workflow_dir: &Path) -> PathBuf {
@@ -57,7 +86,7 @@ const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Takes the runner lock of the workflow in `workflow_dir`; a lock held for longer than about
 /// 200 ms is another runner's.
-pub(crate) fn acquire(workflow_dir: &Path, holder: Holder) -> Result<Acquired> {
+pub(crate) fn acquire(workflow_dir: &Path, holder: LockOwner) -> Result<Acquired> {
     let path = path(workflow_dir);
     let mut file = OpenOptions::new()
         .read(true)
@@ -93,7 +122,7 @@ pub(crate) fn acquire(workflow_dir: &Path, holder: Holder) -> Result<Acquired> {
 }
 
 /// The runner holding the workflow's lock now, if any (for `status`).
-pub(crate) fn holder(workflow_dir: &Path) -> Option<Holder> {
+pub(crate) fn holder(workflow_dir: &Path) -> Option<LockOwner> {
     let mut file = File::open(path(workflow_dir)).ok()?;
     match file.try_lock_shared() {
         Ok(()) => None,
@@ -102,7 +131,7 @@ pub(crate) fn holder(workflow_dir: &Path) -> Option<Holder> {
     }
 }
 
-fn read_holder(file: &mut File) -> Option<Holder> {
+fn read_holder(file: &mut File) -> Option<LockOwner> {
     let mut text = String::new();
     file.seek(SeekFrom::Start(0)).ok()?;
     file.read_to_string(&mut text).ok()?;

@@ -2,8 +2,12 @@
 //! trait and its Claude Code implementation, the session process, the runner lock, and what the
 //! user sees.
 
+pub(crate) mod all;
+pub(crate) mod args;
 pub(crate) mod claude;
 pub(crate) mod client;
 pub(crate) mod display;
 pub(crate) mod lock;
+pub(crate) mod observed;
 pub(crate) mod process;
+pub(crate) mod prompt;

@@ -308,3 +308,15 @@ pub(crate) fn kill_tree(pid: u32) {
     #[cfg(not(unix))]
     let _ = pid;
 }
+
+/// The signal that interrupted the run, as people name it; `None` while none did.
+pub(crate) fn signal_name(interrupted: &std::sync::atomic::AtomicUsize) -> Option<&'static str> {
+    let signal = i32::try_from(interrupted.load(std::sync::atomic::Ordering::SeqCst)).ok()?;
+    Some(match signal {
+        0 => return None,
+        signal_hook::consts::SIGINT => "Ctrl-C",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        signal_hook::consts::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    })
+}

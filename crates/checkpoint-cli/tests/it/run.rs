@@ -1172,3 +1172,475 @@ fn a_session_that_closes_its_output_is_waited_for_without_spinning() {
         "the runner used {spent} ticks of CPU while its session was silent"
     );
 }
+
+/// The runner's entries of the journal, by name (`run_start`, `run_wait`, …).
+fn run_ops(env: &TestEnv) -> Vec<String> {
+    env.read("w", "journal.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter_map(|entry| entry["transition"]["op"].as_str().map(str::to_owned))
+        .filter(|op| op.starts_with("run_"))
+        .collect()
+}
+
+/// A session that does the plan's phase and whose result says it cost `cost` dollars and used
+/// `tokens` tokens; `before` is printed first (stream-json lines, shell-quoted).
+fn spending_claude(env: &TestEnv, before: &str, cost: &str, tokens: u64) -> PathBuf {
+    let result = format!(
+        r#"{{"type":"result","is_error":false,"result":"done","total_cost_usd":{cost},"usage":{{"input_tokens":{tokens},"output_tokens":0}}}}"#
+    );
+    fake_claude(
+        env,
+        &format!(
+            "{before}\necho \"$PHASE\" >> work.log\n\"$CK\" start \"$PHASE\" >/dev/null 2>&1; \"$CK\" complete \"$PHASE\" >/dev/null\necho '{result}'"
+        ),
+    )
+}
+
+#[test]
+fn a_cost_cap_stops_the_run_after_the_session_that_reaches_it_saying_the_total() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a", "c:b", "d:c"]);
+    let claude = spending_claude(&env, "", "0.6", 1500);
+    let output = run_cmd(&env, &claude, &["--max-cost", "1"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    assert!(
+        rendered.contains("the cost cap is reached: spent $1.20 and 3000 tokens in 2 sessions (`--max-cost` $1.00)"),
+        "{rendered}"
+    );
+    // Two sessions ran, each journaled with what it spent; `report` adds them up.
+    let ends = entries(&env, "run_session_end");
+    assert_eq!(ends.len(), 2, "{rendered}");
+    assert!(
+        ends.iter()
+            .all(|end| end["transition"]["cost_usd"] == 0.6 && end["transition"]["tokens"] == 1500)
+    );
+    let report = env.json(&["report", "--format", "json"]);
+    assert_eq!(report["spent"]["cost_usd"], 1.2, "{report}");
+    assert_eq!(report["spent"]["sessions"], 2, "{report}");
+    assert!(
+        env.ok(&["report"])
+            .contains("spent $1.20 and 3000 tokens in 2 sessions")
+    );
+    // A token cap, from `config.toml`, stops the same way; the command line wins over it.
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a", "c:b"]);
+    fs::write(
+        env.store().join("config.toml"),
+        "[run]\nmax_tokens = 1000\n",
+    )
+    .unwrap();
+    let claude = spending_claude(&env, "", "0.01", 1000);
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    assert!(
+        rendered.contains("the token cap is reached: spent $0.01 and 1000 tokens in 1 session"),
+        "{rendered}"
+    );
+    let output = run_cmd(&env, &claude, &["--max-tokens", "100000"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+}
+
+#[test]
+fn since_counts_what_earlier_runs_spent() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a", "c:b", "d:c", "e:d"]);
+    let claude = spending_claude(&env, "", "0.6", 10);
+    let first = run_cmd(&env, &claude, &["--max-sessions", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(first.status.code(), Some(10), "{}", render(&env, &first));
+    // Counting the first run's $0.60: one more session reaches $1.
+    let output = run_cmd(&env, &claude, &["--max-cost", "1", "--since", "1h"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    assert!(
+        rendered.contains("spent $1.20 and 20 tokens in 2 sessions"),
+        "{rendered}"
+    );
+    assert_eq!(
+        fs::read_to_string(env.project().join("work.log")).unwrap(),
+        "a\nb\n"
+    );
+    // A time after those sessions counts none of them; this run alone reaches the cap.
+    let output = run_cmd(
+        &env,
+        &claude,
+        &["--max-cost", "1", "--since", "2099-01-01T00:00:00Z"],
+    )
+    .output()
+    .unwrap();
+    let rendered = render(&env, &output);
+    assert!(
+        rendered.contains("spent $1.20 and 20 tokens in 2 sessions"),
+        "{rendered}"
+    );
+    assert_eq!(
+        fs::read_to_string(env.project().join("work.log")).unwrap(),
+        "a\nb\nc\nd\n"
+    );
+}
+
+#[test]
+fn usage_above_the_cap_waits_for_the_windows_reset_then_goes_on() {
+    let env = TestEnv::new();
+    env.set_now("2026-03-01T12:00:00Z");
+    init(&env, &["a", "b:a"]);
+    // 2026-03-01T12:10:00Z.
+    let event = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1772367000,"rateLimitType":"five_hour","utilization":0.95}}"#;
+    let claude = spending_claude(&env, &format!("echo '{event}'"), "0.1", 10);
+    let output = run_cmd(&env, &claude, &["--max-usage", "80", "--format", "json"])
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    let waits = entries(&env, "run_wait");
+    assert_eq!(waits.len(), 1, "{rendered}");
+    assert_eq!(waits[0]["transition"]["kind"], "usage", "{rendered}");
+    assert_eq!(
+        waits[0]["transition"]["until"], "2026-03-01T12:10:02Z",
+        "{rendered}"
+    );
+    assert!(
+        waits[0]["transition"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the five_hour window is at 95% of its limit (`--max-usage` 80%)"),
+        "{rendered}"
+    );
+    assert!(rendered.contains(r#""event":"usage""#), "{rendered}");
+    // The wait came between the sessions: session 2 started after it.
+    let ops: Vec<String> = run_ops(&env)
+        .into_iter()
+        .filter(|op| op == "run_session_start" || op == "run_wait")
+        .collect();
+    assert_eq!(
+        ops,
+        ["run_session_start", "run_wait", "run_session_start"],
+        "{rendered}"
+    );
+    // Below the cap, no wait; a reset further than `--max-wait` stops (exit 10).
+    let env = TestEnv::new();
+    env.set_now("2026-03-01T12:00:00Z");
+    init(&env, &["a", "b:a"]);
+    let claude = spending_claude(&env, &format!("echo '{event}'"), "0.1", 10);
+    let output = run_cmd(&env, &claude, &["--max-usage", "96"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    assert!(entries(&env, "run_wait").is_empty());
+    let env = TestEnv::new();
+    env.set_now("2026-03-01T12:00:00Z");
+    init(&env, &["a", "b:a"]);
+    let claude = spending_claude(&env, &format!("echo '{event}'"), "0.1", 10);
+    let output = run_cmd(&env, &claude, &["--max-usage", "80%", "--max-wait", "5m"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    assert!(
+        rendered.contains("longer than `--max-wait` (5m00s)"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn outside_its_window_the_runner_starts_no_session_until_it_opens() {
+    // Opening in 40 s, and across midnight.
+    for (now, window, until) in [
+        (
+            "2026-03-01T12:00:20Z",
+            "12:01-13:00",
+            "2026-03-01T12:01:00Z",
+        ),
+        (
+            "2026-03-01T23:59:30Z",
+            "00:00-06:00",
+            "2026-03-02T00:00:00Z",
+        ),
+        (
+            "2026-03-01T08:00:00Z",
+            "22:00-07:00",
+            "2026-03-01T22:00:00Z",
+        ),
+    ] {
+        let env = TestEnv::new();
+        env.set_now(now);
+        init(&env, &["a"]);
+        let claude = fake_claude(&env, DO_PHASE);
+        let output = run_cmd(&env, &claude, &["--window", window])
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(0), "{window}\n{rendered}");
+        let ops = run_ops(&env);
+        assert_eq!(
+            ops,
+            [
+                "run_start",
+                "run_wait",
+                "run_session_start",
+                "run_session_end",
+                "run_stop"
+            ],
+            "{window}\n{rendered}"
+        );
+        let wait = &entries(&env, "run_wait")[0]["transition"];
+        assert_eq!(
+            (wait["kind"].as_str(), wait["until"].as_str()),
+            (Some("window"), Some(until)),
+            "{rendered}"
+        );
+    }
+    // Inside the window: no wait. A bad window is a usage error saying how to write one.
+    let env = TestEnv::new();
+    env.set_now("2026-03-01T23:00:00Z");
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    let output = run_cmd(&env, &claude, &["--window", "22:00-07:00"])
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    assert!(entries(&env, "run_wait").is_empty());
+    for bad in ["25:00-07:00", "22:00", "7-9", "08:00-08:00"] {
+        let output = run_cmd(&env, &claude, &["--window", bad]).output().unwrap();
+        let rendered = render(&env, &output);
+        assert_eq!(output.status.code(), Some(2), "{bad}\n{rendered}");
+        assert!(rendered.contains("window"), "{rendered}");
+    }
+    for (flag, bad) in [
+        ("--max-cost", "-1"),
+        ("--max-cost", "NaN"),
+        ("--max-usage", "-5"),
+        ("--max-usage", "inf"),
+        ("--max-tokens", "-1"),
+        ("--since", "yesterday"),
+    ] {
+        let output = run_cmd(&env, &claude, &[flag, bad]).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{flag} {bad}\n{}",
+            render(&env, &output)
+        );
+    }
+}
+
+#[test]
+fn run_keys_of_the_config_are_read_checked_and_their_typos_warned() {
+    let env = TestEnv::new();
+    env.set_now("2026-03-01T12:00:20Z");
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    // A window from the config, one string or a list.
+    for window in ["\"12:01-13:00\"", "[\"20:00-21:00\", \"12:01-13:00\"]"] {
+        fs::write(
+            env.store().join("config.toml"),
+            format!("[run]\nwindow = {window}\n"),
+        )
+        .unwrap();
+        let output = run_cmd(&env, &claude, &["--dry-run"])
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        let rendered = render(&env, &output);
+        assert!(
+            rendered.contains("would wait: outside the run's windows"),
+            "{rendered}"
+        );
+    }
+    // A bad value names the file; a misspelt key is a warning with the closest key.
+    fs::write(
+        env.store().join("config.toml"),
+        "[run]\nwindow = \"25:00-26:00\"\n",
+    )
+    .unwrap();
+    let output = run_cmd(&env, &claude, &["--dry-run"]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_ne!(output.status.code(), Some(0), "{rendered}");
+    assert!(
+        rendered.contains("config.toml") && rendered.contains("HH:MM-HH:MM"),
+        "{rendered}"
+    );
+    fs::write(env.store().join("config.toml"), "[run]\nmax_cost = -3\n").unwrap();
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(2), "{rendered}");
+    assert!(
+        rendered.contains("config.toml") && rendered.contains("max_cost"),
+        "{rendered}"
+    );
+    fs::write(env.store().join("config.toml"), "[run]\nmax_cots = 3\n").unwrap();
+    let output = run_cmd(&env, &claude, &["--dry-run"]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert!(
+        rendered.contains("run.max_cots") && rendered.contains("run.max_cost"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn notify_runs_when_the_run_finishes_too_saying_which() {
+    let env = TestEnv::new();
+    init(&env, &["a"]);
+    let claude = fake_claude(&env, DO_PHASE);
+    fs::write(
+        env.store().join("config.toml"),
+        "[run]\nnotify = \"echo \\\"$CHECKPOINT_STOP|$CHECKPOINT_REASON\\\" > notified.txt\"\n",
+    )
+    .unwrap();
+    let output = run_cmd(&env, &claude, &[]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    let notified = fs::read_to_string(env.project().join("notified.txt")).unwrap();
+    assert_eq!(notified, "finished|finished: every phase is complete\n");
+}
+
+/// A session that does the plan's phase and logs `<workflow>:<phase>` to `all.log`.
+const DO_PHASE_LOGGED: &str = "echo \"$CHECKPOINT_WORKFLOW:$PHASE\" >> all.log\n\
+    \"$CK\" start \"$PHASE\" >/dev/null 2>&1; \"$CK\" complete \"$PHASE\" >/dev/null\n\
+    echo '{\"type\":\"result\",\"is_error\":false,\"result\":\"done\",\"total_cost_usd\":0.5}'";
+
+fn init_plan(env: &TestEnv, id: &str, plan: &str) {
+    let file = format!("{id}.json");
+    fs::write(env.project().join(&file), plan).unwrap();
+    env.ok(&["init", id, "--plan", &file]);
+}
+
+#[test]
+fn run_all_carries_every_workflow_by_priority_and_skips_one_that_needs_a_person() {
+    let env = TestEnv::new();
+    init_plan(
+        &env,
+        "gate",
+        r#"{"phases": [{"id": "design", "requires_approval": true}, {"id": "build", "dependencies": ["design"]}]}"#,
+    );
+    init_plan(&env, "later", r#"{"phases": [{"id": "a"}]}"#);
+    init_plan(
+        &env,
+        "urgent",
+        r#"{"priority": 5, "phases": [{"id": "a"}, {"id": "b", "dependencies": ["a"]}]}"#,
+    );
+    init_plan(&env, "done", r#"{"phases": [{"id": "a"}]}"#);
+    env.ok(&["--workflow", "done", "start", "a"]);
+    env.ok(&["--workflow", "done", "complete", "a"]);
+    let claude = fake_claude(&env, DO_PHASE_LOGGED);
+    let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    let rendered = render(&env, &output);
+    // The person's stop is the most serious: exit 9, after every other workflow went on.
+    assert_eq!(output.status.code(), Some(9), "{rendered}");
+    assert_eq!(
+        fs::read_to_string(env.project().join("all.log")).unwrap(),
+        "urgent:a\nurgent:b\ngate:design\nlater:a\n",
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("run --all: `urgent` finished, `gate` needs_person, `later` finished"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("checkpoint approve design"), "{rendered}");
+    // After the decision, the next `--all` finishes the rest: exit 0; then nothing is left.
+    env.ok(&["--workflow", "gate", "approve", "design"]);
+    let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&env, &output));
+    let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(0), "{rendered}");
+    assert!(rendered.contains("no unfinished workflow"), "{rendered}");
+    // `--all` with a workflow named is a usage error.
+    let output = run_cmd(&env, &claude, &["--all", "gate"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", render(&env, &output));
+}
+
+#[test]
+fn run_all_shares_its_budget_and_a_second_one_exits_5_naming_the_first() {
+    let env = TestEnv::new();
+    for id in ["one", "two", "three"] {
+        init_plan(&env, id, r#"{"phases": [{"id": "a"}]}"#);
+    }
+    let claude = fake_claude(&env, DO_PHASE_LOGGED);
+    // $0.50 a session, $1 for the whole run: two workflows, then a clean stop (exit 10).
+    let output = run_cmd(&env, &claude, &["--all", "--max-cost", "1"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(10), "{rendered}");
+    assert_eq!(
+        fs::read_to_string(env.project().join("all.log"))
+            .unwrap()
+            .lines()
+            .count(),
+        2,
+        "{rendered}"
+    );
+    assert!(rendered.contains("spent $1.00"), "{rendered}");
+    assert!(
+        rendered.contains("run --all: `one` finished, `three` finished, `two` limit"),
+        "{rendered}"
+    );
+    // A second `run --all` while one runs waits for nothing: exit 5, naming the first.
+    let slow = fake_claude(&env, &format!("touch started; sleep 30\n{DO_PHASE_LOGGED}"));
+    let mut first = run_cmd(&env, &slow, &["--all"]).spawn().unwrap();
+    wait_for("the first run's session", || {
+        env.project().join("started").exists()
+    });
+    let second = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    let rendered = render(&env, &second);
+    // Ctrl-C ends the first and its session.
+    Command::new("kill")
+        .args(["-INT", &first.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+    assert_eq!(second.status.code(), Some(5), "{rendered}");
+    assert!(
+        rendered.contains(&format!(
+            "this project's `checkpoint run --all` already has a runner: pid {}",
+            first.id()
+        )),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn status_and_watch_show_what_a_running_run_spent_and_its_caps() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a"]);
+    let claude = fake_claude(
+        &env,
+        &format!(
+            "if [ -f first-done ]; then touch started; sleep 30; fi\n{DO_PHASE_LOGGED}\ntouch first-done"
+        ),
+    );
+    let mut run = run_cmd(&env, &claude, &["--max-cost", "20", "--max-usage", "90"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the second session", || {
+        env.project().join("started").exists()
+    });
+    let status = env.ok(&["status"]);
+    let watch = env.ok(&["watch", "--once"]);
+    Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    for shown in [status, watch] {
+        assert!(
+            shown.contains("spent $0.50 and 0 tokens (caps: $20.00, usage 90%)"),
+            "{shown}"
+        );
+    }
+}

@@ -179,6 +179,7 @@ fn every_free_text_field_of_a_transition() {
         title: Some(format!("title {key}")),
         description: Some(format!("password={key}")),
         kind: None,
+        priority: None,
         phases: vec![crate::PhasePlan::from_spec("a").unwrap()],
     };
     let mut workflow = plan

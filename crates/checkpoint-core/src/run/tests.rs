@@ -4,7 +4,9 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::{
-    MAX_RESET_AHEAD, Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind, diverged,
+    MAX_RESET_AHEAD, Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind,
+    budget::{Budget, Spending, Usage},
+    diverged,
 };
 use crate::{
     Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
@@ -44,6 +46,8 @@ fn limits() -> RunLimits {
         max_sessions: None,
         max_wait: Duration::hours(6),
         until: None,
+        budget: Budget::default(),
+        windows: Vec::new(),
     }
 }
 
@@ -58,7 +62,7 @@ fn step(state: &RunState, workflow: &Workflow, limits: &RunLimits, now: DateTime
             now,
         },
     );
-    state.next(&plan, limits, now)
+    state.next(&plan, limits, now, &Utc)
 }
 
 /// A short rendering of a step, for inline snapshots.
@@ -69,7 +73,7 @@ fn show(step: &Step) -> String {
             phase.as_ref().map_or("-", PhaseId::as_str),
             resume.as_deref().unwrap_or("-")
         ),
-        Step::Wait { until, reason } => {
+        Step::Wait { until, reason, .. } => {
             format!("wait {}s: {reason}", (*until - at(0)).num_seconds())
         }
         Step::Stop {
@@ -94,6 +98,9 @@ fn ended(exit: Option<i32>, transitions: u32) -> SessionReport {
         reset: None,
         ignored: None,
         ended_at: at(0),
+        cost_usd: None,
+        tokens: None,
+        usage: Vec::new(),
     }
 }
 
@@ -280,6 +287,7 @@ fn run_events_are_not_work() {
     let event = Transition::RunWait {
         until: at(5),
         reason: "rate limit".into(),
+        kind: None,
     };
     assert!(!event.is_work());
     assert!(event.is_run_event());
@@ -507,4 +515,242 @@ fn max_wait_zero_keeps_a_minimum_backoff() {
     let mut state = RunState::default();
     let shown = show(&state.record(&rate_limited(Some(at(3))), &limits).unwrap());
     assert!(shown.starts_with("stop Limit"), "{shown}");
+}
+
+fn usage(window: &str, utilization: f64, resets_at: Option<DateTime<Utc>>) -> Usage {
+    Usage {
+        window: Some(window.into()),
+        utilization,
+        resets_at,
+    }
+}
+
+fn with_budget(budget: Budget) -> RunLimits {
+    RunLimits { budget, ..limits() }
+}
+
+/// A session that did its work and said what it spent.
+fn spent(cost_usd: Option<f64>, tokens: Option<u64>, usage: Vec<Usage>) -> SessionReport {
+    SessionReport {
+        cost_usd,
+        tokens,
+        usage,
+        ..ended(Some(0), 2)
+    }
+}
+
+#[test]
+fn a_cost_or_token_cap_stops_once_the_total_reaches_it() {
+    let workflow = workflow(&["a", "b:a", "c:b"], &[]);
+    let limits = with_budget(Budget {
+        max_cost: Some(1.0),
+        max_tokens: Some(10_000),
+        ..Budget::default()
+    });
+    let mut state = RunState::default();
+    assert_eq!(
+        state.record(&spent(Some(0.5), Some(4000), Vec::new()), &limits),
+        None
+    );
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits, at(0))), @"session phase=a resume=-");
+    // Just under; then exactly at the cap.
+    state.record(&spent(Some(0.49), Some(100), Vec::new()), &limits);
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits, at(0))), @"session phase=a resume=-");
+    state.record(&spent(Some(0.01), None, Vec::new()), &limits);
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits, at(0))), @r"
+    stop Limit phase=a: the cost cap is reached: spent $1.00 and 4100 tokens in 3 sessions (`--max-cost` $1.00)
+    checkpoint run w
+    ");
+    // Tokens alone; a huge count saturates.
+    let mut state = RunState::default();
+    state.record(&spent(None, Some(u64::MAX), Vec::new()), &limits);
+    state.record(&spent(None, Some(u64::MAX), Vec::new()), &limits);
+    insta::assert_snapshot!(show(&step(&state, &workflow, &limits, at(0))), @r"
+    stop Limit phase=a: the token cap is reached: spent $0.00 and 18446744073709551615 tokens in 2 sessions (`--max-tokens` 10000)
+    checkpoint run w
+    ");
+    // A cost that is negative, not a number or infinite counts as none.
+    let mut state = RunState::default();
+    for cost in [-5.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        state.record(&spent(Some(cost), None, Vec::new()), &limits);
+    }
+    assert_eq!(state.spent.cost_usd, 0.0);
+    // A cap of zero starts nothing.
+    let zero = with_budget(Budget {
+        max_cost: Some(0.0),
+        ..Budget::default()
+    });
+    assert!(matches!(
+        step(&RunState::default(), &workflow, &zero, at(0)),
+        Step::Stop {
+            kind: StopKind::Limit,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn spending_since_counts_only_the_sessions_from_then() {
+    let sessions = [
+        (at(-3600), Some(5.0), Some(100)),
+        (at(-1), Some(1.0), None),
+        (at(0), Some(2.0), Some(10)),
+        (at(60), None, Some(5)),
+    ];
+    let spending = Spending::since(sessions, at(0));
+    assert_eq!(
+        (spending.sessions, spending.cost_usd, spending.tokens),
+        (2, 2.0, 15)
+    );
+    assert_eq!(Spending::since(sessions, at(3600)).sessions, 0);
+    assert_eq!(
+        Spending::since(sessions, DateTime::<Utc>::MIN_UTC).sessions,
+        4
+    );
+}
+
+#[test]
+fn usage_at_or_above_the_cap_waits_for_its_window_to_reset() {
+    let workflow = workflow(&["a"], &[]);
+    let limits = with_budget(Budget {
+        max_usage: Some(80.0),
+        ..Budget::default()
+    });
+    let run = |readings: Vec<Usage>, now: DateTime<Utc>| {
+        let mut state = RunState::default();
+        state.record(&spent(None, None, readings), &limits);
+        show(&step(&state, &workflow, &limits, now))
+    };
+    // Below the cap, at it, above it; the wait ends two seconds after the reset.
+    insta::assert_snapshot!(run(vec![usage("five_hour", 0.79, Some(at(600)))], at(0)), @"session phase=a resume=-");
+    insta::assert_snapshot!(run(vec![usage("five_hour", 0.8, Some(at(600)))], at(0)), @"wait 602s: the five_hour window is at 80% of its limit (`--max-usage` 80%); it resets at 2026-03-01T12:10:00+00:00");
+    // Over 100% (the client reports it past a window's cap).
+    insta::assert_snapshot!(run(vec![usage("five_hour", 1.3, Some(at(60)))], at(0)), @"wait 62s: the five_hour window is at 130% of its limit (`--max-usage` 80%); it resets at 2026-03-01T12:01:00+00:00");
+    // A reading whose window has reset (now, or just past) is stale.
+    insta::assert_snapshot!(run(vec![usage("five_hour", 0.95, Some(at(600)))], at(600)), @"session phase=a resume=-");
+    insta::assert_snapshot!(run(vec![usage("five_hour", 0.95, Some(at(600)))], at(601)), @"session phase=a resume=-");
+    // Two windows over the cap: until the later one resets; the newest reading of a window wins.
+    insta::assert_snapshot!(run(vec![usage("five_hour", 0.9, Some(at(60))), usage("seven_day", 0.85, Some(at(3600)))], at(0)), @"wait 3602s: the seven_day window is at 85% of its limit (`--max-usage` 80%); it resets at 2026-03-01T13:00:00+00:00");
+    insta::assert_snapshot!(run(vec![usage("five_hour", 0.9, Some(at(60))), usage("five_hour", 0.1, Some(at(60)))], at(0)), @"session phase=a resume=-");
+    // A reset beyond `--max-wait` stops (exit 10), as a far rate limit does.
+    insta::assert_snapshot!(run(vec![usage("seven_day", 0.9, Some(at(7 * 86400)))], at(0)), @r"
+    stop Limit phase=-: the seven_day window is at 90% of its limit (`--max-usage` 80%); it resets at 2026-03-08T12:00:00+00:00: longer than `--max-wait` (6h00m)
+    checkpoint run
+    ");
+    // Above the cap with no reset time: nobody knows when it goes down, so it stops.
+    insta::assert_snapshot!(run(vec![usage("five_hour", 0.9, None)], at(0)), @r"
+    stop Limit phase=a: the five_hour window is at 90% of its limit (`--max-usage` 80%), and the client said no reset time
+    checkpoint run w
+    ");
+    // Readings that are not numbers, or negative, are dropped.
+    insta::assert_snapshot!(run(vec![usage("five_hour", f64::NAN, Some(at(60))), usage("seven_day", -1.0, Some(at(60))), usage("x", f64::INFINITY, Some(at(60)))], at(0)), @"session phase=a resume=-");
+    // No `--max-usage`: usage never holds a session back.
+    let mut state = RunState::default();
+    state.record(
+        &spent(None, None, vec![usage("five_hour", 1.0, Some(at(60)))]),
+        &super::tests::limits(),
+    );
+    insta::assert_snapshot!(show(&step(&state, &workflow, &super::tests::limits(), at(0))), @"session phase=a resume=-");
+}
+
+#[test]
+fn outside_every_window_the_runner_waits_for_the_next_opening() {
+    let workflow = workflow(&["a"], &[]);
+    let limits = RunLimits {
+        windows: vec![
+            "12:01-13:00".parse().unwrap(),
+            "22:00-07:00".parse().unwrap(),
+        ],
+        ..limits()
+    };
+    // 12:00:00 UTC: the window opens in a minute; at 12:01 a session starts.
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits, at(0))), @"wait 60s: outside the run's windows (12:01-13:00, 22:00-07:00); the next opens at 2026-03-01T12:01:00+00:00");
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits, at(60))), @"session phase=a resume=-");
+    // At 13:00 it closed: the night window is next, ten hours on, past `--max-wait` and still a
+    // wait (the user chose the hours).
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow, &limits, at(3600))), @"wait 36000s: outside the run's windows (12:01-13:00, 22:00-07:00); the next opens at 2026-03-01T22:00:00+00:00");
+    // A finished workflow stops whatever the hour.
+    insta::assert_snapshot!(show(&step(&RunState::default(), &workflow_done(), &limits, at(3600))), @"stop Finished phase=-: every phase is complete");
+}
+
+#[test]
+fn run_all_takes_unfinished_workflows_by_priority_then_in_list_order() {
+    // (id, priority, finished), in `list`'s order.
+    let listed = vec![
+        ("newest", None, false),
+        ("done", Some(100), true),
+        ("low", Some(-1), false),
+        ("urgent", Some(5), false),
+        ("older", None, false),
+        ("also-urgent", Some(5), false),
+        ("zero", Some(0), false),
+        ("max", Some(i32::MAX), false),
+        ("min", Some(i32::MIN), false),
+    ];
+    assert_eq!(
+        super::all_order(listed),
+        [
+            "max",
+            "urgent",
+            "also-urgent",
+            "newest",
+            "older",
+            "zero",
+            "low",
+            "min"
+        ]
+    );
+    assert!(super::all_order::<&str>(Vec::new()).is_empty());
+}
+
+#[test]
+fn run_all_exits_with_its_most_serious_stop_and_skips_only_a_person() {
+    use super::{all_goes_on, most_serious};
+    assert_eq!(most_serious(&[]), StopKind::Finished);
+    assert_eq!(
+        most_serious(&[StopKind::Finished, StopKind::Finished]),
+        StopKind::Finished
+    );
+    assert_eq!(
+        most_serious(&[
+            StopKind::Finished,
+            StopKind::NeedsPerson,
+            StopKind::Finished
+        ]),
+        StopKind::NeedsPerson
+    );
+    assert_eq!(
+        most_serious(&[StopKind::Limit, StopKind::NeedsPerson]),
+        StopKind::NeedsPerson
+    );
+    assert_eq!(
+        most_serious(&[StopKind::NeedsPerson, StopKind::Interrupted]),
+        StopKind::Interrupted
+    );
+    assert_eq!(
+        most_serious(&[StopKind::Finished, StopKind::Limit]),
+        StopKind::Limit
+    );
+    assert!(all_goes_on(StopKind::Finished) && all_goes_on(StopKind::NeedsPerson));
+    assert!(!all_goes_on(StopKind::Limit) && !all_goes_on(StopKind::Interrupted));
+}
+
+#[test]
+fn the_all_order_of_stops_puts_the_most_serious_last() {
+    let mut kinds = [
+        StopKind::Interrupted,
+        StopKind::Finished,
+        StopKind::NeedsPerson,
+        StopKind::Limit,
+    ];
+    kinds.sort_by_key(|kind| kind.severity());
+    assert_eq!(
+        kinds,
+        [
+            StopKind::Finished,
+            StopKind::Limit,
+            StopKind::NeedsPerson,
+            StopKind::Interrupted
+        ]
+    );
 }

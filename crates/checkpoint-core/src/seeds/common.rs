@@ -112,6 +112,7 @@ pub(crate) fn new_workflow(
         pause: None,
         last_activity: None,
         replans: Vec::new(),
+        priority: None,
         extensions: Map::new(),
     }
 }

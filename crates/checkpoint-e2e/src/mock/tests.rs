@@ -283,6 +283,7 @@ fn tool_use_streams_input_json_and_numbers_ids() {
 fn side_summary_and_count_tokens_requests_do_not_consume_the_script() {
     let config = MockConfig {
         summary: "CUSTOM-SUMMARY".to_owned(),
+        ..MockConfig::default()
     };
     let mock = MockApi::start_with(vec![Turn::text("FIRST")], config);
     let mut client = Client::connect(&mock);

@@ -272,6 +272,7 @@ fn compaction_asks_again_for_a_summary_without_tags_after_2_1_197() {
     let count_summary_requests = |summary: &str| {
         let config = MockConfig {
             summary: summary.to_owned(),
+            ..MockConfig::default()
         };
         let mock = MockApi::start_with(vec![Turn::text("A1"), Turn::text("A2")], config);
         let env = ClaudeEnv::new(&mock);

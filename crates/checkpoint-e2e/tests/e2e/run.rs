@@ -330,3 +330,95 @@ fn ctrl_c_stops_the_session_and_exits_130() {
     // A later run is not stopped by anything the interrupted one left.
     assert!(!Path::new(&format!("/proc/{session}")).exists() || !alive(session));
 }
+
+/// (g) Subscriber mode (`CLAUDE_CODE_OAUTH_TOKEN`, no API key): the mock's successful answers
+/// carry a subscription's usage headers (`anthropic-ratelimit-unified-5h-utilization: 0.9`
+/// past its `…-5h-surpassed-threshold`), the client passes them on as a `rate_limit_event`
+/// with `utilization` and `rateLimitType`, and a `--max-usage` below that makes the runner wait
+/// for the window's reset (`…-5h-reset`) before the next session.
+#[test]
+fn a_usage_cap_below_what_the_client_reports_makes_the_runner_wait_for_the_reset() {
+    let resets = Utc::now() + chrono::Duration::seconds(12);
+    let headers = [
+        ("anthropic-ratelimit-unified-status", "allowed".to_owned()),
+        (
+            "anthropic-ratelimit-unified-reset",
+            resets.timestamp().to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-representative-claim",
+            "five_hour".to_owned(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-status",
+            "allowed_warning".to_owned(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-utilization",
+            "0.9".to_owned(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-reset",
+            resets.timestamp().to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-surpassed-threshold",
+            "0.75".to_owned(),
+        ),
+    ];
+    let config = checkpoint_e2e::MockConfig {
+        reply_headers: headers
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), value.clone()))
+            .collect(),
+        ..checkpoint_e2e::MockConfig::default()
+    };
+    let project = Project::with_config(
+        vec![
+            do_phase("a"),
+            Turn::text("A-DONE"),
+            do_phase("b"),
+            Turn::text("B-DONE"),
+        ],
+        config,
+    );
+    project.checkpoint_ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+    let output = finish(
+        runner(&project, &["--max-usage", "50", "--format", "json"])
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-mock")
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert_eq!(work_log(&project), "a\nb\n", "{}", show(&output));
+    // The usage the client reported reached the runner.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let usage: Vec<Value> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["event"] == "usage")
+        .collect();
+    assert!(!usage.is_empty(), "{}", show(&output));
+    assert_eq!(usage[0]["window"], "five_hour", "{}", show(&output));
+    assert_eq!(usage[0]["percent"], 90.0, "{}", show(&output));
+    // The runner waited for the window's reset between the two sessions, and only then went on.
+    let journal = project.journal("w");
+    let waits = entries(&journal, "run_wait");
+    assert_eq!(waits.len(), 1, "{}", show(&output));
+    assert_eq!(waits[0]["transition"]["kind"], "usage");
+    let until: DateTime<Utc> = waits[0]["transition"]["until"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        until.timestamp(),
+        resets.timestamp() + 2,
+        "{}",
+        show(&output)
+    );
+    let sessions = entries(&journal, "run_session_start");
+    assert_eq!(sessions.len(), 2, "{}", show(&output));
+    assert!(at(sessions[1]) >= until, "{}", show(&output));
+}

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use checkpoint_e2e::{ClaudeEnv, ClaudeOutput, MockApi, Plugin, Turn};
+use checkpoint_e2e::{ClaudeEnv, ClaudeOutput, MockApi, MockConfig, Plugin, Turn};
 use serde_json::Value;
 
 /// The workflow most tests set up.
@@ -36,6 +36,15 @@ impl Project {
         // The bundle is looked up first: without it the test fails with the `cargo xtask test` hint.
         let plugin = Plugin::find();
         let mock = MockApi::start(script);
+        let env = ClaudeEnv::new(&mock);
+        Project { mock, env, plugin }
+    }
+
+    /// A fresh project whose model answers are `script`, with the mock's other options.
+    #[track_caller]
+    pub fn with_config(script: Vec<Turn>, config: MockConfig) -> Project {
+        let plugin = Plugin::find();
+        let mock = MockApi::start_with(script, config);
         let env = ClaudeEnv::new(&mock);
         Project { mock, env, plugin }
     }

@@ -3,7 +3,8 @@
 use checkpoint_core::{PhaseId, PhasePlan, Plan, Transition, WorkflowId, apply, journal::Entry};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
-use super::{build, html};
+use super::{build, html, render_human};
+use crate::output::Paint;
 
 fn at(second: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 22, 0, 0).unwrap() + Duration::seconds(second)
@@ -31,6 +32,7 @@ fn night() -> (checkpoint_core::Workflow, Vec<Entry>) {
             Transition::RunStart {
                 pid: 42,
                 client: "claude".into(),
+                budget: None,
             },
         ),
         (
@@ -65,6 +67,8 @@ fn night() -> (checkpoint_core::Workflow, Vec<Entry>) {
                 exit: Some(0),
                 outcome: "progress".into(),
                 transitions: 2,
+                cost_usd: Some(0.5),
+                tokens: Some(1000),
             },
         ),
         (
@@ -83,6 +87,8 @@ fn night() -> (checkpoint_core::Workflow, Vec<Entry>) {
                 exit: Some(1),
                 outcome: "rate_limit".into(),
                 transitions: 0,
+                cost_usd: None,
+                tokens: None,
             },
         ),
         (
@@ -90,6 +96,7 @@ fn night() -> (checkpoint_core::Workflow, Vec<Entry>) {
             Transition::RunWait {
                 until: at(370),
                 reason: "rate limit; it resets at 22:06".into(),
+                kind: None,
             },
         ),
         (
@@ -124,6 +131,8 @@ fn night() -> (checkpoint_core::Workflow, Vec<Entry>) {
                 exit: Some(0),
                 outcome: "progress".into(),
                 transitions: 2,
+                cost_usd: Some(0.25),
+                tokens: None,
             },
         ),
         (
@@ -167,12 +176,12 @@ fn the_timeline_pairs_sessions_and_shows_waits_and_where_it_stopped() {
         .collect();
     insta::assert_snapshot!(lines.join("\n"), @r"
     1 run 401s - runner pid 42 (claude): every phase is complete
-    2 session 62s a session 1: progress, exit 0, 2 transitions
+    2 session 62s a session 1: progress, exit 0, 2 transitions, $0.50, 1000 tokens
     3 phase -s a start
     63 phase -s a complete
     65 session 5s b session 2: rate_limit, exit 1, 0 transitions
     70 wait 300s - rate limit; it resets at 22:06
-    371 session 30s b session 3: progress, exit 0, 2 transitions
+    371 session 30s b session 3: progress, exit 0, 2 transitions, $0.25
     372 phase -s b start
     400 phase -s b complete
     ");
@@ -180,6 +189,18 @@ fn the_timeline_pairs_sessions_and_shows_waits_and_where_it_stopped() {
     assert_eq!(
         (stopped.reason.as_str(), stopped.exit),
         ("every phase is complete", 0)
+    );
+    // Spending per session and in total (the session that said nothing counts for nothing).
+    let spent = report.spent.as_ref().unwrap();
+    assert_eq!(
+        (spent.sessions, spent.cost_usd, spent.tokens),
+        (2, 0.75, 1000)
+    );
+    assert_eq!(report.timeline[1].cost_usd, Some(0.5));
+    let text = render_human(&report, Paint::new(false));
+    assert!(
+        text.contains("spent $0.75 and 1000 tokens in 2 sessions"),
+        "{text}"
     );
 }
 
@@ -194,6 +215,7 @@ fn a_killed_runner_leaves_its_session_open_until_the_next_run() {
         transition: Transition::RunStart {
             pid: 43,
             client: "claude".into(),
+            budget: None,
         },
     });
     let report = build(&workflow, &entries, at(500));
@@ -339,6 +361,7 @@ fn a_session_is_coloured_by_how_it_ended_not_by_its_label() {
     let run = || Transition::RunStart {
         pid: 42,
         client: "claude".into(),
+        budget: None,
     };
     push(0, run());
     let outcomes = [
@@ -359,6 +382,8 @@ fn a_session_is_coloured_by_how_it_ended_not_by_its_label() {
                 exit: Some(1),
                 outcome: outcome.into(),
                 transitions: 0,
+                cost_usd: None,
+                tokens: None,
             },
         );
     }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::{Transition, Workflow, journal::Entry};
+use checkpoint_core::{Transition, Workflow, journal::Entry, run::budget::Budget};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -23,6 +23,19 @@ pub(crate) struct RunActivity {
     pub wait: Option<Wait>,
     /// How it stopped, once it did.
     pub stopped: Option<Stopped>,
+    /// What its sessions spent so far, once one said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spent: Option<Spent>,
+    /// Its caps, when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+}
+
+/// What a run's sessions spent so far, as their results said.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub(crate) struct Spent {
+    pub cost_usd: f64,
+    pub tokens: u64,
 }
 
 /// A session of the runner in progress.
@@ -58,10 +71,11 @@ impl RunTracker {
     /// Takes one journal entry into account.
     pub(crate) fn observe(&mut self, entry: &Entry) {
         match &entry.transition {
-            Transition::RunStart { pid, .. } => {
+            Transition::RunStart { pid, budget, .. } => {
                 self.last = Some(RunActivity {
                     pid: *pid,
                     started_at: Some(entry.at),
+                    budget: budget.clone(),
                     ..RunActivity::default()
                 });
             }
@@ -74,12 +88,19 @@ impl RunTracker {
                     started_at: entry.at,
                 });
             }
-            Transition::RunSessionEnd { .. } => {
+            Transition::RunSessionEnd {
+                cost_usd, tokens, ..
+            } => {
                 if let Some(run) = &mut self.last {
                     run.session = None;
+                    if cost_usd.is_some() || tokens.is_some() {
+                        let spent = run.spent.get_or_insert_with(Spent::default);
+                        spent.cost_usd += cost_usd.filter(|cost| cost.is_finite()).unwrap_or(0.0);
+                        spent.tokens = spent.tokens.saturating_add(tokens.unwrap_or(0));
+                    }
                 }
             }
-            Transition::RunWait { until, reason } => {
+            Transition::RunWait { until, reason, .. } => {
                 let run = self.last.get_or_insert_with(RunActivity::default);
                 run.wait = Some(Wait {
                     until: *until,
@@ -188,6 +209,9 @@ fn render_run(
     if alive == Some(false) {
         return;
     }
+    if let Some(line) = spending_line(run) {
+        let _ = writeln!(out, "  {line}");
+    }
     if let Some(session) = &run.session {
         let phase = session
             .phase
@@ -218,6 +242,30 @@ fn render_run(
         };
         let _ = writeln!(out, "{}", paint.yellow(&text));
     }
+}
+
+/// `spent $1.20 and 3000 tokens (caps: $20.00, 1000000 tokens, usage 80%)`, when the run spent
+/// anything or has caps.
+pub(crate) fn spending_line(run: &RunActivity) -> Option<String> {
+    let spent = run.spent.clone().unwrap_or_default();
+    let mut caps = Vec::new();
+    if let Some(budget) = &run.budget {
+        caps.extend(budget.max_cost.map(|cost| format!("${cost:.2}")));
+        caps.extend(budget.max_tokens.map(|tokens| format!("{tokens} tokens")));
+        caps.extend(budget.max_usage.map(|usage| format!("usage {usage}%")));
+    }
+    if run.spent.is_none() && caps.is_empty() {
+        return None;
+    }
+    let caps = if caps.is_empty() {
+        String::new()
+    } else {
+        format!(" (caps: {})", caps.join(", "))
+    };
+    Some(format!(
+        "spent ${:.2} and {} tokens{caps}",
+        spent.cost_usd, spent.tokens
+    ))
 }
 
 /// A time of day, in UTC like `checkpoint log`'s times.

@@ -1,7 +1,7 @@
 //! Tests of reading a `claude -p --output-format stream-json` session, from lines the real
 //! client printed.
 
-use checkpoint_core::run::Reset;
+use checkpoint_core::run::{Reset, budget::Usage};
 use chrono::{DateTime, Duration, FixedOffset, TimeZone, Utc};
 
 use super::{Claude, parse_line, reset_from_text};
@@ -235,5 +235,76 @@ fn absurd_reset_times_are_said_and_taken_as_missing() {
             status: Some(429),
             delay_ms: 9_223_372_036_854_775_807,
         }],
+    );
+}
+
+#[test]
+fn reads_the_usage_of_a_window_and_what_a_session_spent() {
+    let resets = Utc.timestamp_opt(1_772_370_000, 0).unwrap();
+    // An `allowed_warning` with its utilization (what the client reads from the
+    // `anthropic-ratelimit-unified-5h-utilization` header): a reading, not a limit.
+    check(
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1772370000,"rateLimitType":"five_hour","utilization":0.91,"surpassedThreshold":0.9},"session_id":"s"}"#,
+        &[AgentEvent::Usage(Usage {
+            window: Some("five_hour".into()),
+            utilization: 0.91,
+            resets_at: Some(resets),
+        })],
+    );
+    // Rejected with its utilization: a reading and a limit.
+    check(
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1772370000,"rateLimitType":"seven_day","utilization":1}}"#,
+        &[
+            AgentEvent::Usage(Usage {
+                window: Some("seven_day".into()),
+                utilization: 1.0,
+                resets_at: Some(resets),
+            }),
+            AgentEvent::RateLimited {
+                reset: Some(Reset::precise(resets)),
+            },
+        ],
+    );
+    // A utilization that is not a number, and a reset time that is not believed: no reading of
+    // the time, nothing invented.
+    check(
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","utilization":"lots"}}"#,
+        &[],
+    );
+    check(
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":99999999999999,"utilization":0.5}}"#,
+        &[AgentEvent::Usage(Usage {
+            window: None,
+            utilization: 0.5,
+            resets_at: None,
+        })],
+    );
+    // The final result: its cost and every kind of token, summed; unknown fields ignored.
+    check(
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.4213,"usage":{"input_tokens":10,"output_tokens":200,"cache_creation_input_tokens":3000,"cache_read_input_tokens":40000,"server_tool_use":{"web_search_requests":0}},"modelUsage":{},"session_id":"s"}"#,
+        &[
+            AgentEvent::Spent {
+                cost_usd: Some(0.4213),
+                tokens: Some(43_210),
+            },
+            AgentEvent::Result {
+                is_error: false,
+                text: "done".into(),
+            },
+        ],
+    );
+    // Huge counts saturate; a cost that is not a number is none.
+    check(
+        r#"{"type":"result","is_error":false,"result":"","total_cost_usd":"free","usage":{"input_tokens":18446744073709551615,"output_tokens":5}}"#,
+        &[
+            AgentEvent::Spent {
+                cost_usd: None,
+                tokens: Some(u64::MAX),
+            },
+            AgentEvent::Result {
+                is_error: false,
+                text: String::new(),
+            },
+        ],
     );
 }

@@ -72,6 +72,7 @@ fn run_start() -> Transition {
     Transition::RunStart {
         pid: 42,
         client: "claude".into(),
+        budget: None,
     }
 }
 
@@ -162,6 +163,8 @@ fn a_waiting_runner_shows_its_countdown_then_that_the_wait_is_over() {
                     exit: Some(1),
                     outcome: "rate_limit".into(),
                     transitions: 0,
+                    cost_usd: None,
+                    tokens: None,
                 },
             ),
             (
@@ -169,6 +172,7 @@ fn a_waiting_runner_shows_its_countdown_then_that_the_wait_is_over() {
                 Transition::RunWait {
                     until: at(361),
                     reason: "rate limit, resets at 22:06".into(),
+                    kind: None,
                 },
             ),
         ]
@@ -265,6 +269,7 @@ fn a_new_run_replaces_the_last_one() {
             Transition::RunStart {
                 pid: 43,
                 client: "claude".into(),
+                budget: None,
             },
         ),
     ]);
@@ -313,4 +318,55 @@ fn a_held_phase_shows_its_sub_agent_and_last_activity() {
 
     last update: entry 4 `holder_seen` design at 22:01:10 UTC (3 minutes ago) · live
     ");
+}
+
+#[test]
+fn the_runner_line_shows_what_the_run_spent_and_its_caps() {
+    let session_end = |number, cost_usd, tokens| Transition::RunSessionEnd {
+        number,
+        session_id: None,
+        exit: Some(0),
+        outcome: "progress".into(),
+        transitions: 1,
+        cost_usd,
+        tokens,
+    };
+    let steps = || {
+        vec![
+            (
+                1,
+                Transition::RunStart {
+                    pid: 42,
+                    client: "claude".into(),
+                    budget: Some(checkpoint_core::run::budget::Budget {
+                        max_cost: Some(20.0),
+                        max_usage: Some(80.0),
+                        max_tokens: None,
+                    }),
+                },
+            ),
+            (5, session_end(1, Some(0.5), Some(100))),
+            (9, session_end(2, None, None)),
+            (12, session_end(3, Some(0.25), None)),
+        ]
+    };
+    let shown = frame(steps(), 20, Some(true));
+    assert!(
+        shown.contains("spent $0.75 and 100 tokens (caps: $20.00, usage 80%)"),
+        "{shown}"
+    );
+    // No caps and nothing said: no line.
+    let shown = frame(
+        vec![(
+            1,
+            Transition::RunStart {
+                pid: 42,
+                client: "claude".into(),
+                budget: None,
+            },
+        )],
+        20,
+        Some(true),
+    );
+    assert!(!shown.contains("spent"), "{shown}");
 }

@@ -1,0 +1,3 @@
+//! What the agent clients print, as typed documents (their own formats, read leniently).
+
+pub(crate) mod claude;

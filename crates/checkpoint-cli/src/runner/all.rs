@@ -1,0 +1,85 @@
+//! What `checkpoint run --all` carries from one workflow to the next (the spending of the
+//! whole run) and what it says at the end; the order and the exit code are core's
+//! (`checkpoint_core::run::all_order`, `most_serious`).
+
+use checkpoint_core::{
+    Transition, WorkflowId,
+    run::{StopKind, budget::Spending},
+};
+use chrono::{DateTime, Utc};
+use miette::Result;
+
+use crate::{ctx::Ctx, runner::display::stop_name};
+
+/// What `run --all` carries from one workflow to the next: what was spent (the budget is the
+/// whole run's), or, at the start, the time from which the journal's spending counts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Carried {
+    pub(crate) spent: Spending,
+    pub(crate) since: Option<DateTime<Utc>>,
+}
+
+impl Carried {
+    pub(crate) fn from_journal(since: Option<DateTime<Utc>>) -> Carried {
+        Carried {
+            spent: Spending::default(),
+            since,
+        }
+    }
+}
+
+/// How one workflow's run ended.
+pub(crate) struct Ran {
+    pub(crate) exit: u8,
+    pub(crate) kind: StopKind,
+    pub(crate) spent: Spending,
+}
+
+/// `run --all: 3 workflows: a finished, b needs a person, c finished`.
+pub(crate) fn summary(order: &[WorkflowId], stops: &[(WorkflowId, StopKind)]) -> String {
+    let mut parts: Vec<String> = stops
+        .iter()
+        .map(|(id, kind)| format!("`{id}` {}", stop_name(*kind)))
+        .collect();
+    for id in order.iter().skip(stops.len()) {
+        parts.push(format!("`{id}` not run"));
+    }
+    if parts.is_empty() {
+        return "run --all: no unfinished workflow".to_owned();
+    }
+    format!("run --all: {}", parts.join(", "))
+}
+
+/// What the sessions journaled in `workflows` since `since` spent.
+pub(crate) fn spent_in_journals(
+    ctx: &Ctx,
+    workflows: &[WorkflowId],
+    since: DateTime<Utc>,
+) -> Result<Spending> {
+    let mut spent = Spending::default();
+    for id in workflows {
+        spent.merge(journal_spending(ctx, id, since)?);
+    }
+    Ok(spent)
+}
+
+/// What the sessions journaled in workflow `id` since `since` spent.
+pub(crate) fn journal_spending(
+    ctx: &Ctx,
+    id: &WorkflowId,
+    since: DateTime<Utc>,
+) -> Result<Spending> {
+    let journal = ctx.store.journal(id)?;
+    Ok(Spending::since(
+        journal
+            .entries
+            .iter()
+            .filter_map(|entry| match &entry.transition {
+                Transition::RunSessionEnd {
+                    cost_usd, tokens, ..
+                } => Some((entry.at, *cost_usd, *tokens)),
+                _ => None,
+            }),
+        since,
+    ))
+}
