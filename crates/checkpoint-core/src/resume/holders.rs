@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{
     id::PhaseId,
     model::{Holder, Phase, PhaseStatus, Workflow},
-    resume::{codes::Action, planner::NextAction},
+    resume::{codes::Action, next::NextAction},
 };
 
 /// The phases of a workflow that uses sub-agents (any phase ever held by one).

@@ -3,6 +3,7 @@
 mod briefing;
 mod codes;
 mod holders;
+mod next;
 mod planner;
 mod prompt;
 mod restart;
@@ -12,7 +13,8 @@ pub use crate::resume::{
     briefing::Briefing,
     codes::{Action, FindingCode, RecoveryCode},
     holders::{Dispatch, Held, SubAgents},
-    planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
+    next::NextAction,
+    planner::{PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,
     restart::{Restart, restart},
     validate::{Finding, OUTPUT_MTIME_TOLERANCE_SECS, Probe, Severity, validate, written_since},

@@ -14,6 +14,7 @@ use crate::{
     resume::{
         codes::{Action, FindingCode, RecoveryCode},
         holders::{self, SubAgents},
+        next::NextAction,
         validate::{Finding, Probe, Severity, written_since},
     },
     timestamp::Timestamp,
@@ -91,28 +92,6 @@ pub struct RecoveryAction {
     /// The transition that does it.
     #[serde(skip)]
     pub transition: Transition,
-}
-
-/// The single recommended next action.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NextAction {
-    /// `start`, `continue`, `retry`, `rollback`, `approve`, `decide`, `confirm`, `wait`,
-    /// `done` or `abandoned`.
-    pub action: Action,
-    /// The phase it concerns.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<PhaseId>,
-    /// The task of that phase to work on, where one was interrupted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskId>,
-    /// Other phases that may run now in parallel.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub parallel: Vec<PhaseId>,
-    /// The command to run for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// Why, in a sentence.
-    pub reason: String,
 }
 
 /// Everything `checkpoint resume` tells the user and Claude.

@@ -1,0 +1,31 @@
+//! The single next action a resume recommends, below both the planner and the sub-agents'
+//! view that propose it.
+
+use serde::Serialize;
+
+use crate::{
+    id::{PhaseId, TaskId},
+    resume::codes::Action,
+};
+
+/// The single recommended next action.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextAction {
+    /// `start`, `continue`, `retry`, `rollback`, `approve`, `decide`, `confirm`, `wait`,
+    /// `done` or `abandoned`.
+    pub action: Action,
+    /// The phase it concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PhaseId>,
+    /// The task of that phase to work on, where one was interrupted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskId>,
+    /// Other phases that may run now in parallel.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parallel: Vec<PhaseId>,
+    /// The command to run for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Why, in a sentence.
+    pub reason: String,
+}
