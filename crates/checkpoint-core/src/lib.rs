@@ -44,5 +44,5 @@ pub use crate::{
     },
     plan::{PhasePlan, Plan},
     timestamp::Timestamp,
-    transition::{Transition, apply, apply_in_place},
+    transition::{Transition, apply, apply_in_place, lift_pause, over_max_in_progress},
 };

@@ -9,7 +9,7 @@ use crate::{
     model::{Holder, Phase, PhaseStatus, TaskStatus, Workflow},
     resume::{Probe, written_since},
     timestamp::Timestamp,
-    transition::{Transition, apply},
+    transition::{Transition, apply, over_max_in_progress},
 };
 
 /// The convention line in a sub-agent's prompt that names the phase it holds.
@@ -87,13 +87,8 @@ pub fn dispatched(
                 hint(&err)
             )
         })?;
-        let running: Vec<String> = workflow
-            .phases
-            .iter()
-            .filter(|other| other.status == PhaseStatus::InProgress)
-            .map(|other| format!("`{}`", other.id))
-            .collect();
-        if max_in_progress > 0 && running.len() >= max_in_progress as usize {
+        if let Some(running) = over_max_in_progress(workflow, id, max_in_progress) {
+            let running: Vec<String> = running.iter().map(|other| format!("`{other}`")).collect();
             return Err(format!(
                 "phase `{id}` was not started for the sub-agent: `max_in_progress` is {max_in_progress}, and {} in progress; dispatch it when one of them is done",
                 running.join(", ")

@@ -415,7 +415,22 @@ impl Transition {
             | Self::HolderDispatch { phase, .. }
             | Self::HolderSeen { phase, .. }
             | Self::HolderEnd { phase, .. } => Some(phase),
-            _ => None,
+            Self::Init { .. }
+            | Self::Snapshot { .. }
+            | Self::Note { .. }
+            | Self::Decide { .. }
+            | Self::FilePath { .. }
+            | Self::Heartbeat { .. }
+            | Self::Pause { .. }
+            | Self::Unpause
+            | Self::Abandon { .. }
+            | Self::Compaction { .. }
+            | Self::SyncResolve { .. }
+            | Self::RunStart { .. }
+            | Self::RunSessionStart { .. }
+            | Self::RunSessionEnd { .. }
+            | Self::RunWait { .. }
+            | Self::RunStop { .. } => None,
         }
     }
 
@@ -423,33 +438,155 @@ impl Transition {
     /// opposed to a sign of life, a pause, a tool failure or a runner's own event: a session
     /// that recorded none made no progress.
     pub fn is_work(&self) -> bool {
-        !matches!(
-            self,
+        match self {
+            Self::Init { .. }
+            | Self::Snapshot { .. }
+            | Self::PhaseStart { .. }
+            | Self::PhaseProgress { .. }
+            | Self::PhaseComplete { .. }
+            | Self::PhaseFail { .. }
+            | Self::PhaseSkip { .. }
+            | Self::PhaseReset { .. }
+            | Self::PhaseApprove { .. }
+            | Self::PhaseReject { .. }
+            | Self::PhaseCommit { .. }
+            | Self::Replan { .. }
+            | Self::TaskAdd { .. }
+            | Self::TaskStart { .. }
+            | Self::TaskDone { .. }
+            | Self::TaskFail { .. }
+            | Self::TaskReset { .. }
+            | Self::Note { .. }
+            | Self::Decide { .. }
+            | Self::FilePath { .. }
+            | Self::Abandon { .. }
+            | Self::HolderDispatch { .. }
+            | Self::HolderEnd { .. }
+            | Self::SyncResolve { .. } => true,
             Self::Heartbeat { .. }
-                | Self::Compaction { .. }
-                | Self::ToolFailure { .. }
-                | Self::HolderSeen { .. }
-                | Self::Pause { .. }
-                | Self::Unpause
-                | Self::RunStart { .. }
-                | Self::RunSessionStart { .. }
-                | Self::RunSessionEnd { .. }
-                | Self::RunWait { .. }
-                | Self::RunStop { .. }
-        )
+            | Self::Compaction { .. }
+            | Self::ToolFailure { .. }
+            | Self::HolderSeen { .. }
+            | Self::Pause { .. }
+            | Self::Unpause
+            | Self::RunStart { .. }
+            | Self::RunSessionStart { .. }
+            | Self::RunSessionEnd { .. }
+            | Self::RunWait { .. }
+            | Self::RunStop { .. } => false,
+        }
+    }
+
+    /// Whether the transition is work being done, which lifts a pause: the agent is evidently
+    /// running again. [`lift_pause`] journals the `Unpause` before it.
+    pub fn lifts_pause(&self) -> bool {
+        match self {
+            Self::PhaseStart { .. }
+            | Self::PhaseProgress { .. }
+            | Self::PhaseComplete { .. }
+            | Self::TaskStart { .. }
+            | Self::TaskDone { .. } => true,
+            Self::Init { .. }
+            | Self::Snapshot { .. }
+            | Self::PhaseFail { .. }
+            | Self::PhaseSkip { .. }
+            | Self::PhaseReset { .. }
+            | Self::PhaseApprove { .. }
+            | Self::PhaseReject { .. }
+            | Self::PhaseCommit { .. }
+            | Self::Replan { .. }
+            | Self::TaskAdd { .. }
+            | Self::TaskFail { .. }
+            | Self::TaskReset { .. }
+            | Self::Note { .. }
+            | Self::Decide { .. }
+            | Self::FilePath { .. }
+            | Self::Heartbeat { .. }
+            | Self::Pause { .. }
+            | Self::Unpause
+            | Self::Abandon { .. }
+            | Self::ToolFailure { .. }
+            | Self::HolderDispatch { .. }
+            | Self::HolderSeen { .. }
+            | Self::HolderEnd { .. }
+            | Self::Compaction { .. }
+            | Self::SyncResolve { .. }
+            | Self::RunStart { .. }
+            | Self::RunSessionStart { .. }
+            | Self::RunSessionEnd { .. }
+            | Self::RunWait { .. }
+            | Self::RunStop { .. } => false,
+        }
     }
 
     /// Whether the transition is an event of an unattended runner (`checkpoint run`).
     pub fn is_run_event(&self) -> bool {
-        matches!(
-            self,
+        match self {
             Self::RunStart { .. }
-                | Self::RunSessionStart { .. }
-                | Self::RunSessionEnd { .. }
-                | Self::RunWait { .. }
-                | Self::RunStop { .. }
-        )
+            | Self::RunSessionStart { .. }
+            | Self::RunSessionEnd { .. }
+            | Self::RunWait { .. }
+            | Self::RunStop { .. } => true,
+            Self::Init { .. }
+            | Self::Snapshot { .. }
+            | Self::PhaseStart { .. }
+            | Self::PhaseProgress { .. }
+            | Self::PhaseComplete { .. }
+            | Self::PhaseFail { .. }
+            | Self::PhaseSkip { .. }
+            | Self::PhaseReset { .. }
+            | Self::PhaseApprove { .. }
+            | Self::PhaseReject { .. }
+            | Self::PhaseCommit { .. }
+            | Self::Replan { .. }
+            | Self::TaskAdd { .. }
+            | Self::TaskStart { .. }
+            | Self::TaskDone { .. }
+            | Self::TaskFail { .. }
+            | Self::TaskReset { .. }
+            | Self::Note { .. }
+            | Self::Decide { .. }
+            | Self::FilePath { .. }
+            | Self::Heartbeat { .. }
+            | Self::Pause { .. }
+            | Self::Unpause
+            | Self::Abandon { .. }
+            | Self::ToolFailure { .. }
+            | Self::HolderDispatch { .. }
+            | Self::HolderSeen { .. }
+            | Self::HolderEnd { .. }
+            | Self::Compaction { .. }
+            | Self::SyncResolve { .. } => false,
+        }
     }
+}
+
+/// The transitions to journal for `transitions` on `workflow`, whoever observed them (a command
+/// or a hook): when the workflow is paused and one of them [lifts the
+/// pause](Transition::lifts_pause), an `Unpause` of its own goes before the first such one.
+/// Returns the pause so lifted, for the caller to say so.
+pub fn lift_pause(workflow: &Workflow, transitions: &mut Vec<Transition>) -> Option<Pause> {
+    let pause = workflow.pause.as_ref()?;
+    let first = transitions.iter().position(Transition::lifts_pause)?;
+    transitions.insert(first, Transition::Unpause);
+    Some(pause.clone())
+}
+
+/// The phases in progress besides `phase` when starting it would pass `max_in_progress` (0 is
+/// no limit): the one rule of `checkpoint start` and of a sub-agent's dispatch, which each word
+/// the refusal.
+pub fn over_max_in_progress(
+    workflow: &Workflow,
+    phase: &PhaseId,
+    max_in_progress: u32,
+) -> Option<Vec<PhaseId>> {
+    let running: Vec<PhaseId> = workflow
+        .phases
+        .iter()
+        .filter(|other| other.status == PhaseStatus::InProgress && other.id != *phase)
+        .map(|other| other.id.clone())
+        .collect();
+    (max_in_progress > 0 && running.len() >= max_in_progress as usize).then_some(running)
 }
 
 /// Applies `transition` at time `at` to `workflow`, or refuses it and leaves `workflow` unchanged.
@@ -517,7 +654,8 @@ pub fn apply_in_place(
 }
 
 fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<Utc>) -> Result<()> {
-    if does_work(transition) {
+    // Journals before the explicit `Unpause` of `lift_pause` relied on this.
+    if transition.lifts_pause() {
         workflow.pause = None;
     }
     match transition {
@@ -813,19 +951,6 @@ fn abandon(workflow: &mut Workflow, reason: Option<&str>, at: DateTime<Utc>) {
             at,
         });
     }
-}
-
-/// Whether a transition is work being done, which lifts a pause: the agent is evidently running
-/// again.
-fn does_work(transition: &Transition) -> bool {
-    matches!(
-        transition,
-        Transition::PhaseStart { .. }
-            | Transition::PhaseProgress { .. }
-            | Transition::PhaseComplete { .. }
-            | Transition::TaskStart { .. }
-            | Transition::TaskDone { .. }
-    )
 }
 
 /// Refuses a transition unless `phase` is `expected`: "phase `x` is y, not <expected>".

@@ -297,6 +297,57 @@ fn pause_is_lifted_by_starting_work() {
 }
 
 #[test]
+fn lift_pause_journals_an_unpause_before_the_first_work() {
+    let mut w = workflow(&["a", "b"]);
+    run(&mut w, &[start("a")]);
+    let file = Transition::FilePath { path: "x".into() };
+    let mut transitions = vec![file.clone(), complete("a"), start("b")];
+    assert_eq!(crate::lift_pause(&w, &mut transitions), None, "not paused");
+    assert_eq!(transitions, [file.clone(), complete("a"), start("b")]);
+    let pause = Transition::Pause {
+        reason: "rate_limit".into(),
+        until: Some(at(30)),
+    };
+    run(&mut w, &[pause]);
+    let lifted = crate::lift_pause(&w, &mut transitions);
+    assert_eq!(lifted.as_ref(), w.pause.as_ref());
+    assert_eq!(
+        transitions,
+        [file.clone(), Transition::Unpause, complete("a"), start("b")]
+    );
+    let mut no_work = vec![file.clone(), Transition::Unpause];
+    assert_eq!(
+        crate::lift_pause(&w, &mut no_work),
+        None,
+        "no work, no lift"
+    );
+    assert_eq!(no_work, [file, Transition::Unpause]);
+    let mut none = Vec::new();
+    assert_eq!(crate::lift_pause(&w, &mut none), None);
+    assert!(none.is_empty());
+}
+
+#[test]
+fn max_in_progress_counts_the_other_phases_in_progress() {
+    let mut w = workflow(&["a", "b", "c"]);
+    let over = |w: &Workflow, id: &str, max: u32| {
+        crate::over_max_in_progress(w, &phase(id), max)
+            .map(|running| running.iter().map(ToString::to_string).collect::<Vec<_>>())
+    };
+    assert_eq!(over(&w, "a", 1), None, "nothing in progress");
+    run(&mut w, &[start("a")]);
+    assert_eq!(over(&w, "a", 1), None, "a phase does not count itself");
+    assert_eq!(over(&w, "b", 0), None, "0 is no limit");
+    assert_eq!(over(&w, "b", 1), Some(vec!["a".to_owned()]));
+    assert_eq!(over(&w, "b", 2), None);
+    assert_eq!(over(&w, "b", u32::MAX), None);
+    run(&mut w, &[start("b")]);
+    assert_eq!(over(&w, "c", 2), Some(vec!["a".to_owned(), "b".to_owned()]));
+    assert_eq!(over(&w, "c", 1), Some(vec!["a".to_owned(), "b".to_owned()]));
+    assert_eq!(over(&w, "b", 2), None, "b is one of the two");
+}
+
+#[test]
 fn transitions_round_trip_through_json() {
     let transition = Transition::PhaseComplete {
         phase: phase("a"),
