@@ -193,10 +193,9 @@ pub fn transition(transition: &mut Transition) -> usize {
             number: _,
             session_id,
             exit: _,
-            outcome,
+            outcome: _,
             transitions: _,
         } => {
-            field(outcome);
             session_id.iter_mut().for_each(field);
         }
         Transition::RunWait { until: _, reason } | Transition::RunStop { reason, exit: _ } => {

@@ -8,6 +8,8 @@ mod tests;
 
 use chrono::{DateTime, Duration, Utc};
 
+pub use crate::transition::SessionOutcome;
+
 use crate::{
     id::PhaseId,
     resume::{Action, ResumePlan},
@@ -178,7 +180,8 @@ pub struct SessionReport {
     pub ended_at: DateTime<Utc>,
 }
 
-/// What a finished session amounted to.
+/// What a finished session amounted to, as the runner decides on it (the journal's
+/// [`SessionOutcome`] adds `Interrupted`, which it never weighs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// It recorded work.
@@ -206,14 +209,15 @@ impl Outcome {
             Outcome::Progress
         }
     }
+}
 
-    /// The name journaled in `run_session_end`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Progress => "progress",
-            Outcome::Stall => "stall",
-            Outcome::RateLimit => "rate_limit",
-            Outcome::Crash => "crash",
+impl From<Outcome> for SessionOutcome {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Progress => Self::Progress,
+            Outcome::Stall => Self::Stall,
+            Outcome::RateLimit => Self::RateLimit,
+            Outcome::Crash => Self::Crash,
         }
     }
 }

@@ -43,6 +43,44 @@ impl fmt::Display for Keep {
     }
 }
 
+/// What a session of `checkpoint run` amounted to, as `run_session_end` journals it.
+///
+/// The runner decides on `run::Outcome`, the same but `Interrupted`: a signal stops the run
+/// before the session is weighed, so a decision would have no arm for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionOutcome {
+    /// It recorded work.
+    Progress,
+    /// It ended normally without recording any work.
+    Stall,
+    /// It hit a rate or usage limit.
+    RateLimit,
+    /// It failed for another reason.
+    Crash,
+    /// A signal to the runner stopped it.
+    Interrupted,
+}
+
+impl SessionOutcome {
+    /// Its word in the journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Progress => "progress",
+            Self::Stall => "stall",
+            Self::RateLimit => "rate_limit",
+            Self::Crash => "crash",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl fmt::Display for SessionOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One change to a workflow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -320,8 +358,8 @@ pub enum Transition {
         /// Its exit code; none when a signal ended it.
         #[serde(default)]
         exit: Option<i32>,
-        /// `progress`, `stall`, `rate_limit`, `crash` or `interrupted`.
-        outcome: String,
+        /// What it amounted to.
+        outcome: SessionOutcome,
         /// How many transitions of work it recorded.
         #[serde(default)]
         transitions: u32,

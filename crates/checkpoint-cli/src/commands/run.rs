@@ -18,7 +18,7 @@ use std::{
 use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
     resume::{self, ResumePlan},
-    run::{Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind},
+    run::{Outcome, Reset, RunLimits, RunState, SessionOutcome, SessionReport, Step, StopKind},
 };
 use chrono::{DateTime, Duration, Local, Offset, Utc};
 use clap::Args;
@@ -672,26 +672,26 @@ impl Runner<'_> {
             ended_at,
         };
         let outcome = if was_interrupted.is_some() {
-            "interrupted"
+            SessionOutcome::Interrupted
         } else {
-            Outcome::of(&report).as_str()
+            Outcome::of(&report).into()
         };
         self.journal(Transition::RunSessionEnd {
             number,
             session_id: watch.session_id.clone(),
             exit: status.code(),
-            outcome: outcome.to_owned(),
+            outcome,
             transitions,
         })?;
         self.show(RunEvent::SessionEnded {
             number,
             session_id: watch.session_id.clone(),
             exit: status.code(),
-            outcome: outcome.to_owned(),
+            outcome: outcome.to_string(),
             transitions,
             seconds: started.elapsed().as_secs(),
         })?;
-        if outcome == "crash" {
+        if outcome == SessionOutcome::Crash {
             let tail = session.stderr_tail().join("\n");
             let text = watch.result.as_deref().unwrap_or_default();
             output::warn(&format!(

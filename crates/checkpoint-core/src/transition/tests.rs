@@ -369,3 +369,32 @@ fn transitions_round_trip_through_json() {
 mod props;
 
 pub(crate) use props::{arb_transition, initial};
+
+/// A `run_session_end` line of an old journal, with each of the five words its runner wrote,
+/// reads as its outcome and is written back byte for byte; another word is refused.
+#[test]
+fn session_outcomes_read_and_write_the_journal_words() {
+    use crate::{journal, run::SessionOutcome};
+    let path = std::path::Path::new("journal.jsonl");
+    for (word, outcome) in [
+        ("progress", SessionOutcome::Progress),
+        ("stall", SessionOutcome::Stall),
+        ("rate_limit", SessionOutcome::RateLimit),
+        ("crash", SessionOutcome::Crash),
+        ("interrupted", SessionOutcome::Interrupted),
+    ] {
+        let line = format!(
+            r#"{{"seq":7,"at":"2026-03-01T12:00:00Z","transition":{{"op":"run_session_end","number":2,"session_id":"s","exit":null,"outcome":"{word}","transitions":0}}}}"#
+        ) + "\n";
+        let parsed = journal::parse(path, line.as_bytes()).unwrap();
+        let Transition::RunSessionEnd { outcome: read, .. } = &parsed.entries[0].transition else {
+            panic!("not a session end: {parsed:?}");
+        };
+        assert_eq!(*read, outcome);
+        assert_eq!(outcome.to_string(), word);
+        assert_eq!(parsed.entries[0].to_line(), line, "byte for byte");
+    }
+    let bogus = r#"{"seq":7,"at":"2026-03-01T12:00:00Z","transition":{"op":"run_session_end","number":2,"outcome":"bogus"}}
+"#;
+    assert!(journal::parse(path, bogus.as_bytes()).is_err());
+}

@@ -160,7 +160,7 @@ fn a_waiting_runner_shows_its_countdown_then_that_the_wait_is_over() {
                     number: 1,
                     session_id: None,
                     exit: Some(1),
-                    outcome: "rate_limit".into(),
+                    outcome: checkpoint_core::run::SessionOutcome::RateLimit,
                     transitions: 0,
                 },
             ),
