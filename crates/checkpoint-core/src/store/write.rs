@@ -12,7 +12,7 @@ use crate::{
     failpoint::{self, Failpoint, Step},
     fsx, journal,
     model::Workflow,
-    store::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
+    store::layout::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
 };
 
 /// A `state.json` at least this large is not rewritten by every write: see [`may_defer`].
