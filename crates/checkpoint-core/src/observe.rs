@@ -127,8 +127,8 @@ mod tests {
 
     use super::*;
     use crate::{
-        PhaseId, PhasePlan, Plan, TaskId, WorkflowId, apply_in_place,
-        resume::OUTPUT_MTIME_TOLERANCE_SECS, testing::Files,
+        PhaseId, PhasePlan, Plan, TaskId, WorkflowId, resume::OUTPUT_MTIME_TOLERANCE_SECS,
+        testing::Files, transition::apply_in_place,
     };
 
     fn phase(id: &str) -> PhaseId {

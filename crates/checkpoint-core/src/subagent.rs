@@ -13,13 +13,13 @@ use crate::{
 };
 
 /// The convention line in a sub-agent's prompt that names the phase it holds.
-pub const PHASE_LINE: &str = Holder::PHASE_LINE;
+pub(crate) const PHASE_LINE: &str = Holder::PHASE_LINE;
 
 /// The most of a sub-agent's last message kept as its phase's progress note, in characters.
-pub const MAX_NOTE_CHARS: usize = 1000;
+pub(crate) const MAX_NOTE_CHARS: usize = 1000;
 
 /// How often a holder's last activity is journaled while it works, at most.
-pub const ACTIVITY_INTERVAL: Duration = Duration::seconds(15);
+pub(crate) const ACTIVITY_INTERVAL: Duration = Duration::seconds(15);
 
 /// The phase a dispatch prompt names with the line `checkpoint phase: <id>` (the first such
 /// line; the id may be in backticks), if any.

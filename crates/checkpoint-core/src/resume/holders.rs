@@ -128,7 +128,7 @@ pub fn sub_agents(
 }
 
 /// The next action that dispatches `view.dispatch`: the first phase, the others in parallel.
-pub fn dispatch_next(view: &SubAgents) -> Option<NextAction> {
+pub(crate) fn dispatch_next(view: &SubAgents) -> Option<NextAction> {
     let (first, rest) = view.dispatch.split_first()?;
     let items: Vec<String> = view
         .dispatch

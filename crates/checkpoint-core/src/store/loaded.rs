@@ -176,7 +176,8 @@ pub struct Verification {
 
 impl Verification {
     /// Whether the state equals the journal's replay.
-    pub fn replay_matches(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn replay_matches(&self) -> bool {
         self.mismatch.is_none()
     }
 }

@@ -16,17 +16,16 @@ mod sync;
 mod update;
 mod write;
 
-pub use crate::{
-    model::check_invariants,
-    store::{
-        archive::{ARCHIVE_DIR, FAILED_DIR},
-        handle::{Store, StoreOptions},
-        layout::{BACKUP_FILE, JOURNAL_FILE, LOCK_FILE, STATE_FILE, TEMP_PREFIX},
-        load::{CHECK_JOURNAL_BYTES, parse_state},
-        loaded::{Loaded, Recovery, Verification},
-        write::{DEFER_STATE_BYTES, MAX_DEFERRED_BYTES, MAX_DEFERRED_ENTRIES, may_defer},
-    },
+pub(crate) use crate::store::layout::{BACKUP_FILE, TEMP_PREFIX};
+pub use crate::store::{
+    archive::{ARCHIVE_DIR, FAILED_DIR},
+    handle::{Store, StoreOptions},
+    layout::{JOURNAL_FILE, STATE_FILE},
+    loaded::{Loaded, Recovery, Verification},
+    write::DEFER_STATE_BYTES,
 };
+#[cfg(test)]
+pub(crate) use crate::store::{load::parse_state, write::MAX_DEFERRED_ENTRIES};
 
 #[cfg(test)]
 mod tests;

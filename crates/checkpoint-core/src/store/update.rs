@@ -190,7 +190,8 @@ impl Store {
     }
 
     /// Whether the workflow's state equals the replay of its journal (see [`Store::verify`]).
-    pub fn replay_matches(&self, id: &WorkflowId) -> Result<bool> {
+    #[cfg(test)]
+    pub(crate) fn replay_matches(&self, id: &WorkflowId) -> Result<bool> {
         Ok(self.verify(id)?.replay_matches())
     }
 }

@@ -71,7 +71,7 @@ pub fn apply(
 ///
 /// For callers that discard the workflow on a refusal (a write under the lock, a replay), where
 /// a copy of a large workflow would cost more than the change itself.
-pub fn apply_in_place(
+pub(crate) fn apply_in_place(
     workflow: &mut Workflow,
     transition: &Transition,
     seq: u64,

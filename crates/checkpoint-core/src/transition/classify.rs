@@ -6,7 +6,7 @@ use crate::{id::PhaseId, transition::Transition};
 
 impl Transition {
     /// Whether the transition carries a whole workflow (`init`, `snapshot`) rather than a change.
-    pub fn replaces_state(&self) -> bool {
+    pub(crate) fn replaces_state(&self) -> bool {
         matches!(
             self,
             Self::Init { .. } | Self::Snapshot { .. } | Self::SyncResolve { base: Some(_), .. }
@@ -140,7 +140,7 @@ impl Transition {
 
     /// Whether the transition is work being done, which lifts a pause: the agent is evidently
     /// running again. [`lift_pause`] journals the `Unpause` before it.
-    pub fn lifts_pause(&self) -> bool {
+    pub(crate) fn lifts_pause(&self) -> bool {
         match self {
             Self::PhaseStart { .. }
             | Self::PhaseProgress { .. }
@@ -182,7 +182,7 @@ impl Transition {
 
     /// Whether the transition may still apply to an abandoned workflow: a note, or a sign of
     /// life; everything else is refused.
-    pub fn applies_when_abandoned(&self) -> bool {
+    pub(crate) fn applies_when_abandoned(&self) -> bool {
         match self {
             Self::Note { .. } | Self::Heartbeat { .. } => true,
             Self::Init { .. }
@@ -222,7 +222,8 @@ impl Transition {
     }
 
     /// Whether the transition is an event of an unattended runner (`checkpoint run`).
-    pub fn is_run_event(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_run_event(&self) -> bool {
         match self {
             Self::RunStart { .. }
             | Self::RunSessionStart { .. }

@@ -8,10 +8,12 @@ mod phase;
 mod task;
 mod variants;
 
-pub(crate) use crate::transition::checks::unknown_phase;
+pub(crate) use crate::transition::{
+    apply::apply_in_place, checks::unknown_phase, variants::DEFAULT_MAX_ATTEMPTS,
+};
 pub use crate::transition::{
-    apply::{apply, apply_in_place, lift_pause, over_max_in_progress},
-    variants::{DEFAULT_MAX_ATTEMPTS, Keep, SessionOutcome, Transition},
+    apply::{apply, lift_pause, over_max_in_progress},
+    variants::{Keep, SessionOutcome, Transition},
 };
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::{
 };
 
 /// How many failed attempts a phase may have before a person must decide, unless it says otherwise.
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 
 /// Which side a divergence was resolved to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
