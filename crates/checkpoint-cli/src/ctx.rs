@@ -249,24 +249,12 @@ impl Ctx {
         then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
     ) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
-        // Work lifts a pause: as a journaled `Unpause` of its own, which the output states.
-        let lifts_pause = matches!(
-            transition,
-            Transition::PhaseStart { .. }
-                | Transition::PhaseProgress { .. }
-                | Transition::PhaseComplete { .. }
-                | Transition::TaskStart { .. }
-                | Transition::TaskDone { .. }
-        );
         let mut lifted = None;
         let loaded = keep_until_exit(self.store.update(&id, self.now, |workflow| {
             check(workflow)?;
-            let mut transitions = Vec::with_capacity(2);
-            if lifts_pause && let Some(pause) = &workflow.pause {
-                lifted = Some(pause.clone());
-                transitions.push(Transition::Unpause);
-            }
-            transitions.push(transition);
+            let mut transitions = vec![transition];
+            // Work lifts a pause: as a journaled `Unpause` of its own, which the output states.
+            lifted = checkpoint_core::lift_pause(workflow, &mut transitions);
             Ok(transitions)
         })?);
         if let Some(pause) = lifted {

@@ -50,7 +50,7 @@ fn validate(what: &'static str, value: &str) -> Result<()> {
 /// Names in the store's root that a new workflow may not take (compared ignoring case, for
 /// file systems that do): the ones the store uses (`config.toml`, `failed/`, a lock) and a few
 /// kept for later.
-pub const RESERVED_WORKFLOW_IDS: &[&str] = &[
+pub(crate) const RESERVED_WORKFLOW_IDS: &[&str] = &[
     "config.toml",
     "failed",
     "lock",

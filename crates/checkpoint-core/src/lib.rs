@@ -39,10 +39,9 @@ pub use crate::{
     id::{PhaseId, TaskId, WorkflowId},
     model::{
         Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Holder, Note,
-        Pause, Phase, PhaseStatus, Replan, SCHEMA_VERSION, Task, TaskStatus, Workflow,
-        WorkflowStatus,
+        Pause, Phase, PhaseStatus, Replan, Task, TaskStatus, Workflow, WorkflowStatus,
     },
     plan::{PhasePlan, Plan},
     timestamp::Timestamp,
-    transition::{Transition, apply, apply_in_place},
+    transition::{Transition, apply, lift_pause, over_max_in_progress},
 };

@@ -16,7 +16,7 @@ use crate::{
 };
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// A workflow: the unit that is checkpointed and resumed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -527,10 +527,10 @@ impl<'a> DoneSet<'a> {
 impl Holder {
     /// The convention line in a sub-agent's prompt that names the phase it holds:
     /// `checkpoint phase: <id>`.
-    pub const PHASE_LINE: &'static str = "checkpoint phase:";
+    pub(crate) const PHASE_LINE: &'static str = "checkpoint phase:";
 
     /// The line that names `phase` in a dispatch prompt.
-    pub fn phase_line(phase: &PhaseId) -> String {
+    pub(crate) fn phase_line(phase: &PhaseId) -> String {
         format!("{} {phase}", Self::PHASE_LINE)
     }
 
@@ -579,7 +579,7 @@ impl Phase {
 }
 
 /// Checks what serde cannot: the phase graph and references.
-pub fn check_invariants(workflow: &Workflow) -> std::result::Result<(), String> {
+pub(crate) fn check_invariants(workflow: &Workflow) -> std::result::Result<(), String> {
     validate_graph(workflow.phases.iter().map(|phase| {
         (
             &phase.id,

@@ -1,7 +1,10 @@
 //! What a session was seen doing, turned into transitions: the hooks' domain rules, pure, seeing
 //! files through [`Probe`].
 
+use chrono::{DateTime, Duration, Utc};
+
 use crate::{
+    config::Config,
     model::{PhaseStatus, TaskStatus, Workflow},
     resume::{Probe, written_since},
     timestamp::Timestamp,
@@ -91,14 +94,41 @@ pub fn is_git_commit(command: &str) -> bool {
     })
 }
 
+/// With `strict_stop`, why a session may not stop yet: a phase in progress has no progress
+/// note, or none in the last `progress_fresh_minutes` before `now` (the reason, for the model);
+/// `None` lets it stop.
+pub fn stop_blocked(workflow: &Workflow, config: &Config, now: DateTime<Utc>) -> Option<String> {
+    if !config.strict_stop {
+        return None;
+    }
+    let fresh = Duration::minutes(i64::from(config.progress_fresh_minutes));
+    let phase = workflow.phases.iter().find(|phase| {
+        phase.status == PhaseStatus::InProgress
+            && phase.progress_at.is_none_or(|at| now - at.utc() > fresh)
+    })?;
+    Some(format!(
+        "Phase `{}` of workflow `{}` is in progress without a recent progress note. Before stopping, record where you are: `checkpoint progress {} \"<what is done, what comes next>\"` (or `checkpoint complete {}` if it is done).",
+        phase.id, workflow.id, phase.id, phase.id
+    ))
+}
+
+/// The session ended on an API failure such as a rate limit (`error`, as the client words it):
+/// the workflow pauses until a person or new work lifts it.
+pub fn api_failed(error: &str) -> Transition {
+    Transition::Pause {
+        reason: format!("API error: {error}"),
+        until: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, Duration, Utc};
 
     use super::*;
     use crate::{
-        PhaseId, PhasePlan, Plan, TaskId, WorkflowId, apply_in_place,
-        resume::OUTPUT_MTIME_TOLERANCE_SECS, testing::Files,
+        PhaseId, PhasePlan, Plan, TaskId, WorkflowId, resume::OUTPUT_MTIME_TOLERANCE_SECS,
+        testing::Files, transition::apply_in_place,
     };
 
     fn phase(id: &str) -> PhaseId {
@@ -309,6 +339,67 @@ mod tests {
                 sha: "def".into()
             }]
         );
+    }
+
+    /// `strict_stop` blocks a stop while a phase in progress has no note within
+    /// `progress_fresh_minutes` of now: none, just past, exactly at the bound, in the future.
+    #[test]
+    fn strict_stop_blocks_a_stop_without_a_fresh_note() {
+        let now = DateTime::UNIX_EPOCH + Duration::days(1);
+        let strict = |minutes: u32| Config {
+            strict_stop: true,
+            progress_fresh_minutes: minutes,
+            ..Config::default()
+        };
+        let mut w = workflow();
+        assert_eq!(
+            stop_blocked(&w, &strict(20), now),
+            None,
+            "nothing in progress"
+        );
+        start(&mut w, "a");
+        let blocked = stop_blocked(&w, &strict(20), now).unwrap();
+        insta::assert_snapshot!(blocked, @r#"Phase `a` of workflow `w` is in progress without a recent progress note. Before stopping, record where you are: `checkpoint progress a "<what is done, what comes next>"` (or `checkpoint complete a` if it is done)."#);
+        assert_eq!(
+            stop_blocked(&w, &Config::default(), now),
+            None,
+            "not strict"
+        );
+        let noted = |w: &mut Workflow, at: DateTime<Utc>| {
+            w.phases[0].progress_at = Some(Timestamp::from(at));
+        };
+        for (age, minutes, blocks) in [
+            (Duration::zero(), 20, false),
+            (Duration::minutes(20), 20, false),
+            (Duration::minutes(20) + Duration::seconds(1), 20, true),
+            (Duration::days(400), 20, true),
+            (-Duration::minutes(5), 20, false),
+            (Duration::zero(), 0, false),
+            (Duration::seconds(1), 0, true),
+            (Duration::days(400), u32::MAX, false),
+        ] {
+            noted(&mut w, now - age);
+            assert_eq!(
+                stop_blocked(&w, &strict(minutes), now).is_some(),
+                blocks,
+                "a note {age} old, fresh for {minutes} minutes"
+            );
+        }
+    }
+
+    #[test]
+    fn an_api_failure_pauses() {
+        assert_eq!(
+            api_failed("rate_limit"),
+            Transition::Pause {
+                reason: "API error: rate_limit".into(),
+                until: None
+            }
+        );
+        let mut w = workflow();
+        start(&mut w, "a");
+        change(&mut w, api_failed(""));
+        assert_eq!(w.status, crate::WorkflowStatus::Paused);
     }
 
     #[test]

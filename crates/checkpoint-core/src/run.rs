@@ -16,31 +16,33 @@ use self::{
     window::Window,
 };
 
+pub use crate::transition::SessionOutcome;
+
 use crate::{
     id::PhaseId,
     resume::{Action, ResumePlan},
 };
 
 /// How long the runner waits after a rate limit's reset before it continues.
-pub const RESET_MARGIN: Duration = Duration::seconds(2);
+pub(crate) const RESET_MARGIN: Duration = Duration::seconds(2);
 
 /// The first wait after a rate limit without a reset time; it doubles after each one in a row.
-pub const RATE_LIMIT_BACKOFF: Duration = Duration::seconds(60);
+pub(crate) const RATE_LIMIT_BACKOFF: Duration = Duration::seconds(60);
 
 /// The first wait after a crashed session; it doubles after each one in a row.
-pub const CRASH_BACKOFF: Duration = Duration::seconds(10);
+pub(crate) const CRASH_BACKOFF: Duration = Duration::seconds(10);
 
 /// Sessions in a row that record no work before the runner stops for a person.
-pub const MAX_STALLS: u32 = 2;
+pub(crate) const MAX_STALLS: u32 = 2;
 
 /// The shortest wait after a crash or a limit, whatever `--max-wait` says: a runner never
 /// starts sessions in a tight loop.
-pub const MIN_BACKOFF: Duration = Duration::seconds(5);
+pub(crate) const MIN_BACKOFF: Duration = Duration::seconds(5);
 
 /// The furthest a reset time or a retry delay from a stream is believed: the clients' limits
 /// reset within hours, or a week; anything further is a broken or forged value, treated as
 /// missing.
-pub const MAX_RESET_AHEAD: Duration = Duration::days(31);
+pub(crate) const MAX_RESET_AHEAD: Duration = Duration::days(31);
 
 /// A limit's reset time, as the client said it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +198,8 @@ pub struct SessionReport {
     pub usage: Vec<Usage>,
 }
 
-/// What a finished session amounted to.
+/// What a finished session amounted to, as the runner decides on it (the journal's
+/// [`SessionOutcome`] adds `Interrupted`, which it never weighs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// It recorded work.
@@ -224,14 +227,15 @@ impl Outcome {
             Outcome::Progress
         }
     }
+}
 
-    /// The name journaled in `run_session_end`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Progress => "progress",
-            Outcome::Stall => "stall",
-            Outcome::RateLimit => "rate_limit",
-            Outcome::Crash => "crash",
+impl From<Outcome> for SessionOutcome {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Progress => Self::Progress,
+            Outcome::Stall => Self::Stall,
+            Outcome::RateLimit => Self::RateLimit,
+            Outcome::Crash => Self::Crash,
         }
     }
 }

@@ -9,17 +9,17 @@ use crate::{
     model::{Holder, Phase, PhaseStatus, TaskStatus, Workflow},
     resume::{Probe, written_since},
     timestamp::Timestamp,
-    transition::{Transition, apply},
+    transition::{Transition, apply, over_max_in_progress},
 };
 
 /// The convention line in a sub-agent's prompt that names the phase it holds.
-pub const PHASE_LINE: &str = Holder::PHASE_LINE;
+pub(crate) const PHASE_LINE: &str = Holder::PHASE_LINE;
 
 /// The most of a sub-agent's last message kept as its phase's progress note, in characters.
-pub const MAX_NOTE_CHARS: usize = 1000;
+pub(crate) const MAX_NOTE_CHARS: usize = 1000;
 
 /// How often a holder's last activity is journaled while it works, at most.
-pub const ACTIVITY_INTERVAL: Duration = Duration::seconds(15);
+pub(crate) const ACTIVITY_INTERVAL: Duration = Duration::seconds(15);
 
 /// The phase a dispatch prompt names with the line `checkpoint phase: <id>` (the first such
 /// line; the id may be in backticks), if any.
@@ -87,13 +87,8 @@ pub fn dispatched(
                 hint(&err)
             )
         })?;
-        let running: Vec<String> = workflow
-            .phases
-            .iter()
-            .filter(|other| other.status == PhaseStatus::InProgress)
-            .map(|other| format!("`{}`", other.id))
-            .collect();
-        if max_in_progress > 0 && running.len() >= max_in_progress as usize {
+        if let Some(running) = over_max_in_progress(workflow, id, max_in_progress) {
+            let running: Vec<String> = running.iter().map(|other| format!("`{other}`")).collect();
             return Err(format!(
                 "phase `{id}` was not started for the sub-agent: `max_in_progress` is {max_in_progress}, and {} in progress; dispatch it when one of them is done",
                 running.join(", ")

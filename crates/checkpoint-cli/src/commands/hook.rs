@@ -258,11 +258,12 @@ impl Hook {
         for id in store.list()? {
             let loaded = store
                 .update(&id, self.ctx.now, |workflow| {
-                    Ok(if workflow.status.is_finished() {
-                        Vec::new()
-                    } else {
-                        decide(workflow)
-                    })
+                    if workflow.status.is_finished() {
+                        return Ok(Vec::new());
+                    }
+                    let mut transitions = decide(workflow);
+                    checkpoint_core::lift_pause(workflow, &mut transitions);
+                    Ok(transitions)
                 })
                 .map_err(|err| miette!("failed to update workflow `{id}`: {err}"))?;
             if !loaded.workflow.status.is_finished() {
@@ -419,21 +420,8 @@ impl Hook {
                 .get("stop_hook_active")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let config = &self.ctx.config;
-            if event == HookEvent::Stop && config.strict_stop && !already_blocked && block.is_none()
-            {
-                let fresh = chrono::Duration::minutes(i64::from(config.progress_fresh_minutes));
-                if let Some(phase) = workflow.phases.iter().find(|phase| {
-                    phase.status == PhaseStatus::InProgress
-                        && phase
-                            .progress_at
-                            .is_none_or(|at| self.ctx.now - at.utc() > fresh)
-                }) {
-                    block = Some(format!(
-                        "Phase `{}` of workflow `{}` is in progress without a recent progress note. Before stopping, record where you are: `checkpoint progress {} \"<what is done, what comes next>\"` (or `checkpoint complete {}` if it is done).",
-                        phase.id, workflow.id, phase.id, phase.id
-                    ));
-                }
+            if event == HookEvent::Stop && !already_blocked && block.is_none() {
+                block = observe::stop_blocked(&workflow, &self.ctx.config, self.ctx.now);
             }
         }
         if let Some(reason) = block {
@@ -450,13 +438,7 @@ impl Hook {
             return self.sub_agent_failure();
         }
         let error = self.str("error").unwrap_or("unknown").to_owned();
-        let reason = format!("API error: {error}");
-        self.update_unfinished(|_| {
-            vec![Transition::Pause {
-                reason: reason.clone(),
-                until: None,
-            }]
-        })?;
+        self.update_unfinished(|_| vec![observe::api_failed(&error)])?;
         Ok(())
     }
 

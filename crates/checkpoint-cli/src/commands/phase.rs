@@ -108,22 +108,21 @@ pub struct RejectArgs {
 
 pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    let max = ctx.config.max_in_progress as usize;
+    let max = ctx.config.max_in_progress;
     ctx.apply_checked(
         Transition::PhaseStart {
             phase: phase.clone(),
             force: args.force,
         },
         |workflow| {
-            let running: Vec<String> = workflow
-                .phases
-                .iter()
-                .filter(|other| other.status == PhaseStatus::InProgress && other.id != phase)
-                .map(|other| format!("`{}`", other.id))
-                .collect();
-            if max == 0 || args.force || running.len() < max {
+            if args.force {
                 return Ok(());
             }
+            let Some(running) = checkpoint_core::over_max_in_progress(workflow, &phase, max)
+            else {
+                return Ok(());
+            };
+            let running: Vec<String> = running.iter().map(|other| format!("`{other}`")).collect();
             Err(checkpoint_core::Error::InvalidTransition {
                 message: format!(
                     "cannot start phase `{phase}`: `max_in_progress` is {max}, and {} in progress",

@@ -11,7 +11,9 @@ use std::{
 };
 
 use checkpoint_core::{
-    PhaseStatus, Timestamp, Transition, Workflow, journal::Entry, run::budget::Spending,
+    PhaseStatus, Timestamp, Transition, Workflow,
+    journal::Entry,
+    run::{SessionOutcome, budget::Spending},
 };
 use chrono::{DateTime, Duration, Local, Utc};
 use clap::Args;
@@ -127,14 +129,14 @@ pub(crate) enum SessionEnd {
 }
 
 impl SessionEnd {
-    fn of(outcome: &str) -> Self {
+    fn of(outcome: &SessionOutcome) -> Self {
         match outcome {
-            "progress" => Self::Progress,
-            "stall" => Self::Stall,
-            "rate_limit" => Self::RateLimit,
-            "crash" => Self::Crash,
-            "interrupted" => Self::Interrupted,
-            _ => Self::Other,
+            SessionOutcome::Progress => Self::Progress,
+            SessionOutcome::Stall => Self::Stall,
+            SessionOutcome::RateLimit => Self::RateLimit,
+            SessionOutcome::Crash => Self::Crash,
+            SessionOutcome::Interrupted => Self::Interrupted,
+            SessionOutcome::Other(_) => Self::Other,
         }
     }
 }

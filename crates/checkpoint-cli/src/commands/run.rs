@@ -20,7 +20,7 @@ use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
     resume::ResumePlan,
     run::{
-        Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind,
+        Outcome, Reset, RunLimits, RunState, SessionOutcome, SessionReport, Step, StopKind,
         budget::{Budget, Spending},
         window,
     },
@@ -617,15 +617,15 @@ impl Runner<'_> {
             usage: watch.usage.clone(),
         };
         let outcome = if was_interrupted.is_some() || cut {
-            "interrupted"
+            SessionOutcome::Interrupted
         } else {
-            Outcome::of(&report).as_str()
+            Outcome::of(&report).into()
         };
         self.journal(Transition::RunSessionEnd {
             number,
             session_id: watch.session_id.clone(),
             exit: status.code(),
-            outcome: outcome.to_owned(),
+            outcome: outcome.clone(),
             transitions,
             cost_usd: watch.cost_usd,
             tokens: watch.tokens,
@@ -634,7 +634,7 @@ impl Runner<'_> {
             number,
             session_id: watch.session_id.clone(),
             exit: status.code(),
-            outcome: outcome.to_owned(),
+            outcome: outcome.to_string(),
             transitions,
             seconds: started.elapsed().as_secs(),
             cost_usd: watch.cost_usd,
@@ -643,7 +643,7 @@ impl Runner<'_> {
         if cut {
             self.show(RunEvent::WindowClosed { number })?;
         }
-        if outcome == "crash" {
+        if outcome == SessionOutcome::Crash {
             warn_crash(number, &watch, &session);
         }
         Ok((report, was_interrupted, cut))

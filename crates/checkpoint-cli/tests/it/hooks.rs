@@ -359,6 +359,83 @@ fn stop_failure_pauses_and_compaction_is_journaled() {
     );
 }
 
+/// The ops journaled after the first `skip` entries.
+fn ops_after(env: &TestEnv, id: &str, skip: usize) -> Vec<String> {
+    env.read(id, "journal.jsonl")
+        .lines()
+        .skip(skip)
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            entry["transition"]["op"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// Work a hook observes on a paused workflow journals the same `Unpause` as a command's work:
+/// a completion from a written output, and a sub-agent's dispatch that starts its phase; what
+/// is no work (a heartbeat, a file that completes nothing) leaves the pause.
+#[test]
+fn work_a_hook_observes_lifts_a_pause_as_a_command_does() {
+    let env = TestEnv::new();
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "design", "outputs": ["design.md"]}, {"id": "build"}, {"id": "ship"}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    env.ok(&["start", "design"]);
+    let pause = |reason: &str| env.ok(&["pause", "--reason", reason]);
+    let journaled = || env.read("w", "journal.jsonl").lines().count();
+    let write = |path: &str| {
+        std::fs::write(env.project().join(path), "x").unwrap();
+        payload(
+            &env,
+            "PostToolUse",
+            json!({"tool_name": "Write", "tool_input": {"file_path": env.project().join(path), "content": "x"}, "tool_response": {"type": "create"}}),
+        )
+    };
+
+    pause("lunch");
+    let before = journaled();
+    assert_eq!(
+        env.hook("Stop", &payload(&env, "Stop", json!({}))).wait().0,
+        0
+    );
+    assert_eq!(env.hook("PostToolUse", &write("notes.md")).wait().0, 0);
+    assert_eq!(ops_after(&env, "w", before), ["heartbeat", "file_path"]);
+    assert_eq!(env.state("w")["status"], "paused", "no work, no unpause");
+
+    let before = journaled();
+    assert_eq!(env.hook("PostToolUse", &write("design.md")).wait().0, 0);
+    assert_eq!(
+        ops_after(&env, "w", before),
+        ["file_path", "unpause", "phase_complete"]
+    );
+    assert_eq!(env.state("w")["pause"], Value::Null);
+
+    pause("again");
+    let before = journaled();
+    let dispatch = payload(
+        &env,
+        "PreToolUse",
+        json!({"tool_name": "Agent", "tool_use_id": "call-1", "tool_input": {"description": "Build", "prompt": "Do it.\ncheckpoint phase: build\n"}}),
+    );
+    assert_eq!(env.hook("PreToolUse", &dispatch).wait().0, 0);
+    assert_eq!(
+        ops_after(&env, "w", before),
+        ["unpause", "phase_start", "holder_dispatch"]
+    );
+
+    pause("once more");
+    let before = journaled();
+    env.ok(&["start", "ship"]);
+    assert_eq!(
+        ops_after(&env, "w", before),
+        ["unpause", "phase_start"],
+        "the command journals the same"
+    );
+}
+
 #[test]
 fn bad_payloads_never_fail_the_session_and_change_nothing() {
     let env = TestEnv::new();

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::{
     id::PhaseId,
     model::{Holder, Phase, PhaseStatus, Workflow},
-    resume::{codes::Action, planner::NextAction},
+    resume::{codes::Action, next::NextAction},
 };
 
 /// The phases of a workflow that uses sub-agents (any phase ever held by one).
@@ -125,7 +125,7 @@ pub fn sub_agents(
 }
 
 /// The next action that dispatches `view.dispatch`: the first phase, the others in parallel.
-pub fn dispatch_next(view: &SubAgents) -> Option<NextAction> {
+pub(crate) fn dispatch_next(view: &SubAgents) -> Option<NextAction> {
     let (first, rest) = view.dispatch.split_first()?;
     let items: Vec<String> = view
         .dispatch

@@ -3,19 +3,24 @@
 mod briefing;
 mod codes;
 mod holders;
+mod next;
 mod planner;
 mod prompt;
 mod restart;
 mod validate;
 
+#[cfg(test)]
+pub(crate) use crate::resume::validate::OUTPUT_MTIME_TOLERANCE_SECS;
+pub(crate) use crate::resume::validate::written_since;
 pub use crate::resume::{
     briefing::Briefing,
     codes::{Action, FindingCode, RecoveryCode},
     holders::{Dispatch, Held, SubAgents},
-    planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
+    next::NextAction,
+    planner::{PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::render_prompt,
     restart::{Restart, restart},
-    validate::{Finding, OUTPUT_MTIME_TOLERANCE_SECS, Probe, Severity, validate, written_since},
+    validate::{Finding, Probe, Severity, validate},
 };
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use crate::{
     resume::{
         codes::{Action, FindingCode, RecoveryCode},
         holders::{self, SubAgents},
+        next::NextAction,
         validate::{Finding, Probe, Severity, written_since},
     },
     timestamp::Timestamp,
@@ -79,24 +80,6 @@ pub struct RecoveryAction {
     pub description: String,
     /// The transition that does it.
     pub transition: Transition,
-}
-
-/// The single recommended next action.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NextAction {
-    /// `start`, `continue`, `retry`, `rollback`, `approve`, `decide`, `confirm`, `wait`,
-    /// `done` or `abandoned`.
-    pub action: Action,
-    /// The phase it concerns.
-    pub phase: Option<PhaseId>,
-    /// The task of that phase to work on, where one was interrupted.
-    pub task: Option<TaskId>,
-    /// Other phases that may run now in parallel.
-    pub parallel: Vec<PhaseId>,
-    /// The command to run for it.
-    pub command: Option<String>,
-    /// Why, in a sentence.
-    pub reason: String,
 }
 
 /// Everything `checkpoint resume` tells the user and Claude.

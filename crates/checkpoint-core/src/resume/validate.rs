@@ -38,12 +38,12 @@ pub trait Probe {
 /// How much earlier than its phase's start a declared output may have been modified and still
 /// count as the phase's work: file systems keep modification times to a second or two (FAT to
 /// two), and the clock that stamped the start is read a moment before the agent writes.
-pub const OUTPUT_MTIME_TOLERANCE_SECS: i64 = 2;
+pub(crate) const OUTPUT_MTIME_TOLERANCE_SECS: i64 = 2;
 
 /// Whether a declared output is the work of a phase that started at `started`: written or
 /// changed since then, within [`OUTPUT_MTIME_TOLERANCE_SECS`]. A file a probe cannot date
 /// counts (the test probes); a real file system always dates it.
-pub fn written_since(probe: &dyn Probe, path: &str, started: Option<DateTime<Utc>>) -> bool {
+pub(crate) fn written_since(probe: &dyn Probe, path: &str, started: Option<DateTime<Utc>>) -> bool {
     match (started, probe.modified(path)) {
         (Some(started), Some(modified)) => {
             modified >= started - Duration::seconds(OUTPUT_MTIME_TOLERANCE_SECS)

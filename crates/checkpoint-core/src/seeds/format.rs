@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 ///
 /// The plugin leaves the name as the placeholder `{{WORKFLOW_STATE_FILE}}`; this is the name we
 /// look for. Any other name can be imported by path with `--from nine-step`.
-pub const NINE_STEP_STATE_FILE: &str = ".workflow-state.json";
+pub(crate) const NINE_STEP_STATE_FILE: &str = ".workflow-state.json";
 
 /// A checkpoint system whose state files `checkpoint` reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,7 +87,7 @@ impl FromStr for SeedFormat {
 /// Recognises a file's format from its contents, else from where it lies.
 ///
 /// Returns `None` for our own `state.json` and for anything else we do not read.
-pub fn detect(path: &Path, bytes: &[u8]) -> Option<SeedFormat> {
+pub(crate) fn detect(path: &Path, bytes: &[u8]) -> Option<SeedFormat> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(object)) => detect_keys(&object).or_else(|| {
             (!object.contains_key("schema_version"))

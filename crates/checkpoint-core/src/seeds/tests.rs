@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::{
     Error, PhaseId, PhaseStatus, Transition, Workflow, apply,
     seeds::{
-        ImportOptions, SeedFormat, SeedSource, detect, discover, export, import, locate,
+        ImportOptions, SeedFormat, SeedSource, discover, export, format::detect, import, locate,
         read_source,
     },
 };

@@ -19,7 +19,9 @@ use crate::{
     journal::{self, Entry, Scan, Tail},
     model::{SCHEMA_VERSION, Workflow, check_invariants},
     store::{
-        BACKUP_FILE, JOURNAL_FILE, Loaded, Recovery, STATE_FILE, Store, TEMP_PREFIX, Verification,
+        handle::Store,
+        layout::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
+        loaded::{Loaded, Recovery, Repair, Verification},
         write::{may_defer, refuse_symlink, unused_path, write_new_file},
     },
     transition::Transition,
@@ -27,26 +29,6 @@ use crate::{
 
 /// How many bytes of the journal's end are read at first to find its last entries.
 const TAIL_BYTES: u64 = 4096;
-
-/// Repairs a writer must persist before its own write.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Repair {
-    pub(super) corrupt_state: bool,
-    pub(super) torn_at: Option<(u64, Vec<u8>)>,
-    /// The journal's end from a line that is not its next entry: moved aside, as a torn line is.
-    pub(super) foreign_at: Option<(u64, Vec<u8>)>,
-    pub(super) temp_files: Vec<PathBuf>,
-    pub(super) journal_seq: u64,
-    pub(super) state_stale: bool,
-    /// The journal ends before the state: it is moved aside and restarted from the state.
-    pub(super) journal_behind: bool,
-    /// The size of `state.json` as read (0 when it was missing or unusable).
-    pub(super) state_len: u64,
-    /// The sequence number of `state.json` as read.
-    pub(super) state_seq: u64,
-    /// The size of the journal entries after `state_seq`, newlines included.
-    pub(super) lag_bytes: u64,
-}
 
 impl Store {
     /// Checks a workflow against its journal, without the lock and without writing anything.
@@ -122,7 +104,7 @@ impl Store {
 
 /// How much of the journal's end [`Store::check_journal`] reads: some 500 entries, so that
 /// `resume` costs the same with a journal of 100 entries or of 100,000 (`cargo xtask bench`).
-pub const CHECK_JOURNAL_BYTES: u64 = 64 * 1024;
+pub(crate) const CHECK_JOURNAL_BYTES: u64 = 64 * 1024;
 
 impl Store {
     /// Checks the shape of the journal's last 64 KiB ([`CHECK_JOURNAL_BYTES`], the whole
@@ -373,7 +355,7 @@ fn state_err_with_help(err: Error) -> Error {
 const REBUILT_HELP: &str = "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`";
 
 /// Parses and checks a state file.
-pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
+pub(crate) fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     // A good state of a known version, the common case, takes one parse; anything else takes
     // the careful path below, which says why the file cannot be used.
     // UTF-8 is checked once for the whole file, which is cheaper than string by string.

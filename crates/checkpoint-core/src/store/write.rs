@@ -12,15 +12,15 @@ use crate::{
     failpoint::{self, Failpoint, Step},
     fsx, journal,
     model::Workflow,
-    store::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
+    store::layout::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
 };
 
 /// A `state.json` at least this large is not rewritten by every write: see [`may_defer`].
 pub const DEFER_STATE_BYTES: u64 = 256 * 1024;
 /// The most journal entries a large `state.json` may lag behind by design.
-pub const MAX_DEFERRED_ENTRIES: u64 = 16;
+pub(crate) const MAX_DEFERRED_ENTRIES: u64 = 16;
 /// The most journal bytes a large `state.json` may lag behind by design.
-pub const MAX_DEFERRED_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_DEFERRED_BYTES: u64 = 64 * 1024;
 
 /// Whether a `state.json` of `state_len` bytes may stay `lag` journal entries (`lag_bytes`
 /// bytes) behind the journal rather than be rewritten; `whole` when those entries include one
@@ -31,7 +31,7 @@ pub const MAX_DEFERRED_BYTES: u64 = 64 * 1024;
 /// first as always) and rewrites `state.json` only once the journal is that far ahead; readers
 /// replay the difference. Small states, the usual case, are rewritten every time. Writers and
 /// readers ask the same question: what a writer leaves behind, a reader does not report.
-pub fn may_defer(state_len: u64, lag: u64, lag_bytes: u64, whole: bool) -> bool {
+pub(crate) fn may_defer(state_len: u64, lag: u64, lag_bytes: u64, whole: bool) -> bool {
     !whole
         && state_len >= DEFER_STATE_BYTES
         && lag < MAX_DEFERRED_ENTRIES

@@ -297,6 +297,57 @@ fn pause_is_lifted_by_starting_work() {
 }
 
 #[test]
+fn lift_pause_journals_an_unpause_before_the_first_work() {
+    let mut w = workflow(&["a", "b"]);
+    run(&mut w, &[start("a")]);
+    let file = Transition::FilePath { path: "x".into() };
+    let mut transitions = vec![file.clone(), complete("a"), start("b")];
+    assert_eq!(crate::lift_pause(&w, &mut transitions), None, "not paused");
+    assert_eq!(transitions, [file.clone(), complete("a"), start("b")]);
+    let pause = Transition::Pause {
+        reason: "rate_limit".into(),
+        until: Some(at(30)),
+    };
+    run(&mut w, &[pause]);
+    let lifted = crate::lift_pause(&w, &mut transitions);
+    assert_eq!(lifted.as_ref(), w.pause.as_ref());
+    assert_eq!(
+        transitions,
+        [file.clone(), Transition::Unpause, complete("a"), start("b")]
+    );
+    let mut no_work = vec![file.clone(), Transition::Unpause];
+    assert_eq!(
+        crate::lift_pause(&w, &mut no_work),
+        None,
+        "no work, no lift"
+    );
+    assert_eq!(no_work, [file, Transition::Unpause]);
+    let mut none = Vec::new();
+    assert_eq!(crate::lift_pause(&w, &mut none), None);
+    assert!(none.is_empty());
+}
+
+#[test]
+fn max_in_progress_counts_the_other_phases_in_progress() {
+    let mut w = workflow(&["a", "b", "c"]);
+    let over = |w: &Workflow, id: &str, max: u32| {
+        crate::over_max_in_progress(w, &phase(id), max)
+            .map(|running| running.iter().map(ToString::to_string).collect::<Vec<_>>())
+    };
+    assert_eq!(over(&w, "a", 1), None, "nothing in progress");
+    run(&mut w, &[start("a")]);
+    assert_eq!(over(&w, "a", 1), None, "a phase does not count itself");
+    assert_eq!(over(&w, "b", 0), None, "0 is no limit");
+    assert_eq!(over(&w, "b", 1), Some(vec!["a".to_owned()]));
+    assert_eq!(over(&w, "b", 2), None);
+    assert_eq!(over(&w, "b", u32::MAX), None);
+    run(&mut w, &[start("b")]);
+    assert_eq!(over(&w, "c", 2), Some(vec!["a".to_owned(), "b".to_owned()]));
+    assert_eq!(over(&w, "c", 1), Some(vec!["a".to_owned(), "b".to_owned()]));
+    assert_eq!(over(&w, "b", 2), None, "b is one of the two");
+}
+
+#[test]
 fn transitions_round_trip_through_json() {
     let transition = Transition::PhaseComplete {
         phase: phase("a"),
@@ -318,3 +369,38 @@ fn transitions_round_trip_through_json() {
 mod props;
 
 pub(crate) use props::{arb_transition, initial};
+
+/// A `run_session_end` line of an old journal, with each of the five words its runner wrote,
+/// reads as its outcome and is written back byte for byte; so does a word this version does not
+/// know (a newer runner's), which must not make the journal unreadable.
+#[test]
+fn session_outcomes_read_and_write_the_journal_words() {
+    use crate::{journal, run::SessionOutcome};
+    let path = std::path::Path::new("journal.jsonl");
+    for (word, outcome) in [
+        ("progress", SessionOutcome::Progress),
+        ("stall", SessionOutcome::Stall),
+        ("rate_limit", SessionOutcome::RateLimit),
+        ("crash", SessionOutcome::Crash),
+        ("interrupted", SessionOutcome::Interrupted),
+        (
+            "out_of_budget",
+            SessionOutcome::Other("out_of_budget".to_owned()),
+        ),
+        ("", SessionOutcome::Other(String::new())),
+    ] {
+        let line = format!(
+            r#"{{"seq":7,"at":"2026-03-01T12:00:00Z","transition":{{"op":"run_session_end","number":2,"session_id":"s","exit":null,"outcome":"{word}","transitions":0}}}}"#
+        ) + "\n";
+        let parsed = journal::parse(path, line.as_bytes()).unwrap();
+        let Transition::RunSessionEnd { outcome: read, .. } = &parsed.entries[0].transition else {
+            panic!("not a session end: {parsed:?}");
+        };
+        assert_eq!(*read, outcome);
+        assert_eq!(outcome.to_string(), word);
+        assert_eq!(parsed.entries[0].to_line(), line, "byte for byte");
+    }
+    let not_a_word = r#"{"seq":7,"at":"2026-03-01T12:00:00Z","transition":{"op":"run_session_end","number":2,"outcome":7}}
+"#;
+    assert!(journal::parse(path, not_a_word.as_bytes()).is_err());
+}

@@ -66,7 +66,10 @@ impl Hook {
                         ctx.config.max_in_progress,
                         ctx.now,
                     ) {
-                        Ok(transitions) => transitions,
+                        Ok(mut transitions) => {
+                            checkpoint_core::lift_pause(workflow, &mut transitions);
+                            transitions
+                        }
                         Err(reason) => {
                             *refusal.borrow_mut() = Some(reason);
                             Vec::new()

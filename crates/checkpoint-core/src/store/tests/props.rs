@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 
 use crate::store::*;
+use crate::{Error, Transition, WorkflowId, redact};
 use crate::{
     journal,
     plan::Plan,

@@ -160,3 +160,42 @@ proptest! {
         prop_assert_eq!(reread, workflow);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// On a paused workflow, the `Unpause` that `lift_pause` journals before work gives the
+    /// state the work alone gives (old journals have none), and only work lifts a pause.
+    #[test]
+    fn lifting_a_pause_first_gives_the_same_state(
+        transitions in prop::collection::vec(arb_transition(), 0..20),
+        last in arb_transition(),
+    ) {
+        let start: DateTime<Utc> = DateTime::UNIX_EPOCH;
+        let mut workflow = initial();
+        for (n, transition) in transitions.iter().enumerate() {
+            let _ = apply(&mut workflow, transition, n as u64 + 2, start + Duration::seconds(n as i64));
+        }
+        let pause = Transition::Pause { reason: "rate_limit".into(), until: None };
+        let _ = apply(&mut workflow, &pause, 100, start + Duration::seconds(100));
+        let mut journaled = vec![last.clone()];
+        let lifted = crate::lift_pause(&workflow, &mut journaled);
+        prop_assert_eq!(lifted.is_some(), workflow.pause.is_some() && last.lifts_pause());
+        prop_assert_eq!(lifted.as_ref(), workflow.pause.as_ref().filter(|_| last.lifts_pause()));
+        prop_assert!(!last.lifts_pause() || last.is_work(), "lifting a pause is work");
+        let at = start + Duration::seconds(200);
+        let mut alone = workflow.clone();
+        let alone_result = apply(&mut alone, &last, 101, at);
+        let mut through = workflow.clone();
+        let through_result = journaled
+            .iter()
+            .try_for_each(|transition| apply(&mut through, transition, 101, at));
+        prop_assert_eq!(alone_result.is_ok(), through_result.is_ok());
+        if alone_result.is_ok() {
+            prop_assert_eq!(&through, &alone);
+            if last.lifts_pause() {
+                prop_assert!(alone.pause.is_none());
+            }
+        }
+    }
+}

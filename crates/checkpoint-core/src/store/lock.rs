@@ -1,0 +1,56 @@
+//! The workflow's advisory lock: taken with a bounded wait, said once when contended.
+
+use std::{
+    fs,
+    path::Path,
+    thread,
+    time::{Duration, Instant},
+};
+
+use crate::{
+    error::{Error, Result},
+    store::{
+        handle::Store,
+        layout::LOCK_FILE,
+        write::{private_options, refuse_symlink},
+    },
+};
+
+impl Store {
+    pub(super) fn lock(&self, dir: &Path) -> Result<fs::File> {
+        let path = dir.join(LOCK_FILE);
+        refuse_symlink(&path)?;
+        let file = private_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|err| Error::io("open lock file", &path, err))?;
+        let started = Instant::now();
+        let mut delay = Duration::from_millis(1);
+        let mut warned = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(err)) => return Err(Error::io("lock", &path, err)),
+            }
+            let waited = started.elapsed();
+            if waited >= self.options.lock_timeout {
+                return Err(Error::Locked {
+                    path,
+                    waited_ms: waited.as_millis(),
+                });
+            }
+            if !warned {
+                warned = true;
+                if let Some(on_wait) = self.options.on_lock_wait {
+                    on_wait(&path);
+                }
+            }
+            thread::sleep(delay.min(self.options.lock_timeout.saturating_sub(waited)));
+            delay = (delay * 2).min(Duration::from_millis(50));
+        }
+    }
+}

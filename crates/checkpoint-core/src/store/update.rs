@@ -1,0 +1,197 @@
+//! The store's reads and writes of one workflow: `load`, and `create` and `update`, each under
+//! the workflow's lock (repairs found while loading persisted first), and its journal.
+
+use std::fs;
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    error::{Error, Result},
+    id::WorkflowId,
+    journal::{self, Entry},
+    model::Workflow,
+    redact,
+    store::{
+        archive,
+        handle::Store,
+        layout::{JOURNAL_FILE, LOCK_FILE, STATE_FILE},
+        load::{self, load_dir, persist_repairs, read_journal},
+        loaded::{Loaded, Repair},
+        write::{commit, create_private_dir, may_defer},
+    },
+    transition::{Transition, apply_in_place},
+};
+
+impl Store {
+    /// Loads a workflow without taking the lock; recoveries are computed in memory only.
+    pub fn load(&self, id: &WorkflowId) -> Result<Loaded> {
+        let dir = self.checked_dir(id)?;
+        load_dir(id, &self.root, &dir)
+    }
+
+    /// Creates a workflow from its initial state.
+    pub fn create(&self, workflow: Workflow, now: DateTime<Utc>) -> Result<Loaded> {
+        archive::refuse_reserved(&workflow.id)?;
+        let dir = self.workflow_dir(&workflow.id);
+        create_private_dir(&self.root)?;
+        let new_dir = !dir.exists();
+        create_private_dir(&dir)?;
+        let dir = self.checked_dir(&workflow.id)?;
+        let _lock = self.lock(&dir)?;
+        if dir.join(STATE_FILE).exists() || dir.join(JOURNAL_FILE).exists() {
+            return Err(Error::AlreadyExists {
+                id: workflow.id.to_string(),
+                dir,
+            });
+        }
+        let mut workflow = workflow;
+        // Secrets are redacted before anything is applied or written.
+        let redacted = redact::workflow(&mut workflow);
+        let mut next = workflow.clone();
+        let transition = Transition::Init {
+            workflow: Box::new(workflow),
+        };
+        apply_in_place(&mut next, &transition, 1, now)?;
+        let entry = Entry {
+            seq: 1,
+            at: now,
+            transition,
+        };
+        let committed = commit(
+            &dir,
+            &[entry.to_line()],
+            Some(&next),
+            self.options.failpoint,
+        );
+        if let Err(err @ (Error::StateTooLarge { .. } | Error::EntryTooLarge { .. })) = committed {
+            // Refused before anything was written: the directory made for it goes too.
+            if new_dir {
+                let _ = fs::remove_file(dir.join(LOCK_FILE));
+                let _ = fs::remove_dir(&dir);
+            }
+            return Err(err);
+        }
+        committed?;
+        Ok(Loaded {
+            workflow: next,
+            recoveries: Vec::new(),
+            dir,
+            redacted,
+            repair: Repair::default(),
+        })
+    }
+
+    /// Applies the transitions `decide` returns for the current state, under the lock.
+    ///
+    /// Repairs found while loading are persisted first. When `decide` returns no transition
+    /// and nothing needs repair, nothing is written.
+    pub fn update(
+        &self,
+        id: &WorkflowId,
+        now: DateTime<Utc>,
+        decide: impl FnOnce(&Workflow) -> Result<Vec<Transition>>,
+    ) -> Result<Loaded> {
+        let dir = self.checked_dir(id)?;
+        let _lock = self.lock(&dir)?;
+        let mut loaded = load_dir(id, &self.root, &dir)?;
+        let transitions = decide(&loaded.workflow)?;
+        // A refusal fails the whole update and drops the loaded state, so it is changed in
+        // place rather than copied first.
+        let next = &mut loaded.workflow;
+        let mut seq = loaded.repair.journal_seq.max(next.seq);
+        let mut entries = Vec::with_capacity(transitions.len() + 1);
+        if loaded.repair.journal_behind {
+            // Appending after a journal that ends before the state would leave a gap in its
+            // numbering: the old journal is kept aside, and a new one starts from the state.
+            let transition = Transition::Snapshot {
+                workflow: Box::new(next.clone()),
+                reason: format!(
+                    "the journal ended at entry {} before the state's entry {}; it is kept as `{JOURNAL_FILE}.behind-<time>` and restarts here",
+                    loaded.repair.journal_seq, next.seq
+                ),
+            };
+            seq += 1;
+            apply_in_place(next, &transition, seq, now)?;
+            entries.push(Entry {
+                seq,
+                at: now,
+                transition,
+            });
+        }
+        for mut transition in transitions {
+            // Secrets are redacted before anything is applied or written.
+            loaded.redacted += redact::transition(&mut transition);
+            seq += 1;
+            apply_in_place(next, &transition, seq, now)?;
+            entries.push(Entry {
+                seq,
+                at: now,
+                transition,
+            });
+        }
+        let lines: Vec<String> = entries.iter().map(Entry::to_line).collect();
+        let repair = &loaded.repair;
+        // How far `state.json` would lag behind the journal if it were not rewritten.
+        let lag = next.seq.saturating_sub(repair.state_seq);
+        let lag_bytes = repair.lag_bytes + lines.iter().map(|line| line.len() as u64).sum::<u64>();
+        let write_state = repair.corrupt_state
+            || repair.state_stale
+            || (lag > 0
+                && !may_defer(
+                    repair.state_len,
+                    lag,
+                    lag_bytes,
+                    entries
+                        .iter()
+                        .any(|entry| entry.transition.replaces_state()),
+                ));
+        persist_repairs(&dir, now, &mut loaded)?;
+        if !lines.is_empty() || write_state {
+            let state = write_state.then_some(&loaded.workflow);
+            commit(&dir, &lines, state, self.options.failpoint)?;
+        }
+        Ok(loaded)
+    }
+
+    /// Applies one transition under the lock.
+    pub fn apply(
+        &self,
+        id: &WorkflowId,
+        now: DateTime<Utc>,
+        transition: Transition,
+    ) -> Result<Loaded> {
+        self.update(id, now, |_| Ok(vec![transition]))
+    }
+
+    /// Reads and parses the whole journal of a workflow.
+    pub fn journal(&self, id: &WorkflowId) -> Result<journal::Journal> {
+        let dir = self.checked_dir(id)?;
+        read_journal(&dir.join(JOURNAL_FILE))
+    }
+
+    /// Reads the whole journal of a workflow, keeping only its last `n` entries in memory (and
+    /// a torn last line): `checkpoint log -n <n>` costs one line's memory, not the journal's.
+    pub fn last_entries(&self, id: &WorkflowId, n: usize) -> Result<journal::Journal> {
+        let dir = self.checked_dir(id)?;
+        let mut kept = std::collections::VecDeque::with_capacity(n.min(1024));
+        let summary = load::for_each_entry(&dir.join(JOURNAL_FILE), |entry, _| {
+            if kept.len() == n {
+                kept.pop_front();
+            }
+            if n > 0 {
+                kept.push_back(entry);
+            }
+            Ok(())
+        })?;
+        Ok(journal::Journal {
+            entries: kept.into(),
+            torn: summary.torn,
+        })
+    }
+
+    /// Whether the workflow's state equals the replay of its journal (see [`Store::verify`]).
+    #[cfg(test)]
+    pub(crate) fn replay_matches(&self, id: &WorkflowId) -> Result<bool> {
+        Ok(self.verify(id)?.replay_matches())
+    }
+}

@@ -1,0 +1,20 @@
+//! Transitions: every change to a workflow is one of these, applied by [`apply`] and recorded in
+//! the journal with a timestamp and a sequence number.
+
+mod apply;
+mod checks;
+mod classify;
+mod phase;
+mod task;
+mod variants;
+
+pub(crate) use crate::transition::{
+    apply::apply_in_place, checks::unknown_phase, variants::DEFAULT_MAX_ATTEMPTS,
+};
+pub use crate::transition::{
+    apply::{apply, lift_pause, over_max_in_progress},
+    variants::{Keep, SessionOutcome, Transition},
+};
+
+#[cfg(test)]
+pub(crate) mod tests;
