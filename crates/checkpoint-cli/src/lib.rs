@@ -5,6 +5,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod cli;
+mod clients;
 mod commands;
 mod ctx;
 mod env;

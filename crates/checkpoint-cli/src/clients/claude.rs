@@ -1,0 +1,3 @@
+//! Claude Code's boundaries: the payloads of its hooks.
+
+pub(crate) mod hooks;
