@@ -283,7 +283,7 @@ impl Hook {
         // The push runs detached, after the hook has answered: only its start is in the budget.
         if self.ctx.config.sync.on_complete {
             for id in completed.into_inner() {
-                crate::commands::sync::push_in_background(&self.ctx, &id);
+                crate::services::remote_sync::push_in_background(&self.ctx, &id);
             }
         }
         Ok(())

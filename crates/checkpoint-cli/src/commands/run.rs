@@ -505,14 +505,16 @@ impl Runner<'_> {
             }
         };
         self.show_sync("pull", remote, &outcome)?;
-        Ok((outcome.action == "diverged").then(|| {
-            checkpoint_core::run::diverged(
-                self.id.as_str(),
-                remote,
-                outcome.message.clone(),
-                outcome.mergeable == Some(true),
-            )
-        }))
+        Ok(
+            (outcome.action == crate::services::remote_sync::SyncAction::Diverged).then(|| {
+                checkpoint_core::run::diverged(
+                    self.id.as_str(),
+                    remote,
+                    outcome.message.clone(),
+                    outcome.mergeable == Some(true),
+                )
+            }),
+        )
     }
 
     /// `--sync`: pushes the workflow.
@@ -539,7 +541,7 @@ impl Runner<'_> {
         self.show(RunEvent::Synced {
             direction: direction.to_owned(),
             remote: remote.to_owned(),
-            action: outcome.action.to_owned(),
+            action: outcome.action.as_str().to_owned(),
             entries: outcome.entries,
             seq: outcome.seq,
             message: outcome.message.clone(),

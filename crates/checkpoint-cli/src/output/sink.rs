@@ -111,6 +111,12 @@ pub(crate) fn warn(message: &str) {
     }
 }
 
+/// Prints clap's error or its help (on stdout, for `--help` and `--version`), as clap words and
+/// colours it.
+pub(crate) fn clap_error(err: &clap::Error) {
+    let _ = err.print();
+}
+
 /// Prints a note on stderr.
 pub(crate) fn note(message: &str) {
     #[expect(clippy::print_stderr, reason = "this is the output module")]
