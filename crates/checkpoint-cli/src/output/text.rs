@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use chrono::{DateTime, Utc};
+pub(crate) use checkpoint_core::resume::ago;
 
 /// `line` cut to `width` columns (a wide character takes two), not counting colour sequences
 /// (the only escapes left), and never inside a character as people see it (see
@@ -179,41 +179,6 @@ pub(crate) fn count(n: usize, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
-    }
-}
-
-/// "5 minutes ago", "in 2 hours", "just now".
-pub(crate) fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    let secs = (now - then).num_seconds();
-    let (amount, future) = if secs < 0 {
-        (-secs, true)
-    } else {
-        (secs, false)
-    };
-    let text = match amount {
-        0..45 => {
-            return if future {
-                "in a moment".into()
-            } else {
-                "just now".into()
-            };
-        }
-        45..5400 => plural((amount + 30) / 60, "minute"),
-        5400..129_600 => plural((amount + 1800) / 3600, "hour"),
-        _ => plural((amount + 43_200) / 86_400, "day"),
-    };
-    if future {
-        format!("in {text}")
-    } else {
-        format!("{text} ago")
-    }
-}
-
-fn plural(n: i64, unit: &str) -> String {
-    if n == 1 {
-        format!("1 {unit}")
-    } else {
-        format!("{n} {unit}s")
     }
 }
 

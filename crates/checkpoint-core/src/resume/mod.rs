@@ -13,7 +13,7 @@ pub use crate::resume::{
     codes::{Action, FindingCode, RecoveryCode},
     holders::{Dispatch, Held, SubAgents},
     planner::{NextAction, PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
-    prompt::render_prompt,
+    prompt::{ago, render_prompt},
     restart::{Restart, restart},
     validate::{Finding, OUTPUT_MTIME_TOLERANCE_SECS, Probe, Severity, validate, written_since},
 };
