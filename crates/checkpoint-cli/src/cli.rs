@@ -153,9 +153,9 @@ pub enum Command {
     /// answers on stdout. It runs `checkpoint-mcp`, installed beside `checkpoint`.
     Mcp(commands::mcp::McpArgs),
     /// Send the workflow's state to a git remote as `refs/checkpoints/<id>`
-    Push(commands::sync::PushArgs),
+    Push(commands::push_pull::PushArgs),
     /// Bring the workflow's state from a git remote (`refs/checkpoints/<id>`)
-    Pull(commands::sync::PullArgs),
+    Pull(commands::push_pull::PullArgs),
     /// Pull, then push what is ahead
-    Sync(commands::sync::PullArgs),
+    Sync(commands::push_pull::PullArgs),
 }

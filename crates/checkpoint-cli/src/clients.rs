@@ -1,3 +1,4 @@
-//! What the agent clients print, as typed documents (their own formats, read leniently).
+//! What the agent clients send us and print, one module per client: their payloads and
+//! streams as typed documents (their own formats, read leniently).
 
 pub(crate) mod claude;

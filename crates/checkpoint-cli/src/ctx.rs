@@ -22,6 +22,7 @@ use crate::{
     failure::Failure,
     inside,
     json::{CommitReport, WorkflowReport},
+    locate,
     output::{self, ColorChoice, Format},
 };
 
@@ -69,11 +70,11 @@ impl Location {
     /// The project around `cwd`, and the store: `dir` (relative to `cwd`) when given, else
     /// `.claude/checkpoints` under the project root.
     pub(crate) fn find(cwd: PathBuf, dir: Option<&Path>) -> Self {
-        let project_root = project_root(&cwd);
+        let project_root = locate::project_root(&cwd);
         let root = match dir {
             Some(dir) if dir.is_absolute() => dir.to_owned(),
             Some(dir) => cwd.join(dir),
-            None => project_root.join(".claude").join("checkpoints"),
+            None => locate::default_store(&project_root),
         };
         Self {
             cwd,
@@ -337,14 +338,6 @@ pub(crate) fn current_dir() -> Result<PathBuf> {
     env::current_dir()
         .into_diagnostic()
         .wrap_err("failed to read the current directory")
-}
-
-/// The nearest ancestor of `cwd` holding `.git` (a directory, or a file in a worktree).
-fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_owned()
 }
 
 /// Reads `config.toml` in the store root; every setting is optional.

@@ -1,9 +1,10 @@
 //! The `checkpoint` command line: parses arguments, runs one subcommand, renders its result and
 //! maps errors to the documented exit codes.
 
-// Printing happens in `output.rs` only.
-#![warn(clippy::print_stdout, clippy::print_stderr)]
+// Printing happens in `output` only (`output/sink.rs`, which allows it where it prints).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod args;
 mod cli;
 mod clients;
 mod commands;
@@ -14,10 +15,12 @@ mod failure;
 mod git;
 mod inside;
 mod json;
+mod locate;
 mod output;
 mod probe;
 mod remote;
 mod runner;
+mod services;
 mod stdin;
 mod unfinished;
 
@@ -62,7 +65,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(exit_code::SUCCESS);
         }
         Err(err) => {
-            let _ = err.print();
+            output::clap_error(&err);
             return ExitCode::from(if err.use_stderr() {
                 exit_code::USAGE
             } else {
@@ -102,7 +105,7 @@ fn context(global: &GlobalArgs) -> miette::Result<ctx::Ctx> {
 fn dispatch(cli: &Cli) -> miette::Result<()> {
     match &cli.command {
         Command::Schema(args) => return commands::schema::run(args),
-        Command::Completions(args) => return commands::completions::run(args),
+        Command::Completions(args) => return commands::completions::run(args, command()),
         Command::Hook(args) => {
             hook(&args.event, cli.global.dir.as_deref());
             return Ok(());
@@ -114,7 +117,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         _ => {}
     }
     let ctx = context(&cli.global)?;
-    commands::sync::report_failed_pushes(&ctx);
+    services::remote_sync::report_failed_pushes(&ctx);
     match &cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Start(args) => commands::phase::start(&ctx, args),
@@ -148,9 +151,9 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Import(args) => commands::import::run(&ctx, args),
         Command::Export(args) => commands::export::run(&ctx, args),
-        Command::Push(args) => commands::sync::push(&ctx, args),
-        Command::Pull(args) => commands::sync::pull(&ctx, args),
-        Command::Sync(args) => commands::sync::sync(&ctx, args),
+        Command::Push(args) => commands::push_pull::push(&ctx, args),
+        Command::Pull(args) => commands::push_pull::pull(&ctx, args),
+        Command::Sync(args) => commands::push_pull::sync(&ctx, args),
         Command::Report(args) => commands::report::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Schema(_)
@@ -289,8 +292,12 @@ fn exit_code_of(report: &Report) -> u8 {
     if let Some(failure) = report.downcast_ref::<failure::Failure>() {
         return failure.exit;
     }
-    if report.downcast_ref::<commands::sync::Diverged>().is_some()
-        || report.downcast_ref::<commands::sync::Rejected>().is_some()
+    if report
+        .downcast_ref::<commands::push_pull::Diverged>()
+        .is_some()
+        || report
+            .downcast_ref::<commands::push_pull::Rejected>()
+            .is_some()
     {
         return exit_code::REFUSED;
     }

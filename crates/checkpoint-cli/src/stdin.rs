@@ -13,7 +13,7 @@ use rustix::{
     event::{PollFd, PollFlags, Timespec, poll},
     io::Errno,
 };
-use serde_json::Value;
+use serde::de::IgnoredAny;
 
 /// How long a hook waits for a complete payload: well inside the 5 s the plugin gives a hook.
 pub(crate) const PAYLOAD_DEADLINE: Duration = Duration::from_millis(1500);
@@ -23,8 +23,8 @@ const CHUNK_BYTES: usize = 64 * 1024;
 
 /// What reading stdin gave.
 pub(crate) enum Payload {
-    /// A complete JSON value (what followed it, if anything, is ignored).
-    Complete(Value),
+    /// The bytes of a complete JSON value (what followed it, if anything, is left out).
+    Complete(Vec<u8>),
     /// Stdin ended; this is everything it held (possibly nothing, or not JSON).
     Ended(Vec<u8>),
 }
@@ -67,12 +67,14 @@ pub(crate) fn read_payload(
         bytes.extend_from_slice(read);
         // A JSON object ends with `}`: only then can the bytes so far be a complete payload,
         // which keeps a large payload from being parsed once per chunk.
-        if bytes.trim_ascii_end().ends_with(b"}")
-            && let Some(Ok(value)) = serde_json::Deserializer::from_slice(&bytes)
-                .into_iter::<Value>()
-                .next()
-        {
-            return Ok(Payload::Complete(value));
+        // Checking it builds nothing: the caller parses the bytes into its own type.
+        if bytes.trim_ascii_end().ends_with(b"}") {
+            let mut values = serde_json::Deserializer::from_slice(&bytes).into_iter::<IgnoredAny>();
+            if let Some(Ok(_)) = values.next() {
+                let end = values.byte_offset();
+                bytes.truncate(end);
+                return Ok(Payload::Complete(bytes));
+            }
         }
     }
 }
@@ -100,6 +102,8 @@ fn readable_before(fd: BorrowedFd<'_>, give_up_at: Instant) -> Result<bool, Stri
 mod tests {
     use std::io::{self, Write};
 
+    use serde_json::Value;
+
     use super::*;
 
     /// A pipe holding `bytes`, with its writing end still open when `close` is false, as stdin is
@@ -113,11 +117,22 @@ mod tests {
     #[test]
     fn a_complete_payload_is_taken_without_waiting_for_the_end() {
         let (reader, _writer) = pipe_with(br#"{"hook_event_name": "Stop"}"#, false);
-        let Ok(Payload::Complete(value)) = read_payload(reader, 1024, Duration::from_secs(60))
+        let Ok(Payload::Complete(bytes)) = read_payload(reader, 1024, Duration::from_secs(60))
         else {
             panic!("no complete payload");
         };
-        assert_eq!(value["hook_event_name"], "Stop");
+        assert_eq!(bytes, br#"{"hook_event_name": "Stop"}"#);
+    }
+
+    /// What follows a complete payload (more input, another value) is left out of its bytes.
+    #[test]
+    fn what_follows_a_complete_payload_is_left_out() {
+        let (reader, _writer) = pipe_with(b"{\"a\": {\"b\": \"}\"}} {\"c\": 1}", false);
+        let Ok(Payload::Complete(bytes)) = read_payload(reader, 1024, Duration::from_secs(60))
+        else {
+            panic!("no complete payload");
+        };
+        assert_eq!(bytes, br#"{"a": {"b": "}"}}"#);
     }
 
     #[test]
@@ -162,10 +177,11 @@ mod tests {
             }
             writer
         });
-        let Ok(Payload::Complete(value)) = read_payload(reader, 1024, Duration::from_secs(60))
+        let Ok(Payload::Complete(bytes)) = read_payload(reader, 1024, Duration::from_secs(60))
         else {
             panic!("no complete payload");
         };
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(
             (value["hook_event_name"].as_str(), value["x"].as_i64()),
             (Some("Stop"), Some(1))

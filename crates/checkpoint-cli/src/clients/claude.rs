@@ -1,3 +1,5 @@
-//! Claude Code's documents: the stream-json lines of a headless `claude -p` session.
+//! Claude Code's boundaries: the payloads of its hooks and the stream-json lines of a headless
+//! `claude -p` session.
 
+pub(crate) mod hooks;
 pub(crate) mod stream;

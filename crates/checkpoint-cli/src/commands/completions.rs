@@ -13,8 +13,10 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-pub(crate) fn run(args: &CompletionsArgs) -> Result<()> {
+/// Writes the script completing `command` (the whole command line's, given by the caller so that
+/// no command module imports `cli.rs` back).
+pub(crate) fn run(args: &CompletionsArgs, mut command: clap::Command) -> Result<()> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut crate::command(), "checkpoint", &mut script);
+    clap_complete::generate(args.shell, &mut command, "checkpoint", &mut script);
     output::emit(&String::from_utf8_lossy(&script)).into_diagnostic()
 }

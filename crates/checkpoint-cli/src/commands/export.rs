@@ -7,7 +7,7 @@ use clap::Args;
 use miette::{IntoDiagnostic, Result};
 
 use crate::{
-    commands::import::FormatArg,
+    args::FormatArg,
     ctx::Ctx,
     json::ExportReport,
     output::{self, Format, JSON_VERSION},

@@ -7,7 +7,7 @@
 
 mod subagent;
 
-use std::{fmt, path::Path, str::FromStr, time::Duration};
+use std::{path::Path, time::Duration};
 
 use checkpoint_core::{
     Config, PhaseStatus, Transition, Workflow, WorkflowId, observe, resume::Briefing,
@@ -15,9 +15,13 @@ use checkpoint_core::{
 use chrono::{DateTime, Utc};
 use clap::Args;
 use miette::{IntoDiagnostic, Result, miette};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{
+    clients::claude::hooks::{
+        Envelope, HookEvent, Payload, PreCompact, SessionStart, Stop, StopFailure, Tool,
+        ToolFailure, ToolUse,
+    },
     ctx::{Ctx, Location, Settings},
     output::{self, Format},
     probe::FsProbe,
@@ -40,83 +44,6 @@ pub struct HookArgs {
     pub event: String,
 }
 
-/// A Claude Code hook event that `checkpoint hook` handles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HookEvent {
-    SessionStart,
-    PreCompact,
-    PreToolUse,
-    PostToolUse,
-    PostToolUseFailure,
-    Stop,
-    SubagentStart,
-    SubagentStop,
-    StopFailure,
-    /// Accepted, and does nothing.
-    SessionEnd,
-}
-
-impl HookEvent {
-    /// Every event, in the order they are documented.
-    pub(crate) const ALL: [HookEvent; 10] = [
-        Self::SessionStart,
-        Self::PreCompact,
-        Self::PreToolUse,
-        Self::PostToolUse,
-        Self::PostToolUseFailure,
-        Self::Stop,
-        Self::SubagentStart,
-        Self::SubagentStop,
-        Self::StopFailure,
-        Self::SessionEnd,
-    ];
-
-    /// The event's name in Claude Code's hook configuration and payloads.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::SessionStart => "SessionStart",
-            Self::PreCompact => "PreCompact",
-            Self::PreToolUse => "PreToolUse",
-            Self::PostToolUse => "PostToolUse",
-            Self::PostToolUseFailure => "PostToolUseFailure",
-            Self::Stop => "Stop",
-            Self::SubagentStart => "SubagentStart",
-            Self::SubagentStop => "SubagentStop",
-            Self::StopFailure => "StopFailure",
-            Self::SessionEnd => "SessionEnd",
-        }
-    }
-
-    /// The string fields a payload of this event carries besides `session_id` and `cwd`.
-    fn required_fields(self) -> &'static [&'static str] {
-        match self {
-            Self::PreCompact => &["trigger"],
-            Self::PreToolUse | Self::PostToolUse => &["tool_name"],
-            Self::PostToolUseFailure => &["tool_name", "error"],
-            Self::StopFailure => &["error"],
-            Self::SubagentStart => &["agent_id"],
-            Self::SessionStart | Self::Stop | Self::SubagentStop | Self::SessionEnd => &[],
-        }
-    }
-}
-
-impl fmt::Display for HookEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for HookEvent {
-    type Err = miette::Report;
-
-    fn from_str(value: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|event| event.name() == value)
-            .ok_or_else(|| miette!("unknown hook event `{value}`; nothing recorded"))
-    }
-}
-
 /// Runs the hook for `event` (as given on the command line); never fails: an error becomes a
 /// warning on stderr, here and nowhere else.
 pub(crate) fn run(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
@@ -126,7 +53,9 @@ pub(crate) fn run(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) 
 }
 
 fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Result<()> {
-    let event: HookEvent = event.parse()?;
+    let event: HookEvent = event
+        .parse()
+        .map_err(|message: String| miette!("{message}"))?;
     if event == HookEvent::SessionEnd {
         // Claude Code cuts SessionEnd short and skips it after any hook timeout, so nothing
         // depends on it; the plugin declares it because a StopFailure hook in `-p` mode runs
@@ -135,11 +64,11 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
         let _ = stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE);
         return Ok(());
     }
-    let payload = read_payload(event)?;
-    let cwd = match payload.get("cwd").and_then(Value::as_str) {
-        Some(cwd) if !cwd.is_empty() => cwd.into(),
-        _ => std::env::current_dir()
+    let (envelope, payload) = read_payload(event)?;
+    let cwd = match envelope.cwd.as_str() {
+        "" => std::env::current_dir()
             .map_err(|err| miette!("failed to read the current directory: {err}"))?,
+        cwd => cwd.into(),
     };
     let location = Location::find(cwd, dir_override);
     if !location.root.is_dir() {
@@ -159,49 +88,37 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
     };
     let hook = Hook {
         ctx: Ctx::new(location, settings)?,
-        payload,
+        envelope,
     };
-    match event {
-        HookEvent::SessionStart => hook.session_start(),
-        HookEvent::PreCompact => hook.pre_compact(),
-        HookEvent::PreToolUse => hook.pre_tool_use(),
-        HookEvent::PostToolUse => hook.post_tool_use(),
-        HookEvent::PostToolUseFailure => hook.post_tool_use_failure(),
-        HookEvent::Stop => hook.stop(event),
-        HookEvent::SubagentStart => hook.subagent_start(),
-        HookEvent::SubagentStop => {
-            hook.subagent_stop()?;
-            hook.stop(event)
+    match &payload {
+        Payload::SessionStart(payload) => hook.session_start(payload),
+        Payload::PreCompact(payload) => hook.pre_compact(payload),
+        Payload::PreToolUse(payload) => hook.pre_tool_use(payload),
+        Payload::PostToolUse(payload) => hook.post_tool_use(payload),
+        Payload::PostToolUseFailure(payload) => hook.post_tool_use_failure(payload),
+        Payload::Stop(payload) => hook.stop(event, payload),
+        Payload::SubagentStart(payload) => hook.subagent_start(payload),
+        Payload::SubagentStop(payload) => {
+            hook.subagent_stop(payload)?;
+            hook.stop(event, payload)
         }
-        HookEvent::StopFailure => hook.stop_failure(),
-        HookEvent::SessionEnd => Ok(()),
+        Payload::StopFailure(payload) => hook.stop_failure(payload),
+        Payload::SessionEnd => Ok(()),
     }
 }
 
 /// Reads the payload on stdin and checks the fields every payload of `event` carries, so that a
 /// malformed one changes nothing.
-fn read_payload(event: HookEvent) -> Result<Value> {
+fn read_payload(event: HookEvent) -> Result<(Envelope, Payload)> {
     // The client may keep stdin open after the payload: act on a complete one at once, and
     // give up at a deadline well inside the hook's timeout.
-    let payload: Value =
+    let bytes =
         match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)
             .map_err(|message| miette!("{message}"))?
         {
-            stdin::Payload::Complete(value) => value,
-            stdin::Payload::Ended(input) => {
-                if input.trim_ascii().is_empty() {
-                    miette::bail!("no payload on stdin; nothing recorded");
-                }
-                serde_json::from_slice(&input).map_err(|err| {
-                    miette!("the payload on stdin is not JSON ({err}); nothing recorded")
-                })?
-            }
+            stdin::Payload::Complete(bytes) | stdin::Payload::Ended(bytes) => bytes,
         };
-    if !payload.is_object() {
-        miette::bail!("the payload on stdin is not a JSON object; nothing recorded");
-    }
-    check_payload(event, &payload)?;
-    Ok(payload)
+    Payload::parse(event, &bytes).map_err(|message| miette!("{message}"))
 }
 
 /// A workflow that cannot be loaded, and why.
@@ -209,16 +126,12 @@ type Unreadable = (WorkflowId, String);
 
 struct Hook {
     ctx: Ctx,
-    payload: Value,
+    envelope: Envelope,
 }
 
 impl Hook {
-    fn str(&self, key: &str) -> Option<&str> {
-        self.payload.get(key).and_then(Value::as_str)
-    }
-
     fn session_id(&self) -> Option<String> {
-        self.str("session_id").map(str::to_owned)
+        Some(self.envelope.session_id.clone())
     }
 
     /// The unfinished workflows, most recently active first, and the unreadable ones with why.
@@ -274,7 +187,7 @@ impl Hook {
     }
 
     /// Re-injects where the work stands, so a new, resumed or compacted session picks it up.
-    fn session_start(&self) -> Result<()> {
+    fn session_start(&self, payload: &SessionStart) -> Result<()> {
         let ctx = &self.ctx;
         let (active, unreadable) = self.scan()?;
         let mut context = String::new();
@@ -282,7 +195,7 @@ impl Hook {
             let probe = FsProbe::new(&ctx.project_root);
             // A new session runs none of the sub-agents of an earlier one; a compacted session
             // still runs its own.
-            let first = if self.str("source") == Some("compact") {
+            let first = if payload.source.as_deref() == Some("compact") {
                 std::borrow::Cow::Borrowed(first)
             } else {
                 checkpoint_core::subagent::as_seen_by_new_session(first)
@@ -314,8 +227,8 @@ impl Hook {
     }
 
     /// Records the compaction, so the `compact` SessionStart finds the position saved.
-    fn pre_compact(&self) -> Result<()> {
-        let trigger = self.str("trigger").unwrap_or("unknown").to_owned();
+    fn pre_compact(&self, payload: &PreCompact) -> Result<()> {
+        let trigger = payload.trigger.clone();
         self.update_unfinished(|_| {
             vec![Transition::Compaction {
                 trigger: trigger.clone(),
@@ -327,24 +240,20 @@ impl Hook {
 
     /// Completes a phase whose declared outputs now all exist; records commit SHAs after
     /// `git commit`; adds written files to the context summary.
-    fn post_tool_use(&self) -> Result<()> {
-        self.sub_agent_post_tool_use()?;
-        let tool = self.str("tool_name").unwrap_or_default();
-        let input = self.payload.get("tool_input").unwrap_or(&Value::Null);
-        let written = match tool {
-            "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => input
-                .get("file_path")
-                .or_else(|| input.get("notebook_path"))
-                .and_then(Value::as_str)
+    fn post_tool_use(&self, payload: &ToolUse) -> Result<()> {
+        self.sub_agent_post_tool_use(payload)?;
+        let input = &payload.tool_input;
+        let written = match payload.tool() {
+            Tool::FileEdit => input
+                .file_path
+                .as_deref()
+                .or(input.notebook_path.as_deref())
                 .map(|path| self.relative(path)),
-            _ => None,
+            Tool::Agent | Tool::Bash | Tool::Other => None,
         };
-        let committed = tool == "Bash"
-            && input
-                .get("command")
-                .and_then(Value::as_str)
-                .is_some_and(observe::is_git_commit)
-            && !self.tool_failed();
+        let committed = payload.tool() == Tool::Bash
+            && input.command.as_deref().is_some_and(observe::is_git_commit)
+            && payload.tool_response.interrupted != Some(true);
         if written.is_none() && !committed {
             return Ok(());
         }
@@ -375,19 +284,19 @@ impl Hook {
         // The push runs detached, after the hook has answered: only its start is in the budget.
         if self.ctx.config.sync.on_complete {
             for id in completed.into_inner() {
-                crate::commands::sync::push_in_background(&self.ctx, &id);
+                crate::services::remote_sync::push_in_background(&self.ctx, &id);
             }
         }
         Ok(())
     }
 
     /// Records a failed tool call on the phase in progress.
-    fn post_tool_use_failure(&self) -> Result<()> {
-        if self.sub_agent_tool_failure()? {
+    fn post_tool_use_failure(&self, payload: &ToolFailure) -> Result<()> {
+        if self.sub_agent_tool_failure(payload)? {
             return Ok(());
         }
-        let tool = self.str("tool_name").unwrap_or("tool").to_owned();
-        let error = self.tool_error();
+        let tool = payload.tool_name.clone();
+        let error = tool_error(payload);
         self.update_unfinished(|workflow| {
             workflow
                 .phases
@@ -406,7 +315,7 @@ impl Hook {
 
     /// Records a heartbeat; with `strict_stop`, blocks a stop while a phase in progress has no
     /// recent progress note.
-    fn stop(&self, event: HookEvent) -> Result<()> {
+    fn stop(&self, event: HookEvent, payload: &Stop) -> Result<()> {
         let mut block = None;
         let updated = self.update_unfinished(|_| {
             vec![Transition::Heartbeat {
@@ -415,11 +324,7 @@ impl Hook {
             }]
         })?;
         for workflow in updated {
-            let already_blocked = self
-                .payload
-                .get("stop_hook_active")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            let already_blocked = payload.stop_hook_active.unwrap_or(false);
             if event == HookEvent::Stop && !already_blocked && block.is_none() {
                 block = observe::stop_blocked(&workflow, &self.ctx.config, self.ctx.now);
             }
@@ -433,26 +338,13 @@ impl Hook {
 
     /// Pauses the unfinished workflows after an API failure such as a rate limit; a sub-agent's
     /// failure only marks its phase.
-    fn stop_failure(&self) -> Result<()> {
-        if self.str("agent_id").is_some() {
-            return self.sub_agent_failure();
+    fn stop_failure(&self, payload: &StopFailure) -> Result<()> {
+        if let Some(agent_id) = &payload.agent_id {
+            return self.sub_agent_failure(agent_id, &payload.error);
         }
-        let error = self.str("error").unwrap_or("unknown").to_owned();
+        let error = payload.error.clone();
         self.update_unfinished(|_| vec![observe::api_failed(&error)])?;
         Ok(())
-    }
-
-    /// A failed tool call's error, redacted, then cut to a sane length.
-    fn tool_error(&self) -> String {
-        checkpoint_core::redact::shortened(self.str("error").unwrap_or("failed"), MAX_TOOL_ERROR)
-    }
-
-    fn tool_failed(&self) -> bool {
-        let response = self.payload.get("tool_response");
-        response
-            .and_then(|response| response.get("interrupted"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
     }
 
     /// A path relative to the project root where it is inside it.
@@ -468,6 +360,11 @@ impl Hook {
             Err(_) => absolute.to_string_lossy().into_owned(),
         }
     }
+}
+
+/// A failed tool call's error, redacted, then cut to a sane length.
+pub(super) fn tool_error(payload: &ToolFailure) -> String {
+    checkpoint_core::redact::shortened(&payload.error, MAX_TOOL_ERROR)
 }
 
 /// Prints SessionStart's `additionalContext`.
@@ -498,36 +395,6 @@ fn seed_context(project_root: &Path, config: &Config, now: DateTime<Utc>) -> Res
     emit_context(&context)
 }
 
-/// Checks the fields every payload of `event` carries, so that a malformed one changes nothing.
-fn check_payload(event: HookEvent, payload: &Value) -> Result<()> {
-    let string = |key: &str| payload.get(key).and_then(Value::as_str);
-    match string("hook_event_name") {
-        Some(name) if name == event.name() => {}
-        Some(name) => {
-            miette::bail!("the payload is for `{name}`, not `{event}`; nothing recorded");
-        }
-        None => miette::bail!("the payload has no `hook_event_name`; nothing recorded"),
-    }
-    let missing: Vec<&str> = ["session_id", "cwd"]
-        .iter()
-        .chain(event.required_fields())
-        .copied()
-        .filter(|key| string(key).is_none())
-        .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(miette!(
-            "the payload lacks the string field(s) {}; nothing recorded",
-            missing
-                .iter()
-                .map(|key| format!("`{key}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,16 +406,13 @@ mod tests {
             assert_eq!(event.to_string(), event.name());
         }
         let err = "Notification".parse::<HookEvent>().unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "unknown hook event `Notification`; nothing recorded"
-        );
+        assert_eq!(err, "unknown hook event `Notification`; nothing recorded");
     }
 
     /// The plugin registers exactly the events the hook handles.
     #[test]
     fn the_plugin_registers_every_event() {
-        let hooks: Value = serde_json::from_str(include_str!(concat!(
+        let hooks: serde_json::Value = serde_json::from_str(include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../plugin/hooks/hooks.json"
         )))

@@ -7,15 +7,16 @@ use checkpoint_core::{
     WorkflowId,
     seeds::{self, ImportOptions, SeedFormat},
 };
-use clap::{Args, ValueEnum};
+use clap::Args;
 use miette::{IntoDiagnostic, Result};
 
 use crate::{
-    commands::init,
+    args::FormatArg,
     ctx::Ctx,
     inside,
     json::{ImportReport, ImportedFrom},
     output::{self, Format, JSON_VERSION, Paint},
+    services::new_workflow,
 };
 
 /// Arguments of `checkpoint import`.
@@ -34,33 +35,6 @@ pub struct ImportArgs {
     pub fresh: bool,
 }
 
-/// The state file formats of other checkpoint systems.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    /// dotagent's `memory/state/phase.json`, with `execution.json` beside it
-    Dotagent,
-    /// OrchestKit's `.claude/pipeline-state.json`
-    Orchestkit,
-    /// The checkpoint-recovery pattern's `.claude/data/checkpoints/<workflow>.json`
-    CheckpointRecovery,
-    /// The checkpoints directory's `.claude/checkpoints/<type>_<project>_<time>.json`
-    CheckpointsDir,
-    /// The nine-step workflow's state file in a worktree (`.workflow-state.json`)
-    NineStep,
-}
-
-impl From<FormatArg> for SeedFormat {
-    fn from(format: FormatArg) -> Self {
-        match format {
-            FormatArg::Dotagent => Self::Dotagent,
-            FormatArg::Orchestkit => Self::Orchestkit,
-            FormatArg::CheckpointRecovery => Self::CheckpointRecovery,
-            FormatArg::CheckpointsDir => Self::CheckpointsDir,
-            FormatArg::NineStep => Self::NineStep,
-        }
-    }
-}
-
 pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
     // `.` components are left out, so that messages show `memory/…` rather than `./memory/…`.
     let path: PathBuf = ctx
@@ -77,7 +51,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
     };
     let workflow = seeds::import(found.format, &source, &options)?;
     inside::check_outputs(&ctx.project_root, &workflow, &ctx.display_path(&found.path))?;
-    let loaded = init::create(ctx, workflow, args.fresh)?;
+    let loaded = new_workflow::create(ctx, workflow, args.fresh)?;
     let path = ctx.display_path(&found.path);
     match ctx.format {
         Format::Json => output::emit_json(&ImportReport {

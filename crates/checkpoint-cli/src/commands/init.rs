@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use checkpoint_core::{GitContext, PhasePlan, Plan, Workflow, WorkflowId, store::Loaded};
+use checkpoint_core::{GitContext, PhasePlan, Plan, WorkflowId};
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
 
@@ -12,6 +12,7 @@ use crate::{
     inside,
     json::WorkflowReport,
     output::{self, Format, Paint},
+    services::new_workflow,
 };
 
 /// The largest plan file read, in bytes: above the state's own limit, so that a plan too large
@@ -105,7 +106,7 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
         plan.kind = args.kind.clone();
     }
     let workflow = plan.into_workflow(id.clone(), git_context(ctx), ctx.now)?;
-    let loaded = create(ctx, workflow, args.fresh)?;
+    let loaded = new_workflow::create(ctx, workflow, args.fresh)?;
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
         _ => {
@@ -120,24 +121,6 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
-}
-
-/// Creates a workflow in the store; with `fresh`, an existing one with its id is archived first.
-pub(crate) fn create(ctx: &Ctx, workflow: Workflow, fresh: bool) -> Result<Loaded> {
-    let id = workflow.id.clone();
-    let mut archived = None;
-    if fresh && ctx.store.workflow_dir(&id).exists() {
-        archived = Some(ctx.store.archive(&id, ctx.now, false)?);
-    }
-    let loaded = ctx.store.create(workflow, ctx.now)?;
-    output::warn_redacted(loaded.redacted);
-    if let Some(path) = &archived {
-        output::note(&format!(
-            "archived the previous `{id}` to `{}`",
-            path.display()
-        ));
-    }
-    Ok(loaded)
 }
 
 /// The branch, worktree and `HEAD` of the project, where git knows them.

@@ -17,6 +17,7 @@ use miette::{IntoDiagnostic, Result};
 use crate::{
     ctx::Ctx,
     json::{ListEntry, ListReport},
+    locate,
     output::{self, Format, JSON_VERSION, Paint},
     probe,
 };
@@ -127,7 +128,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
     let mut stores: Vec<(PathBuf, PathBuf)> =
         vec![(ctx.project_root.clone(), ctx.store.root().to_owned())];
     for root in &worktrees {
-        stores.push((root.clone(), root.join(".claude").join("checkpoints")));
+        stores.push((root.clone(), locate::default_store(root)));
     }
     if args.all {
         for dir in walk_for_stores(&ctx.cwd) {
@@ -267,14 +268,7 @@ fn walk_for_stores(start: &Path) -> Vec<PathBuf> {
                     .is_some_and(|name| SKIPPED_DIRS.contains(&name)))
         })
         .filter_map(Result::ok)
-        .filter(|entry| {
-            entry.file_type().is_dir()
-                && entry.file_name() == "checkpoints"
-                && entry
-                    .path()
-                    .parent()
-                    .is_some_and(|parent| parent.ends_with(".claude"))
-        })
+        .filter(|entry| entry.file_type().is_dir() && locate::is_default_store(entry.path()))
         .map(|entry| entry.into_path())
         .collect()
 }

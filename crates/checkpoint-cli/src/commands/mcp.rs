@@ -30,7 +30,7 @@ pub(crate) struct ServerMissing {
 /// Runs `checkpoint-mcp` with the checkpoint directory, replacing this process where the
 /// platform allows, and returns its exit code otherwise.
 pub(crate) fn run(dir: Option<&Path>) -> Result<u8> {
-    let path = server_path();
+    let path = crate::locate::sibling_binary("checkpoint-mcp");
     let mut command = Command::new(&path);
     if let Some(dir) = dir {
         command.arg("--dir").arg(dir);
@@ -48,14 +48,4 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<u8> {
             .map_err(|source| ServerMissing { path, source })?;
         Ok(status.code().map_or(1, |code| code.clamp(0, 255) as u8))
     }
-}
-
-/// `checkpoint-mcp` beside the running binary, else on `PATH`.
-fn server_path() -> PathBuf {
-    let name = format!("checkpoint-mcp{}", std::env::consts::EXE_SUFFIX);
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join(&name)))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
 }

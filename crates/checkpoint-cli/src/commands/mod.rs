@@ -1,4 +1,4 @@
-//! One module per subcommand.
+//! One module per subcommand, or per group of verbs on one subject.
 
 pub(crate) mod archive;
 pub(crate) mod completions;
@@ -13,12 +13,12 @@ pub(crate) mod list;
 pub(crate) mod log;
 pub(crate) mod mcp;
 pub(crate) mod phase;
+pub(crate) mod push_pull;
 pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod status;
-pub(crate) mod sync;
 pub(crate) mod task;
 pub(crate) mod validate;
 pub(crate) mod watch;

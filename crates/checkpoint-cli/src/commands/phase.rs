@@ -7,7 +7,7 @@ use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{commands::context, ctx::Ctx, git, json, output};
+use crate::{args, ctx::Ctx, git, json, output};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
@@ -150,7 +150,7 @@ pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
     ctx.apply(
         Transition::PhaseProgress {
             phase: phase.clone(),
-            note: context::text_argument(args.note.as_deref(), args.file.as_deref())?,
+            note: args::text_argument(args.note.as_deref(), args.file.as_deref())?,
         },
         |_| format!("recorded progress on phase `{phase}`"),
     )?;
@@ -197,7 +197,7 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         |loaded| checkpoint_commit(ctx, &loaded.workflow, args.commit),
     )?;
     if ctx.config.sync.on_complete {
-        crate::commands::sync::push_in_background(ctx, &loaded.workflow.id);
+        crate::services::remote_sync::push_in_background(ctx, &loaded.workflow.id);
     }
     Ok(())
 }

@@ -241,7 +241,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
                 ..
             } => {
                 let exit = exit.map_or_else(|| "signal".to_owned(), |code| format!("exit {code}"));
-                let spent = crate::runner::display::spent_text(*cost_usd, *tokens);
+                let spent = output::spent_text(*cost_usd, *tokens);
                 if cost_usd.is_some() || tokens.is_some() {
                     spent_total
                         .get_or_insert_with(Spending::default)

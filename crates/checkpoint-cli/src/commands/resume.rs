@@ -1,10 +1,10 @@
 //! `checkpoint resume`: validate, recover from an interruption, and say what to do next.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
-    resume::{self, Briefing, Finding, FindingCode, ResumePlan, Severity},
+    resume::{self, Briefing, Finding, FindingCode, Severity},
     seeds::{self, Discovered, ImportOptions},
     store::{Loaded, Recovery},
 };
@@ -114,7 +114,7 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     )
     .into_diagnostic()?;
     loop {
-        let answer = ask("(r)esume, (s)tart fresh, (v)iew the state, (a)bandon, (q)uit? ")?;
+        let answer = output::ask("(r)esume, (s)tart fresh, (v)iew the state, (a)bandon, (q)uit? ")?;
         match answer.trim() {
             "r" | "resume" => {
                 chosen.yes = true;
@@ -353,33 +353,6 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
     }
 }
 
-/// The plan of workflow `id` after its recoveries, which are written (as `checkpoint resume`
-/// does) unless the state was rebuilt after corruption: that waits for a person's `--yes`.
-pub(crate) fn plan_after_recoveries(ctx: &Ctx, id: &WorkflowId) -> Result<ResumePlan> {
-    let probe = FsProbe::new(&ctx.project_root);
-    let loaded = ctx.store.load(id)?;
-    let plan = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe).plan;
-    let rebuilt = plan
-        .findings
-        .iter()
-        .any(|finding| finding.code == FindingCode::StateRebuilt);
-    if rebuilt || (plan.recoveries.is_empty() && loaded.recoveries.is_empty()) {
-        return Ok(plan);
-    }
-    let updated = ctx.store.update(id, ctx.now, |workflow| {
-        // Recompute under the lock: another process may have moved on.
-        Ok(ctx
-            .brief(workflow, &[], &probe)
-            .plan
-            .recoveries
-            .into_iter()
-            .map(|recovery| recovery.transition)
-            .collect())
-    })?;
-    output::warn_recoveries(&updated.recoveries);
-    Ok(ctx.brief(&updated.workflow, &[], &probe).plan)
-}
-
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal
 /// when several are unfinished, and fails with the list otherwise.
 ///
@@ -454,7 +427,8 @@ fn choose_workflow(
                     "Several workflows were interrupted:\n{}",
                     lines.join("\n")
                 ));
-                let choice = ask(&format!("Which one to resume? [1-{}] ", candidates.len()))?;
+                let choice =
+                    output::ask(&format!("Which one to resume? [1-{}] ", candidates.len()))?;
                 if let Some(index) = choice
                     .trim()
                     .parse::<usize>()
@@ -640,23 +614,9 @@ fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-fn ask(question: &str) -> Result<String> {
-    let mut stderr = std::io::stderr();
-    stderr
-        .write_all(question.as_bytes())
-        .and_then(|()| stderr.flush())
-        .into_diagnostic()?;
-    let mut line = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .into_diagnostic()?;
-    Ok(line)
-}
-
 fn confirm(question: &str) -> Result<bool> {
     Ok(matches!(
-        ask(&format!("{question} [y/N] "))?.trim(),
+        output::ask(&format!("{question} [y/N] "))?.trim(),
         "y" | "Y" | "yes"
     ))
 }

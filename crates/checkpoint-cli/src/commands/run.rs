@@ -31,7 +31,6 @@ use miette::{IntoDiagnostic, Result};
 pub use crate::runner::args::RunArgs;
 pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
-    commands::sync,
     ctx::{self, Ctx},
     env, exit_code,
     output::{self, Format},
@@ -44,6 +43,10 @@ use crate::{
         observed::Observed,
         process::{self, Poll, Session, signal_name},
         prompt::{check_config_budget, dry_run, session_prompt, with_env},
+    },
+    services::{
+        remote_sync::{self as sync, SyncAction, SyncOutcome},
+        resume_plan::plan_after_recoveries,
     },
 };
 
@@ -300,7 +303,7 @@ impl Runner<'_> {
         state: &mut RunState,
         run_lock: &mut lock::RunLock,
         interrupted: &AtomicUsize,
-        mut pulled: Option<Result<sync::Outcome>>,
+        mut pulled: Option<Result<SyncOutcome>>,
     ) -> Result<u8> {
         loop {
             if let Some(signal) = signal_name(interrupted) {
@@ -323,7 +326,7 @@ impl Runner<'_> {
                 self.notify(phase.as_ref(), &reason, StopKind::NeedsPerson)?;
                 return self.stop(StopKind::NeedsPerson, reason, phase, commands);
             }
-            let plan = crate::commands::resume::plan_after_recoveries(self.ctx, self.id)?;
+            let plan = plan_after_recoveries(self.ctx, self.id)?;
             let step = state.next(&plan, self.limits, self.ctx.now, &Local);
             let step = match step {
                 Step::Session { phase, resume } => {
@@ -401,7 +404,7 @@ impl Runner<'_> {
     /// `--sync`: pulls the workflow (or shows the pull already done); a divergence is the stop
     /// that asks a person to choose a side.
     /// A pull that fails (the network) is a warning: the run goes on with the local state.
-    fn pull(&self, done: Option<Result<sync::Outcome>>) -> Result<Option<Step>> {
+    fn pull(&self, done: Option<Result<SyncOutcome>>) -> Result<Option<Step>> {
         let Some(remote) = &self.remote else {
             return Ok(None);
         };
@@ -420,7 +423,7 @@ impl Runner<'_> {
             }
         };
         self.show_sync("pull", remote, &outcome)?;
-        Ok((outcome.action == "diverged").then(|| {
+        Ok((outcome.action == SyncAction::Diverged).then(|| {
             checkpoint_core::run::diverged(
                 self.id.as_str(),
                 remote,
@@ -450,11 +453,11 @@ impl Runner<'_> {
         }
     }
 
-    fn show_sync(&self, direction: &str, remote: &str, outcome: &sync::Outcome) -> Result<()> {
+    fn show_sync(&self, direction: &str, remote: &str, outcome: &SyncOutcome) -> Result<()> {
         self.show(RunEvent::Synced {
             direction: direction.to_owned(),
             remote: remote.to_owned(),
-            action: outcome.action.to_owned(),
+            action: outcome.action.as_str().to_owned(),
             entries: outcome.entries,
             seq: outcome.seq,
             message: outcome.message.clone(),

@@ -26,10 +26,7 @@ use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
-    commands::{
-        log,
-        watch::follow::{Change, Follower},
-    },
+    commands::watch::follow::{Change, Follower},
     ctx::{self, Ctx},
     env as vars,
     failure::Failure,
@@ -294,14 +291,14 @@ impl Watch<'_> {
                     at: entry.at,
                     op: entry.transition.op(),
                     phase: entry.transition.phase().map(ToString::to_string),
-                    summary: log::describe(&entry.transition),
+                    summary: output::describe(&entry.transition),
                     transition: &entry.transition,
                 };
                 let mut line = serde_json::to_string(&event).into_diagnostic()?;
                 line.push('\n');
                 output::emit(&line).into_diagnostic()?;
             } else {
-                let mut line = log::entry_line(entry, paint, false);
+                let mut line = output::entry_line(entry, paint, false);
                 line.push('\n');
                 output::emit_human(self.ctx.color, &line).into_diagnostic()?;
             }

@@ -226,7 +226,7 @@ fn human(event: &RunEvent) -> Option<String> {
             checkpoint_core::run::human_duration(chrono::Duration::seconds(
                 i64::try_from(*seconds).unwrap_or(i64::MAX)
             )),
-            spent_text(*cost_usd, *tokens)
+            output::spent_text(*cost_usd, *tokens)
         ),
         RunEvent::Usage {
             number,
@@ -280,18 +280,6 @@ fn human(event: &RunEvent) -> Option<String> {
             text
         }
     })
-}
-
-/// `, $0.42, 12034 tokens` when a session's result said what it spent.
-pub(crate) fn spent_text(cost_usd: Option<f64>, tokens: Option<u64>) -> String {
-    let mut text = String::new();
-    if let Some(cost) = cost_usd {
-        text.push_str(&format!(", ${cost:.2}"));
-    }
-    if let Some(tokens) = tokens {
-        text.push_str(&format!(", {tokens} tokens"));
-    }
-    text
 }
 
 /// The exit code of a stop.

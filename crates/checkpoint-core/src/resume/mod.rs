@@ -18,7 +18,7 @@ pub use crate::resume::{
     holders::{Dispatch, Held, SubAgents},
     next::NextAction,
     planner::{PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
-    prompt::render_prompt,
+    prompt::{ago, render_prompt},
     restart::{Restart, restart},
     validate::{Finding, Probe, Severity, validate},
 };

@@ -332,12 +332,38 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
     index
 }
 
-fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    let minutes = (now - then).num_minutes();
-    match minutes {
-        ..1 => "just now".into(),
-        1..120 => format!("{minutes} min ago"),
-        120..2880 => format!("{} h ago", minutes / 60),
-        _ => format!("{} days ago", minutes / 1440),
+/// How long ago `then` was, as every view words it: "just now", "5 minutes ago", "2 hours ago",
+/// "3 days ago", or for a time ahead "in a moment", "in 2 hours" (rounded to the nearest unit).
+pub fn ago(then: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let secs = (now - then).num_seconds();
+    let (amount, future) = if secs < 0 {
+        (-secs, true)
+    } else {
+        (secs, false)
+    };
+    let text = match amount {
+        0..45 => {
+            return if future {
+                "in a moment".into()
+            } else {
+                "just now".into()
+            };
+        }
+        45..5400 => plural((amount + 30) / 60, "minute"),
+        5400..129_600 => plural((amount + 1800) / 3600, "hour"),
+        _ => plural((amount + 43_200) / 86_400, "day"),
+    };
+    if future {
+        format!("in {text}")
+    } else {
+        format!("{text} ago")
+    }
+}
+
+fn plural(n: i64, unit: &str) -> String {
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
     }
 }

@@ -6,7 +6,9 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use crate::{
     Activity, Config, PhasePlan, PhaseStatus, Plan, TaskId, Transition, Workflow, WorkflowId,
     apply,
-    resume::{Action, PlanOptions, Probe, RecoveryCode, ResumePlan, plan, render_prompt, validate},
+    resume::{
+        Action, PlanOptions, Probe, RecoveryCode, ResumePlan, ago, plan, render_prompt, validate,
+    },
     store::Recovery,
     testing::{Files, Recording, complete, start},
 };
@@ -290,7 +292,7 @@ fn the_prompt_names_the_next_step_the_recoveries_and_the_context() {
 
     insta::assert_snapshot!(prompt, @r#"
     ## checkpoint: workflow `w` — Ship it
-    Status: pending · 0 of 3 phases done · last active 56 min ago (2026-03-01 12:04 UTC)
+    Status: pending · 0 of 3 phases done · last active 56 minutes ago (2026-03-01 12:04 UTC)
 
     **Next:** phase `a` is ready; an earlier attempt noted: half way → `checkpoint start a`
 
@@ -420,7 +422,7 @@ fn a_resume_redispatches_only_the_unfinished_parallel_phases() {
     );
     insta::assert_snapshot!(render_prompt(&plan, at(70), 6000), @r#"
     ## checkpoint: workflow `w`
-    Status: in progress · 1 of 4 phases done · last active 60 min ago (2026-03-01 12:10 UTC)
+    Status: in progress · 1 of 4 phases done · last active 60 minutes ago (2026-03-01 12:10 UTC)
 
     **Next:** dispatch `b` (interrupted mid-flight), `c` (not yet dispatched) to sub-agents, one each, in parallel, each prompt carrying its line `checkpoint phase: <id>` and its note; done, do not redo: `a` (sub-agent `agent-a`: Build a)
 
@@ -509,4 +511,37 @@ fn parallel_ready_phases_are_taught_the_dispatch_line() {
         6000,
     );
     assert!(!prompt.contains("checkpoint phase:"), "{prompt}");
+}
+
+/// One wording of relative times for every view, the prompt's and the CLI's: now, just past,
+/// each unit's bounds, the future, and times far off either way.
+#[test]
+fn ago_words_every_distance_one_way() {
+    let now: DateTime<Utc> = "2026-03-01T12:00:00Z".parse().unwrap();
+    let cases = [
+        (0, "just now"),
+        (44, "just now"),
+        (45, "1 minute ago"),
+        (89, "1 minute ago"),
+        (90, "2 minutes ago"),
+        (56 * 60, "56 minutes ago"),
+        (5399, "90 minutes ago"),
+        (5400, "2 hours ago"),
+        (129_599, "36 hours ago"),
+        (129_600, "2 days ago"),
+        (149 * 86_400, "149 days ago"),
+        (-1, "in a moment"),
+        (-44, "in a moment"),
+        (-45, "in 1 minute"),
+        (-2 * 3600, "in 2 hours"),
+        (-10 * 86_400, "in 10 days"),
+    ];
+    for (secs_before, expected) in cases {
+        let then = now - Duration::seconds(secs_before);
+        assert_eq!(ago(then, now), expected, "{secs_before} s");
+    }
+    let far_past: DateTime<Utc> = "0001-01-01T00:00:00Z".parse().unwrap();
+    let far_future: DateTime<Utc> = "9999-12-31T23:59:59Z".parse().unwrap();
+    assert!(ago(far_past, now).ends_with("days ago"));
+    assert!(ago(far_future, now).starts_with("in ") && ago(far_future, now).ends_with(" days"));
 }

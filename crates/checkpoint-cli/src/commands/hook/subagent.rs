@@ -8,12 +8,15 @@ use checkpoint_core::{
     subagent::{self, Agent, Dispatch},
 };
 use miette::{IntoDiagnostic, Result, miette};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::{commands::hook::Hook, output, probe::FsProbe};
-
-/// The tool that dispatches a sub-agent (named `Agent` by 2.1.197 and later).
-const AGENT_TOOL: &str = "Agent";
+use crate::{
+    clients::claude::hooks::{Stop, SubagentStart, Tool, ToolFailure, ToolUse},
+    commands::hook::{Hook, tool_error},
+    output,
+    probe::FsProbe,
+};
 
 /// How the client words an API error it returns as a sub-agent's result.
 const API_ERROR: &str = "API Error: ";
@@ -25,19 +28,15 @@ impl Hook {
     /// A dispatch whose prompt names a phase (`checkpoint phase: <id>`) starts the phase if it
     /// is not, and records the sub-agent as its holder; when it cannot, says why, on stderr and
     /// to the model, and the dispatch goes on.
-    pub(super) fn pre_tool_use(&self) -> Result<()> {
-        if self.str("tool_name") != Some(AGENT_TOOL) {
+    pub(super) fn pre_tool_use(&self, payload: &ToolUse) -> Result<()> {
+        if payload.tool() != Tool::Agent {
             return Ok(());
         }
-        let input = self.payload.get("tool_input").unwrap_or(&Value::Null);
-        let Some(phase) = input
-            .get("prompt")
-            .and_then(Value::as_str)
-            .and_then(subagent::phase_named)
-        else {
+        let input = &payload.tool_input;
+        let Some(phase) = input.prompt.as_deref().and_then(subagent::phase_named) else {
             return Ok(());
         };
-        let Some(tool_use_id) = self.str("tool_use_id") else {
+        let Some(tool_use_id) = payload.tool_use_id.as_deref() else {
             miette::bail!("the `Agent` call has no `tool_use_id`; phase `{phase}` not attributed");
         };
         let (active, _) = self.scan()?;
@@ -52,8 +51,8 @@ impl Hook {
         let dispatch = Dispatch {
             phase: &phase,
             tool_use_id,
-            description: input.get("description").and_then(Value::as_str),
-            session_id: self.str("session_id"),
+            description: input.description.as_deref(),
+            session_id: Some(&self.envelope.session_id),
         };
         let refusal = RefCell::new(None);
         let ctx = &self.ctx;
@@ -96,11 +95,10 @@ impl Hook {
 
     /// A sub-agent started: its holder learns its id (through the client's meta file, else by
     /// the order of dispatch).
-    pub(super) fn subagent_start(&self) -> Result<()> {
-        let agent_id = self.str("agent_id");
-        let tool_use_id = agent_id.and_then(|id| self.meta_tool_use_id(id));
+    pub(super) fn subagent_start(&self, payload: &SubagentStart) -> Result<()> {
+        let tool_use_id = self.meta_tool_use_id(&payload.agent_id);
         let agent = Agent {
-            agent_id,
+            agent_id: Some(&payload.agent_id),
             tool_use_id: tool_use_id.as_deref(),
         };
         self.update_unfinished(|workflow| subagent::seen(workflow, agent, self.ctx.now))?;
@@ -108,8 +106,8 @@ impl Hook {
     }
 
     /// A sub-agent stopped: its phase completes, or keeps its last message as the note.
-    pub(super) fn subagent_stop(&self) -> Result<()> {
-        let Some(agent_id) = self.str("agent_id") else {
+    pub(super) fn subagent_stop(&self, payload: &Stop) -> Result<()> {
+        let Some(agent_id) = payload.agent_id.as_deref() else {
             return Ok(());
         };
         let tool_use_id = self.meta_tool_use_id(agent_id);
@@ -117,32 +115,26 @@ impl Hook {
             agent_id: Some(agent_id),
             tool_use_id: tool_use_id.as_deref(),
         };
-        let last_message = self.str("last_assistant_message");
-        self.end(agent, last_message)
+        self.end(agent, payload.last_assistant_message.as_deref())
     }
 
     /// A sub-agent's tool ran (its activity), or an `Agent` call returned (the sub-agent ended,
     /// unless it runs on in the background).
-    pub(super) fn sub_agent_post_tool_use(&self) -> Result<()> {
-        if self.str("tool_name") == Some(AGENT_TOOL) {
-            let response = self.payload.get("tool_response").unwrap_or(&Value::Null);
+    pub(super) fn sub_agent_post_tool_use(&self, payload: &ToolUse) -> Result<()> {
+        if payload.tool() == Tool::Agent {
+            let response = &payload.tool_response;
             let agent = Agent {
-                agent_id: response.get("agentId").and_then(Value::as_str),
-                tool_use_id: self.str("tool_use_id"),
+                agent_id: response.agent_id.as_deref(),
+                tool_use_id: payload.tool_use_id.as_deref(),
             };
-            if response.get("status").and_then(Value::as_str) != Some("completed") {
+            if response.status.as_deref() != Some("completed") {
                 return self.seen(agent);
             }
-            let last_message =
-                response
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .and_then(|blocks| {
-                        blocks
-                            .iter()
-                            .rev()
-                            .find_map(|block| block.get("text").and_then(Value::as_str))
-                    });
+            let last_message = response
+                .content
+                .iter()
+                .rev()
+                .find_map(|block| block.text.as_deref());
             // 2.1.197 returns a sub-agent's API error (its rate limit) as the call's result.
             if let Some(error) = last_message.filter(|text| text.starts_with(API_ERROR)) {
                 self.update_unfinished(|workflow| subagent::failed(workflow, agent, error))?;
@@ -150,7 +142,7 @@ impl Hook {
             }
             return self.end(agent, last_message);
         }
-        match self.str("agent_id") {
+        match payload.agent_id.as_deref() {
             Some(agent_id) => self.seen(Agent {
                 agent_id: Some(agent_id),
                 tool_use_id: self.meta_tool_use_id(agent_id).as_deref(),
@@ -161,18 +153,18 @@ impl Hook {
 
     /// A tool failed inside a sub-agent, or its `Agent` call failed: recorded on its phase.
     /// Returns whether the failure was a sub-agent's.
-    pub(super) fn sub_agent_tool_failure(&self) -> Result<bool> {
-        let tool = self.str("tool_name").unwrap_or("tool");
-        let error = self.tool_error();
-        if tool == AGENT_TOOL {
+    pub(super) fn sub_agent_tool_failure(&self, payload: &ToolFailure) -> Result<bool> {
+        let tool = payload.tool_name.as_str();
+        let error = tool_error(payload);
+        if payload.tool() == Tool::Agent {
             let agent = Agent {
                 agent_id: None,
-                tool_use_id: self.str("tool_use_id"),
+                tool_use_id: payload.tool_use_id.as_deref(),
             };
             self.update_unfinished(|workflow| subagent::failed(workflow, agent, &error))?;
             return Ok(true);
         }
-        let Some(agent_id) = self.str("agent_id") else {
+        let Some(agent_id) = payload.agent_id.as_deref() else {
             return Ok(false);
         };
         let tool_use_id = self.meta_tool_use_id(agent_id);
@@ -194,14 +186,12 @@ impl Hook {
     }
 
     /// A sub-agent's API failure (its own rate limit): its phase is marked, the workflow goes on.
-    pub(super) fn sub_agent_failure(&self) -> Result<()> {
-        let agent_id = self.str("agent_id");
-        let tool_use_id = agent_id.and_then(|id| self.meta_tool_use_id(id));
+    pub(super) fn sub_agent_failure(&self, agent_id: &str, error: &str) -> Result<()> {
+        let tool_use_id = self.meta_tool_use_id(agent_id);
         let agent = Agent {
-            agent_id,
+            agent_id: Some(agent_id),
             tool_use_id: tool_use_id.as_deref(),
         };
-        let error = self.str("error").unwrap_or("unknown");
         self.update_unfinished(|workflow| subagent::failed(workflow, agent, error))?;
         Ok(())
     }
@@ -228,7 +218,7 @@ impl Hook {
         {
             return None;
         }
-        let transcript = PathBuf::from(self.str("transcript_path")?);
+        let transcript = PathBuf::from(self.envelope.transcript_path.as_deref()?);
         let session_dir = transcript.with_extension("");
         let meta = session_dir
             .join("subagents")
@@ -241,9 +231,14 @@ impl Hook {
                 return None;
             }
         };
-        let meta: Value = serde_json::from_slice(&bytes).ok()?;
-        meta.get("toolUseId")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
+        let meta: AgentMeta = serde_json::from_slice(&bytes).ok()?;
+        meta.tool_use_id
     }
+}
+
+/// The fields of the client's sub-agent meta file that the hooks read.
+#[derive(Deserialize)]
+struct AgentMeta {
+    #[serde(rename = "toolUseId")]
+    tool_use_id: Option<String>,
 }

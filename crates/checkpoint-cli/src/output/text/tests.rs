@@ -1,5 +1,5 @@
-//! Tests of the text views' rules: free text cut on a character boundary as people see it,
-//! lines cut to a terminal's columns, and escapes.
+//! Tests of the text helpers: free text cut on a character boundary as people see it, lines
+//! cut to a terminal's columns, and escapes.
 
 use super::{
     TEXT_COLUMNS, WHOLE_IN_LOG, cut, cut_point, escape, has_unsafe_bytes, is_unsafe, shorten,

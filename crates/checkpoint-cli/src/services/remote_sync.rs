@@ -1,103 +1,81 @@
-//! `checkpoint push`, `pull` and `sync`: a workflow's state on a git remote as
-//! `refs/checkpoints/<id>`, continued on another machine.
+//! Pulling and pushing workflows to a git remote (`refs/checkpoints/<id>`), shared by
+//! `checkpoint push`, `pull` and `sync`, the runner's `--sync`, the background push after a
+//! completed phase, and the report of failed background pushes that runs on every command.
 //!
-//! [`remote_name`], [`pull_workflow`] and [`push_workflows`] are also what a runner calls before
-//! and after each session (`checkpoint run --sync`): a pull whose [`Outcome`] is `diverged`
-//! stops the run, and a push whose outcome is `rejected` asks for a pull.
+//! A pull whose [`SyncOutcome`] is [`SyncAction::Diverged`] stops a run, and a push whose
+//! outcome is [`SyncAction::Rejected`] asks for a pull.
 
-use std::{fs, path::PathBuf, process::Stdio};
+use std::{fmt, fs, path::PathBuf, process::Stdio};
 
 use checkpoint_core::{
     WorkflowId,
     journal::{self, Entry},
     sync::{self, Change, Comparison, Divergence, Keep},
 };
-use clap::Args;
-use miette::{Diagnostic, IntoDiagnostic, Result};
+use miette::{IntoDiagnostic, Result};
 use serde::Serialize;
 
 use crate::{
     ctx::Ctx,
-    output::{self, Format, JSON_VERSION},
+    output,
     remote::{JOURNAL_BLOB, NewCommit, PushResult, REMOTE_PREFIX, Repo, STATE_BLOB},
 };
 
 /// Where a background push leaves its failure for the next command to report.
 const FAILED_PUSH_DIR: &str = ".sync-failed";
 
-/// Arguments of `checkpoint push`.
-#[derive(Debug, Args)]
-pub struct PushArgs {
-    /// The git remote [default: the current branch's upstream remote, else `origin`]
-    pub remote: Option<String>,
-    /// Push every workflow of the store
-    #[arg(long)]
-    pub all: bool,
-    /// Run as the background push after a completed phase: a failure is kept for the next
-    /// command to report
-    #[arg(long, hide = true)]
-    pub background: bool,
+/// What a pull or push did to one workflow, as JSON spells it in `action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SyncAction {
+    /// Both sides hold the same journal.
+    UpToDate,
+    /// The remote's new entries were applied here.
+    Pulled,
+    /// The workflow was new here, and was created from the remote's copy.
+    Created,
+    /// This side has entries the remote lacks: a push sends them.
+    Ahead,
+    /// A divergence was resolved as `--theirs`, `--ours` or `--merge` said.
+    Resolved,
+    /// Both sides went on from a common entry: a person chooses.
+    Diverged,
+    /// The remote now holds this side's journal.
+    Pushed,
+    /// The remote moved since the last pull: nothing was pushed.
+    Rejected,
+    /// The remote has no copy of the workflow yet.
+    NotOnRemote,
 }
 
-/// Arguments of `checkpoint pull` and `checkpoint sync`.
-#[derive(Debug, Args)]
-pub struct PullArgs {
-    /// The git remote [default: the current branch's upstream remote, else `origin`]
-    pub remote: Option<String>,
-    /// Pull every workflow of the remote and of the store
-    #[arg(long)]
-    pub all: bool,
-    /// On a divergence, keep the remote side; ours is kept as the workflow `<id>@local-<time>`
-    #[arg(long, group = "keep")]
-    pub theirs: bool,
-    /// On a divergence, keep our side (replayed after theirs); theirs is kept as the workflow
-    /// `<id>@remote-<time>`
-    #[arg(long, group = "keep")]
-    pub ours: bool,
-    /// On a divergence, apply both sides in journal order (only when each side touched
-    /// different phases)
-    #[arg(long, group = "keep")]
-    pub merge: bool,
-}
-
-impl PullArgs {
-    fn keep(&self) -> Option<Keep> {
-        match (self.theirs, self.ours, self.merge) {
-            (true, _, _) => Some(Keep::Theirs),
-            (_, true, _) => Some(Keep::Ours),
-            (_, _, true) => Some(Keep::Merge),
-            _ => None,
+impl SyncAction {
+    /// The action as JSON spells it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::UpToDate => "up_to_date",
+            Self::Pulled => "pulled",
+            Self::Created => "created",
+            Self::Ahead => "ahead",
+            Self::Resolved => "resolved",
+            Self::Diverged => "diverged",
+            Self::Pushed => "pushed",
+            Self::Rejected => "rejected",
+            Self::NotOnRemote => "not_on_remote",
         }
     }
 }
 
-/// The local journal went on from an entry the remote went on from too.
-#[derive(Debug, thiserror::Error, Diagnostic)]
-#[error("{message}")]
-#[diagnostic(code(checkpoint::sync::diverged), help("{help}"))]
-pub(crate) struct Diverged {
-    pub message: String,
-    pub help: String,
-}
-
-/// The remote moved since the last pull: nothing was pushed.
-#[derive(Debug, thiserror::Error, Diagnostic)]
-#[error("{message}")]
-#[diagnostic(
-    code(checkpoint::sync::rejected),
-    help("run `checkpoint pull` first (or `checkpoint sync`), then push again")
-)]
-pub(crate) struct Rejected {
-    pub message: String,
+impl fmt::Display for SyncAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What a pull or push did to one workflow.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Outcome {
+pub(crate) struct SyncOutcome {
     pub id: String,
-    /// `up_to_date`, `pulled`, `created`, `ahead`, `resolved`, `diverged`, `pushed`,
-    /// `rejected` or `not_on_remote`.
-    pub action: &'static str,
+    pub action: SyncAction,
     /// How many entries moved.
     pub entries: usize,
     /// The local journal's last entry afterwards.
@@ -127,8 +105,8 @@ pub(crate) struct Outcome {
     pub message: String,
 }
 
-impl Outcome {
-    fn new(id: &WorkflowId, action: &'static str, seq: u64, message: String) -> Self {
+impl SyncOutcome {
+    pub(crate) fn new(id: &WorkflowId, action: SyncAction, seq: u64, message: String) -> Self {
         Self {
             id: id.to_string(),
             action,
@@ -146,115 +124,6 @@ impl Outcome {
     }
 }
 
-#[derive(Serialize)]
-struct Report<'a> {
-    version: u32,
-    remote: &'a str,
-    workflows: &'a [Outcome],
-}
-
-/// `checkpoint push`.
-pub(crate) fn push(ctx: &Ctx, args: &PushArgs) -> Result<()> {
-    let result = (|| {
-        let remote = remote_name(ctx, args.remote.as_deref())?;
-        let ids = if args.all {
-            ctx.store.list()?
-        } else {
-            vec![ctx.workflow_id()?]
-        };
-        let outcomes = push_workflows(ctx, &remote, &ids)?;
-        finish(ctx, &remote, &outcomes)
-    })();
-    if let (true, Err(err)) = (args.background, &result) {
-        let id = ctx.workflow.as_deref().unwrap_or("all");
-        remember_failed_push(ctx, id, &err.to_string());
-    }
-    result
-}
-
-/// `checkpoint pull`.
-pub(crate) fn pull(ctx: &Ctx, args: &PullArgs) -> Result<()> {
-    let remote = remote_name(ctx, args.remote.as_deref())?;
-    let outcomes = pull_all(ctx, &remote, args)?;
-    finish(ctx, &remote, &outcomes)
-}
-
-/// `checkpoint sync`: pull, then push what is ahead.
-pub(crate) fn sync(ctx: &Ctx, args: &PullArgs) -> Result<()> {
-    let remote = remote_name(ctx, args.remote.as_deref())?;
-    let mut outcomes = pull_all(ctx, &remote, args)?;
-    let ahead: Vec<WorkflowId> = outcomes
-        .iter()
-        .filter(|outcome| matches!(outcome.action, "ahead" | "resolved" | "not_on_remote"))
-        .map(|outcome| WorkflowId::new(&outcome.id))
-        .collect::<checkpoint_core::Result<_>>()?;
-    if !ahead.is_empty() {
-        let pushed = push_workflows(ctx, &remote, &ahead)?;
-        for outcome in pushed {
-            if let Some(slot) = outcomes.iter_mut().find(|slot| slot.id == outcome.id) {
-                *slot = outcome;
-            }
-        }
-    }
-    finish(ctx, &remote, &outcomes)
-}
-
-/// Prints the outcomes; a divergence or a rejected push is the command's error (exit 3).
-fn finish(ctx: &Ctx, remote: &str, outcomes: &[Outcome]) -> Result<()> {
-    match ctx.format {
-        Format::Json => output::emit_json(&Report {
-            version: JSON_VERSION,
-            remote,
-            workflows: outcomes,
-        })
-        .into_diagnostic()?,
-        _ => {
-            let text: String = outcomes
-                .iter()
-                .filter(|outcome| !matches!(outcome.action, "diverged" | "rejected"))
-                .map(|outcome| format!("{}\n", outcome.message))
-                .collect();
-            output::emit(&text).into_diagnostic()?;
-        }
-    }
-    let rejected: Vec<&Outcome> = outcomes
-        .iter()
-        .filter(|outcome| outcome.action == "rejected")
-        .collect();
-    if let Some(first) = outcomes.iter().find(|outcome| outcome.action == "diverged") {
-        let more = outcomes
-            .iter()
-            .filter(|outcome| outcome.action == "diverged")
-            .skip(1)
-            .map(|outcome| format!("\n{}", outcome.message))
-            .collect::<String>();
-        let mergeable = first.mergeable == Some(true);
-        return Err(Diverged {
-            message: format!("{}{more}", first.message),
-            help: format!(
-                "nothing was changed; choose: `checkpoint pull --theirs` keeps the remote side (ours is kept as the workflow `<id>@local-<time>`), `--ours` keeps ours (theirs is kept as `<id>@remote-<time>`){}",
-                if mergeable {
-                    ", `--merge` applies both (each side touched different phases)"
-                } else {
-                    ""
-                }
-            ),
-        }
-        .into());
-    }
-    if !rejected.is_empty() {
-        return Err(Rejected {
-            message: rejected
-                .iter()
-                .map(|outcome| outcome.message.as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-        .into());
-    }
-    Ok(())
-}
-
 /// The remote a sync uses: `remote` when given, else the current branch's upstream remote,
 /// else `origin`.
 pub(crate) fn remote_name(ctx: &Ctx, remote: Option<&str>) -> Result<String> {
@@ -267,58 +136,26 @@ pub(crate) fn remote_name(ctx: &Ctx, remote: Option<&str>) -> Result<String> {
     }
 }
 
-fn pull_all(ctx: &Ctx, remote: &str, args: &PullArgs) -> Result<Vec<Outcome>> {
-    let repo = &Repo::new(&ctx.project_root);
-    let ids = if args.all {
-        repo.fetch(remote, None)?;
-        let mut ids = ctx.store.list()?;
-        for name in repo.tracked_ids(remote)? {
-            // A ref name comes from outside: it is taken as any new workflow's id would be.
-            match WorkflowId::new(&name) {
-                Ok(id) if ids.contains(&id) => {}
-                Ok(id) if id.reserved().is_some() => output::warn(&format!(
-                    "skipped `{REMOTE_PREFIX}{}` on `{remote}`: the store uses the name `{}` for itself",
-                    output::escape(&name),
-                    output::escape(&name)
-                )),
-                Ok(id) => ids.push(id),
-                Err(err) => output::warn(&format!(
-                    "skipped `{REMOTE_PREFIX}{}` on `{remote}`: {err}",
-                    output::escape(&name)
-                )),
-            }
-        }
-        ids.sort();
-        ids
-    } else {
-        let id = ctx.workflow_id()?;
-        return Ok(vec![pull_workflow(ctx, remote, &id, args.keep())?]);
-    };
-    ids.iter()
-        .map(|id| pull_fetched(ctx, repo, remote, id, args.keep()))
-        .collect()
-}
-
 /// Pulls one workflow from `remote` (fetch included), resolving a divergence as `keep` says;
-/// a divergence with no choice is an [`Outcome`] with the action `diverged`.
+/// a divergence with no choice is an [`SyncOutcome`] with the action `diverged`.
 pub(crate) fn pull_workflow(
     ctx: &Ctx,
     remote: &str,
     id: &WorkflowId,
     keep: Option<Keep>,
-) -> Result<Outcome> {
+) -> Result<SyncOutcome> {
     let repo = Repo::new(&ctx.project_root);
     repo.fetch(remote, Some(std::slice::from_ref(id)))?;
     pull_fetched(ctx, &repo, remote, id, keep)
 }
 
-fn pull_fetched(
+pub(crate) fn pull_fetched(
     ctx: &Ctx,
     repo: &Repo,
     remote: &str,
     id: &WorkflowId,
     keep: Option<Keep>,
-) -> Result<Outcome> {
+) -> Result<SyncOutcome> {
     let exists = ctx.store.list()?.contains(id);
     let mut local = if exists {
         ctx.store.journal(id)?.entries
@@ -328,9 +165,9 @@ fn pull_fetched(
     sync::make_portable(&mut local);
     let local_seq = local.last().map_or(0, |entry| entry.seq);
     let Some(remote_entries) = remote_journal(repo, remote, id)? else {
-        return Ok(Outcome::new(
+        return Ok(SyncOutcome::new(
             id,
-            "not_on_remote",
+            SyncAction::NotOnRemote,
             local_seq,
             format!("`{id}`: not on `{remote}` yet; `checkpoint push` puts it there"),
         ));
@@ -347,9 +184,9 @@ fn pull_fetched(
             .into());
         }
         let loaded = ctx.store.adopt(id, None, &remote_entries, ctx.now)?;
-        let mut outcome = Outcome::new(
+        let mut outcome = SyncOutcome::new(
             id,
-            "created",
+            SyncAction::Created,
             loaded.workflow.seq,
             format!(
                 "`{id}`: created from `{remote}` ({} entries)",
@@ -360,16 +197,16 @@ fn pull_fetched(
         return Ok(outcome);
     }
     match sync::compare(&local, &remote_entries) {
-        Comparison::Same => Ok(Outcome::new(
+        Comparison::Same => Ok(SyncOutcome::new(
             id,
-            "up_to_date",
+            SyncAction::UpToDate,
             local_seq,
             format!("`{id}`: up to date with `{remote}` (entry {local_seq})"),
         )),
         Comparison::LocalAhead(n) => {
-            let mut outcome = Outcome::new(
+            let mut outcome = SyncOutcome::new(
                 id,
-                "ahead",
+                SyncAction::Ahead,
                 local_seq,
                 format!(
                     "`{id}`: {n} {} ahead of `{remote}`; `checkpoint push` sends {}",
@@ -385,9 +222,9 @@ fn pull_fetched(
                 .store
                 .adopt(id, Some(local_seq), &remote_entries, ctx.now)?;
             output::warn_redacted(loaded.redacted);
-            let mut outcome = Outcome::new(
+            let mut outcome = SyncOutcome::new(
                 id,
-                "pulled",
+                SyncAction::Pulled,
                 loaded.workflow.seq,
                 format!(
                     "`{id}`: pulled {n} {} from `{remote}` (now at entry {})",
@@ -406,10 +243,10 @@ fn pull_fetched(
 }
 
 /// What `pull` says of a divergence it was not told how to resolve.
-fn diverged(id: &WorkflowId, remote: &str, local_seq: u64, divergence: Divergence) -> Outcome {
-    let mut outcome = Outcome::new(
+fn diverged(id: &WorkflowId, remote: &str, local_seq: u64, divergence: Divergence) -> SyncOutcome {
+    let mut outcome = SyncOutcome::new(
         id,
-        "diverged",
+        SyncAction::Diverged,
         local_seq,
         format!(
             "`{id}` diverged from `{remote}` after entry {}: since then we have {}, they have {}",
@@ -433,7 +270,7 @@ fn resolve(
     remote_entries: &[Entry],
     divergence: &Divergence,
     keep: Keep,
-) -> Result<Outcome> {
+) -> Result<SyncOutcome> {
     let local_seq = local.last().map_or(0, |entry| entry.seq);
     let side = if keep == Keep::Ours {
         "remote"
@@ -468,9 +305,9 @@ fn resolve(
         .store
         .adopt(id, Some(local_seq), &resolved.journal, ctx.now)?;
     let fork = resolved.fork.map(|(fork_id, _)| fork_id.to_string());
-    let mut outcome = Outcome::new(
+    let mut outcome = SyncOutcome::new(
         id,
-        "resolved",
+        SyncAction::Resolved,
         loaded.workflow.seq,
         format!(
             "`{id}`: kept {keep} after the divergence at entry {} (now at entry {}){}; `checkpoint push` shares it",
@@ -490,7 +327,11 @@ fn resolve(
 
 /// Pushes each workflow in `ids` that is ahead of where the last pull saw `remote`, in one
 /// `git push`; a workflow the remote moved on from is `rejected`.
-pub(crate) fn push_workflows(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Result<Vec<Outcome>> {
+pub(crate) fn push_workflows(
+    ctx: &Ctx,
+    remote: &str,
+    ids: &[WorkflowId],
+) -> Result<Vec<SyncOutcome>> {
     let repo = Repo::new(&ctx.project_root);
     let mut outcomes = Vec::with_capacity(ids.len());
     let mut pending = Vec::new();
@@ -503,9 +344,9 @@ pub(crate) fn push_workflows(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Res
             let seen = parse_remote(remote, id, &tracked.journal)?;
             match sync::compare(&local, &seen) {
                 Comparison::Same => {
-                    outcomes.push(Outcome::new(
+                    outcomes.push(SyncOutcome::new(
                         id,
-                        "up_to_date",
+                        SyncAction::UpToDate,
                         local_seq,
                         format!("`{id}`: `{remote}` already has entry {local_seq}"),
                     ));
@@ -513,9 +354,9 @@ pub(crate) fn push_workflows(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Res
                 }
                 Comparison::LocalAhead(_) => {}
                 Comparison::RemoteAhead(_) | Comparison::Diverged(_) => {
-                    outcomes.push(Outcome::new(
+                    outcomes.push(SyncOutcome::new(
                         id,
-                        "rejected",
+                        SyncAction::Rejected,
                         local_seq,
                         format!("`{id}`: not pushed: `{remote}` has entries this copy lacks"),
                     ));
@@ -536,7 +377,12 @@ pub(crate) fn push_workflows(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Res
         let journal_text: String = local.iter().map(Entry::to_line).collect();
         let mut state_text = serde_json::to_vec_pretty(&workflow).into_diagnostic()?;
         state_text.push(b'\n');
-        outcomes.push(Outcome::new(id, "pushed", local_seq, String::new()));
+        outcomes.push(SyncOutcome::new(
+            id,
+            SyncAction::Pushed,
+            local_seq,
+            String::new(),
+        ));
         pending.push((
             id.clone(),
             journal_text,
@@ -592,7 +438,7 @@ pub(crate) fn push_workflows(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Res
                 );
             }
             PushResult::Rejected(reason) => {
-                outcome.action = "rejected";
+                outcome.action = SyncAction::Rejected;
                 outcome.commit = None;
                 outcome.message =
                     format!("`{id}`: not pushed: `{remote}` moved since the last pull ({reason})");
@@ -642,7 +488,7 @@ pub(crate) fn report_failed_pushes(ctx: &Ctx) {
     }
 }
 
-fn remember_failed_push(ctx: &Ctx, id: &str, reason: &str) {
+pub(crate) fn remember_failed_push(ctx: &Ctx, id: &str, reason: &str) {
     let dir: PathBuf = ctx.store.root().join(FAILED_PUSH_DIR);
     let _ = fs::create_dir_all(&dir);
     let _ = fs::write(
@@ -729,4 +575,29 @@ fn describe(changes: &[Change]) -> String {
 
 fn entries_word(n: usize) -> &'static str {
     if n == 1 { "entry" } else { "entries" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The actions keep the spellings of the JSON documents and of their messages.
+    #[test]
+    fn actions_are_spelled_as_json_spells_them() {
+        for action in [
+            SyncAction::UpToDate,
+            SyncAction::Pulled,
+            SyncAction::Created,
+            SyncAction::Ahead,
+            SyncAction::Resolved,
+            SyncAction::Diverged,
+            SyncAction::Pushed,
+            SyncAction::Rejected,
+            SyncAction::NotOnRemote,
+        ] {
+            let json = serde_json::to_value(action).unwrap();
+            assert_eq!(json, action.as_str());
+            assert_eq!(action.to_string(), action.as_str());
+        }
+    }
 }
