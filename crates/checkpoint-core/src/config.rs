@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::{
     error::{Error, Result},
     retention::Retention,
-    run::window::Window,
+    window::Window,
 };
 
 /// The name of the config file in the store root.

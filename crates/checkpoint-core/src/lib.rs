@@ -17,6 +17,7 @@ mod testing;
 mod timestamp;
 mod transition;
 
+pub mod budget;
 pub mod failpoint;
 pub mod graph;
 pub mod history;
@@ -31,6 +32,7 @@ pub mod seeds;
 pub mod store;
 pub mod subagent;
 pub mod sync;
+pub mod window;
 
 pub use crate::{
     config::{CONFIG_FILE, Config, RunConfig},

@@ -3,24 +3,19 @@
 //!
 //! Pure: the CLI runs the processes, reads the clock and journals the events.
 
-pub mod budget;
 #[cfg(test)]
 mod tests;
-pub mod window;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
-use self::{
-    budget::{Allowance, Budget, Spending, Usage},
-    window::Window,
-};
-
-pub use crate::transition::SessionOutcome;
+pub use crate::transition::{SessionOutcome, WaitKind};
 
 use crate::{
+    budget::{self, Allowance, Budget, Spending, Usage},
     id::PhaseId,
     resume::{Action, ResumePlan},
+    window::{self, Window},
 };
 
 /// How long the runner waits after a rate limit's reset before it continues.
@@ -299,22 +294,6 @@ pub fn most_serious(kinds: &[StopKind]) -> StopKind {
         .copied()
         .max_by_key(|kind| kind.severity())
         .unwrap_or(StopKind::Finished)
-}
-
-/// What the runner waits for (spelled in `snake_case` in the journal's `run_wait`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum WaitKind {
-    /// A rate limit's reset.
-    RateLimit,
-    /// A backoff after a crash or a limit without a reset time.
-    Backoff,
-    /// The end of a pause the workflow asked for.
-    Paused,
-    /// A rate-limit window's reset, its usage being at or above `--max-usage`.
-    Usage,
-    /// The next opening of a `--window`.
-    Window,
 }
 
 /// The runner's next step.

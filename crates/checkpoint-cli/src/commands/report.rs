@@ -11,9 +11,8 @@ use std::{
 };
 
 use checkpoint_core::{
-    PhaseStatus, Timestamp, Transition, Workflow,
-    journal::Entry,
-    run::{SessionOutcome, budget::Spending},
+    PhaseStatus, Timestamp, Transition, Workflow, budget::Spending, journal::Entry,
+    run::SessionOutcome,
 };
 use chrono::{DateTime, Duration, Local, Utc};
 use clap::Args;

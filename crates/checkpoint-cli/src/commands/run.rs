@@ -18,12 +18,10 @@ use std::{
 
 use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
+    budget::{Budget, Spending},
     resume::ResumePlan,
-    run::{
-        Outcome, Reset, RunLimits, RunState, SessionOutcome, SessionReport, Step, StopKind,
-        budget::{Budget, Spending},
-        window,
-    },
+    run::{Outcome, Reset, RunLimits, RunState, SessionOutcome, SessionReport, Step, StopKind},
+    window,
 };
 use chrono::{DateTime, Duration, Local, Offset, Utc};
 use miette::{IntoDiagnostic, Result};

@@ -19,7 +19,7 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
             workflow,
             phases: PhaseSummary::all(workflow),
             recoveries: &loaded.recoveries,
-            runner,
+            runner: runner.as_ref().map(Into::into),
         })
         .into_diagnostic(),
         Format::Prompt => {

@@ -25,6 +25,7 @@ pub(crate) use crate::json::{
     resume::{DryRunStep, ResumeReport, RunDryRun, SeedOrigin},
     sync::divergent_entries,
     workflow::{
-        CommitReport, ImportReport, ImportedFrom, PhaseSummary, StatusReport, WorkflowReport,
+        CommitReport, ImportReport, ImportedFrom, PhaseSummary, RunnerReport, StatusReport,
+        WorkflowReport,
     },
 };

@@ -75,7 +75,20 @@ pub(crate) struct StatusReport<'a> {
     pub(crate) recoveries: &'a [store::Recovery],
     /// The unattended runner (`checkpoint run`) working on the workflow now, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) runner: Option<crate::runner::lock::LockOwner>,
+    pub(crate) runner: Option<RunnerReport>,
+}
+
+/// The runner holding a workflow, as its lock file says (`runner/lock.rs`'s `LockOwner`).
+#[derive(Debug, Serialize)]
+pub(crate) struct RunnerReport {
+    /// The runner's process id.
+    pub(crate) pid: u32,
+    /// When it started.
+    pub(crate) started_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The agent session it runs now: its process id.
+    pub(crate) child_pid: Option<u32>,
+    /// That process's start time in clock ticks after boot.
+    pub(crate) child_start: Option<u64>,
 }
 
 /// Where one phase stands.

@@ -2,10 +2,7 @@
 //! whole run) and what it says at the end; the order and the exit code are core's
 //! (`checkpoint_core::run::all_order`, `most_serious`).
 
-use checkpoint_core::{
-    Transition, WorkflowId,
-    run::{StopKind, budget::Spending},
-};
+use checkpoint_core::{Transition, WorkflowId, budget::Spending, run::StopKind};
 use chrono::{DateTime, Utc};
 use miette::Result;
 

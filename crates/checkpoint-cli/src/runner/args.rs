@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use checkpoint_core::run::window::Window;
+use checkpoint_core::window::Window;
 use chrono::{DateTime, Duration, Utc};
 use clap::Args;
 

@@ -19,7 +19,7 @@ mod tests;
 
 use std::{ffi::OsString, process::Command};
 
-use checkpoint_core::run::{Reset, budget::Usage};
+use checkpoint_core::{budget::Usage, run::Reset};
 use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
 
 use crate::{

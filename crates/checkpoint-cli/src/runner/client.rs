@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use checkpoint_core::run::{Reset, budget::Usage};
+use checkpoint_core::{budget::Usage, run::Reset};
 use chrono::{DateTime, Utc};
 
 /// Something a session reported on its output.

@@ -31,6 +31,17 @@ pub(crate) struct LockOwner {
     pub child_start: Option<u64>,
 }
 
+impl From<&LockOwner> for crate::json::RunnerReport {
+    fn from(owner: &LockOwner) -> Self {
+        Self {
+            pid: owner.pid,
+            started_at: owner.started_at,
+            child_pid: owner.child_pid,
+            child_start: owner.child_start,
+        }
+    }
+}
+
 /// Another runner holds the workflow.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("{what} already has a runner: pid {pid}{since}")]

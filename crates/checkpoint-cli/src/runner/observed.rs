@@ -1,7 +1,7 @@
 //! What the runner saw of a session while it ran, from its stream: its id, its last tool, the
 //! limits, the usage and what it spent.
 
-use checkpoint_core::run::{Reset, budget::Usage};
+use checkpoint_core::{budget::Usage, run::Reset};
 
 use crate::{
     output,

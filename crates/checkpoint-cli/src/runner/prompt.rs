@@ -5,8 +5,9 @@ use std::process::Command;
 
 use checkpoint_core::{
     PhaseId, WorkflowId,
+    budget::Budget,
     resume::{self, ResumePlan},
-    run::{RunLimits, RunState, Step, budget::Budget},
+    run::{RunLimits, RunState, Step},
 };
 use chrono::Local;
 use miette::{IntoDiagnostic, Result};

@@ -4,12 +4,11 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::{
-    MAX_RESET_AHEAD, Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind,
-    budget::{Budget, Spending, Usage},
-    diverged,
+    MAX_RESET_AHEAD, Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind, diverged,
 };
 use crate::{
     Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
+    budget::{Budget, Spending, Usage},
     resume::{self, PlanOptions},
     testing::{Files, complete, phase, start},
 };

@@ -116,6 +116,22 @@ impl JsonSchema for SessionOutcome {
     }
 }
 
+/// What the runner waits for (spelled in `snake_case` in the journal's `run_wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitKind {
+    /// A rate limit's reset.
+    RateLimit,
+    /// A backoff after a crash or a limit without a reset time.
+    Backoff,
+    /// The end of a pause the workflow asked for.
+    Paused,
+    /// A rate-limit window's reset, its usage being at or above `--max-usage`.
+    Usage,
+    /// The next opening of a `--window`.
+    Window,
+}
+
 /// One change to a workflow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -373,7 +389,7 @@ pub enum Transition {
         client: String,
         /// Its caps, when it has any (`--max-cost`, `--max-tokens`, `--max-usage`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        budget: Option<crate::run::budget::Budget>,
+        budget: Option<crate::budget::Budget>,
     },
     /// The runner started an agent session.
     RunSessionStart {
@@ -417,7 +433,7 @@ pub enum Transition {
         reason: String,
         /// What it waits for (absent in journals written before it was recorded).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        kind: Option<crate::run::WaitKind>,
+        kind: Option<WaitKind>,
     },
     /// The runner stopped.
     RunStop {

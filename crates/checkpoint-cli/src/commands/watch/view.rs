@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::{Transition, Workflow, journal::Entry, run::budget::Budget};
+use checkpoint_core::{Transition, Workflow, budget::Budget, journal::Entry};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 

@@ -1,7 +1,7 @@
 //! Tests of reading a `claude -p --output-format stream-json` session, from lines the real
 //! client printed.
 
-use checkpoint_core::run::{Reset, budget::Usage};
+use checkpoint_core::{budget::Usage, run::Reset};
 use chrono::{DateTime, Duration, FixedOffset, TimeZone, Utc};
 
 use super::{Claude, parse_line, reset_from_text};

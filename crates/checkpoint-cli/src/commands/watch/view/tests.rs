@@ -338,7 +338,7 @@ fn the_runner_line_shows_what_the_run_spent_and_its_caps() {
                 Transition::RunStart {
                     pid: 42,
                     client: "claude".into(),
-                    budget: Some(checkpoint_core::run::budget::Budget {
+                    budget: Some(checkpoint_core::budget::Budget {
                         max_cost: Some(20.0),
                         max_usage: Some(80.0),
                         max_tokens: None,
