@@ -5,6 +5,8 @@
 //! turn, and occasional side requests.
 //! Main requests consume a [`Turn`] script in order; every request is recorded for assertions.
 
+mod http;
+mod sse;
 #[cfg(test)]
 mod tests;
 
@@ -16,6 +18,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 
 use serde_json::{Value, json};
+
+use self::{http::*, sse::*};
 
 /// The text of the answer to a main request that arrives after the script is used up.
 pub const SCRIPT_EXHAUSTED: &str = "MOCK-SCRIPT-EXHAUSTED";
@@ -401,32 +405,6 @@ struct State {
     rate_limit_closes: Option<std::time::SystemTime>,
 }
 
-/// A parsed HTTP request.
-struct HttpRequest {
-    method: String,
-    target: String,
-    version: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl HttpRequest {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(header, _)| header.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
-    }
-
-    fn wants_close(&self) -> bool {
-        match self.header("connection") {
-            Some(value) if value.eq_ignore_ascii_case("close") => true,
-            Some(value) if value.eq_ignore_ascii_case("keep-alive") => false,
-            _ => self.version == "HTTP/1.0",
-        }
-    }
-}
-
 /// What the mock sends back, decided under the state lock and written after it is released.
 enum Reply {
     Empty {
@@ -506,119 +484,6 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             return;
         }
     }
-}
-
-/// Reads one request; `Ok(None)` means the client closed the connection between requests.
-fn read_request(
-    reader: &mut BufReader<TcpStream>,
-    writer: &mut TcpStream,
-) -> io::Result<Option<HttpRequest>> {
-    let mut line = String::new();
-    // Robust servers skip empty lines before a request line (RFC 9112 §2.2).
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(None);
-        }
-        if !line.trim_end().is_empty() {
-            break;
-        }
-    }
-    let mut parts = line.split_whitespace();
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return Err(invalid(format!(
-            "malformed request line `{}`",
-            line.trim_end()
-        )));
-    };
-    let (method, target, version) = (method.to_owned(), target.to_owned(), version.to_owned());
-    let headers = read_headers(reader)?;
-    let mut request = HttpRequest {
-        method,
-        target,
-        version,
-        headers,
-        body: Vec::new(),
-    };
-    if request
-        .header("expect")
-        .is_some_and(|value| value.eq_ignore_ascii_case("100-continue"))
-    {
-        writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
-    }
-    let chunked = request
-        .header("transfer-encoding")
-        .is_some_and(|value| value.to_ascii_lowercase().contains("chunked"));
-    if chunked {
-        request.body = read_chunked_body(reader)?;
-    } else if let Some(length) = request.header("content-length") {
-        let length: usize = length
-            .trim()
-            .parse()
-            .map_err(|_| invalid(format!("bad content-length `{length}`")))?;
-        if length > MAX_BODY_BYTES {
-            return Err(invalid(format!("body of {length} bytes is too large")));
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body)?;
-        request.body = body;
-    }
-    Ok(Some(request))
-}
-
-fn read_headers(reader: &mut BufReader<TcpStream>) -> io::Result<Vec<(String, String)>> {
-    let mut headers = Vec::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
-        }
-        let trimmed = line.trim_end_matches(['\r', '\n']);
-        if trimmed.is_empty() {
-            return Ok(headers);
-        }
-        let Some((name, value)) = trimmed.split_once(':') else {
-            return Err(invalid(format!("malformed header line `{trimmed}`")));
-        };
-        headers.push((name.trim().to_owned(), value.trim().to_owned()));
-    }
-}
-
-fn read_chunked_body(reader: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
-        }
-        // A chunk size line may carry extensions after `;`.
-        let size_text = line.trim_end().split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| invalid(format!("bad chunk size `{size_text}`")))?;
-        if size == 0 {
-            // The trailer section, which ends with an empty line, is read and ignored.
-            let _trailers = read_headers(reader)?;
-            return Ok(body);
-        }
-        if body.len() + size > MAX_BODY_BYTES {
-            return Err(invalid("chunked body is too large".to_owned()));
-        }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..])?;
-        let mut crlf = [0; 2];
-        reader.read_exact(&mut crlf)?;
-        if &crlf != b"\r\n" {
-            return Err(invalid("chunk is not followed by CRLF".to_owned()));
-        }
-    }
-}
-
-fn invalid(message: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, message)
 }
 
 /// Classifies and records a request, and decides the reply.
@@ -876,125 +741,6 @@ fn error_body(error_type: &str, message: &str) -> Value {
     json!({ "type": "error", "error": { "type": error_type, "message": message } })
 }
 
-fn usage(input_tokens: usize, output_tokens: usize) -> Value {
-    json!({
-        "input_tokens": input_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        "output_tokens": output_tokens,
-    })
-}
-
-/// A rough token count (four bytes a token), enough for a client that only displays it.
-fn estimate_tokens(body: &Value) -> usize {
-    let mut pieces = Vec::new();
-    collect_text(&body["system"], &mut pieces);
-    if let Some(messages) = body["messages"].as_array() {
-        for message in messages {
-            collect_text(&message["content"], &mut pieces);
-        }
-    }
-    pieces.iter().map(|piece| piece.len()).sum::<usize>() / 4 + 1
-}
-
-fn output_tokens(blocks: &[Value]) -> usize {
-    blocks
-        .iter()
-        .map(|block| block.to_string().len())
-        .sum::<usize>()
-        / 4
-        + 1
-}
-
-/// Builds the SSE events of one streamed message, in the Messages API streaming format.
-fn stream_events(
-    id: &str,
-    model: &str,
-    input_tokens: usize,
-    message: AssistantMessage,
-) -> Vec<(&'static str, Value)> {
-    let n_output = output_tokens(&message.blocks);
-    let mut events = vec![
-        (
-            "message_start",
-            json!({
-                "type": "message_start",
-                "message": {
-                    "id": id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": [],
-                    "stop_reason": null,
-                    "stop_sequence": null,
-                    "usage": usage(input_tokens, 1),
-                },
-            }),
-        ),
-        ("ping", json!({ "type": "ping" })),
-    ];
-    for (block_idx, block) in message.blocks.into_iter().enumerate() {
-        if block["type"] == "tool_use" {
-            let start = json!({
-                "type": "tool_use",
-                "id": block["id"],
-                "name": block["name"],
-                "input": {},
-            });
-            events.push(("content_block_start", block_start(block_idx, start)));
-            // Two partial pieces exercise the client's accumulation of `partial_json`.
-            let input_json = block["input"].to_string();
-            let (first, second) = input_json.split_at(char_boundary_near_middle(&input_json));
-            for partial_json in [first, second] {
-                let delta = json!({ "type": "input_json_delta", "partial_json": partial_json });
-                events.push(("content_block_delta", block_delta(block_idx, delta)));
-            }
-        } else {
-            let text = block["text"].as_str().unwrap_or_default();
-            let start = json!({ "type": "text", "text": "" });
-            events.push(("content_block_start", block_start(block_idx, start)));
-            let (first, second) = text.split_at(char_boundary_near_middle(text));
-            for piece in [first, second]
-                .into_iter()
-                .filter(|piece| !piece.is_empty())
-            {
-                let delta = json!({ "type": "text_delta", "text": piece });
-                events.push(("content_block_delta", block_delta(block_idx, delta)));
-            }
-        }
-        events.push((
-            "content_block_stop",
-            json!({ "type": "content_block_stop", "index": block_idx }),
-        ));
-    }
-    events.push((
-        "message_delta",
-        json!({
-            "type": "message_delta",
-            "delta": { "stop_reason": message.stop_reason, "stop_sequence": null },
-            "usage": usage(input_tokens, n_output),
-        }),
-    ));
-    events.push(("message_stop", json!({ "type": "message_stop" })));
-    events
-}
-
-fn block_start(block_idx: usize, content_block: Value) -> Value {
-    json!({ "type": "content_block_start", "index": block_idx, "content_block": content_block })
-}
-
-fn block_delta(block_idx: usize, delta: Value) -> Value {
-    json!({ "type": "content_block_delta", "index": block_idx, "delta": delta })
-}
-
-fn char_boundary_near_middle(text: &str) -> usize {
-    let mut idx = text.len() / 2;
-    while !text.is_char_boundary(idx) {
-        idx += 1;
-    }
-    idx
-}
-
 /// Appends the text pieces of a `system` field or a message `content` to `pieces`.
 fn collect_text(content: &Value, pieces: &mut Vec<String>) {
     match content {
@@ -1013,107 +759,5 @@ fn collect_text(content: &Value, pieces: &mut Vec<String>) {
             }
         }
         _ => {}
-    }
-}
-
-fn write_reply(
-    writer: &mut TcpStream,
-    request: &HttpRequest,
-    reply: Reply,
-    close: bool,
-) -> io::Result<()> {
-    match reply {
-        Reply::Empty { status } => {
-            write_head(writer, status, &[("content-length", "0".to_owned())], close)
-        }
-        Reply::Json {
-            status,
-            body,
-            retry_after,
-            headers: extra,
-        } => {
-            let bytes = body.to_string().into_bytes();
-            let mut headers = vec![
-                ("content-type", "application/json".to_owned()),
-                ("content-length", bytes.len().to_string()),
-            ];
-            if let Some(seconds) = retry_after {
-                headers.push(("retry-after", seconds.to_string()));
-            }
-            headers.extend(
-                extra
-                    .iter()
-                    .map(|(name, value)| (name.as_str(), value.clone())),
-            );
-            write_head(writer, status, &headers, close)?;
-            if request.method != "HEAD" {
-                writer.write_all(&bytes)?;
-            }
-            writer.flush()
-        }
-        Reply::Stream {
-            events,
-            headers: extra,
-        } => {
-            let mut headers = vec![
-                (
-                    "content-type",
-                    "text/event-stream; charset=utf-8".to_owned(),
-                ),
-                ("cache-control", "no-cache".to_owned()),
-                ("transfer-encoding", "chunked".to_owned()),
-            ];
-            headers.extend(
-                extra
-                    .iter()
-                    .map(|(name, value)| (name.as_str(), value.clone())),
-            );
-            write_head(writer, 200, &headers, close)?;
-            // One HTTP chunk per SSE event, flushed, like the real API streams them.
-            for (event, data) in events {
-                let frame = format!("event: {event}\ndata: {data}\n\n");
-                write!(writer, "{:x}\r\n{frame}\r\n", frame.len())?;
-                writer.flush()?;
-            }
-            writer.write_all(b"0\r\n\r\n")?;
-            writer.flush()
-        }
-    }
-}
-
-fn write_head(
-    writer: &mut TcpStream,
-    status: u16,
-    headers: &[(&str, String)],
-    close: bool,
-) -> io::Result<()> {
-    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
-    head.push_str("request-id: req_mock\r\n");
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str(if close {
-        "connection: close\r\n"
-    } else {
-        "connection: keep-alive\r\n"
-    });
-    head.push_str("\r\n");
-    writer.write_all(head.as_bytes())
-}
-
-fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        413 => "Payload Too Large",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        529 => "Overloaded",
-        _ => "Mock Status",
     }
 }

@@ -317,17 +317,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
         workflow: workflow.id.to_string(),
         title: workflow.title.clone(),
         status: workflow.status.as_str().to_owned(),
-        phases: workflow
-            .phases
-            .iter()
-            .map(|phase| PhaseRow {
-                id: phase.id.to_string(),
-                status: phase.status.as_str().to_owned(),
-                dependencies: phase.dependencies.iter().map(ToString::to_string).collect(),
-                started_at: phase.started_at.map(Timestamp::utc),
-                completed_at: phase.completed_at.map(Timestamp::utc),
-            })
-            .collect(),
+        phases: phase_rows(workflow),
         timeline,
         stopped,
         spent: spent_total.map(|spent| Spent {
@@ -336,6 +326,21 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
             tokens: spent.tokens,
         }),
     }
+}
+
+/// The rows of the phase table: each phase's status, dependencies and times.
+fn phase_rows(workflow: &Workflow) -> Vec<PhaseRow> {
+    workflow
+        .phases
+        .iter()
+        .map(|phase| PhaseRow {
+            id: phase.id.to_string(),
+            status: phase.status.as_str().to_owned(),
+            dependencies: phase.dependencies.iter().map(ToString::to_string).collect(),
+            started_at: phase.started_at.map(Timestamp::utc),
+            completed_at: phase.completed_at.map(Timestamp::utc),
+        })
+        .collect()
 }
 
 fn span(kind: SpanKind, start: DateTime<Utc>, phase: Option<String>, label: String) -> Span {

@@ -1,3 +1,5 @@
+//! Tests of running the `checkpoint` binary: the structured result and the error of a command.
+
 use super::*;
 
 #[test]
