@@ -21,6 +21,8 @@ pub const NO_COLOR: &str = "NO_COLOR";
 pub const CLICOLOR_FORCE: &str = "CLICOLOR_FORCE";
 /// Forces colour when set to a non-empty value.
 pub const FORCE_COLOR: &str = "FORCE_COLOR";
+/// Set by continuous-integration services: `checkpoint run` draws no live line there.
+pub const CI: &str = "CI";
 /// Disables the live line of `checkpoint run` when set to a non-empty value.
 pub const CHECKPOINT_NO_PROGRESS: &str = "CHECKPOINT_NO_PROGRESS";
 /// Set for the `[run] notify` command: the phase a person must decide on (may be empty).

@@ -3,25 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// The store's directory under the project root when `--dir` and `CHECKPOINT_DIR` are unset,
-/// as path components.
-pub(crate) const DEFAULT_STORE: [&str; 2] = [".claude", "checkpoints"];
-
-/// The nearest ancestor of `cwd` holding `.git` (a directory, or a file in a worktree), else
-/// `cwd`.
-pub(crate) fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_owned()
-}
-
-/// The default store of the project at `project_root`.
-pub(crate) fn default_store(project_root: &Path) -> PathBuf {
-    DEFAULT_STORE
-        .iter()
-        .fold(project_root.to_owned(), |path, part| path.join(part))
-}
+pub(crate) use checkpoint_core::store::{DEFAULT_STORE, default_store, project_root};
 
 /// Whether `dir` is a default store, by its last two components.
 pub(crate) fn is_default_store(dir: &Path) -> bool {

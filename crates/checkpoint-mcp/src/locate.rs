@@ -2,18 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// The nearest ancestor of `cwd` holding `.git`, else `cwd`: where the command line looks too.
-pub(crate) fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_owned()
-}
-
-/// The store of a project without `--dir`: `.claude/checkpoints` under its root.
-pub(crate) fn default_store(project_root: &Path) -> PathBuf {
-    project_root.join(".claude").join("checkpoints")
-}
+pub(crate) use checkpoint_core::store::{default_store, project_root};
 
 /// The `checkpoint` binary: beside this one (the bundle's `bin/`), else on `PATH`.
 pub(crate) fn checkpoint_binary(current_exe: Option<&Path>) -> PathBuf {

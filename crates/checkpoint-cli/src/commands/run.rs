@@ -542,12 +542,7 @@ impl Runner<'_> {
         let started = Instant::now();
         let mut watch = Observed::default();
         let done = plan.completed.len();
-        let total = done
-            + plan.in_progress.len()
-            + plan.awaiting_approval.len()
-            + plan.failed.len()
-            + plan.ready.len()
-            + plan.blocked.len();
+        let total = plan.phase_count();
         let mut was_interrupted = None;
         let closes = self
             .window_strict
@@ -688,12 +683,7 @@ impl Runner<'_> {
                 format!(
                     "{}/{} phases done · waiting {} · {reason}",
                     plan.completed.len(),
-                    plan.completed.len()
-                        + plan.in_progress.len()
-                        + plan.ready.len()
-                        + plan.blocked.len()
-                        + plan.failed.len()
-                        + plan.awaiting_approval.len(),
+                    plan.phase_count(),
                     checkpoint_core::run::human_duration(left + Duration::seconds(1))
                 )
             });

@@ -11,26 +11,6 @@ use crate::output::{
     text::{ago, count, short_sha},
 };
 
-/// How many phases a plan counts: the sum of its six buckets (completed, in progress, awaiting
-/// approval, failed, ready, blocked), each phase in one.
-fn phase_total(plan: &ResumePlan) -> usize {
-    let ResumePlan {
-        completed,
-        in_progress,
-        awaiting_approval,
-        failed,
-        ready,
-        blocked,
-        ..
-    } = plan;
-    completed.len()
-        + in_progress.len()
-        + awaiting_approval.len()
-        + failed.len()
-        + ready.len()
-        + blocked.len()
-}
-
 /// The human rendering of a resume plan.
 pub(crate) fn render_plan(
     plan: &ResumePlan,
@@ -60,7 +40,7 @@ fn plan_header(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
         paint.bold(plan.workflow.as_str()),
         workflow_status(plan.status, paint)
     );
-    let total = phase_total(plan);
+    let total = plan.phase_count();
     let _ = writeln!(
         out,
         "{}",

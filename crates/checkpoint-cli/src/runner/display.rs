@@ -123,7 +123,7 @@ impl Display {
     /// Whether a live line suits this process: stderr is a terminal, not CI, not disabled.
     pub(crate) fn live_possible() -> bool {
         std::io::stderr().is_terminal()
-            && std::env::var_os("CI").is_none()
+            && std::env::var_os(crate::env::CI).is_none()
             && std::env::var_os(crate::env::CHECKPOINT_NO_PROGRESS).is_none_or(|v| v.is_empty())
     }
 

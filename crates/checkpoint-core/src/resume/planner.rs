@@ -128,6 +128,28 @@ pub struct ResumePlan {
     pub context: ContextSummary,
 }
 
+impl ResumePlan {
+    /// How many phases the plan counts: the sum of its six buckets (completed, in progress,
+    /// awaiting approval, failed, ready, blocked), each phase in exactly one.
+    pub fn phase_count(&self) -> usize {
+        let Self {
+            completed,
+            in_progress,
+            awaiting_approval,
+            failed,
+            ready,
+            blocked,
+            ..
+        } = self;
+        completed.len()
+            + in_progress.len()
+            + awaiting_approval.len()
+            + failed.len()
+            + ready.len()
+            + blocked.len()
+    }
+}
+
 /// Plans the resume of `workflow`, given validation `findings` and the world as `probe` sees it.
 pub fn plan(
     workflow: &Workflow,

@@ -44,12 +44,7 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
         .map(|title| format!(" — {title}"))
         .unwrap_or_default();
     let mut head = format!("## checkpoint: workflow `{}`{title}\n", plan.workflow);
-    let n_phases = plan.completed.len()
-        + plan.in_progress.len()
-        + plan.awaiting_approval.len()
-        + plan.failed.len()
-        + plan.ready.len()
-        + plan.blocked.len();
+    let n_phases = plan.phase_count();
     let _ = writeln!(
         head,
         "Status: {} · {} of {n_phases} {} done · last active {} ({})",

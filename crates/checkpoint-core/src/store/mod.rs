@@ -20,7 +20,7 @@ pub(crate) use crate::store::layout::{BACKUP_FILE, TEMP_PREFIX};
 pub use crate::store::{
     archive::{ARCHIVE_DIR, FAILED_DIR},
     handle::{Store, StoreOptions},
-    layout::{JOURNAL_FILE, STATE_FILE},
+    layout::{DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, default_store, project_root},
     loaded::{Loaded, Recovery, Verification},
     write::DEFER_STATE_BYTES,
 };
