@@ -97,7 +97,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Journal> {
 
 /// Parses a journal up to its first bad line: the entries before it, and the bad line, if any
 /// (then `torn` is `None`: a torn end belongs to what follows the bad line).
-pub(crate) fn parse_prefix(path: &Path, bytes: &[u8]) -> (Journal, Option<BadLine>) {
+pub fn parse_prefix(path: &Path, bytes: &[u8]) -> (Journal, Option<BadLine>) {
     let mut entries = Vec::new();
     let summary = read_prefix(path, bytes, |entry, _| {
         entries.push(entry);
@@ -270,7 +270,7 @@ pub(crate) type TornLine = (u64, Vec<u8>);
 
 /// The end of the journal, as much of it as a load needs.
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct Tail {
+pub struct Tail {
     /// The sequence number of the last complete line.
     pub last_seq: Option<u64>,
     /// A torn last line, if any.
@@ -283,7 +283,7 @@ pub(crate) struct Tail {
 
 /// What [`scan_tail`] made of a window at the end of the journal.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Scan {
+pub enum Scan {
     /// The lines asked for.
     Done(Tail),
     /// The window starts after the lines asked for.
@@ -294,7 +294,7 @@ pub(crate) enum Scan {
 
 /// Reads the lines of `bytes`, the journal from offset `start` to its end, from the last one
 /// back; `whole` when `start` is the start of the file.
-pub(crate) fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64>) -> Scan {
+pub fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64>) -> Scan {
     let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else {
         if !whole {
             return Scan::NeedMore;
@@ -376,7 +376,7 @@ pub(crate) fn scan_tail(bytes: &[u8], start: u64, whole: bool, after: Option<u64
 /// after the other: `{"seq":N,"at":"…` to a closing `}`. A cheap check of a journal's shape,
 /// with no JSON parsing; `whole` when `bytes` start at the start of the file (otherwise the
 /// first, partial, line is skipped). A journal that fails it is parsed to say why.
-pub(crate) fn looks_whole(bytes: &[u8], whole: bool) -> bool {
+pub fn looks_whole(bytes: &[u8], whole: bool) -> bool {
     let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else {
         return true;
     };

@@ -87,7 +87,7 @@ impl FromStr for SeedFormat {
 /// Recognises a file's format from its contents, else from where it lies.
 ///
 /// Returns `None` for our own `state.json` and for anything else we do not read.
-pub(crate) fn detect(path: &Path, bytes: &[u8]) -> Option<SeedFormat> {
+pub fn detect(path: &Path, bytes: &[u8]) -> Option<SeedFormat> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(object)) => detect_keys(&object).or_else(|| {
             (!object.contains_key("schema_version"))

@@ -24,7 +24,7 @@ pub use crate::seeds::{
     common::{Exported, ImportOptions, SeedFile, SeedSource},
     convert::{export, import},
     files::{Discovered, discover, locate, read_source, write_export},
-    format::SeedFormat,
+    format::{SeedFormat, detect},
 };
 
 #[cfg(test)]

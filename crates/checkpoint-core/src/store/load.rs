@@ -355,7 +355,7 @@ fn state_err_with_help(err: Error) -> Error {
 const REBUILT_HELP: &str = "the state is rebuilt from `journal.jsonl` or `state.json.bak` by the next command that writes; the bad file is kept as `state.json.corrupt-<time>`";
 
 /// Parses and checks a state file.
-pub(crate) fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
+pub fn parse_state(path: &Path, bytes: &[u8]) -> Result<Workflow> {
     // A good state of a known version, the common case, takes one parse; anything else takes
     // the careful path below, which says why the file cannot be used.
     // UTF-8 is checked once for the whole file, which is cheaper than string by string.

@@ -17,15 +17,16 @@ mod update;
 mod write;
 
 pub(crate) use crate::store::layout::{BACKUP_FILE, TEMP_PREFIX};
+#[cfg(test)]
+pub(crate) use crate::store::write::MAX_DEFERRED_ENTRIES;
 pub use crate::store::{
     archive::{ARCHIVE_DIR, FAILED_DIR},
     handle::{Store, StoreOptions},
     layout::{DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, default_store, project_root},
+    load::parse_state,
     loaded::{Loaded, Recovery, Verification},
     write::DEFER_STATE_BYTES,
 };
-#[cfg(test)]
-pub(crate) use crate::store::{load::parse_state, write::MAX_DEFERRED_ENTRIES};
 
 #[cfg(test)]
 mod tests;
