@@ -20,7 +20,7 @@ const HOOKS: [(&str, Option<&str>, u32); 10] = [
     ("PreToolUse", Some("Agent"), 5),
     (
         "PostToolUse",
-        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent"),
+        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow"),
         5,
     ),
     (

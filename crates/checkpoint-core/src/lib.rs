@@ -33,6 +33,7 @@ pub mod store;
 pub mod subagent;
 pub mod sync;
 pub mod window;
+pub mod workflow_run;
 
 pub use crate::{
     config::{CONFIG_FILE, Config, RunConfig},

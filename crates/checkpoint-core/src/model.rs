@@ -399,6 +399,12 @@ pub struct Task {
     /// The last error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The client's sub-agent that runs the task (a Claude Code `Workflow` agent's id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// What the task's last attempt ended with (an excerpt of a sub-agent's result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The status of a task.

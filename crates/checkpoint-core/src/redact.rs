@@ -106,7 +106,11 @@ pub fn transition(transition: &mut Transition) -> usize {
             return n + self::workflow(workflow);
         }
         Transition::PhaseStart { phase: _, force: _ }
-        | Transition::TaskStart { phase: _, task: _ }
+        | Transition::TaskStart {
+            phase: _,
+            task: _,
+            agent_id: _,
+        }
         | Transition::Unpause => {}
         Transition::PhaseProgress { phase: _, note } => field(note),
         Transition::PhaseComplete {
@@ -150,7 +154,8 @@ pub fn transition(transition: &mut Transition) -> usize {
             phase: _,
             task: _,
             output,
-        } => output.iter_mut().for_each(field),
+            note,
+        } => output.iter_mut().chain(note.iter_mut()).for_each(field),
         Transition::Note { text: note } | Transition::Decide { text: note } => field(note),
         Transition::FilePath { path } => field(path),
         Transition::HolderDispatch {
@@ -347,12 +352,15 @@ fn phase(phase: &mut Phase, field: &mut impl FnMut(&mut String)) {
         completed_at: _,
         output,
         error,
+        agent_id: _,
+        note,
     } in tasks
     {
         title
             .iter_mut()
             .chain(output.iter_mut())
             .chain(error.iter_mut())
+            .chain(note.iter_mut())
             .for_each(&mut *field);
     }
 }

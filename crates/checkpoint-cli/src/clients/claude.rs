@@ -3,3 +3,5 @@
 
 pub(crate) mod hooks;
 pub(crate) mod stream;
+pub(crate) mod workflow_run;
+pub(crate) mod workflow_script;

@@ -6,6 +6,7 @@
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
 mod subagent;
+mod workflow_run;
 
 use std::{path::Path, time::Duration};
 
@@ -20,7 +21,7 @@ use serde_json::json;
 use crate::{
     clients::claude::hooks::{
         Envelope, HookEvent, Payload, PreCompact, SessionStart, Stop, StopFailure, Tool,
-        ToolFailure, ToolUse,
+        ToolFailure, ToolUse, is_workflow_agent,
     },
     ctx::{Ctx, Location, Settings},
     output::{self, Format},
@@ -71,7 +72,9 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
         cwd => cwd.into(),
     };
     let location = Location::find(cwd, dir_override);
-    if !location.root.is_dir() {
+    let launches_run =
+        matches!(&payload, Payload::PostToolUse(use_) if use_.tool() == Tool::Workflow);
+    if !location.root.is_dir() && !launches_run {
         // No workflow of ours; a new session may still find another system's unfinished state.
         if event == HookEvent::SessionStart {
             return seed_context(&location.project_root, &Config::default(), now);
@@ -97,10 +100,20 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
         Payload::PostToolUse(payload) => hook.post_tool_use(payload),
         Payload::PostToolUseFailure(payload) => hook.post_tool_use_failure(payload),
         Payload::Stop(payload) => hook.stop(event, payload),
+        Payload::SubagentStart(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+            hook.workflow_agent_start(payload)
+        }
         Payload::SubagentStart(payload) => hook.subagent_start(payload),
+        Payload::SubagentStop(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+            hook.workflow_agent_stop(payload)?;
+            hook.stop(event, payload)
+        }
         Payload::SubagentStop(payload) => {
             hook.subagent_stop(payload)?;
             hook.stop(event, payload)
+        }
+        Payload::StopFailure(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+            hook.workflow_agent_failure(payload)
         }
         Payload::StopFailure(payload) => hook.stop_failure(payload),
         Payload::SessionEnd => Ok(()),
@@ -189,6 +202,9 @@ impl Hook {
     /// Re-injects where the work stands, so a new, resumed or compacted session picks it up.
     fn session_start(&self, payload: &SessionStart) -> Result<()> {
         let ctx = &self.ctx;
+        if let Err(err) = self.refresh_runs() {
+            output::warn(&format!("checkpoint hook SessionStart: {err}"));
+        }
         let (active, unreadable) = self.scan()?;
         let mut context = String::new();
         if let Some((first, others)) = active.split_first() {
@@ -213,6 +229,9 @@ impl Hook {
                     ids.join(", ")
                 ));
             }
+        }
+        if payload.source.as_deref() != Some("compact") {
+            context.push_str(&self.runs_briefing()?);
         }
         if !unreadable.is_empty() {
             context.push_str("\nThese `checkpoint` workflows cannot be read, so their saved work is not shown; tell the user and do not start them over:\n");
@@ -241,6 +260,9 @@ impl Hook {
     /// Completes a phase whose declared outputs now all exist; records commit SHAs after
     /// `git commit`; adds written files to the context summary.
     fn post_tool_use(&self, payload: &ToolUse) -> Result<()> {
+        if payload.tool() == Tool::Workflow {
+            return self.workflow_launched(payload);
+        }
         self.sub_agent_post_tool_use(payload)?;
         let input = &payload.tool_input;
         let written = match payload.tool() {
@@ -249,7 +271,7 @@ impl Hook {
                 .as_deref()
                 .or(input.notebook_path.as_deref())
                 .map(|path| self.relative(path)),
-            Tool::Agent | Tool::Bash | Tool::Other => None,
+            Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => None,
         };
         let committed = payload.tool() == Tool::Bash
             && input.command.as_deref().is_some_and(observe::is_git_commit)
@@ -316,6 +338,9 @@ impl Hook {
     /// Records a heartbeat; with `strict_stop`, blocks a stop while a phase in progress has no
     /// recent progress note.
     fn stop(&self, event: HookEvent, payload: &Stop) -> Result<()> {
+        if event == HookEvent::Stop {
+            self.refresh_runs()?;
+        }
         let mut block = None;
         let updated = self.update_unfinished(|_| {
             vec![Transition::Heartbeat {

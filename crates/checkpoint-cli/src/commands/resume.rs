@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use checkpoint_core::{
     Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
-    resume::{self, Briefing, Finding, FindingCode, Severity},
+    resume::{self, Briefing, Finding, FindingCode, ResumePlan, Severity},
     seeds::{self, Discovered, ImportOptions},
     store::{Loaded, Recovery},
 };
@@ -343,14 +343,30 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
         .into_diagnostic(),
         Format::Prompt => {
             let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
-            output::emit_human(ctx.color, &resumed.briefing.prompt_within(budget)).into_diagnostic()
+            let text = resumed.briefing.prompt_within(budget) + &run_briefing(ctx, plan);
+            output::emit_human(ctx.color, &text).into_diagnostic()
         }
-        _ => output::emit_human(
-            ctx.color,
-            &output::render_plan(plan, resumed.applied, ctx.now, Paint::new(ctx.color)),
-        )
-        .into_diagnostic(),
+        _ => {
+            let text = output::render_plan(plan, resumed.applied, ctx.now, Paint::new(ctx.color))
+                + &run_briefing(ctx, plan);
+            output::emit_human(ctx.color, &text).into_diagnostic()
+        }
     }
+}
+
+/// For a workflow that mirrors a Claude Code `Workflow` run: what to do about the run.
+fn run_briefing(ctx: &Ctx, plan: &ResumePlan) -> String {
+    let Ok(loaded) = ctx.store.load(&plan.workflow) else {
+        return String::new();
+    };
+    let results = ctx.store.results_dir(&plan.workflow);
+    let results = results
+        .strip_prefix(&ctx.project_root)
+        .unwrap_or(&results)
+        .display()
+        .to_string();
+    checkpoint_core::workflow_run::briefing(&loaded.workflow, &results)
+        .map_or(String::new(), |text| format!("\n{text}"))
 }
 
 /// The workflow to resume: `--workflow`, else the only unfinished one; asks on a terminal

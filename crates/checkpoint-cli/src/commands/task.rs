@@ -93,6 +93,7 @@ pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
             Transition::TaskStart {
                 phase: phase.clone(),
                 task: task.clone(),
+                agent_id: None,
             },
             "started",
         ),
@@ -101,6 +102,7 @@ pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
                 phase: phase.clone(),
                 task: task.clone(),
                 output: output.clone(),
+                note: None,
             },
             "finished",
         ),

@@ -23,3 +23,4 @@ mod support;
 mod sync;
 mod transitions;
 mod watch;
+mod workflow_runs;

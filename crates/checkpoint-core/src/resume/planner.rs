@@ -342,7 +342,7 @@ fn recoveries_after_interruption(
                         phase: Some(phase.id.clone()),
                         task: Some(task.id.clone()),
                         description: format!("task `{}` of phase `{}` was running and its output `{output}` exists: marking it done", task.id, phase.id),
-                        transition: Transition::TaskDone { phase: phase.id.clone(), task: task.id.clone(), output: None },
+                        transition: Transition::TaskDone { phase: phase.id.clone(), task: task.id.clone(), output: None, note: None },
                     }),
                     _ if !orphaned => open_tasks += 1,
                     _ => {

@@ -114,6 +114,7 @@ fn a_running_task_is_done_when_its_output_exists_and_reset_when_not() {
     let task_start = |id: &str| Transition::TaskStart {
         phase: "a".parse().unwrap(),
         task: TaskId::new(id).unwrap(),
+        agent_id: None,
     };
     run(
         &mut workflow,

@@ -336,6 +336,8 @@ fn read_tasks(
                 .map(Timestamp::from),
             output: entry.output.clone(),
             error: entry.error.clone(),
+            agent_id: None,
+            note: None,
         });
         carry.list_mut(TASKS).push(slot);
     }

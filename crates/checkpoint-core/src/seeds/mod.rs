@@ -9,7 +9,7 @@
 mod carry;
 mod checkpoint_recovery;
 mod checkpoints_dir;
-mod common;
+pub(crate) mod common;
 mod convert;
 mod document;
 mod dotagent;

@@ -604,15 +604,18 @@ fn dotagent_export_follows_the_work_done_since() {
                 phase: implementation.clone(),
                 task: task("task-002"),
                 output: None,
+                note: None,
             },
             Transition::TaskStart {
                 phase: implementation.clone(),
                 task: task("task-003"),
+                agent_id: None,
             },
             Transition::TaskDone {
                 phase: implementation.clone(),
                 task: task("task-003"),
                 output: None,
+                note: None,
             },
             Transition::PhaseComplete {
                 phase: implementation,

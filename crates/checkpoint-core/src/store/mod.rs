@@ -12,6 +12,7 @@ mod layout;
 mod load;
 mod loaded;
 mod lock;
+mod results;
 mod sync;
 mod update;
 mod write;
@@ -25,6 +26,7 @@ pub use crate::store::{
     layout::{DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, default_store, project_root},
     load::parse_state,
     loaded::{Loaded, Recovery, Verification},
+    results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,
 };
 

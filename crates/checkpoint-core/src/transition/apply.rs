@@ -151,12 +151,23 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             title,
             output,
         } => task_add(workflow, phase, task, title.as_deref(), output.as_deref())?,
-        Transition::TaskStart { phase, task } => task_start(workflow, phase, task, at)?,
+        Transition::TaskStart {
+            phase,
+            task,
+            agent_id,
+        } => task_start(workflow, phase, task, agent_id.as_deref(), at)?,
         Transition::TaskDone {
             phase,
             task,
             output,
-        } => task_done(workflow, phase, task, output.as_deref(), at)?,
+            note,
+        } => task_done(
+            workflow,
+            phase,
+            task,
+            (output.as_deref(), note.as_deref()),
+            at,
+        )?,
         Transition::TaskFail {
             phase,
             task,

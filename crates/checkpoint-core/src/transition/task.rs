@@ -32,6 +32,8 @@ pub(super) fn task_add(
         completed_at: None,
         output: output.map(str::to_owned),
         error: None,
+        agent_id: None,
+        note: None,
     });
     Ok(())
 }
@@ -40,6 +42,7 @@ pub(super) fn task_start(
     workflow: &mut Workflow,
     phase_id: &PhaseId,
     task: &TaskId,
+    agent_id: Option<&str>,
     at: DateTime<Utc>,
 ) -> Result<()> {
     let blockers = unfinished_dependencies(workflow, phase_id)?;
@@ -72,6 +75,9 @@ pub(super) fn task_start(
     task.attempts += 1;
     task.started_at = Some(at.into());
     task.completed_at = None;
+    if let Some(agent_id) = agent_id {
+        task.agent_id = Some(agent_id.to_owned());
+    }
     Ok(())
 }
 
@@ -79,7 +85,7 @@ pub(super) fn task_done(
     workflow: &mut Workflow,
     phase: &PhaseId,
     task: &TaskId,
-    output: Option<&str>,
+    (output, note): (Option<&str>, Option<&str>),
     at: DateTime<Utc>,
 ) -> Result<()> {
     let phase_id = phase;
@@ -99,6 +105,9 @@ pub(super) fn task_done(
     task.error = None;
     if let Some(output) = output {
         task.output = Some(output.to_owned());
+    }
+    if let Some(note) = note {
+        task.note = Some(note.to_owned());
     }
     Ok(())
 }

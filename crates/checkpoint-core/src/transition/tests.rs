@@ -239,6 +239,7 @@ fn tasks_start_their_phase_and_gate_its_completion() {
             Transition::TaskStart {
                 phase: phase("impl"),
                 task: task("t1"),
+                agent_id: None,
             },
         ],
     );
@@ -268,11 +269,13 @@ fn tasks_start_their_phase_and_gate_its_completion() {
                 phase: phase("impl"),
                 task: task("t1"),
                 output: None,
+                note: None,
             },
             Transition::TaskDone {
                 phase: phase("impl"),
                 task: task("t2"),
                 output: None,
+                note: None,
             },
             complete("impl"),
         ],

@@ -250,6 +250,9 @@ pub enum Transition {
         phase: PhaseId,
         /// The task.
         task: TaskId,
+        /// The client's sub-agent that runs it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
     },
     /// Finishes a task.
     TaskDone {
@@ -260,6 +263,9 @@ pub enum Transition {
         /// The file it wrote.
         #[serde(default)]
         output: Option<String>,
+        /// What it ended with (an excerpt of a sub-agent's result).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// Marks a task failed.
     TaskFail {

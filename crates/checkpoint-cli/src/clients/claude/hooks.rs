@@ -87,6 +87,8 @@ pub(crate) enum Tool {
     /// Writes a file at `file_path` or `notebook_path`: `Write`, `Edit`, `MultiEdit`,
     /// `NotebookEdit`.
     FileEdit,
+    /// Launches a Claude Code `Workflow` run (a script of `agent()` calls in phases).
+    Workflow,
     /// Any other tool.
     Other,
 }
@@ -98,6 +100,7 @@ impl Tool {
             "Agent" => Self::Agent,
             "Bash" => Self::Bash,
             "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => Self::FileEdit,
+            "Workflow" => Self::Workflow,
             _ => Self::Other,
         }
     }
@@ -168,6 +171,12 @@ pub(crate) struct ToolInput {
     /// `Agent`.
     #[serde(default, deserialize_with = "lenient_str")]
     pub(crate) description: Option<String>,
+    /// `Workflow`: the script on disk.
+    #[serde(default, rename = "scriptPath", deserialize_with = "lenient_str")]
+    pub(crate) script_path: Option<String>,
+    /// `Workflow`: the run it resumes.
+    #[serde(default, rename = "resumeFromRunId", deserialize_with = "lenient_str")]
+    pub(crate) resume_from_run_id: Option<String>,
 }
 
 /// The fields of a tool call's response that the hooks read.
@@ -185,6 +194,18 @@ pub(crate) struct ToolResponse {
     /// `Agent`: the sub-agent's result, as content blocks.
     #[serde(default, deserialize_with = "lenient_seq")]
     pub(crate) content: Vec<ContentBlock>,
+    /// `Workflow`: the run's id.
+    #[serde(default, rename = "runId", deserialize_with = "lenient_str")]
+    pub(crate) run_id: Option<String>,
+    /// `Workflow`: the run's directory (journal, agents' files).
+    #[serde(default, rename = "transcriptDir", deserialize_with = "lenient_str")]
+    pub(crate) transcript_dir: Option<String>,
+    /// `Workflow`: the script on disk.
+    #[serde(default, rename = "scriptPath", deserialize_with = "lenient_str")]
+    pub(crate) script_path: Option<String>,
+    /// `Workflow`: the script's `meta.name`.
+    #[serde(default, rename = "workflowName", deserialize_with = "lenient_str")]
+    pub(crate) workflow_name: Option<String>,
 }
 
 /// A content block of an `Agent` call's result.
@@ -224,12 +245,21 @@ pub(crate) struct Stop {
     /// `SubagentStop`: its last message.
     #[serde(default, deserialize_with = "lenient_str")]
     pub(crate) last_assistant_message: Option<String>,
+    /// `SubagentStop`: the kind of sub-agent.
+    #[serde(default, deserialize_with = "lenient_str")]
+    pub(crate) agent_type: Option<String>,
+    /// `SubagentStop`: the sub-agent's transcript.
+    #[serde(default, deserialize_with = "lenient_str")]
+    pub(crate) agent_transcript_path: Option<String>,
 }
 
 /// `SubagentStart`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct SubagentStart {
     pub(crate) agent_id: String,
+    /// The kind of sub-agent.
+    #[serde(default, deserialize_with = "lenient_str")]
+    pub(crate) agent_type: Option<String>,
 }
 
 /// `StopFailure`: an API failure ended the turn.
@@ -239,6 +269,20 @@ pub(crate) struct StopFailure {
     /// Set when the failure was a sub-agent's.
     #[serde(default, deserialize_with = "lenient_str")]
     pub(crate) agent_id: Option<String>,
+    /// The kind of sub-agent, when it was one.
+    #[serde(default, deserialize_with = "lenient_str")]
+    pub(crate) agent_type: Option<String>,
+    /// The failure as the client words it (`API Error: …`).
+    #[serde(default, deserialize_with = "lenient_str")]
+    pub(crate) last_assistant_message: Option<String>,
+}
+
+/// The `agent_type` of an agent of a Claude Code `Workflow` run.
+pub(crate) const WORKFLOW_AGENT: &str = "workflow-subagent";
+
+/// Whether `agent_type` names an agent of a `Workflow` run.
+pub(crate) fn is_workflow_agent(agent_type: Option<&str>) -> bool {
+    agent_type == Some(WORKFLOW_AGENT)
 }
 
 /// A payload, by event.

@@ -64,12 +64,16 @@ pub(crate) fn arb_transition() -> impl Strategy<Value = Transition> {
             title: None,
             output: None
         }),
-        (phase.clone(), task.clone())
-            .prop_map(|(phase, task)| Transition::TaskStart { phase, task }),
+        (phase.clone(), task.clone()).prop_map(|(phase, task)| Transition::TaskStart {
+            phase,
+            task,
+            agent_id: None
+        }),
         (phase.clone(), task.clone()).prop_map(|(phase, task)| Transition::TaskDone {
             phase,
             task,
-            output: None
+            output: None,
+            note: None,
         }),
         (phase.clone(), task.clone(), text).prop_map(|(phase, task, reason)| {
             Transition::TaskFail {
