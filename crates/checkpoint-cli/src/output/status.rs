@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::{DoneSet, Phase, PhaseStatus, Workflow, WorkflowStatus};
+use checkpoint_core::{DoneSet, Phase, PhaseStatus, TaskStatus, Workflow, WorkflowStatus};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -108,6 +108,10 @@ pub(crate) fn render_phases(
             line.push_str(&paint.dim(&format!("  · {text}")));
         }
         let _ = writeln!(out, "{line}");
+        if workflow.kind.as_deref() == Some(checkpoint_core::workflow_run::KIND) {
+            agent_lines(out, phase, width);
+            continue;
+        }
         if phase.status == PhaseStatus::InProgress {
             if let Some(progress) = &phase.progress {
                 let _ = writeln!(
@@ -125,11 +129,35 @@ pub(crate) fn render_phases(
                 let done = phase
                     .tasks
                     .iter()
-                    .filter(|task| task.status == checkpoint_core::TaskStatus::Done)
+                    .filter(|task| task.status == TaskStatus::Done)
                     .count();
                 let _ = writeln!(out, "  {:width$}  tasks: {done} of {total} done", "");
             }
         }
+    }
+}
+
+/// Every agent of a phase of a Claude Code `Workflow` run: its label, status, and the start of
+/// its result or its error.
+fn agent_lines(out: &mut String, phase: &Phase, width: usize) {
+    for task in &phase.tasks {
+        let label = task.title.as_deref().unwrap_or(task.id.as_str());
+        let said = match task.status {
+            TaskStatus::Done => task.note.as_deref(),
+            TaskStatus::Failed => task.error.as_deref(),
+            TaskStatus::Pending | TaskStatus::Running => None,
+        };
+        let said = said.map_or(String::new(), |text| {
+            let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            format!(": {}", shorten(&line, WHOLE_IN_STATE))
+        });
+        let _ = writeln!(
+            out,
+            "  {:width$}  agent {}: {}{said}",
+            "",
+            shorten(label, WHOLE_IN_STATE),
+            task.status.as_str()
+        );
     }
 }
 

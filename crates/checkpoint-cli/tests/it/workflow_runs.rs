@@ -637,3 +637,22 @@ fn the_plugin_hears_the_launch_and_every_agent_of_a_run() {
         assert_eq!(matcher(event), None, "{event}");
     }
 }
+
+#[test]
+fn status_shows_the_run_phase_by_phase_with_its_agents() {
+    for version in VERSIONS {
+        let run = Run::new(version);
+        run.build1_rate_limited();
+        let status = run.env.ok(&["status", "--workflow", RUN]);
+        for line in [
+            "agent design: done: result-design",
+            "agent build:1: failed: rate_limit: API Error: Request rejected (429)",
+            "agent build:2: done: result-buildtwo",
+        ] {
+            assert!(
+                status.contains(line),
+                "{version}: {line} missing from:\n{status}"
+            );
+        }
+    }
+}
