@@ -32,6 +32,8 @@ mod tools;
 #[cfg(unix)]
 #[path = "e2e/watch.rs"]
 mod watch;
+#[path = "e2e/workflow_runs.rs"]
+mod workflow_runs;
 
 use std::fs;
 
