@@ -89,18 +89,21 @@ fn done(label: &str, note: &str) -> (String, String, String) {
     (label.into(), "done".into(), note.into())
 }
 
-#[test]
-fn a_two_phase_run_with_three_agents_completes_phase_by_phase_with_results() {
-    let project = Project::new(launch());
+/// The agents' routes: `design` and `build:2` answer at once, `build:1` with `build1`.
+fn routes(project: &Project, build1: impl IntoIterator<Item = Turn>) {
     project
         .mock
         .route("MARK-DESIGN", [Turn::text("result-design")]);
-    project
-        .mock
-        .route("MARK-BUILD1", [Turn::text("result-buildone")]);
+    project.mock.route("MARK-BUILD1", build1);
     project
         .mock
         .route("MARK-BUILD2", [Turn::text("result-buildtwo")]);
+}
+
+#[test]
+fn a_two_phase_run_with_three_agents_completes_phase_by_phase_with_results() {
+    let project = Project::new(launch());
+    routes(&project, [Turn::text("result-buildone")]);
     let output = project.claude(&ARGS);
     assert_eq!(output.code(), Some(0), "{output}");
     let state = run_state(&project, HOOK_WAIT, |state| state["status"] == "complete");
@@ -134,20 +137,14 @@ fn a_two_phase_run_with_three_agents_completes_phase_by_phase_with_results() {
 #[test]
 fn one_agents_429_fails_its_phase_though_the_run_says_completed() {
     let project = Project::new(launch());
-    project
-        .mock
-        .route("MARK-DESIGN", [Turn::text("result-design")]);
-    project.mock.route(
-        "MARK-BUILD1",
+    routes(
+        &project,
         [Turn::error(
             429,
             "rate_limit_error",
             "Request rejected (429)",
         )],
     );
-    project
-        .mock
-        .route("MARK-BUILD2", [Turn::text("result-buildtwo")]);
     let output = project.claude_with_env(&ARGS, &[("CLAUDE_CODE_MAX_RETRIES", "0")]);
     assert_eq!(output.code(), Some(0), "{output}");
     let state = run_state(&project, HOOK_WAIT, |state| {
@@ -172,12 +169,9 @@ fn one_agents_429_fails_its_phase_though_the_run_says_completed() {
 #[test]
 fn a_new_session_after_a_killed_run_is_told_the_run_the_done_phase_and_the_unfinished_agent() {
     let project = Project::new(launch());
-    project
-        .mock
-        .route("MARK-DESIGN", [Turn::text("result-design")]);
     // build:1 is still at work (a long shell command) when the process is killed.
-    project.mock.route(
-        "MARK-BUILD1",
+    routes(
+        &project,
         [
             // 2.1.332 refuses a standalone `sleep`.
             Turn::tool_use(
@@ -187,9 +181,6 @@ fn a_new_session_after_a_killed_run_is_told_the_run_the_done_phase_and_the_unfin
             Turn::text("result-buildone"),
         ],
     );
-    project
-        .mock
-        .route("MARK-BUILD2", [Turn::text("result-buildtwo")]);
     let mut command = project.env.command(
         &[
             &ARGS[..],
