@@ -11,11 +11,17 @@ use crate::support::TestEnv;
 
 const SESSION: &str = "11111111-2222-3333-4444-555555555555";
 const OTHER_SESSION: &str = "99999999-2222-3333-4444-555555555555";
-const RUN: &str = "wf_probe-0001";
 const VERSIONS: [&str; 2] = ["2.1.197", "2.1.332"];
-const DESIGN: &str = "a1d0000000000001";
-const BUILD1: &str = "a2b0000000000002";
-const BUILD2: &str = "a3b0000000000003";
+
+/// The name of the only entry of `dir`.
+fn only_entry(dir: &Path) -> String {
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{}: {names:?}", dir.display());
+    names.into_iter().next().unwrap()
+}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-workflow")
@@ -30,15 +36,67 @@ type PhaseSeen = (String, String, Vec<TaskSeen>);
 struct Run {
     env: TestEnv,
     version: &'static str,
+    /// The captured run's id.
+    run_id: String,
+    /// The captured agents' ids, by label.
+    agents: Vec<(String, String)>,
 }
 
 impl Run {
     fn new(version: &'static str) -> Self {
         let env = TestEnv::new();
-        std::fs::copy(fixtures().join("flow.js"), env.project().join("flow.js")).unwrap();
-        let run = Self { env, version };
+        let dir = fixtures().join(version);
+        let run_id = only_entry(&dir.join("subagents/workflows"));
+        let script = only_entry(&dir.join("workflows/scripts"));
+        std::fs::copy(
+            dir.join("workflows/scripts").join(script),
+            env.project().join("flow.js"),
+        )
+        .unwrap();
+        let file: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("workflows/{run_id}.json"))).unwrap(),
+        )
+        .unwrap();
+        let agents = file["workflowProgress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|entry| entry["type"] == "workflow_agent")
+            .map(|entry| {
+                let text = |key: &str| entry[key].as_str().unwrap().to_owned();
+                (text("label"), text("agentId"))
+            })
+            .collect();
+        let run = Self {
+            env,
+            version,
+            run_id,
+            agents,
+        };
         std::fs::create_dir_all(run.run_dir()).unwrap();
         run
+    }
+
+    fn run(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The id of the agent labelled `label`.
+    fn agent(&self, label: &str) -> &str {
+        let found = self.agents.iter().find(|(l, _)| l == label);
+        &found.unwrap_or_else(|| panic!("no agent `{label}`")).1
+    }
+
+    fn design(&self) -> &str {
+        self.agent("design")
+    }
+
+    fn build1(&self) -> &str {
+        self.agent("build:1")
+    }
+
+    fn build2(&self) -> &str {
+        self.agent("build:2")
     }
 
     fn session_dir(&self) -> PathBuf {
@@ -46,7 +104,9 @@ impl Run {
     }
 
     fn run_dir(&self) -> PathBuf {
-        self.session_dir().join("subagents/workflows").join(RUN)
+        self.session_dir()
+            .join("subagents/workflows")
+            .join(self.run())
     }
 
     fn fixture(&self, relative: &str) -> PathBuf {
@@ -56,7 +116,7 @@ impl Run {
     /// Writes the fixture journal's lines of `events` (`(type, agent id)`), in its order.
     fn journal(&self, events: &[(&str, &str)]) {
         let text = std::fs::read_to_string(
-            self.fixture(&format!("subagents/workflows/{RUN}/journal.jsonl")),
+            self.fixture(&format!("subagents/workflows/{}/journal.jsonl", self.run())),
         )
         .unwrap();
         let kept: String = text
@@ -78,7 +138,7 @@ impl Run {
         for ext in ["meta.json", "jsonl"] {
             let name = format!("agent-{agent}.{ext}");
             std::fs::copy(
-                self.fixture(&format!("subagents/workflows/{RUN}/{name}")),
+                self.fixture(&format!("subagents/workflows/{}/{name}", self.run())),
                 self.run_dir().join(name),
             )
             .unwrap();
@@ -88,13 +148,14 @@ impl Run {
     /// Writes the run file, as the client does when the run settles; `edit` changes it first.
     fn settle(&self, edit: impl FnOnce(&mut Value)) {
         let mut file: Value = serde_json::from_str(
-            &std::fs::read_to_string(self.fixture(&format!("workflows/{RUN}.json"))).unwrap(),
+            &std::fs::read_to_string(self.fixture(&format!("workflows/{}.json", self.run())))
+                .unwrap(),
         )
         .unwrap();
         edit(&mut file);
         let dir = self.session_dir().join("workflows");
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("{RUN}.json")), file.to_string()).unwrap();
+        std::fs::write(dir.join(format!("{}.json", self.run())), file.to_string()).unwrap();
     }
 
     /// Runs hook `event` with the client's payload plus `extra` in session `session`; returns
@@ -125,7 +186,7 @@ impl Run {
     fn launch(&self, resume: bool) -> (String, String) {
         let mut input = json!({ "scriptPath": "flow.js" });
         if resume {
-            input["resumeFromRunId"] = json!(RUN);
+            input["resumeFromRunId"] = json!(self.run());
         }
         self.hook(
             "PostToolUse",
@@ -135,7 +196,7 @@ impl Run {
                 "tool_input": input,
                 "tool_response": {
                     "status": "async_launched", "taskId": "t0001", "taskType": "local_workflow",
-                    "workflowName": "probe-wf", "runId": RUN, "summary": "Two phases",
+                    "workflowName": "probe-wf", "runId": self.run(), "summary": "Two phases",
                     "transcriptDir": self.run_dir(), "scriptPath": "flow.js",
                 },
             }),
@@ -172,7 +233,7 @@ impl Run {
     }
 
     fn state(&self) -> Value {
-        self.env.state(RUN)
+        self.env.state(self.run())
     }
 
     /// (phase id, status) of every phase, and (label, status, note) of every task.
@@ -211,21 +272,21 @@ impl Run {
     /// them then).
     fn design_done_builds_started(&self) {
         self.launch(false);
-        self.journal(&[("started", DESIGN)]);
-        self.start(DESIGN);
-        self.agent_files(DESIGN);
-        self.journal(&[("started", DESIGN), ("result", DESIGN)]);
-        self.stop(DESIGN, "result-design");
+        self.journal(&[("started", self.design())]);
+        self.start(self.design());
+        self.agent_files(self.design());
+        self.journal(&[("started", self.design()), ("result", self.design())]);
+        self.stop(self.design(), "result-design");
         self.journal(&[
-            ("started", DESIGN),
-            ("result", DESIGN),
-            ("started", BUILD1),
-            ("started", BUILD2),
+            ("started", self.design()),
+            ("result", self.design()),
+            ("started", self.build1()),
+            ("started", self.build2()),
         ]);
-        self.agent_files(BUILD1);
-        self.start(BUILD1);
-        self.agent_files(BUILD2);
-        self.start(BUILD2);
+        self.agent_files(self.build1());
+        self.start(self.build1());
+        self.agent_files(self.build2());
+        self.start(self.build2());
     }
 }
 
@@ -233,16 +294,29 @@ impl Run {
     /// Design done; build:1 failed on a 429 (`StopFailure`, no result); build:2 done.
     fn build1_rate_limited(&self) {
         self.design_done_builds_started();
-        self.fail(BUILD1);
+        self.fail(self.build1());
         self.journal(&[
-            ("started", DESIGN),
-            ("result", DESIGN),
-            ("started", BUILD1),
-            ("started", BUILD2),
-            ("result", BUILD2),
+            ("started", self.design()),
+            ("result", self.design()),
+            ("started", self.build1()),
+            ("started", self.build2()),
+            ("result", self.build2()),
         ]);
-        self.stop(BUILD2, "result-buildtwo");
+        self.stop(self.build2(), "result-buildtwo");
     }
+}
+
+/// The run file with agent `build:1` failed with `error`, as the client writes a 429.
+fn build1_failed(file: &mut Value, error: &str) {
+    let agent = file["workflowProgress"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|entry| entry["label"] == "build:1")
+        .unwrap();
+    agent["state"] = json!("error");
+    agent["error"] = json!(error);
+    agent.as_object_mut().unwrap().remove("resultPreview");
 }
 
 fn t(label: &str, status: &str, note: &str) -> TaskSeen {
@@ -264,38 +338,38 @@ fn a_two_phase_run_with_three_agents_is_recorded_phase_by_phase_with_results() {
             "flow.js"
         );
         assert_eq!(state["phases"][0]["name"], "Design");
-        run.journal(&[("started", DESIGN)]);
-        run.start(DESIGN);
-        run.agent_files(DESIGN);
-        run.journal(&[("started", DESIGN), ("result", DESIGN)]);
-        run.stop(DESIGN, "result-design");
+        run.journal(&[("started", run.design())]);
+        run.start(run.design());
+        run.agent_files(run.design());
+        run.journal(&[("started", run.design()), ("result", run.design())]);
+        run.stop(run.design(), "result-design");
         assert_eq!(
             run.phases()[0].1,
             "in_progress",
             "{version}: not past it yet"
         );
         run.journal(&[
-            ("started", DESIGN),
-            ("result", DESIGN),
-            ("started", BUILD1),
-            ("started", BUILD2),
+            ("started", run.design()),
+            ("result", run.design()),
+            ("started", run.build1()),
+            ("started", run.build2()),
         ]);
-        run.agent_files(BUILD1);
-        run.agent_files(BUILD2);
-        run.start(BUILD1);
-        run.start(BUILD2);
+        run.agent_files(run.build1());
+        run.agent_files(run.build2());
+        run.start(run.build1());
+        run.start(run.build2());
         let all = [
-            ("started", DESIGN),
-            ("result", DESIGN),
-            ("started", BUILD1),
-            ("started", BUILD2),
-            ("result", BUILD2),
-            ("result", BUILD1),
+            ("started", run.design()),
+            ("result", run.design()),
+            ("started", run.build1()),
+            ("started", run.build2()),
+            ("result", run.build2()),
+            ("result", run.build1()),
         ];
         run.journal(&all[..5]);
-        run.stop(BUILD2, "result-buildtwo");
+        run.stop(run.build2(), "result-buildtwo");
         run.journal(&all);
-        run.stop(BUILD1, "result-buildone");
+        run.stop(run.build1(), "result-buildone");
         assert_eq!(
             run.phases()[1].1,
             "in_progress",
@@ -324,13 +398,16 @@ fn a_two_phase_run_with_three_agents_is_recorded_phase_by_phase_with_results() {
         );
         let status = run
             .env
-            .json(&["status", "--workflow", RUN, "--format", "json"]);
+            .json(&["status", "--workflow", run.run(), "--format", "json"]);
         assert_eq!(status["workflow"]["status"], "complete", "{version}");
         assert_eq!(
             status["workflow"]["phases"][1]["tasks"][0]["agent_id"],
-            BUILD1
+            run.build1()
         );
-        let kept = run.env.workflow_dir(RUN).join("results/build/build-1.md");
+        let kept = run
+            .env
+            .workflow_dir(run.run())
+            .join("results/build/build-1.md");
         assert_eq!(
             std::fs::read_to_string(kept).unwrap(),
             "result-buildone",
@@ -347,12 +424,7 @@ fn an_agents_429_fails_its_phase_though_the_run_says_completed() {
         let phases = run.phases();
         assert_eq!(phases[1].1, "failed", "{version}");
         assert_eq!(phases[1].2[0].1, "failed");
-        run.settle(|file| {
-            let agent = &mut file["workflowProgress"][3];
-            assert_eq!(agent["label"], "build:1");
-            agent["state"] = json!("error");
-            agent["error"] = json!("API Error: Request rejected (429) · rate limited");
-        });
+        run.settle(|file| build1_failed(file, "API Error: Request rejected (429) · rate limited"));
         run.hook("Stop", json!({}));
         let state = run.state();
         assert_eq!(state["phases"][0]["status"], "complete", "{version}");
@@ -379,16 +451,13 @@ fn the_429_is_found_in_the_run_file_when_no_hook_told_it() {
         let run = Run::new(version);
         run.design_done_builds_started();
         run.journal(&[
-            ("started", DESIGN),
-            ("result", DESIGN),
-            ("started", BUILD1),
-            ("started", BUILD2),
-            ("result", BUILD2),
+            ("started", run.design()),
+            ("result", run.design()),
+            ("started", run.build1()),
+            ("started", run.build2()),
+            ("result", run.build2()),
         ]);
-        run.settle(|file| {
-            file["workflowProgress"][3]["state"] = json!("error");
-            file["workflowProgress"][3]["error"] = json!("API Error: 429");
-        });
+        run.settle(|file| build1_failed(file, "API Error: 429"));
         run.hook("Stop", json!({}));
         assert_eq!(run.phases()[1].1, "failed", "{version}");
     }
@@ -409,8 +478,9 @@ fn a_new_session_after_an_interruption_is_told_the_run_its_results_and_what_is_u
         let context = out["hookSpecificOutput"]["additionalContext"]
             .as_str()
             .unwrap();
+        let results = format!(".claude/checkpoints/{}/results", run.run());
         for part in [
-            RUN,
+            run.run(),
             "probe-wf",
             "Phase \"Design\" (`design`): complete",
             "result-design",
@@ -418,25 +488,29 @@ fn a_new_session_after_an_interruption_is_told_the_run_its_results_and_what_is_u
             "never finished",
             "from any other session it cannot",
             "continuation script",
-            ".claude/checkpoints/wf_probe-0001/results",
+            results.as_str(),
         ] {
             assert!(
                 context.contains(part),
                 "{version}: {part} missing from:\n{context}"
             );
         }
-        let resume = run.env.ok(&["resume", "--workflow", RUN]);
+        let resume = run.env.ok(&["resume", "--workflow", run.run()]);
         assert!(
             resume.contains("continuation script") && resume.contains("result-design"),
             "{resume}"
         );
         let prompt = run
             .env
-            .ok(&["resume", "--workflow", RUN, "--format", "prompt"]);
+            .ok(&["resume", "--workflow", run.run(), "--format", "prompt"]);
         assert!(prompt.contains("\"build:2\" (phase \"Build\")"), "{prompt}");
         assert_eq!(
-            std::fs::read_to_string(run.env.workflow_dir(RUN).join("results/design/design.md"))
-                .unwrap(),
+            std::fs::read_to_string(
+                run.env
+                    .workflow_dir(run.run())
+                    .join("results/design/design.md")
+            )
+            .unwrap(),
             "result-design"
         );
         // The session directory may go: the kept results stay.
@@ -504,25 +578,26 @@ fn missing_partial_and_changed_files_are_warnings_and_change_nothing_else() {
             "{stderr}"
         );
         assert_eq!(run.state()["phases"][0]["id"], "run");
-        run.start(DESIGN);
-        run.stop(DESIGN, "x");
+        run.start(run.design());
+        run.stop(run.design(), "x");
         run.hook("Stop", json!({}));
 
         // A torn journal line, a meta file that is not JSON, a run file of another shape.
         let run = Run::new(version);
         run.launch(false);
-        run.journal(&[("started", DESIGN)]);
+        run.journal(&[("started", run.design())]);
         let journal = run.run_dir().join("journal.jsonl");
         let mut text = std::fs::read_to_string(&journal).unwrap();
         text.push_str("{\"type\":\"result\",\"agentId\":\"a1d00");
         std::fs::write(&journal, text).unwrap();
-        run.agent_files(DESIGN);
+        run.agent_files(run.design());
         std::fs::write(
-            run.run_dir().join(format!("agent-{DESIGN}.meta.json")),
+            run.run_dir()
+                .join(format!("agent-{}.meta.json", run.design())),
             "not json",
         )
         .unwrap();
-        run.start(DESIGN);
+        run.start(run.design());
         run.settle(|file| *file = json!(["changed"]));
         let (_, stderr) = run.hook("Stop", json!({}));
         assert!(stderr.contains("not a run file we can read"), "{stderr}");
@@ -532,7 +607,7 @@ fn missing_partial_and_changed_files_are_warnings_and_change_nothing_else() {
             "{\"type\":42}\n{\"type\":\"started\",\"agentId\":{}}\n",
         )
         .unwrap();
-        let (_, stderr) = run.stop(DESIGN, "result-design");
+        let (_, stderr) = run.stop(run.design(), "result-design");
         assert!(stderr.contains("journal lines we know"), "{stderr}");
         assert_eq!(
             run.phases()[0].2[0].1,
@@ -548,7 +623,7 @@ fn missing_partial_and_changed_files_are_warnings_and_change_nothing_else() {
             .status()
             .unwrap();
         assert!(made.success());
-        let (_, stderr) = run.start(BUILD1);
+        let (_, stderr) = run.start(run.build1());
         assert!(
             stderr.is_empty()
                 || stderr.contains("not a regular file")
@@ -593,20 +668,23 @@ fn a_secret_in_a_result_is_redacted_in_the_note_and_in_the_kept_result() {
     for version in VERSIONS {
         let run = Run::new(version);
         run.launch(false);
-        run.journal(&[("started", DESIGN)]);
-        run.agent_files(DESIGN);
-        run.start(DESIGN);
+        run.journal(&[("started", run.design())]);
+        run.agent_files(run.design());
+        run.start(run.design());
         let message = format!("the token is {secret} and {}", "y".repeat(3000));
-        run.stop(DESIGN, &message);
+        run.stop(run.design(), &message);
         let state = run.state();
         let note = state["phases"][0]["tasks"][0]["note"].as_str().unwrap();
         assert!(!note.contains(secret), "{note}");
         assert_eq!(note.chars().count(), 1000, "{version}");
-        let kept =
-            std::fs::read_to_string(run.env.workflow_dir(RUN).join("results/design/design.md"))
-                .unwrap();
+        let kept = std::fs::read_to_string(
+            run.env
+                .workflow_dir(run.run())
+                .join("results/design/design.md"),
+        )
+        .unwrap();
         assert!(!kept.contains(secret) && kept.len() > 3000, "{version}");
-        assert!(!run.env.read(RUN, "journal.jsonl").contains(secret));
+        assert!(!run.env.read(run.run(), "journal.jsonl").contains(secret));
     }
 }
 
@@ -643,7 +721,7 @@ fn status_shows_the_run_phase_by_phase_with_its_agents() {
     for version in VERSIONS {
         let run = Run::new(version);
         run.build1_rate_limited();
-        let status = run.env.ok(&["status", "--workflow", RUN]);
+        let status = run.env.ok(&["status", "--workflow", run.run()]);
         for line in [
             "agent design: done: result-design",
             "agent build:1: failed: rate_limit: API Error: Request rejected (429)",
