@@ -2,3 +2,4 @@
 //! streams as typed documents (their own formats, read leniently).
 
 pub(crate) mod claude;
+pub(crate) mod gemini;

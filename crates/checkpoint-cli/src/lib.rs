@@ -15,6 +15,7 @@ mod failure;
 mod git;
 mod inside;
 mod json;
+mod jsonc;
 mod locate;
 mod output;
 mod probe;

@@ -16,9 +16,12 @@
 
 pub mod claude;
 pub mod files;
+pub mod gemini;
 pub mod mock;
 pub mod plugin;
 
 pub use crate::claude::{ClaudeEnv, ClaudeOutput, JsonResult};
+pub use crate::gemini::{GeminiEnv, GeminiOutput};
+pub use crate::mock::gemini::{GeminiMock, GeminiRequest, GeminiTurn};
 pub use crate::mock::{MockApi, MockConfig, RecordedRequest, RequestKind, Turn};
 pub use crate::plugin::Plugin;

@@ -5,6 +5,7 @@
 //! turn, and occasional side requests.
 //! Main requests consume a [`Turn`] script in order; every request is recorded for assertions.
 
+pub mod gemini;
 mod http;
 mod sse;
 #[cfg(test)]

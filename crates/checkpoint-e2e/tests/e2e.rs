@@ -11,6 +11,8 @@ mod bundle;
 mod client;
 #[path = "e2e/commands.rs"]
 mod commands;
+#[path = "e2e/gemini.rs"]
+mod gemini;
 #[path = "e2e/hooks.rs"]
 mod hooks;
 #[path = "e2e/install.rs"]

@@ -7,6 +7,7 @@ pub(crate) mod args;
 pub(crate) mod claude;
 pub(crate) mod client;
 pub(crate) mod display;
+pub(crate) mod gemini;
 pub(crate) mod lock;
 pub(crate) mod observed;
 pub(crate) mod process;
