@@ -1,8 +1,10 @@
-//! Our entries in Gemini CLI's `settings.json`: a hook group per event we act on, each hook
-//! named `checkpoint` (so a second setup finds it, `--remove` takes only it, and
-//! `hooksConfig.disabled: ["checkpoint"]` turns them all off), and `mcpServers.checkpoint` with
-//! `"trust": true` (an untrusted server's tools are offered only under `--yolo`; a trusted one's
-//! in every approval mode, measured with 0.61.0).
+//! `checkpoint setup gemini`: our entries in Gemini CLI's `settings.json` (the project's
+//! `.gemini/settings.json`, or the user's `$GEMINI_CLI_HOME/.gemini/settings.json`, default
+//! `~/.gemini/settings.json`): a hook group per event we act on, each hook named `checkpoint`
+//! (so a second setup finds it, `--remove` takes only it, and `hooksConfig.disabled:
+//! ["checkpoint"]` turns them all off), and `mcpServers.checkpoint` with `"trust": true` (an
+//! untrusted server's tools are offered only under `--yolo`; a trusted one's in every approval
+//! mode, measured with 0.61.0).
 //!
 //! The file is JSON with comments (Gemini CLI strips them before it reads it, and keeps them
 //! when it writes): every edit splices the text, so the user's settings, comments and layout
@@ -10,9 +12,13 @@
 
 use serde_json::{Value, json};
 
+use miette::Result;
+
+use super::{FileEdit, Malformed, Plan, Scope, Target};
 use crate::{
-    clients::gemini::hooks::HookEvent,
-    jsonc::{self, Node, SyntaxError},
+    clients::{Client, gemini::hooks::HookEvent},
+    env,
+    jsonc::{self, Node},
 };
 
 /// The name of each of our hooks, and of our MCP server.
@@ -33,39 +39,8 @@ pub(crate) enum Change {
     Remove,
 }
 
-/// Why the file cannot be changed: it is not JSON with comments, or a setting we would change
-/// is not of the type Gemini CLI reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Refusal {
-    Syntax(SyntaxError),
-    /// `key` at `line` is not an object (or, for a hook event, an array).
-    NotA {
-        key: String,
-        line: usize,
-        expected: &'static str,
-    },
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Syntax(error) => write!(f, "{error}"),
-            Self::NotA {
-                key,
-                line,
-                expected,
-            } => write!(f, "line {line}: `{key}` is not {expected}"),
-        }
-    }
-}
-
-/// The hook command for `event`, `program` being the `checkpoint` binary, quoted for a shell.
-pub(crate) fn hook_command(program: &str, event: HookEvent) -> String {
-    format!("{program} hook --client gemini {event}")
-}
-
-/// Our hook group for `event`.
-pub(crate) fn hook_group(program: &str, event: HookEvent) -> Value {
+/// Our hook group for `event`, `command` running its hook.
+pub(crate) fn hook_group(command: String, event: HookEvent) -> Value {
     let matcher = match event {
         HookEvent::BeforeTool | HookEvent::AfterTool => TOOL_MATCHER,
         HookEvent::SessionStart
@@ -78,7 +53,7 @@ pub(crate) fn hook_group(program: &str, event: HookEvent) -> Value {
         "hooks": [{
             "name": NAME,
             "type": "command",
-            "command": hook_command(program, event),
+            "command": command,
             "timeout": HOOK_TIMEOUT_MS,
         }],
     })
@@ -89,36 +64,52 @@ pub(crate) fn mcp_server(program_path: &str) -> Value {
     json!({ "command": program_path, "args": ["mcp"], "trust": true })
 }
 
-/// Our entries, with the binary as the client should run it.
-pub(crate) struct Ours {
-    /// The binary's path, for the MCP server (unquoted: it is no shell command).
+/// Our entries: the hook command of each event, and the binary's path for the MCP server
+/// (unquoted: it is no shell command).
+pub(crate) struct Ours<'a> {
+    pub(crate) hook_command: &'a dyn Fn(HookEvent) -> String,
     pub(crate) path: String,
-    /// The binary's path quoted for a shell, for the hook commands.
-    pub(crate) quoted: String,
 }
 
-/// `text` (the file's, `None` when there is none) with `change` made; the same text when there
-/// is nothing to change.
-pub(crate) fn edit(text: Option<&str>, ours: &Ours, change: Change) -> Result<String, Refusal> {
+impl Ours<'_> {
+    /// Our hook group for `event`.
+    fn group(&self, event: HookEvent) -> Value {
+        hook_group((self.hook_command)(event), event)
+    }
+}
+
+/// `text` (the file's, `None` when there is none) with `change` made; `None` when there is
+/// nothing to change.
+pub(crate) fn edit(
+    text: Option<&str>,
+    ours: &Ours<'_>,
+    change: Change,
+) -> Result<Option<String>, Malformed> {
+    let original = text.unwrap_or_default();
     let mut text = match text {
         Some(text) if !text.trim().is_empty() => text.to_owned(),
-        _ if change == Change::Remove => return Ok(text.unwrap_or_default().to_owned()),
+        _ if change == Change::Remove => return Ok(None),
         _ => "{}\n".to_owned(),
     };
     // One edit at a time, each on a fresh parse, until none is needed; each takes out or puts
     // in one entry, so this ends.
     for _ in 0..1_000 {
-        let root = jsonc::parse(&text).map_err(Refusal::Syntax)?;
+        let root = jsonc::parse(&text).map_err(|error| {
+            Malformed::at(
+                Some(error.line),
+                format!("column {}: {}", error.column, error.message),
+            )
+        })?;
         match next_edit(&text, &root, ours, change)? {
             Some(edited) => text = edited,
-            None => return Ok(text),
+            None => break,
         }
     }
-    Ok(text)
+    Ok((text != original).then_some(text))
 }
 
 /// The text after the next edit `change` needs, `None` when it needs none.
-fn next_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Option<String>, Refusal> {
+fn next_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Result<Option<String>, Malformed> {
     if root.members().is_none() {
         return Err(not_a(text, "the settings", root, "an object"));
     }
@@ -129,7 +120,7 @@ fn next_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Opt
 }
 
 /// The next edit of `hooks`.
-fn hooks_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Option<String>, Refusal> {
+fn hooks_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Result<Option<String>, Malformed> {
     let Some(hooks) = root.get("hooks") else {
         return Ok((change == Change::Install).then(|| {
             let all: serde_json::Map<String, Value> = HookEvent::REGISTERED
@@ -137,7 +128,7 @@ fn hooks_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Op
                 .map(|event| {
                     (
                         event.name().to_owned(),
-                        json!([hook_group(&ours.quoted, *event)]),
+                        json!([ours.group(*event)]),
                     )
                 })
                 .collect();
@@ -162,7 +153,7 @@ fn hooks_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Op
                 .parse::<HookEvent>()
                 .ok()
                 .filter(|known| HookEvent::REGISTERED.contains(known))
-                .map(|known| hook_group(&ours.quoted, known)),
+                .map(|known| ours.group(known)),
             Change::Remove => None,
         };
         let mine: Vec<usize> = (0..groups.len())
@@ -175,7 +166,11 @@ fn hooks_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Op
         });
         if let Some(&stale) = mine.iter().find(|at| Some(**at) != keep) {
             if groups.len() == 1 && wanted.is_none() {
-                // The event held only ours: the event goes too.
+                // The event held only ours: the event goes too, and `hooks` when it held only
+                // that.
+                if sole(text, &hooks.value, event.start, event.value.end) {
+                    return Ok(Some(remove_member(text, root, "hooks")));
+                }
                 let previous = index.checked_sub(1).map(|at| events[at].value.end);
                 return Ok(Some(jsonc::remove_entry(
                     text,
@@ -200,7 +195,7 @@ fn hooks_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Op
     if change == Change::Install {
         for event in HookEvent::REGISTERED {
             if hooks.value.get(event.name()).is_none() {
-                let groups = json!([hook_group(&ours.quoted, event)]);
+                let groups = json!([ours.group(event)]);
                 return Ok(Some(jsonc::insert_member(
                     text,
                     &hooks.value,
@@ -209,15 +204,12 @@ fn hooks_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Op
                 )));
             }
         }
-    } else if events.is_empty() && hooks.value.end - hooks.value.start == 2 {
-        // `--remove` emptied it (a bare `{}`): it goes too.
-        return Ok(Some(remove_member(text, root, "hooks")));
     }
     Ok(None)
 }
 
 /// The next edit of `mcpServers`.
-fn mcp_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Option<String>, Refusal> {
+fn mcp_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Result<Option<String>, Malformed> {
     let wanted = mcp_server(&ours.path);
     let Some(servers) = root.get("mcpServers") else {
         return Ok((change == Change::Install).then(|| {
@@ -236,8 +228,9 @@ fn mcp_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Opti
         ))),
         (Change::Install, Some(server)) => Ok((server.value.to_value(text) != wanted)
             .then(|| jsonc::replace(text, &server.value, &wanted))),
-        (Change::Remove, Some(_)) => {
-            if servers.value.members().is_some_and(|members| members.len() == 1) {
+        (Change::Remove, Some(server)) => {
+            // `mcpServers` goes too when it held only ours.
+            if sole(text, &servers.value, server.start, server.value.end) {
                 Ok(Some(remove_member(text, root, "mcpServers")))
             } else {
                 Ok(Some(remove_member(text, &servers.value, NAME)))
@@ -247,16 +240,28 @@ fn mcp_edit(text: &str, root: &Node, ours: &Ours, change: Change) -> Result<Opti
     }
 }
 
-/// Whether a hook group is ours: one of its hooks is named `checkpoint`.
+/// Whether a hook group is ours: one of its hooks is named `checkpoint`, or runs
+/// `checkpoint hook --client gemini`.
 fn is_ours(group: &Value) -> bool {
     group
         .get("hooks")
         .and_then(Value::as_array)
         .is_some_and(|hooks| {
-            hooks
-                .iter()
-                .any(|hook| hook.get("name").and_then(Value::as_str) == Some(NAME))
+            hooks.iter().any(|hook| {
+                hook.get("name").and_then(Value::as_str) == Some(NAME)
+                    || hook
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(|command| Target::is_our_hook(command, Client::Gemini))
+            })
         })
+}
+
+/// Whether the entry at `start..end` is all that `container` holds (no other entry, no
+/// comment).
+fn sole(text: &str, container: &Node, start: usize, end: usize) -> bool {
+    text[container.start + 1..start].trim().is_empty()
+        && text[end..container.end - 1].trim().is_empty()
 }
 
 /// `text` without member `key` of `object`.
@@ -270,10 +275,50 @@ fn remove_member(text: &str, object: &Node, key: &str) -> String {
     jsonc::remove_entry(text, member.start, member.value.end, previous)
 }
 
-fn not_a(text: &str, key: &str, node: &Node, expected: &'static str) -> Refusal {
-    Refusal::NotA {
-        key: key.to_owned(),
-        line: text[..node.start].matches('\n').count() + 1,
-        expected,
+fn not_a(text: &str, key: &str, node: &Node, expected: &'static str) -> Malformed {
+    let line = text[..node.start].matches('\n').count() + 1;
+    Malformed::at(Some(line), format!("`{key}` is not {expected}"))
+}
+
+/// The user's settings file: `$GEMINI_CLI_HOME/.gemini/settings.json`, else the home's.
+fn user_settings(target: &Target) -> Result<std::path::PathBuf> {
+    let home = match target.env(env::GEMINI_CLI_HOME) {
+        Some(home) => home,
+        None => target.home()?,
+    };
+    Ok(home.join(".gemini").join("settings.json"))
+}
+
+pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
+    let path = match target.scope {
+        Scope::Project => target.project_root.join(".gemini").join("settings.json"),
+        Scope::User => user_settings(target)?,
+    };
+    let change = if target.remove {
+        Change::Remove
+    } else {
+        Change::Install
+    };
+    let mut needs = Vec::new();
+    if target.scope == Scope::Project {
+        needs.push(format!(
+            "Gemini CLI reads a project's `.gemini/settings.json` only in a trusted folder: trust `{}` (answer the trust prompt once, or add it to `~/.gemini/trustedFolders.json` as `TRUST_FOLDER`), or set `GEMINI_CLI_TRUST_WORKSPACE=true` before it starts (`--skip-trust` alone is too late: the project's settings are ignored, measured with 0.61.0).",
+            target.project_root.display()
+        ));
     }
+    needs.push("Headless runs (`gemini -p`) offer the shell and file tools only with `--yolo` or `--approval-mode auto_edit`; the `checkpoint` MCP server is trusted, so its tools run in every mode.".to_owned());
+    Ok(Plan {
+        edits: vec![FileEdit {
+            path,
+            edit: Box::new(move |text| {
+                let command = |event: HookEvent| target.hook_command(Client::Gemini, event.name());
+                let ours = Ours {
+                    hook_command: &command,
+                    path: target.binary.clone(),
+                };
+                edit(text, &ours, change)
+            }),
+        }],
+        needs,
+    })
 }
