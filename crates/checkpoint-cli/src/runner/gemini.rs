@@ -46,14 +46,11 @@ pub(crate) struct Gemini {
 }
 
 impl Gemini {
-    fn command(&self, prompt: &str, resume: Option<&str>) -> Command {
+    fn command(&self, prompt: &str) -> Command {
         let mut command = Command::new(&self.program);
         command.env(TRUST_WORKSPACE, "true");
         // `--prompt=…` as one argument: a prompt that starts with `-` is not read as an option.
         command.arg(format!("--prompt={prompt}"));
-        if let Some(id) = resume {
-            command.arg(format!("--resume={id}"));
-        }
         command
             .args(["--output-format", "stream-json", "--yolo"])
             .args(&self.extra);
@@ -67,11 +64,15 @@ impl AgentClient for Gemini {
     }
 
     fn start(&self, prompt: &str) -> Command {
-        self.command(prompt, None)
+        self.command(prompt)
     }
 
-    fn resume(&self, id: &str, prompt: &str) -> Command {
-        self.command(prompt, Some(id))
+    /// A new session: Gemini CLI saves no session that failed before its first answer, and
+    /// `--resume <id>` of one exits 42 ("No previous sessions found", measured with 0.61.0),
+    /// so after a limit the session starts afresh on the resume prompt, which carries where
+    /// the work stands.
+    fn resume(&self, _id: &str, prompt: &str) -> Command {
+        self.command(prompt)
     }
 
     fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<AgentEvent> {

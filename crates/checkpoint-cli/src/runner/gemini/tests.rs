@@ -189,7 +189,7 @@ fn retry_delays_in_every_form() {
 }
 
 #[test]
-fn sessions_run_headless_in_a_trusted_folder_and_resume_by_id() {
+fn sessions_run_headless_in_a_trusted_folder_and_start_afresh_after_a_limit() {
     let gemini = Gemini {
         program: "gemini".into(),
         extra: vec!["--model".into(), "gemini-3.8-flash".into()],
@@ -205,7 +205,7 @@ fn sessions_run_headless_in_a_trusted_folder_and_resume_by_id() {
     assert!(trusted);
     assert_eq!(
         command_line(&gemini.resume("b832-1", "resume")),
-        "gemini --prompt=resume --resume=b832-1 --output-format stream-json --yolo --model gemini-3.8-flash"
+        "gemini --prompt=resume --output-format stream-json --yolo --model gemini-3.8-flash"
     );
     assert_eq!(gemini.name(), "gemini");
 }
