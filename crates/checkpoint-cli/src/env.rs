@@ -31,3 +31,9 @@ pub const CHECKPOINT_PHASE: &str = "CHECKPOINT_PHASE";
 pub const CHECKPOINT_REASON: &str = "CHECKPOINT_REASON";
 /// Set for the `[run] notify` command: how the runner stopped (`finished`, `needs_person`).
 pub const CHECKPOINT_STOP: &str = "CHECKPOINT_STOP";
+/// The user's home directory: `checkpoint setup --scope user` writes the clients' files there.
+pub const HOME: &str = "HOME";
+/// Codex CLI's home (default `~/.codex`): `checkpoint setup codex --scope user` writes there.
+pub const CODEX_HOME: &str = "CODEX_HOME";
+/// Claude Code's configuration directory (default `~/.claude`, with `~/.claude.json`).
+pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";

@@ -37,7 +37,7 @@ pub mod window;
 pub use crate::{
     config::{CONFIG_FILE, Config, RunConfig},
     error::{Error, Result},
-    fsx::{MAX_FILE_BYTES, read_foreign},
+    fsx::{MAX_FILE_BYTES, read_foreign, write_atomic},
     id::{PhaseId, TaskId, WorkflowId},
     model::{
         Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Holder, Note,

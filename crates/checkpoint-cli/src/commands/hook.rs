@@ -1,8 +1,9 @@
-//! `checkpoint hook <event>`: Claude Code hooks that keep workflow state current, reading the
-//! hook's JSON payload on stdin.
+//! `checkpoint hook [--client <client>] <event>`: the hooks that keep workflow state current,
+//! reading the hook's JSON payload on stdin; each client's payload becomes a canonical event
+//! (`clients::event`), and the handlers here act on those alone.
 //!
 //! The contract: a hook never breaks a session. Any internal error becomes a warning on stderr
-//! and exit code 0; only a `Stop` hook blocks, and only through Claude Code's documented
+//! and exit code 0; only a `Stop` hook blocks, and only through the documented
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
 mod subagent;
@@ -18,9 +19,13 @@ use miette::{IntoDiagnostic, Result, miette};
 use serde_json::json;
 
 use crate::{
-    clients::claude::hooks::{
-        Envelope, HookEvent, Payload, PreCompact, SessionStart, Stop, StopFailure, Tool,
-        ToolFailure, ToolUse,
+    clients::{
+        Client,
+        claude::hooks::HookEvent,
+        event::{
+            Compaction, Envelope, Event, Hooked, SessionStart, StartSource, Stop, Tool,
+            ToolFailure, ToolUse, TurnFailure,
+        },
     },
     ctx::{Ctx, Location, Settings},
     output::{self, Format},
@@ -39,32 +44,32 @@ const MAX_TOOL_ERROR: usize = 500;
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The hook event: `SessionStart`, `PreCompact`, `PreToolUse`, `PostToolUse`,
-    /// `PostToolUseFailure`, `Stop`, `SubagentStart`, `SubagentStop` or `StopFailure`
+    /// The client that runs the hook, whose payloads and event names it reads
+    #[arg(long, value_enum, default_value_t = Client::Claude)]
+    pub client: Client,
+    /// The hook event, by the client's name for it; Claude Code's: `SessionStart`,
+    /// `PreCompact`, `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
+    /// `SubagentStart`, `SubagentStop` or `StopFailure`
     pub event: String,
 }
 
-/// Runs the hook for `event` (as given on the command line); never fails: an error becomes a
-/// warning on stderr, here and nowhere else.
-pub(crate) fn run(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
-    if let Err(err) = handle(event, dir_override, now) {
+/// Runs `client`'s hook for `event` (as given on the command line); never fails: an error
+/// becomes a warning on stderr, here and nowhere else.
+pub(crate) fn run(client: Client, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
+    if let Err(err) = handle(client, event, dir_override, now) {
         output::warn(&format!("checkpoint hook {event}: {err}"));
     }
 }
 
-fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Result<()> {
-    let event: HookEvent = event
-        .parse()
-        .map_err(|message: String| miette!("{message}"))?;
-    if event == HookEvent::SessionEnd {
-        // Claude Code cuts SessionEnd short and skips it after any hook timeout, so nothing
-        // depends on it; the plugin declares it because a StopFailure hook in `-p` mode runs
-        // only when some SessionEnd hook exists (measured with 2.1.197). The payload is read so
-        // that the client never writes into a closed pipe.
-        let _ = stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE);
+fn handle(
+    client: Client,
+    event: &str,
+    dir_override: Option<&Path>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let Some(Hooked { envelope, event }) = read_event(client, event)? else {
         return Ok(());
-    }
-    let (envelope, payload) = read_payload(event)?;
+    };
     let cwd = match envelope.cwd.as_str() {
         "" => std::env::current_dir()
             .map_err(|err| miette!("failed to read the current directory: {err}"))?,
@@ -73,7 +78,7 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
     let location = Location::find(cwd, dir_override);
     if !location.root.is_dir() {
         // No workflow of ours; a new session may still find another system's unfinished state.
-        if event == HookEvent::SessionStart {
+        if matches!(event, Event::SessionStart(_)) {
             return seed_context(&location.project_root, &Config::default(), now);
         }
         return Ok(());
@@ -90,35 +95,63 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
         ctx: Ctx::new(location, settings)?,
         envelope,
     };
-    match &payload {
-        Payload::SessionStart(payload) => hook.session_start(payload),
-        Payload::PreCompact(payload) => hook.pre_compact(payload),
-        Payload::PreToolUse(payload) => hook.pre_tool_use(payload),
-        Payload::PostToolUse(payload) => hook.post_tool_use(payload),
-        Payload::PostToolUseFailure(payload) => hook.post_tool_use_failure(payload),
-        Payload::Stop(payload) => hook.stop(event, payload),
-        Payload::SubagentStart(payload) => hook.subagent_start(payload),
-        Payload::SubagentStop(payload) => {
+    match &event {
+        Event::SessionStart(payload) => hook.session_start(payload),
+        Event::BeforeCompaction(payload) => hook.pre_compact(payload),
+        Event::ToolStart(payload) => hook.pre_tool_use(payload),
+        Event::ToolDone(payload) => hook.post_tool_use(payload),
+        Event::ToolFailed(payload) => hook.post_tool_use_failure(payload),
+        Event::TurnEnd(payload) => hook.stop(&event, payload),
+        Event::SubagentStart(payload) => hook.subagent_start(payload),
+        Event::SubagentStop(payload) => {
             hook.subagent_stop(payload)?;
-            hook.stop(event, payload)
+            hook.stop(&event, payload)
         }
-        Payload::StopFailure(payload) => hook.stop_failure(payload),
-        Payload::SessionEnd => Ok(()),
+        Event::TurnFailed(payload) => hook.stop_failure(payload),
     }
 }
 
-/// Reads the payload on stdin and checks the fields every payload of `event` carries, so that a
-/// malformed one changes nothing.
-fn read_payload(event: HookEvent) -> Result<(Envelope, Payload)> {
+/// Reads `client`'s payload of `event` on stdin as a canonical event, checking the fields
+/// every payload of the event carries, so that a malformed one changes nothing; `None` for an
+/// event that is accepted and does nothing.
+fn read_event(client: Client, event: &str) -> Result<Option<Hooked>> {
+    read_event_of(client, event).map_err(|message| miette!("{message}"))
+}
+
+fn read_event_of(client: Client, event: &str) -> Result<Option<Hooked>, String> {
+    match client {
+        Client::Claude => {
+            let event: HookEvent = event.parse()?;
+            if event == HookEvent::SessionEnd {
+                // Claude Code cuts SessionEnd short and skips it after any hook timeout, so
+                // nothing depends on it; the plugin declares it because a StopFailure hook in
+                // `-p` mode runs only when some SessionEnd hook exists (measured with 2.1.197).
+                // The payload is read so that the client never writes into a closed pipe.
+                let _ = read_stdin();
+                return Ok(None);
+            }
+            let bytes = read_stdin()?;
+            crate::clients::claude::hooks::hooked(event, &bytes)
+        }
+        Client::Codex => {
+            let event: crate::clients::codex::hooks::HookEvent = event.parse()?;
+            let bytes = read_stdin()?;
+            crate::clients::codex::hooks::hooked(event, &bytes)
+        }
+        Client::Gemini => {
+            let _ = read_stdin();
+            Err("Gemini CLI's hooks are not handled yet; nothing recorded".to_owned())
+        }
+    }
+}
+
+/// The payload's bytes on stdin.
+fn read_stdin() -> Result<Vec<u8>, String> {
     // The client may keep stdin open after the payload: act on a complete one at once, and
     // give up at a deadline well inside the hook's timeout.
-    let bytes =
-        match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)
-            .map_err(|message| miette!("{message}"))?
-        {
-            stdin::Payload::Complete(bytes) | stdin::Payload::Ended(bytes) => bytes,
-        };
-    Payload::parse(event, &bytes).map_err(|message| miette!("{message}"))
+    match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)? {
+        stdin::Payload::Complete(bytes) | stdin::Payload::Ended(bytes) => Ok(bytes),
+    }
 }
 
 /// A workflow that cannot be loaded, and why.
@@ -195,7 +228,7 @@ impl Hook {
             let probe = FsProbe::new(&ctx.project_root);
             // A new session runs none of the sub-agents of an earlier one; a compacted session
             // still runs its own.
-            let first = if payload.source.as_deref() == Some("compact") {
+            let first = if payload.source == StartSource::Compacted {
                 std::borrow::Cow::Borrowed(first)
             } else {
                 checkpoint_core::subagent::as_seen_by_new_session(first)
@@ -227,7 +260,7 @@ impl Hook {
     }
 
     /// Records the compaction, so the `compact` SessionStart finds the position saved.
-    fn pre_compact(&self, payload: &PreCompact) -> Result<()> {
+    fn pre_compact(&self, payload: &Compaction) -> Result<()> {
         let trigger = payload.trigger.clone();
         self.update_unfinished(|_| {
             vec![Transition::Compaction {
@@ -243,18 +276,19 @@ impl Hook {
     fn post_tool_use(&self, payload: &ToolUse) -> Result<()> {
         self.sub_agent_post_tool_use(payload)?;
         let input = &payload.tool_input;
-        let written = match payload.tool() {
+        let written: Vec<String> = match payload.tool() {
             Tool::FileEdit => input
-                .file_path
-                .as_deref()
-                .or(input.notebook_path.as_deref())
-                .map(|path| self.relative(path)),
-            Tool::Agent | Tool::Bash | Tool::Other => None,
+                .written
+                .iter()
+                .map(|path| self.relative(path))
+                .collect(),
+            Tool::Agent | Tool::Bash | Tool::Other => Vec::new(),
         };
         let committed = payload.tool() == Tool::Bash
             && input.command.as_deref().is_some_and(observe::is_git_commit)
-            && payload.tool_response.interrupted != Some(true);
-        if written.is_none() && !committed {
+            && payload.tool_response.interrupted != Some(true)
+            && payload.tool_response.exit_code.is_none_or(|code| code == 0);
+        if written.is_empty() && !committed {
             return Ok(());
         }
         let project_root = &self.ctx.project_root;
@@ -267,9 +301,11 @@ impl Hook {
         let completed = std::cell::RefCell::new(Vec::new());
         self.update_unfinished(|workflow| {
             let mut transitions = Vec::new();
-            if let Some(path) = &written {
-                transitions.extend(observe::file_written(workflow, path, &probe));
-            }
+            transitions.extend(observe::files_written(
+                workflow,
+                written.iter().map(String::as_str),
+                &probe,
+            ));
             if let Some(sha) = &sha {
                 transitions.extend(observe::commit_made(workflow, sha));
             }
@@ -315,7 +351,7 @@ impl Hook {
 
     /// Records a heartbeat; with `strict_stop`, blocks a stop while a phase in progress has no
     /// recent progress note.
-    fn stop(&self, event: HookEvent, payload: &Stop) -> Result<()> {
+    fn stop(&self, event: &Event, payload: &Stop) -> Result<()> {
         let mut block = None;
         let updated = self.update_unfinished(|_| {
             vec![Transition::Heartbeat {
@@ -325,7 +361,7 @@ impl Hook {
         })?;
         for workflow in updated {
             let already_blocked = payload.stop_hook_active.unwrap_or(false);
-            if event == HookEvent::Stop && !already_blocked && block.is_none() {
+            if matches!(event, Event::TurnEnd(_)) && !already_blocked && block.is_none() {
                 block = observe::stop_blocked(&workflow, &self.ctx.config, self.ctx.now);
             }
         }
@@ -338,7 +374,7 @@ impl Hook {
 
     /// Pauses the unfinished workflows after an API failure such as a rate limit; a sub-agent's
     /// failure only marks its phase.
-    fn stop_failure(&self, payload: &StopFailure) -> Result<()> {
+    fn stop_failure(&self, payload: &TurnFailure) -> Result<()> {
         if let Some(agent_id) = &payload.agent_id {
             return self.sub_agent_failure(agent_id, &payload.error);
         }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::{
-    clients::claude::hooks::{Stop, SubagentStart, Tool, ToolFailure, ToolUse},
+    clients::event::{Stop, SubagentStart, Tool, ToolFailure, ToolUse},
     commands::hook::{Hook, tool_error},
     output,
     probe::FsProbe,

@@ -1,0 +1,3 @@
+//! Codex CLI's boundaries: the payloads of its hooks.
+
+pub(crate) mod hooks;
