@@ -35,5 +35,11 @@ pub const CHECKPOINT_STOP: &str = "CHECKPOINT_STOP";
 pub const HOME: &str = "HOME";
 /// Codex CLI's home (default `~/.codex`): `checkpoint setup codex --scope user` writes there.
 pub const CODEX_HOME: &str = "CODEX_HOME";
+/// Gemini CLI's home (default the user's home): `checkpoint setup gemini --scope user` writes
+/// `$GEMINI_CLI_HOME/.gemini/settings.json`.
+pub const GEMINI_CLI_HOME: &str = "GEMINI_CLI_HOME";
+/// Makes Gemini CLI trust the project folder before it reads its settings: set for the
+/// sessions of `checkpoint run --client gemini`.
+pub const GEMINI_CLI_TRUST_WORKSPACE: &str = "GEMINI_CLI_TRUST_WORKSPACE";
 /// Claude Code's configuration directory (default `~/.claude`, with `~/.claude.json`).
 pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";

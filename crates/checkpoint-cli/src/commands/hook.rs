@@ -8,7 +8,11 @@
 
 mod subagent;
 
-use std::{path::Path, time::Duration};
+use std::{
+    path::Path,
+    sync::atomic::{AtomicBool, Ordering},
+    time::Duration,
+};
 
 use checkpoint_core::{
     Config, PhaseStatus, Transition, Workflow, WorkflowId, observe, resume::Briefing,
@@ -59,6 +63,20 @@ pub(crate) fn run(client: Client, event: &str, dir_override: Option<&Path>, now:
     if let Err(err) = handle(client, event, dir_override, now) {
         output::warn(&format!("checkpoint hook {event}: {err}"));
     }
+    // Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,
+    // as a message to the user: it always gets one JSON object.
+    if client == Client::Gemini && !ANSWERED.load(Ordering::Relaxed) {
+        let _ = output::emit("{}\n");
+    }
+}
+
+/// Whether this hook has printed its answer.
+static ANSWERED: AtomicBool = AtomicBool::new(false);
+
+/// Prints the hook's answer, a JSON object.
+pub(super) fn answer(out: &serde_json::Value) -> Result<()> {
+    ANSWERED.store(true, Ordering::Relaxed);
+    output::emit(&format!("{out}\n")).into_diagnostic()
 }
 
 fn handle(
@@ -139,8 +157,9 @@ fn read_event_of(client: Client, event: &str) -> Result<Option<Hooked>, String> 
             crate::clients::codex::hooks::hooked(event, &bytes)
         }
         Client::Gemini => {
-            let _ = read_stdin();
-            Err("Gemini CLI's hooks are not handled yet; nothing recorded".to_owned())
+            let event: crate::clients::gemini::hooks::HookEvent = event.parse()?;
+            let bytes = read_stdin()?;
+            crate::clients::gemini::hooks::hooked(event, &bytes)
         }
     }
 }
@@ -367,7 +386,7 @@ impl Hook {
         }
         if let Some(reason) = block {
             let out = json!({ "decision": "block", "reason": reason });
-            output::emit(&format!("{out}\n")).into_diagnostic()?;
+            answer(&out)?;
         }
         Ok(())
     }
@@ -406,7 +425,7 @@ pub(super) fn tool_error(payload: &ToolFailure) -> String {
 /// Prints SessionStart's `additionalContext`.
 fn emit_context(context: &str) -> Result<()> {
     let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
-    output::emit(&format!("{out}\n")).into_diagnostic()
+    answer(&out)
 }
 
 /// Re-injects an unfinished workflow of one of the five systems `checkpoint` replaces, read

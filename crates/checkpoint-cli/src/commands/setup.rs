@@ -5,6 +5,7 @@
 
 mod claude;
 mod codex;
+mod gemini;
 mod hooks_json;
 mod toml_file;
 
@@ -162,7 +163,7 @@ pub(crate) fn run(args: &SetupArgs, dir: Option<&Path>) -> Result<()> {
     let plan = match args.client {
         Client::Claude => claude::plan(&target)?,
         Client::Codex => codex::plan(&target)?,
-        Client::Gemini => miette::bail!("`checkpoint setup gemini` is not available yet"),
+        Client::Gemini => gemini::plan(&target)?,
     };
     apply(args, &plan)
 }

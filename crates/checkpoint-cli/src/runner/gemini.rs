@@ -21,11 +21,9 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     clients::gemini::stream::{Line, Outcome},
+    env,
     runner::client::{AgentClient, AgentEvent},
 };
-
-/// The variable that makes Gemini CLI trust the project folder before it reads its settings.
-const TRUST_WORKSPACE: &str = "GEMINI_CLI_TRUST_WORKSPACE";
 
 /// Words of a final error that say it was a rate or quota limit (matched in lower case).
 const LIMIT_MARKERS: [&str; 6] = [
@@ -48,7 +46,7 @@ pub(crate) struct Gemini {
 impl Gemini {
     fn command(&self, prompt: &str) -> Command {
         let mut command = Command::new(&self.program);
-        command.env(TRUST_WORKSPACE, "true");
+        command.env(env::GEMINI_CLI_TRUST_WORKSPACE, "true");
         // `--prompt=…` as one argument: a prompt that starts with `-` is not read as an option.
         command.arg(format!("--prompt={prompt}"));
         command

@@ -112,7 +112,10 @@ fn session_start_answers_with_where_the_work_stands() {
             .as_str()
             .unwrap();
         assert!(context.contains("workflow `w`"), "{context}");
-        assert!(context.contains("API sketched, data model next"), "{context}");
+        assert!(
+            context.contains("API sketched, data model next"),
+            "{context}"
+        );
     }
     // Without a workflow: still JSON.
     let empty = TestEnv::new();
@@ -132,9 +135,9 @@ fn a_file_written_with_write_file_or_replace_completes_its_phase() {
             json!({"tool_name": "write_file", "tool_input": {"file_path": "docs/spec.md", "content": "# spec"},
                    "tool_response": {"llmContent": "Successfully created and wrote to new file", "returnDisplay": "ok"}})
         }),
-        Box::new(|env| {
-            json!({"tool_name": "write_file", "tool_input": {"file_path": env.project().join("docs/spec.md"), "content": "# spec"}})
-        }),
+        Box::new(
+            |env| json!({"tool_name": "write_file", "tool_input": {"file_path": env.project().join("docs/spec.md"), "content": "# spec"}}),
+        ),
         Box::new(|env| {
             json!({"tool_name": "write_file", "tool_input": {"file_path": "somewhere/else.md"},
                    "tool_response": {"llmContent": "ok", "returnDisplay": {"fileName": "spec.md", "filePath": env.project().join("docs/spec.md"), "isNewFile": true}}})
@@ -155,8 +158,12 @@ fn a_file_written_with_write_file_or_replace_completes_its_phase() {
             &payload(&env, "BeforeTool", shape(&env)),
         ));
         assert_eq!(phase_status(&env, "spec"), "in_progress", "shape {index}");
-        answered(&hook(&env, "AfterTool", &payload(&env, "AfterTool", shape(&env))));
-        assert_eq!(phase_status(&env, "spec"), "completed", "shape {index}");
+        answered(&hook(
+            &env,
+            "AfterTool",
+            &payload(&env, "AfterTool", shape(&env)),
+        ));
+        assert_eq!(phase_status(&env, "spec"), "complete", "shape {index}");
     }
 }
 
@@ -172,7 +179,11 @@ fn a_write_elsewhere_or_by_another_tool_completes_nothing() {
         let env = TestEnv::new();
         spec_in_progress(&env);
         write_spec(&env);
-        answered(&hook(&env, "AfterTool", &payload(&env, "AfterTool", extra.clone())));
+        answered(&hook(
+            &env,
+            "AfterTool",
+            &payload(&env, "AfterTool", extra.clone()),
+        ));
         assert_eq!(phase_status(&env, "spec"), "in_progress", "{extra}");
     }
 }
@@ -184,7 +195,9 @@ fn a_shell_git_commit_records_its_sha_on_the_phase_in_progress() {
     fs::write(env.project().join("a.txt"), "a\n").unwrap();
     git(&env.project(), &["add", "a.txt"]);
     git(&env.project(), &["commit", "-qm", "work on spec"]);
-    let sha = git(&env.project(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let sha = git(&env.project(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
     let call = json!({
         "tool_name": "run_shell_command",
         "tool_input": {"command": "git add a.txt && git commit -m 'work on spec'"},
@@ -201,7 +214,10 @@ fn a_shell_git_commit_records_its_sha_on_the_phase_in_progress() {
     // A cancelled commit, or a command that is no commit, records nothing more.
     let before = journal_ops(&env).len();
     for (command, content) in [
-        ("git commit -m x", "Command was cancelled by user before it could complete."),
+        (
+            "git commit -m x",
+            "Command was cancelled by user before it could complete.",
+        ),
         ("echo git commit", "Output: git commit"),
         ("ls", "Output: a.txt"),
     ] {
@@ -333,7 +349,7 @@ fn project_settings(env: &TestEnv) -> std::path::PathBuf {
     env.project().join(".gemini").join("settings.json")
 }
 
-/// The settings without their comments (only whole-line `//` and `/* … */` ones are used here).
+/// The settings without their comments (the texts here hold no `//` or `/*` in a string).
 fn without_comments(text: &str) -> Value {
     let mut kept = String::new();
     let mut rest = text;
@@ -344,7 +360,7 @@ fn without_comments(text: &str) -> Value {
     kept.push_str(rest);
     let kept: Vec<&str> = kept
         .lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
+        .map(|line| line.split_once("//").map_or(line, |(code, _)| code))
         .collect();
     serde_json::from_str(&kept.join("\n")).unwrap()
 }
@@ -368,7 +384,10 @@ fn setup_writes_the_hooks_and_the_trusted_mcp_server_once() {
     assert_eq!(code, 0, "{stderr}");
     let path = project_settings(&env);
     assert!(stdout.contains(&path.display().to_string()), "{stdout}");
-    assert!(stdout.contains("GEMINI_CLI_TRUST_WORKSPACE=true"), "{stdout}");
+    assert!(
+        stdout.contains("GEMINI_CLI_TRUST_WORKSPACE=true"),
+        "{stdout}"
+    );
     let text = fs::read_to_string(&path).unwrap();
     let settings: Value = serde_json::from_str(&text).unwrap();
     for event in ["SessionStart", "BeforeTool", "AfterTool", "AfterAgent"] {
@@ -480,8 +499,14 @@ fn setup_replaces_an_older_install_instead_of_adding_a_second() {
     let after_tool = settings["hooks"]["AfterTool"].as_array().unwrap();
     assert_eq!(after_tool.len(), 1, "{settings:#}");
     assert!(!after_tool[0].to_string().contains("/old/place"));
-    assert!(settings["hooks"].get("PreCompress").is_none(), "{settings:#}");
-    assert_ne!(settings["mcpServers"]["checkpoint"]["command"], "/old/place/checkpoint");
+    assert!(
+        settings["hooks"].get("PreCompress").is_none(),
+        "{settings:#}"
+    );
+    assert_ne!(
+        settings["mcpServers"]["checkpoint"]["command"],
+        "/old/place/checkpoint"
+    );
 }
 
 #[test]
@@ -491,7 +516,10 @@ fn setup_dry_run_prints_the_change_and_writes_nothing() {
     let (code, stdout, stderr) = setup(&env, &["--dry-run"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("+  \"hooks\""), "{stdout}");
-    assert!(stdout.contains("hook --client gemini SessionStart"), "{stdout}");
+    assert!(
+        stdout.contains("hook --client gemini SessionStart"),
+        "{stdout}"
+    );
     assert!(!path.exists());
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(&path, USERS_OWN).unwrap();

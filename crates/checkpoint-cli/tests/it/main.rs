@@ -1,6 +1,7 @@
 //! The integration tests of the `checkpoint` binary: one test binary, one module per area.
 
 mod cli;
+mod clients_gemini;
 mod config;
 mod contract;
 mod durability;

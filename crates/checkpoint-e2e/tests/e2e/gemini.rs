@@ -43,7 +43,11 @@ impl Project {
     #[track_caller]
     fn checkpoint_ok(&self, args: &[&str]) -> String {
         let output = self.checkpoint().args(args).output().unwrap();
-        assert!(output.status.success(), "checkpoint {args:?}: {}", show(&output));
+        assert!(
+            output.status.success(),
+            "checkpoint {args:?}: {}",
+            show(&output)
+        );
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
@@ -137,9 +141,10 @@ fn setup_gemini_carries_a_workflow_through_a_session() {
     project.spec_in_progress();
     let out = project.checkpoint_ok(&["setup", "gemini"]);
     assert!(out.contains(".gemini/settings.json"), "{out}");
-    let output = project
-        .env
-        .run(&["--prompt=go on", "--output-format", "stream-json", "--yolo"], &[]);
+    let output = project.env.run(
+        &["--prompt=go on", "--output-format", "stream-json", "--yolo"],
+        &[],
+    );
     assert_eq!(output.code(), Some(0), "{output}");
     assert!(output.stdout.contains("SPEC-DONE"), "{output}");
     spec_session_recorded(&project);
@@ -163,10 +168,14 @@ fn the_extension_installs_offline_from_its_directory_and_does_the_same() {
         &[],
     );
     assert_eq!(installed.code(), Some(0), "{installed}");
-    assert!(installed.stdout.contains("installed successfully"), "{installed}");
-    let output = project
-        .env
-        .run(&["--prompt=go on", "--output-format", "stream-json", "--yolo"], &[]);
+    assert!(
+        installed.stdout.contains("installed successfully"),
+        "{installed}"
+    );
+    let output = project.env.run(
+        &["--prompt=go on", "--output-format", "stream-json", "--yolo"],
+        &[],
+    );
     assert_eq!(output.code(), Some(0), "{output}");
     spec_session_recorded(&project);
 }
@@ -219,8 +228,16 @@ fn run_client_gemini_waits_out_a_429_and_finishes_without_redoing_a_phase() {
         assert_eq!(starts, 1, "phase {id} started {starts} times");
     }
     let ends = ops("run_session_end");
-    let outcomes: Vec<&Value> = ends.iter().map(|end| &end["transition"]["outcome"]).collect();
-    assert_eq!(outcomes, [&json!("progress"), &json!("rate_limit"), &json!("progress")], "{}", show(&output));
+    let outcomes: Vec<&Value> = ends
+        .iter()
+        .map(|end| &end["transition"]["outcome"])
+        .collect();
+    assert_eq!(
+        outcomes,
+        [&json!("progress"), &json!("rate_limit"), &json!("progress")],
+        "{}",
+        show(&output)
+    );
     assert_eq!(ends[1]["transition"]["exit"], 173);
     // The wait was the message's 2 s (and the runner's margin), not Gemini CLI's backoff.
     let wait = ops("run_wait")[0];
@@ -233,7 +250,10 @@ fn run_client_gemini_waits_out_a_429_and_finishes_without_redoing_a_phase() {
         .parse::<chrono::DateTime<chrono::Utc>>()
         .unwrap()
         - at(wait, "at");
-    assert!((2..=6).contains(&planned.num_seconds()), "planned {planned:?}");
+    assert!(
+        (2..=6).contains(&planned.num_seconds()),
+        "planned {planned:?}"
+    );
     assert!(took < Duration::from_secs(110), "took {took:?}");
     assert_eq!(project.mock.remaining_turns(), 0);
 }

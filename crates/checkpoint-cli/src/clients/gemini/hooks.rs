@@ -12,9 +12,6 @@
 //! Unknown fields are ignored; a field read only when present reads as absent when it has
 //! another type.
 
-#[cfg(test)]
-mod tests;
-
 use std::{fmt, path::Path, str::FromStr};
 
 use serde::Deserialize;
@@ -155,7 +152,7 @@ pub(crate) fn hooked(event: HookEvent, bytes: &[u8]) -> Result<Option<Hooked>, S
         }),
         HookEvent::BeforeTool => {
             let call: ToolCall = parse(event, bytes)?;
-            Event::ToolStart(tool_use(call, &common.cwd))
+            Event::ToolStart(tool_use(&call, &common.cwd))
         }
         HookEvent::AfterTool => {
             let call: ToolCall = parse(event, bytes)?;
@@ -167,7 +164,7 @@ pub(crate) fn hooked(event: HookEvent, bytes: &[u8]) -> Result<Option<Hooked>, S
                     tool_use_id: None,
                     agent_id: None,
                 }),
-                None => Event::ToolDone(tool_use(call, &common.cwd)),
+                None => Event::ToolDone(tool_use(&call, &common.cwd)),
             }
         }
         HookEvent::AfterAgent => {
@@ -191,7 +188,7 @@ pub(crate) fn hooked(event: HookEvent, bytes: &[u8]) -> Result<Option<Hooked>, S
 }
 
 /// A tool call as a canonical one; the files a write names made absolute against `cwd`.
-fn tool_use(call: ToolCall, cwd: &str) -> event::ToolUse {
+fn tool_use(call: &ToolCall, cwd: &str) -> event::ToolUse {
     let tool = tool_named(&call.tool_name);
     let input = &call.tool_input;
     let response = &call.tool_response;
@@ -210,9 +207,7 @@ fn tool_use(call: ToolCall, cwd: &str) -> event::ToolUse {
         }
         Tool::Bash => {
             tool_input.command = text(input, "command");
-            let content = text(response, "llmContent");
-            tool_response.output = text(response, "returnDisplay").or_else(|| content.clone());
-            if let Some(content) = &content {
+            if let Some(content) = &text(response, "llmContent") {
                 let interrupted = content.contains("was cancelled")
                     || content.contains("was automatically cancelled");
                 tool_response.interrupted = Some(interrupted);
@@ -225,7 +220,6 @@ fn tool_use(call: ToolCall, cwd: &str) -> event::ToolUse {
     }
     event::ToolUse {
         tool,
-        tool_name: call.tool_name,
         tool_input,
         tool_response,
         tool_use_id: None,

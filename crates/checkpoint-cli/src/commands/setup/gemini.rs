@@ -109,7 +109,12 @@ pub(crate) fn edit(
 }
 
 /// The text after the next edit `change` needs, `None` when it needs none.
-fn next_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Result<Option<String>, Malformed> {
+fn next_edit(
+    text: &str,
+    root: &Node,
+    ours: &Ours<'_>,
+    change: Change,
+) -> Result<Option<String>, Malformed> {
     if root.members().is_none() {
         return Err(not_a(text, "the settings", root, "an object"));
     }
@@ -120,17 +125,17 @@ fn next_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Result
 }
 
 /// The next edit of `hooks`.
-fn hooks_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Result<Option<String>, Malformed> {
+fn hooks_edit(
+    text: &str,
+    root: &Node,
+    ours: &Ours<'_>,
+    change: Change,
+) -> Result<Option<String>, Malformed> {
     let Some(hooks) = root.get("hooks") else {
         return Ok((change == Change::Install).then(|| {
             let all: serde_json::Map<String, Value> = HookEvent::REGISTERED
                 .iter()
-                .map(|event| {
-                    (
-                        event.name().to_owned(),
-                        json!([ours.group(*event)]),
-                    )
-                })
+                .map(|event| (event.name().to_owned(), json!([ours.group(*event)])))
                 .collect();
             jsonc::insert_member(text, root, "hooks", &Value::Object(all))
         }));
@@ -209,12 +214,16 @@ fn hooks_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Resul
 }
 
 /// The next edit of `mcpServers`.
-fn mcp_edit(text: &str, root: &Node, ours: &Ours<'_>, change: Change) -> Result<Option<String>, Malformed> {
+fn mcp_edit(
+    text: &str,
+    root: &Node,
+    ours: &Ours<'_>,
+    change: Change,
+) -> Result<Option<String>, Malformed> {
     let wanted = mcp_server(&ours.path);
     let Some(servers) = root.get("mcpServers") else {
-        return Ok((change == Change::Install).then(|| {
-            jsonc::insert_member(text, root, "mcpServers", &json!({ NAME: wanted }))
-        }));
+        return Ok((change == Change::Install)
+            .then(|| jsonc::insert_member(text, root, "mcpServers", &json!({ NAME: wanted }))));
     };
     if servers.value.members().is_none() {
         return Err(not_a(text, "mcpServers", &servers.value, "an object"));
