@@ -30,3 +30,13 @@ impl Client {
         }
     }
 }
+
+impl From<checkpoint_core::RunClient> for Client {
+    fn from(client: checkpoint_core::RunClient) -> Self {
+        match client {
+            checkpoint_core::RunClient::Claude => Self::Claude,
+            checkpoint_core::RunClient::Codex => Self::Codex,
+            checkpoint_core::RunClient::Gemini => Self::Gemini,
+        }
+    }
+}

@@ -66,8 +66,12 @@ pub struct RunConfig {
     /// A shell command run when the runner stops for a person; it gets `CHECKPOINT_WORKFLOW`,
     /// `CHECKPOINT_PHASE` and `CHECKPOINT_REASON` in its environment (default: none).
     pub notify: Option<String>,
-    /// The agent client to run (default: `claude` on `PATH`).
+    /// The agent client `checkpoint run` drives, like `--client` (default: `claude`).
+    pub client: Option<RunClient>,
+    /// The Claude Code program to run (default: `claude` on `PATH`).
     pub claude: Option<String>,
+    /// The Gemini CLI program to run, like `--gemini` (default: `gemini` on `PATH`).
+    pub gemini: Option<String>,
     /// Like `--max-usage`: no session starts while the client's last reported usage of a
     /// rate-limit window is at or above this percentage (default: none).
     pub max_usage: Option<f64>,
@@ -83,6 +87,18 @@ pub struct RunConfig {
     /// Like `--window-strict`: a session still running when its window closes is interrupted
     /// (default false).
     pub window_strict: bool,
+}
+
+/// An agent client `checkpoint run` can drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RunClient {
+    /// Claude Code (`claude -p`).
+    Claude,
+    /// Codex CLI (`codex exec`).
+    Codex,
+    /// Gemini CLI (`gemini -p`).
+    Gemini,
 }
 
 /// One window or a list of them, each checked as `--window` checks it.

@@ -7,6 +7,8 @@ use checkpoint_core::window::Window;
 use chrono::{DateTime, Duration, Utc};
 use clap::Args;
 
+use crate::clients::Client;
+
 /// Arguments of `checkpoint run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -57,6 +59,13 @@ pub struct RunArgs {
     /// Print the plan and the exact `claude` command line, and run nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// The agent client to drive [default: `[run] client` in `config.toml`, else `claude`]
+    #[arg(long, value_enum, value_name = "CLIENT")]
+    pub client: Option<Client>,
+    /// The `gemini` program of `--client gemini` [default: `[run] gemini` in `config.toml`,
+    /// else `gemini` on `PATH`]
+    #[arg(long, value_name = "PROGRAM")]
+    pub gemini: Option<OsString>,
     /// The `claude` program [default: `[run] claude` in `config.toml`, else `claude` on `PATH`]
     #[arg(long, value_name = "PROGRAM")]
     pub claude: Option<OsString>,

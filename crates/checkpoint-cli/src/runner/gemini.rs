@@ -87,7 +87,7 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>) -> Vec<AgentEvent> {
     match line {
         Line::Init(init) => events.extend(init.session_id.map(AgentEvent::SessionId)),
         Line::ToolUse(tool) => events.extend(tool.tool_name.map(AgentEvent::ToolUse)),
-        Line::Error(_) | Line::Other => {}
+        Line::Other => {}
         Line::Result(outcome) => result_events(&mut events, &outcome, now),
     }
     events

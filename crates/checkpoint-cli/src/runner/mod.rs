@@ -2,6 +2,7 @@
 //! trait and its Claude Code implementation, the session process, the runner lock, and what the
 //! user sees.
 
+pub(crate) mod agent;
 pub(crate) mod all;
 pub(crate) mod args;
 pub(crate) mod claude;

@@ -18,11 +18,9 @@ pub(crate) enum Line {
     Init(Init),
     /// The model called a tool.
     ToolUse(ToolUse),
-    /// A warning or an error the session went on after.
-    Error(Notice),
     /// The session's final result.
     Result(Outcome),
-    /// Any other line (`message`, `tool_result`, …).
+    /// Any other line (`message`, `tool_result`, `error`, …).
     #[serde(other)]
     Other,
 }
@@ -39,16 +37,6 @@ pub(crate) struct Init {
 pub(crate) struct ToolUse {
     #[serde(default)]
     pub tool_name: Option<String>,
-}
-
-/// An `error` line.
-#[derive(Debug, Deserialize)]
-pub(crate) struct Notice {
-    /// `warning` or `error`.
-    #[serde(default)]
-    pub severity: Option<String>,
-    #[serde(default)]
-    pub message: Option<String>,
 }
 
 /// A `result` line.
@@ -68,8 +56,6 @@ pub(crate) struct Outcome {
 /// The `error` of a `result`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Failure {
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
     #[serde(default)]
     pub message: Option<String>,
 }
