@@ -1,6 +1,7 @@
 //! The integration tests of the `checkpoint` binary: one test binary, one module per area.
 
 mod cli;
+mod clients_codex;
 mod config;
 mod contract;
 mod durability;
@@ -17,6 +18,7 @@ mod resume;
 mod run;
 mod secrets;
 mod seeds;
+mod setup;
 mod store;
 mod subagents;
 mod support;
