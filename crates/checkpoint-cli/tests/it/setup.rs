@@ -215,7 +215,11 @@ fn a_malformed_file_is_reported_with_its_line_and_nothing_is_written() {
             assert!(stderr.contains("nothing was changed"), "{stderr}");
             assert_eq!(read(&path), text, "{file} is left untouched");
             let written: Vec<_> = walk(&env.project());
-            assert_eq!(written, [path.clone()], "no other file was written");
+            assert_eq!(
+                written,
+                std::slice::from_ref(&path),
+                "no other file was written"
+            );
         }
     }
 }
