@@ -37,7 +37,6 @@ use miette::{GraphicalReportHandler, GraphicalTheme, JSONReportHandler, Report};
 pub use crate::cli::Cli;
 use crate::{
     cli::{Command, GlobalArgs},
-    clients::Client,
     output::Format,
 };
 
@@ -109,7 +108,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Schema(args) => return commands::schema::run(args),
         Command::Completions(args) => return commands::completions::run(args, command()),
         Command::Hook(args) => {
-            hook(args.client, &args.event, cli.global.dir.as_deref());
+            hook(&args.client, &args.event, cli.global.dir.as_deref());
             return Ok(());
         }
         Command::Setup(args) => return commands::setup::run(args, cli.global.dir.as_deref()),
@@ -182,11 +181,13 @@ fn plain_hook_event<'a>(
     args: &'a [OsString],
     dir: Option<&OsStr>,
     workflow: Option<&OsStr>,
-) -> Option<(Client, &'a str)> {
+) -> Option<(&'a str, &'a str)> {
     let (client, command, event) = match args {
-        [_, command, event] => (Client::Claude, command, event),
+        [_, command, event] => ("claude", command, event),
         [_, command, flag, client, event] if flag == "--client" => (
-            clap::ValueEnum::from_str(client.to_str()?, false).ok()?,
+            client
+                .to_str()
+                .filter(|client| !client.is_empty() && !client.starts_with('-'))?,
             command,
             event,
         ),
@@ -265,7 +266,7 @@ fn plain_status(args: &[OsString], dir: Option<&OsStr>, workflow: Option<&OsStr>
 }
 
 /// Runs a hook. Hooks never fail a session: everything is reported inside, and the exit code is 0.
-fn hook(client: Client, event: &str, dir: Option<&Path>) {
+fn hook(client: &str, event: &str, dir: Option<&Path>) {
     let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
     commands::hook::run(client, event, dir, now);
 }
@@ -455,9 +456,9 @@ mod tests {
     /// no directory given.
     #[test]
     fn plain_hook_event_agrees_with_clap() {
-        let claude = Client::Claude;
-        let codex = Client::Codex;
-        type Case<'a> = (&'a [&'a str], Option<(Client, &'a str)>);
+        let claude = "claude";
+        let codex = "codex";
+        type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>);
         let cases: &[Case<'_>] = &[
             (&["hook", "SessionStart"], Some((claude, "SessionStart"))),
             (&["hook", "Stop"], Some((claude, "Stop"))),
@@ -468,14 +469,15 @@ mod tests {
             ),
             (
                 &["hook", "--client", "gemini", "AfterTool"],
-                Some((Client::Gemini, "AfterTool")),
+                Some(("gemini", "AfterTool")),
             ),
             (
                 &["hook", "--client", "claude", "Stop"],
                 Some((claude, "Stop")),
             ),
-            (&["hook", "--client", "Codex", "Stop"], None),
-            (&["hook", "--client", "vim", "Stop"], None),
+            (&["hook", "--client", "vim", "Stop"], Some(("vim", "Stop"))),
+            (&["hook", "--client", "", "Stop"], None),
+            (&["hook", "--client", "-x", "Stop"], None),
             (&["hook", "--client", "codex", "--help"], None),
             (&["hook", "--client=codex", "Stop"], None),
             (&["hook", "--format", "json", "Stop"], None),
@@ -500,7 +502,10 @@ mod tests {
                 let Command::Hook(hook) = &cli.command else {
                     panic!("{args:?} is not a hook");
                 };
-                assert_eq!((hook.client, hook.event.as_str()), (*client, *event));
+                assert_eq!(
+                    (hook.client.as_str(), hook.event.as_str()),
+                    (*client, *event)
+                );
                 if std::env::var_os(env::CHECKPOINT_DIR).is_none() {
                     assert_eq!(cli.global.dir, None);
                 }

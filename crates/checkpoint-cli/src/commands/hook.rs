@@ -48,9 +48,10 @@ const MAX_TOOL_ERROR: usize = 500;
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The client that runs the hook, whose payloads and event names it reads
-    #[arg(long, value_enum, default_value_t = Client::Claude)]
-    pub client: Client,
+    /// The client that runs the hook, whose payloads and event names it reads: `claude`,
+    /// `codex` or `gemini` (another is a warning: a hook never fails)
+    #[arg(long, default_value = "claude")]
+    pub client: String,
     /// The hook event, by the client's name for it; Claude Code's: `SessionStart`,
     /// `PreCompact`, `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
     /// `SubagentStart`, `SubagentStop` or `StopFailure`
@@ -59,8 +60,13 @@ pub struct HookArgs {
 
 /// Runs `client`'s hook for `event` (as given on the command line); never fails: an error
 /// becomes a warning on stderr, here and nowhere else.
-pub(crate) fn run(client: Client, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
-    if let Err(err) = handle(client, event, dir_override, now) {
+pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
+    let handled = clap::ValueEnum::from_str(client, false)
+        .map_err(|_| {
+            miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
+        })
+        .and_then(|client| handle(client, event, dir_override, now));
+    if let Err(err) = handled {
         output::warn(&format!("checkpoint hook {event}: {err}"));
     }
     // Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,

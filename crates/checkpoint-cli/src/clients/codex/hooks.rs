@@ -214,22 +214,41 @@ fn tool_use(payload: ToolUse, cwd: &Path) -> event::ToolUse {
 }
 
 /// The files a patch adds, updates or moves to, absolute (relative ones from `cwd`), in the
-/// patch's order, each once; deleted files are not written.
+/// patch's order, each once; deleted files and the sources of moves are not written.
 pub(crate) fn patch_paths(patch: &str, cwd: &Path) -> Vec<String> {
-    const WRITES: [&str; 3] = ["*** Add File:", "*** Update File:", "*** Move to:"];
     let mut paths: Vec<String> = Vec::new();
+    // The file of the `*** Update File:` being read, until another header.
+    let mut updating: Option<String> = None;
     for line in patch.lines() {
-        let Some(path) = WRITES
-            .iter()
-            .find_map(|marker| line.strip_prefix(marker))
-            .map(str::trim)
-            .filter(|path| !path.is_empty())
-        else {
+        let header = |marker: &str| {
+            line.strip_prefix(marker)
+                .map(str::trim)
+                .filter(|path| !path.is_empty())
+                .map(|path| cwd.join(path).to_string_lossy().into_owned())
+        };
+        let written = if let Some(path) = header("*** Add File:") {
+            updating = None;
+            path
+        } else if let Some(path) = header("*** Update File:") {
+            updating = Some(path.clone());
+            path
+        } else if let Some(path) = header("*** Move to:") {
+            // The file moved is not written (unless written elsewhere in the patch).
+            if let Some(index) = updating
+                .take()
+                .and_then(|source| paths.iter().rposition(|known| *known == source))
+            {
+                paths.remove(index);
+            }
+            path
+        } else {
+            if line.starts_with("*** ") {
+                updating = None;
+            }
             continue;
         };
-        let absolute = cwd.join(path).to_string_lossy().into_owned();
-        if !paths.contains(&absolute) {
-            paths.push(absolute);
+        if !paths.contains(&written) {
+            paths.push(written);
         }
     }
     paths
@@ -255,12 +274,7 @@ mod tests {
         let patch = "*** Begin Patch\n*** Add File: docs/spec.md\n+# spec\n*** Update File: src/a.rs\n*** Move to: src/b.rs\n@@\n-x\n+y\n*** Delete File: old.md\n*** Add File: /abs/c.md\n+c\n*** Update File: docs/spec.md\n*** Add File:   \n*** End Patch";
         assert_eq!(
             patch_paths(patch, Path::new("/repo")),
-            [
-                "/repo/docs/spec.md",
-                "/repo/src/a.rs",
-                "/repo/src/b.rs",
-                "/abs/c.md"
-            ]
+            ["/repo/docs/spec.md", "/repo/src/b.rs", "/abs/c.md"]
         );
         assert!(patch_paths("", Path::new("/repo")).is_empty());
         assert!(patch_paths("+*** Add File: x", Path::new("/repo")).is_empty());
