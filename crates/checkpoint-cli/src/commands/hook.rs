@@ -61,17 +61,16 @@ pub struct HookArgs {
 /// Runs `client`'s hook for `event` (as given on the command line); never fails: an error
 /// becomes a warning on stderr, here and nowhere else.
 pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
-    let handled = clap::ValueEnum::from_str(client, false)
-        .map_err(|_| {
-            miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
-        })
-        .and_then(|client| handle(client, event, dir_override, now));
-    if let Err(err) = handled {
+    let parsed: Result<Client> = clap::ValueEnum::from_str(client, false).map_err(|_| {
+        miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
+    });
+    let gemini = matches!(parsed, Ok(Client::Gemini));
+    if let Err(err) = parsed.and_then(|client| handle(client, event, dir_override, now)) {
         output::warn(&format!("checkpoint hook {event}: {err}"));
     }
     // Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,
     // as a message to the user: it always gets one JSON object.
-    if client == Client::Gemini && !ANSWERED.load(Ordering::Relaxed) {
+    if gemini && !ANSWERED.load(Ordering::Relaxed) {
         let _ = output::emit("{}\n");
     }
 }
