@@ -284,8 +284,8 @@ impl Parser<'_> {
             self.at += rest.len() - trimmed.len();
             if trimmed.starts_with("//") {
                 self.at += trimmed.find('\n').unwrap_or(trimmed.len());
-            } else if trimmed.starts_with("/*") {
-                match trimmed[2..].find("*/") {
+            } else if let Some(comment) = trimmed.strip_prefix("/*") {
+                match comment.find("*/") {
                     Some(end) => self.at += end + 4,
                     None => return Err(self.error("a comment is not closed")),
                 }

@@ -130,22 +130,20 @@ fn session_start_answers_with_where_the_work_stands() {
 fn a_file_written_with_write_file_or_replace_completes_its_phase() {
     // Every way Gemini CLI names the file: relative as the model gave it, absolute, and the
     // absolute path of `returnDisplay.filePath` beside a relative one.
-    let shapes: Vec<Box<dyn Fn(&TestEnv) -> Value>> = vec![
-        Box::new(|_| {
+    let shapes: [fn(&TestEnv) -> Value; 4] = [
+        |_| {
             json!({"tool_name": "write_file", "tool_input": {"file_path": "docs/spec.md", "content": "# spec"},
                    "tool_response": {"llmContent": "Successfully created and wrote to new file", "returnDisplay": "ok"}})
-        }),
-        Box::new(
-            |env| json!({"tool_name": "write_file", "tool_input": {"file_path": env.project().join("docs/spec.md"), "content": "# spec"}}),
-        ),
-        Box::new(|env| {
+        },
+        |env| json!({"tool_name": "write_file", "tool_input": {"file_path": env.project().join("docs/spec.md"), "content": "# spec"}}),
+        |env| {
             json!({"tool_name": "write_file", "tool_input": {"file_path": "somewhere/else.md"},
                    "tool_response": {"llmContent": "ok", "returnDisplay": {"fileName": "spec.md", "filePath": env.project().join("docs/spec.md"), "isNewFile": true}}})
-        }),
-        Box::new(|_| {
+        },
+        |_| {
             json!({"tool_name": "replace", "tool_input": {"file_path": "docs/spec.md", "old_string": "a", "new_string": "b", "instruction": "bump"},
                    "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": {"fileDiff": "", "filePath": 42}}})
-        }),
+        },
     ];
     for (index, shape) in shapes.iter().enumerate() {
         let env = TestEnv::new();
@@ -584,4 +582,50 @@ fn setup_for_the_user_writes_gemini_cli_home_or_the_home() {
     assert_eq!(code, 0);
     let settings: Value = serde_json::from_str(&fs::read_to_string(&home).unwrap()).unwrap();
     assert_eq!(settings, json!({}));
+}
+
+#[test]
+fn run_client_gemini_drives_gemini_headless_from_the_option_or_the_config() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    let line = "--output-format stream-json --yolo --model gemini-3.8-flash\n";
+    let output = env.ok(&[
+        "run",
+        "--dry-run",
+        "--client",
+        "gemini",
+        "--gemini",
+        "my-gemini",
+        "--",
+        "--model",
+        "gemini-3.8-flash",
+    ]);
+    assert!(
+        output.contains("my-gemini '--prompt=You are running unattended under `checkpoint run`"),
+        "{output}"
+    );
+    assert!(output.contains(line), "{output}");
+    // `[run] client` and `[run] gemini` choose the same.
+    fs::write(
+        env.store().join("config.toml"),
+        "[run]\nclient = \"gemini\"\ngemini = \"configured-gemini\"\n",
+    )
+    .unwrap();
+    let output = env.ok(&["run", "--dry-run", "--", "--model", "gemini-3.8-flash"]);
+    assert!(output.contains("configured-gemini '--prompt="), "{output}");
+    assert!(output.contains(line), "{output}");
+    // The option wins over the config.
+    let output = env.ok(&["run", "--dry-run", "--client", "claude", "--claude", "c"]);
+    assert!(output.contains("c -p '"), "{output}");
+    // A client `run` does not know is the config's error, named with its file.
+    fs::write(
+        env.store().join("config.toml"),
+        "[run]\nclient = \"copilot\"\n",
+    )
+    .unwrap();
+    let output = env.run(&["run", "--dry-run"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("config.toml"), "{stderr}");
+    assert!(!env.ok(&["log"]).contains("run_start"));
 }

@@ -331,3 +331,28 @@ pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
         needs,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The extension's hooks (`gemini-extension/hooks/hooks.json`) are the groups `setup`
+    /// writes, run from the extension's own `bin/`.
+    #[test]
+    fn the_extension_registers_what_setup_writes() {
+        let hooks: Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../gemini-extension/hooks/hooks.json"
+        )))
+        .unwrap();
+        let expected: serde_json::Map<String, Value> = HookEvent::REGISTERED
+            .into_iter()
+            .map(|event| {
+                let command =
+                    format!("\"${{extensionPath}}/bin/checkpoint\" hook --client gemini {event}");
+                (event.name().to_owned(), json!([hook_group(command, event)]))
+            })
+            .collect();
+        assert_eq!(hooks["hooks"], Value::Object(expected));
+    }
+}
