@@ -605,6 +605,7 @@ fn run_client_gemini_drives_gemini_headless_from_the_option_or_the_config() {
         "{output}"
     );
     assert!(output.contains(line), "{output}");
+    assert!(!env.ok(&["log"]).contains("run_start"));
     // `[run] client` and `[run] gemini` choose the same.
     fs::write(
         env.store().join("config.toml"),
@@ -627,5 +628,5 @@ fn run_client_gemini_drives_gemini_headless_from_the_option_or_the_config() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("config.toml"), "{stderr}");
-    assert!(!env.ok(&["log"]).contains("run_start"));
+    assert!(stderr.contains("copilot"), "{stderr}");
 }
