@@ -57,8 +57,8 @@ pub struct HookArgs {
 /// Runs `client`'s hook for `event` (as given on the command line); never fails: an error
 /// becomes a warning on stderr, here and nowhere else.
 pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
-    let handled = clap::ValueEnum::from_str(client, false)
-        .map_err(|_| {
+    let handled = Client::named(client)
+        .ok_or_else(|| {
             miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
         })
         .and_then(|client| handle(client, event, dir_override, now));
