@@ -8,35 +8,11 @@ pub(crate) mod event;
 pub(crate) mod gemini;
 pub(crate) mod lenient;
 
-/// An agent client `checkpoint` works with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Client {
-    /// Claude Code
-    Claude,
-    /// OpenAI's Codex CLI
-    Codex,
-    /// Google's Gemini CLI
-    Gemini,
-}
+pub(crate) use checkpoint_core::Client;
 
-impl Client {
-    /// The client's name on the command line.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-            Self::Gemini => "gemini",
-        }
-    }
-}
-
-impl From<checkpoint_core::RunClient> for Client {
-    fn from(client: checkpoint_core::RunClient) -> Self {
-        match client {
-            checkpoint_core::RunClient::Claude => Self::Claude,
-            checkpoint_core::RunClient::Codex => Self::Codex,
-            checkpoint_core::RunClient::Gemini => Self::Gemini,
-        }
-    }
+/// Reads a client's name on the command line (`claude`, `codex` or `gemini`).
+pub(crate) fn client_parser() -> impl clap::builder::TypedValueParser<Value = Client> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Client::ALL.map(Client::name))
+        .map(|name| Client::named(&name).expect("a possible value names a client"))
 }

@@ -35,7 +35,7 @@ pub mod sync;
 pub mod window;
 
 pub use crate::{
-    config::{CONFIG_FILE, Config, RunClient, RunConfig},
+    config::{CONFIG_FILE, Client, Config, RunConfig},
     error::{Error, Result},
     fsx::{MAX_FILE_BYTES, read_foreign, write_atomic},
     id::{PhaseId, TaskId, WorkflowId},

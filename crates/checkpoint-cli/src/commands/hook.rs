@@ -61,7 +61,7 @@ pub struct HookArgs {
 /// Runs `client`'s hook for `event` (as given on the command line); never fails: an error
 /// becomes a warning on stderr, here and nowhere else.
 pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
-    let parsed: Result<Client> = clap::ValueEnum::from_str(client, false).map_err(|_| {
+    let parsed = Client::named(client).ok_or_else(|| {
         miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
     });
     let gemini = matches!(parsed, Ok(Client::Gemini));

@@ -32,7 +32,6 @@ use crate::{
     env, exit_code,
     output::{self, Format},
     runner::{
-        agent,
         all::{self, Carried, Ran},
         client::{AgentClient, AgentEvent},
         display::{Display, RunEvent, exit_for, stop_name},
@@ -40,6 +39,7 @@ use crate::{
         observed::Observed,
         process::{self, Poll, Session, signal_name},
         prompt::{check_config_budget, dry_run, session_prompt, with_env},
+        select::agent_client,
     },
     services::{
         remote_sync::{self as sync, SyncAction, SyncOutcome},
@@ -157,7 +157,7 @@ fn run_one(ctx: &mut Ctx, id: &WorkflowId, args: &RunArgs, carried: Carried) -> 
         },
     };
     let window_strict = args.window_strict || run_config.window_strict;
-    let client = agent::chosen(ctx, args)?;
+    let client = agent_client(ctx, args)?;
     let client = client.as_ref();
     if args.dry_run {
         let exit = dry_run(ctx, id, client, &limits)?;

@@ -25,8 +25,8 @@ const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 /// Arguments of `checkpoint setup`.
 #[derive(Debug, Args)]
 pub struct SetupArgs {
-    /// The client to set up
-    #[arg(value_enum)]
+    /// The client to set up: `claude`, `codex` or `gemini`
+    #[arg(value_parser = crate::clients::client_parser())]
     pub client: Client,
     /// Whose files: this project's, or the user's (every project)
     #[arg(long, value_enum, default_value_t = Scope::Project)]

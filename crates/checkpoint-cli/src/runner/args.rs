@@ -7,8 +7,6 @@ use checkpoint_core::window::Window;
 use chrono::{DateTime, Duration, Utc};
 use clap::Args;
 
-use crate::clients::Client;
-
 /// Arguments of `checkpoint run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -59,16 +57,20 @@ pub struct RunArgs {
     /// Print the plan and the exact `claude` command line, and run nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// The agent client to drive [default: `[run] client` in `config.toml`, else `claude`]
-    #[arg(long, value_enum, value_name = "CLIENT")]
-    pub client: Option<Client>,
+    /// The `claude` program [default: `[run] claude` in `config.toml`, else `claude` on `PATH`]
+    #[arg(long, value_name = "PROGRAM")]
+    pub claude: Option<OsString>,
+    /// The agent client whose sessions to drive: `claude`, `codex` or `gemini` [default:
+    /// `[run] client` in `config.toml`, else `claude`]
+    #[arg(long, value_name = "CLIENT", value_parser = crate::clients::client_parser())]
+    pub client: Option<crate::clients::Client>,
+    /// The `codex` program [default: `[run] codex` in `config.toml`, else `codex` on `PATH`]
+    #[arg(long, value_name = "PROGRAM")]
+    pub codex: Option<OsString>,
     /// The `gemini` program of `--client gemini` [default: `[run] gemini` in `config.toml`,
     /// else `gemini` on `PATH`]
     #[arg(long, value_name = "PROGRAM")]
     pub gemini: Option<OsString>,
-    /// The `claude` program [default: `[run] claude` in `config.toml`, else `claude` on `PATH`]
-    #[arg(long, value_name = "PROGRAM")]
-    pub claude: Option<OsString>,
     /// No live line on a terminal (also `CHECKPOINT_NO_PROGRESS`)
     #[arg(long)]
     pub no_progress: bool,
@@ -79,8 +81,10 @@ pub struct RunArgs {
     /// The git remote of `--sync` [default: the current branch's upstream remote, else `origin`]
     #[arg(long, value_name = "REMOTE", requires = "sync")]
     pub remote: Option<String>,
-    /// Arguments passed to every `claude` session, after `--`: the permission mode, allowed
-    /// tools, model, plugin directory (for example `-- --allowedTools "Bash Write Edit"`)
+    /// Arguments passed to every session, after `--`: for `claude` the permission mode, allowed
+    /// tools, model, plugin directory (for example `-- --allowedTools "Bash Write Edit"`); for
+    /// `codex exec` the sandbox, model or configuration (for example `-- -s danger-full-access`);
+    /// for `gemini` the model or approval mode (for example `-- --model gemini-3.8-flash`)
     #[arg(last = true, value_name = "CLAUDE ARGS")]
     pub extra: Vec<String>,
 }

@@ -292,3 +292,122 @@ fn an_unknown_client_is_a_warning_and_exit_0() {
     }
     assert_eq!(env.read("w", "journal.jsonl"), before);
 }
+
+/// A fake `codex`: logs its arguments, says its thread, then on its first run meets a 429
+/// (after Codex's own retries, as 0.169.0 reports them) and exits 1; on every later run does
+/// the phase the plan names (starting it, completing it) and ends its turn well.
+fn fake_codex(env: &TestEnv) -> std::path::PathBuf {
+    let path = env.dir.path().join("fake-codex");
+    let script = r#"#!/bin/sh
+dir=$(dirname "$0")
+printf '%s|' "$@" | tr '\n' ' ' >> "$dir/codex-args.log"; echo >> "$dir/codex-args.log"
+echo '{"type":"thread.started","thread_id":"019a-thread-'$$'"}'
+echo '{"type":"turn.started"}'
+if [ ! -e "$dir/limited-once" ]; then
+  touch "$dir/limited-once"
+  echo '{"type":"error","message":"Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many Requests, request id: r-1)"}'
+  echo '{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests, request id: r-1"}}'
+  exit 1
+fi
+PHASE=$("$CK" resume --dry-run --format json | sed -n 's/.*"phase": "\([a-z0-9-]*\)".*/\1/p' | head -n 1)
+echo "$PHASE" >> work.log
+echo '{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"checkpoint start","exit_code":0,"status":"completed"}}'
+"$CK" start "$PHASE" >/dev/null 2>&1; "$CK" complete "$PHASE" >/dev/null
+echo '{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"done"}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}'
+"#;
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn run_with_codex_carries_a_workflow_through_a_429_without_redoing_a_phase() {
+    for how in ["flag", "config"] {
+        let env = TestEnv::new();
+        env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+        let codex = fake_codex(&env);
+        let mut cmd = env.cmd();
+        cmd.env("CK", crate::support::bin()).arg("run");
+        if how == "flag" {
+            cmd.args(["--client", "codex", "--codex"]).arg(&codex);
+        } else {
+            let config = format!(
+                "[run]\nclient = \"codex\"\ncodex = {}\n",
+                Value::String(codex.display().to_string())
+            );
+            std::fs::write(env.store().join("config.toml"), config).unwrap();
+        }
+        let output = cmd
+            .args([
+                "--max-sessions",
+                "5",
+                "--format",
+                "json",
+                "--",
+                "-s",
+                "danger-full-access",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{how}: {stdout}\n{stderr}");
+        let work = std::fs::read_to_string(env.project().join("work.log")).unwrap();
+        assert_eq!(work, "a\nb\n", "{how}: each phase worked on once");
+        let events: Vec<Value> = stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let outcomes: Vec<&str> = events
+            .iter()
+            .filter(|event| event["event"] == "session_ended")
+            .map(|event| event["outcome"].as_str().unwrap())
+            .collect();
+        assert_eq!(outcomes, ["rate_limit", "progress", "progress"], "{how}");
+        assert!(
+            events
+                .iter()
+                .any(|event| event["event"] == "tool_use" && event["tool"] == "Bash"),
+            "{stdout}"
+        );
+        let args = std::fs::read_to_string(env.dir.path().join("codex-args.log")).unwrap();
+        let lines: Vec<&str> = args.lines().collect();
+        assert_eq!(lines.len(), 3, "{args}");
+        assert!(
+            lines[0].starts_with(
+                "exec|--json|--dangerously-bypass-hook-trust|-s|danger-full-access|--|"
+            ),
+            "{args}"
+        );
+        // After the limit, the same thread goes on.
+        assert!(
+            lines[1].starts_with(
+                "exec|-s|danger-full-access|resume|--json|--dangerously-bypass-hook-trust|019a-thread-"
+            ),
+            "{args}"
+        );
+        let journal = env.read("w", "journal.jsonl");
+        let start = journal
+            .lines()
+            .find(|line| line.contains("\"run_start\""))
+            .unwrap();
+        assert!(start.contains("\"client\":\"codex\""), "{start}");
+    }
+}
+
+#[test]
+fn run_refuses_an_unknown_client() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    for client in ["vim", "Codex", ""] {
+        let output = env.run(&["run", "--dry-run", "--client", client]);
+        assert_eq!(output.status.code(), Some(2), "{client}");
+    }
+    std::fs::write(env.store().join("config.toml"), "[run]\nclient = \"vim\"\n").unwrap();
+    let output = env.run(&["run", "--dry-run"]);
+    assert_ne!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("config.toml"), "{stderr}");
+}
