@@ -15,10 +15,15 @@
 //! ```
 
 pub mod claude;
+pub mod codex;
 pub mod files;
 pub mod mock;
 pub mod plugin;
 
 pub use crate::claude::{ClaudeEnv, ClaudeOutput, JsonResult};
-pub use crate::mock::{MockApi, MockConfig, RecordedRequest, RequestKind, Turn};
+pub use crate::codex::CodexEnv;
+pub use crate::mock::{
+    MockApi, MockConfig, RecordedRequest, RequestKind, Turn,
+    responses::{ResponsesMock, ResponsesTurn},
+};
 pub use crate::plugin::Plugin;

@@ -6,6 +6,7 @@
 //! Main requests consume a [`Turn`] script in order; every request is recorded for assertions.
 
 mod http;
+pub mod responses;
 mod sse;
 #[cfg(test)]
 mod tests;
