@@ -7,6 +7,7 @@
 
 pub mod gemini;
 mod http;
+pub mod responses;
 mod sse;
 #[cfg(test)]
 mod tests;

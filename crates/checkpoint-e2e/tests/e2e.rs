@@ -9,6 +9,8 @@
 mod bundle;
 #[path = "e2e/client.rs"]
 mod client;
+#[path = "e2e/codex.rs"]
+mod codex;
 #[path = "e2e/commands.rs"]
 mod commands;
 #[path = "e2e/gemini.rs"]

@@ -35,10 +35,7 @@ pub(crate) enum Line {
     /// An error the client reports (a retry: `Reconnecting... 1/5 (…429 Too Many Requests…)`,
     /// or the last one before `turn.failed`).
     #[serde(rename = "error")]
-    Error {
-        #[serde(default)]
-        message: Option<String>,
-    },
+    Error,
     /// Any other line.
     #[serde(other)]
     Other,
