@@ -35,12 +35,7 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
     mkdir(&bin_dir)?;
     // The binaries replace the launcher; `checkpoint mcp` runs the MCP server binary beside it
     // (`.mcp.json` starts it that way).
-    for name in BINARIES {
-        let from = binary.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-        let to = bin_dir.join(from.file_name().expect("a binary path has a file name"));
-        copy(&from, &to)?;
-        set_executable(&to)?;
-    }
+    copy_binaries(&binary, &bin_dir)?;
 
     let man_dir = plugin.join("man");
     mkdir(&man_dir)?;
@@ -90,7 +85,55 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
         .as_bytes(),
     )?;
     eprintln!("bundled the plugin in {}", plugin.display());
+    let extension = gemini_extension(root, &dist, &binary, &version)?;
+    eprintln!(
+        "bundled the Gemini CLI extension in {}",
+        extension.display()
+    );
     Ok(plugin)
+}
+
+/// The Gemini CLI extension beside the plugin, `dist/checkpoint-gemini-extension/`: its manifest
+/// (this version, the MCP server, trusted), the repository's `gemini-extension/hooks/hooks.json`
+/// and the binaries in `bin/`. `gemini extensions install <dir> --consent` installs it offline.
+fn gemini_extension(root: &Path, dist: &Path, binary: &Path, version: &str) -> Result<PathBuf> {
+    let extension = dist.join("checkpoint-gemini-extension");
+    copy_tree(&root.join("gemini-extension"), &extension)?;
+    let manifest = serde_json::json!({
+        "name": crate::plugin::PLUGIN_NAME,
+        "version": version,
+        "description": "Durable checkpoints and resume for long, multi-phase agent workflows",
+        "mcpServers": {
+            "checkpoint": {
+                "command": "${extensionPath}${/}bin${/}checkpoint",
+                "args": ["mcp"],
+                "trust": true,
+            },
+        },
+    });
+    write(
+        &extension.join("gemini-extension.json"),
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&manifest).expect("JSON serializes")
+        )
+        .as_bytes(),
+    )?;
+    let bin_dir = extension.join("bin");
+    mkdir(&bin_dir)?;
+    copy_binaries(binary, &bin_dir)?;
+    Ok(extension)
+}
+
+/// The release binaries beside `binary` copied into `bin_dir`, executable.
+fn copy_binaries(binary: &Path, bin_dir: &Path) -> Result {
+    for name in BINARIES {
+        let from = binary.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+        let to = bin_dir.join(from.file_name().expect("a binary path has a file name"));
+        copy(&from, &to)?;
+        set_executable(&to)?;
+    }
+    Ok(())
 }
 
 /// Builds the release binaries, statically linked where the toolchain allows; returns the path

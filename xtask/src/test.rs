@@ -9,6 +9,8 @@ use std::{
 
 use crate::{Result, cargo, dist, install, run_checked};
 
+mod clients;
+
 /// The oldest Claude Code the plugin supports: the version the end-to-end tests run against by
 /// default, and the one `../shared/claude-code-facts.md` is about.
 pub(crate) const OLDEST_CLAUDE_CODE: &str = "2.1.197";
@@ -22,6 +24,8 @@ pub(crate) const CLAUDE_CODE_ENV: &str = "CHECKPOINT_CLAUDE_CODE";
 pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result {
     let version = claude_code_version(env::var(CLAUDE_CODE_ENV).ok().as_deref())?;
     let claude = ensure_claude(root, &version)?;
+    let codex = clients::CODEX.ensure(root)?;
+    let gemini = clients::GEMINI.ensure(root)?;
     let plugin = dist::run(root)?;
     validate_bundle(root, &claude, &plugin)?;
     // This machine's release asset, for the tests that install from a clone of the repository
@@ -49,6 +53,8 @@ pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result 
     command
         .args(cargo_args)
         .env("CHECKPOINT_CLAUDE_BIN", &claude)
+        .env(clients::CODEX.bin_env, &codex)
+        .env(clients::GEMINI.bin_env, &gemini)
         .env("CHECKPOINT_PLUGIN_DIR", &plugin)
         .env("CHECKPOINT_RELEASE_ASSETS", &assets)
         .env("CHECKPOINT_E2E_REQUIRED", "1");
@@ -60,14 +66,7 @@ fn claude_code_version(choice: Option<&str>) -> Result<String> {
     match choice.map(str::trim) {
         None | Some("" | "oldest") => Ok(OLDEST_CLAUDE_CODE.to_owned()),
         Some("latest") => Ok(LATEST_CLAUDE_CODE.to_owned()),
-        Some(version)
-            if version.split('.').count() == 3
-                && version
-                    .split('.')
-                    .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())) =>
-        {
-            Ok(version.to_owned())
-        }
+        Some(version) if clients::is_version(version) => Ok(version.to_owned()),
         Some(other) => Err(format!(
             "invalid `{CLAUDE_CODE_ENV}={other}`: use `oldest` ({OLDEST_CLAUDE_CODE}), `latest` \
              ({LATEST_CLAUDE_CODE}) or a version such as `2.1.250`"
@@ -86,31 +85,7 @@ pub(crate) fn ensure_claude(root: &Path, version: &str) -> Result<PathBuf> {
     };
     let prefix = crate::target_dir(root).join(name);
     let claude = prefix.join("node_modules").join(".bin").join("claude");
-    let installed = Command::new(&claude)
-        .arg("--version")
-        .output()
-        .ok()
-        .and_then(|output| String::from_utf8(output.stdout).ok());
-    if installed
-        .as_deref()
-        .is_some_and(|installed| installed.starts_with(&format!("{version} ")))
-    {
-        return Ok(claude);
-    }
-    std::fs::create_dir_all(&prefix)
-        .map_err(|err| format!("failed to create `{}`: {err}", prefix.display()))?;
-    run_checked(
-        Command::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                "--prefix",
-            ])
-            .arg(&prefix)
-            .arg(format!("@anthropic-ai/claude-code@{version}")),
-    )?;
+    clients::ensure_npm(&prefix, &claude, "@anthropic-ai/claude-code", version)?;
     Ok(claude)
 }
 

@@ -102,8 +102,10 @@ pub enum Command {
     List(commands::list::ListArgs),
     /// Print the raw state (`state.json`)
     Show,
-    /// Handle a Claude Code hook event (reads its JSON on stdin; never fails the session)
+    /// Handle a client's hook event (reads its JSON on stdin; never fails the session)
     Hook(commands::hook::HookArgs),
+    /// Write a client's hooks and MCP server entry (Claude Code, Codex CLI, Gemini CLI)
+    Setup(commands::setup::SetupArgs),
     /// Print the journal of transitions
     Log(commands::log::LogArgs),
     /// Commit the completed phases that no commit holds yet (a git checkpoint)

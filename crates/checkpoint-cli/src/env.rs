@@ -34,3 +34,15 @@ pub const CHECKPOINT_STOP: &str = "CHECKPOINT_STOP";
 /// Set by Claude Code for its hooks: `cli` in an interactive session, `sdk-cli` under
 /// `claude -p`; the guard of effects asks a person in the first and refuses in the others.
 pub const CLAUDE_CODE_ENTRYPOINT: &str = "CLAUDE_CODE_ENTRYPOINT";
+/// The user's home directory: `checkpoint setup --scope user` writes the clients' files there.
+pub const HOME: &str = "HOME";
+/// Codex CLI's home (default `~/.codex`): `checkpoint setup codex --scope user` writes there.
+pub const CODEX_HOME: &str = "CODEX_HOME";
+/// Gemini CLI's home (default the user's home): `checkpoint setup gemini --scope user` writes
+/// `$GEMINI_CLI_HOME/.gemini/settings.json`.
+pub const GEMINI_CLI_HOME: &str = "GEMINI_CLI_HOME";
+/// Makes Gemini CLI trust the project folder before it reads its settings: set for the
+/// sessions of `checkpoint run --client gemini`.
+pub const GEMINI_CLI_TRUST_WORKSPACE: &str = "GEMINI_CLI_TRUST_WORKSPACE";
+/// Claude Code's configuration directory (default `~/.claude`, with `~/.claude.json`).
+pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";

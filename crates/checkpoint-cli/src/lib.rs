@@ -15,6 +15,7 @@ mod failure;
 mod git;
 mod inside;
 mod json;
+mod jsonc;
 mod locate;
 mod output;
 mod probe;
@@ -49,8 +50,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
     let dir = std::env::var_os(env::CHECKPOINT_DIR);
     let workflow = std::env::var_os(env::CHECKPOINT_WORKFLOW);
-    if let Some(event) = plain_hook_event(&args, dir.as_deref(), workflow.as_deref()) {
-        hook(event, dir.as_deref().map(Path::new));
+    if let Some((client, event)) = plain_hook_event(&args, dir.as_deref(), workflow.as_deref()) {
+        hook(client, event, dir.as_deref().map(Path::new));
         return ExitCode::from(exit_code::SUCCESS);
     }
     let parsed = match plain_status(&args, dir.as_deref(), workflow.as_deref()) {
@@ -107,9 +108,10 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Schema(args) => return commands::schema::run(args),
         Command::Completions(args) => return commands::completions::run(args, command()),
         Command::Hook(args) => {
-            hook(&args.event, cli.global.dir.as_deref());
+            hook(&args.client, &args.event, cli.global.dir.as_deref());
             return Ok(());
         }
+        Command::Setup(args) => return commands::setup::run(args, cli.global.dir.as_deref()),
         Command::Mcp(_) => {
             let code = commands::mcp::run(cli.global.dir.as_deref())?;
             std::process::exit(code.into());
@@ -159,6 +161,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Schema(_)
         | Command::Completions(_)
         | Command::Hook(_)
+        | Command::Setup(_)
         | Command::Mcp(_)
         | Command::Run(_) => {
             unreachable!("handled above")
@@ -166,7 +169,8 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
     }
 }
 
-/// The event of `checkpoint hook <event>` when that is the whole command line and clap would
+/// The client and event of `checkpoint hook [--client <client>] <event>` when that is the whole
+/// command line and clap would
 /// accept the environment as it is, so that the hook can skip building the clap command tree:
 /// Claude Code runs the hook on every session start, tool use and stop, and the tree costs
 /// most of what a hook with no workflow spends above a bare process start.
@@ -177,16 +181,24 @@ fn plain_hook_event<'a>(
     args: &'a [OsString],
     dir: Option<&OsStr>,
     workflow: Option<&OsStr>,
-) -> Option<&'a str> {
-    let [_, command, event] = args else {
-        return None;
+) -> Option<(&'a str, &'a str)> {
+    let (client, command, event) = match args {
+        [_, command, event] => ("claude", command, event),
+        [_, command, flag, client, event] if flag == "--client" => (
+            client
+                .to_str()
+                .filter(|client| !client.is_empty() && !client.starts_with('-'))?,
+            command,
+            event,
+        ),
+        _ => return None,
     };
     let event = event
         .to_str()
         .filter(|event| !event.is_empty() && !event.starts_with('-'))?;
     let env_ok =
         dir.is_none_or(|dir| !dir.is_empty()) && workflow.is_none_or(|id| id.to_str().is_some());
-    (command == "hook" && env_ok).then_some(event)
+    (command == "hook" && env_ok).then_some((client, event))
 }
 
 /// The command line of `checkpoint status` when it holds only global options clap would take as
@@ -254,9 +266,9 @@ fn plain_status(args: &[OsString], dir: Option<&OsStr>, workflow: Option<&OsStr>
 }
 
 /// Runs a hook. Hooks never fail a session: everything is reported inside, and the exit code is 0.
-fn hook(event: &str, dir: Option<&Path>) {
+fn hook(client: &str, event: &str, dir: Option<&Path>) {
     let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
-    commands::hook::run(event, dir, now);
+    commands::hook::run(client, event, dir, now);
 }
 
 fn render_error(report: &Report, format: Format, color: bool) {
@@ -444,10 +456,32 @@ mod tests {
     /// no directory given.
     #[test]
     fn plain_hook_event_agrees_with_clap() {
-        let cases: &[(&[&str], Option<&str>)] = &[
-            (&["hook", "SessionStart"], Some("SessionStart")),
-            (&["hook", "Stop"], Some("Stop")),
-            (&["hook", "help"], Some("help")),
+        let claude = "claude";
+        let codex = "codex";
+        type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>);
+        let cases: &[Case<'_>] = &[
+            (&["hook", "SessionStart"], Some((claude, "SessionStart"))),
+            (&["hook", "Stop"], Some((claude, "Stop"))),
+            (&["hook", "help"], Some((claude, "help"))),
+            (
+                &["hook", "--client", "codex", "Stop"],
+                Some((codex, "Stop")),
+            ),
+            (
+                &["hook", "--client", "gemini", "AfterTool"],
+                Some(("gemini", "AfterTool")),
+            ),
+            (
+                &["hook", "--client", "claude", "Stop"],
+                Some((claude, "Stop")),
+            ),
+            (&["hook", "--client", "vim", "Stop"], Some(("vim", "Stop"))),
+            (&["hook", "--client", "", "Stop"], None),
+            (&["hook", "--client", "-x", "Stop"], None),
+            (&["hook", "--client", "codex", "--help"], None),
+            (&["hook", "--client=codex", "Stop"], None),
+            (&["hook", "--format", "json", "Stop"], None),
+            (&["hook", "Stop", "--client", "codex"], None),
             (&["hook", ""], None),
             (&["hook", "--help"], None),
             (&["hook", "-h"], None),
@@ -463,12 +497,15 @@ mod tests {
                 .map(OsString::from)
                 .collect();
             assert_eq!(plain_hook_event(&argv, None, None), *expect, "{args:?}");
-            if let Some(event) = expect {
+            if let Some((client, event)) = expect {
                 let cli = Cli::try_parse_from(&argv).unwrap();
                 let Command::Hook(hook) = &cli.command else {
                     panic!("{args:?} is not a hook");
                 };
-                assert_eq!(hook.event, *event);
+                assert_eq!(
+                    (hook.client.as_str(), hook.event.as_str()),
+                    (*client, *event)
+                );
                 if std::env::var_os(env::CHECKPOINT_DIR).is_none() {
                     assert_eq!(cli.global.dir, None);
                 }
@@ -476,11 +513,11 @@ mod tests {
         }
         let argv: Vec<OsString> = ["checkpoint", "hook", "Stop"].map(OsString::from).to_vec();
         let dir = Some(OsStr::new("/tmp/store"));
-        assert_eq!(plain_hook_event(&argv, dir, None), Some("Stop"));
+        assert_eq!(plain_hook_event(&argv, dir, None), Some((claude, "Stop")));
         assert_eq!(plain_hook_event(&argv, Some(OsStr::new("")), None), None);
         assert_eq!(
             plain_hook_event(&argv, None, Some(OsStr::new(""))),
-            Some("Stop")
+            Some((claude, "Stop"))
         );
         #[cfg(unix)]
         {

@@ -69,8 +69,16 @@ pub struct RunConfig {
     /// A shell command run when the runner stops for a person; it gets `CHECKPOINT_WORKFLOW`,
     /// `CHECKPOINT_PHASE` and `CHECKPOINT_REASON` in its environment (default: none).
     pub notify: Option<String>,
-    /// The agent client to run (default: `claude` on `PATH`).
+    /// The `claude` program to run (default: `claude` on `PATH`).
     pub claude: Option<String>,
+    /// The agent client whose sessions `checkpoint run` drives, like `--client` (default
+    /// `claude`).
+    pub client: Option<Client>,
+    /// The `codex` program to run with `client = "codex"` (default: `codex` on `PATH`).
+    pub codex: Option<String>,
+    /// The `gemini` program to run with `client = "gemini"`, like `--gemini` (default: `gemini`
+    /// on `PATH`).
+    pub gemini: Option<String>,
     /// Like `--max-usage`: no session starts while the client's last reported usage of a
     /// rate-limit window is at or above this percentage (default: none).
     pub max_usage: Option<f64>,
@@ -86,6 +94,37 @@ pub struct RunConfig {
     /// Like `--window-strict`: a session still running when its window closes is interrupted
     /// (default false).
     pub window_strict: bool,
+}
+
+/// An agent client `checkpoint` works with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Client {
+    /// Claude Code.
+    Claude,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// Google's Gemini CLI.
+    Gemini,
+}
+
+impl Client {
+    /// Every client.
+    pub const ALL: [Client; 3] = [Self::Claude, Self::Codex, Self::Gemini];
+
+    /// The client named `name` (as `name` says it).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|client| client.name() == name)
+    }
+
+    /// The client's name on the command line and in `config.toml`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+        }
+    }
 }
 
 /// One window or a list of them, each checked as `--window` checks it.
@@ -354,11 +393,31 @@ mod tests {
     }
 
     #[test]
+    fn the_runs_client_is_one_of_the_known_ones() {
+        let parse = |text: &str| Config::parse_lenient(Path::new("config.toml"), text);
+        for client in Client::ALL {
+            let text = format!(
+                "[run]\nclient = \"{}\"\ncodex = \"my-codex\"\n",
+                client.name()
+            );
+            let (config, unknown) = parse(&text).unwrap();
+            assert_eq!(config.run.client, Some(client));
+            assert_eq!(config.run.codex.as_deref(), Some("my-codex"));
+            assert!(unknown.is_empty());
+        }
+        for bad in ["\"Codex\"", "\"vim\"", "\"\"", "1", "[\"codex\"]"] {
+            assert!(parse(&format!("[run]\nclient = {bad}\n")).is_err(), "{bad}");
+        }
+        assert_eq!(parse("").unwrap().0.run.client, None);
+    }
+
+    #[test]
     fn every_table_follows_the_same_rule_for_unknown_keys() {
         let text = "stale_after_days = 3\n\n[run]\nnotfy = \"echo hi\"\nclaude = \"my-claude\"\n\n[sync]\non_complet = true\nsomething_new = 1\n\n[gc]\nkeep = 2\n\n[run.future]\nx = 1\n";
         let (config, unknown) = Config::parse_lenient(Path::new("config.toml"), text).unwrap();
         assert_eq!(config.stale_after_days, 3);
         assert_eq!(config.run.claude.as_deref(), Some("my-claude"));
+        assert_eq!(config.run.client, None);
         assert_eq!(config.run.notify, None, "an unknown key sets nothing");
         assert!(!config.sync.on_complete);
         assert_eq!(config.gc.keep, 2);

@@ -136,7 +136,7 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
 ///
 /// Unless `overwrite` is set, an existing file is an [`Error::OutputExists`] and is left alone.
 /// A replaced file keeps its permission bits; a new one is readable by everyone (mode 0644).
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
     let parent = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),

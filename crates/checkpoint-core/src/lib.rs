@@ -37,9 +37,9 @@ pub mod window;
 pub mod workflow_run;
 
 pub use crate::{
-    config::{CONFIG_FILE, Config, RunConfig},
+    config::{CONFIG_FILE, Client, Config, RunConfig},
     error::{Error, Result},
-    fsx::{MAX_FILE_BYTES, read_foreign},
+    fsx::{MAX_FILE_BYTES, read_foreign, write_atomic},
     id::{PhaseId, TaskId, WorkflowId},
     model::{
         Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Holder, Note,

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::{
+    PhaseId,
     config::Config,
     model::{PhaseStatus, TaskStatus, Workflow},
     resume::{Probe, written_since},
@@ -55,6 +56,34 @@ pub fn file_written(workflow: &Workflow, path: &str, probe: &dyn Probe) -> Vec<T
                 commit_sha: None,
                 force: false,
             });
+        }
+    }
+    transitions
+}
+
+/// Several files were written at once (one patch may add or change many): `file_written` for
+/// each, a path given twice counted once, each phase completed once.
+pub fn files_written<'a>(
+    workflow: &Workflow,
+    paths: impl IntoIterator<Item = &'a str>,
+    probe: &dyn Probe,
+) -> Vec<Transition> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut completed: Vec<PhaseId> = Vec::new();
+    let mut transitions = Vec::new();
+    for path in paths {
+        if seen.contains(&path) {
+            continue;
+        }
+        seen.push(path);
+        for transition in file_written(workflow, path, probe) {
+            if let Transition::PhaseComplete { phase, .. } = &transition {
+                if completed.contains(phase) {
+                    continue;
+                }
+                completed.push(phase.clone());
+            }
+            transitions.push(transition);
         }
     }
     transitions
@@ -127,8 +156,8 @@ mod tests {
 
     use super::*;
     use crate::{
-        PhaseId, PhasePlan, Plan, TaskId, WorkflowId, resume::OUTPUT_MTIME_TOLERANCE_SECS,
-        testing::Files, transition::apply_in_place,
+        PhasePlan, Plan, TaskId, WorkflowId, resume::OUTPUT_MTIME_TOLERANCE_SECS, testing::Files,
+        transition::apply_in_place,
     };
 
     fn phase(id: &str) -> PhaseId {
@@ -225,6 +254,31 @@ mod tests {
         assert_eq!(at(started - OUTPUT_MTIME_TOLERANCE_SECS - 1), 0);
         assert_eq!(at(started - OUTPUT_MTIME_TOLERANCE_SECS), 1);
         assert_eq!(at(started + 50), 1);
+    }
+
+    /// One patch that writes both outputs of a phase, and one of them twice, completes it once
+    /// and names each file once; applying the transitions in order succeeds.
+    #[test]
+    fn files_written_together_complete_their_phase_once() {
+        let mut workflow = workflow();
+        start(&mut workflow, "a");
+        let started = workflow.phases[0].started_at.unwrap().utc().timestamp();
+        let probe = Dated(Files(vec![("a.md", 3), ("dir", 9)]), started + 5);
+        let transitions = files_written(&workflow, ["a.md", "dir", "a.md"], &probe);
+        assert_eq!(completes(&transitions), ["a"]);
+        let named: Vec<&str> = transitions
+            .iter()
+            .filter_map(|transition| match transition {
+                Transition::FilePath { path } => Some(path.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(named, ["a.md", "dir"]);
+        for transition in transitions {
+            change(&mut workflow, transition);
+        }
+        assert_eq!(workflow.phases[0].status, PhaseStatus::Complete);
+        assert!(files_written(&workflow, [], &probe).is_empty());
     }
 
     #[test]

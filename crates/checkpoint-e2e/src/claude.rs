@@ -34,7 +34,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long to wait for the output pipes to close after the process has exited.
 ///
 /// A grandchild that inherited a pipe could keep it open forever, so this wait is bounded.
-const PIPE_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const PIPE_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A temp HOME, a temp git project and the `claude` binary, wired to one [`MockApi`].
 #[derive(Debug)]
@@ -456,7 +456,10 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// Reads `source` to its end on a thread, keeping what was read visible even before the end.
-fn drain(mut source: impl Read + Send + 'static, done: mpsc::Sender<()>) -> Arc<Mutex<Vec<u8>>> {
+pub(crate) fn drain(
+    mut source: impl Read + Send + 'static,
+    done: mpsc::Sender<()>,
+) -> Arc<Mutex<Vec<u8>>> {
     let buffer = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&buffer);
     thread::spawn(move || {
@@ -475,12 +478,12 @@ fn drain(mut source: impl Read + Send + 'static, done: mpsc::Sender<()>) -> Arc<
     buffer
 }
 
-fn snapshot(buffer: &Mutex<Vec<u8>>) -> String {
+pub(crate) fn snapshot(buffer: &Mutex<Vec<u8>>) -> String {
     String::from_utf8_lossy(&buffer.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
 }
 
 /// Sends SIGKILL to the process group `pgid`, which the runner created for the client.
-fn kill_group(pgid: u32) {
+pub(crate) fn kill_group(pgid: u32) {
     // Without libc there is no `killpg`; the `kill` utility does the same and failure is harmless,
     // because the caller kills the client itself as well.
     let _ = Command::new("kill")

@@ -15,10 +15,18 @@
 //! ```
 
 pub mod claude;
+pub mod codex;
 pub mod files;
+pub mod gemini;
 pub mod mock;
 pub mod plugin;
 
 pub use crate::claude::{ClaudeEnv, ClaudeOutput, JsonResult};
-pub use crate::mock::{MockApi, MockConfig, RecordedRequest, RequestKind, Turn};
+pub use crate::codex::CodexEnv;
+pub use crate::gemini::{GeminiEnv, GeminiOutput};
+pub use crate::mock::{
+    MockApi, MockConfig, RecordedRequest, RequestKind, Turn,
+    gemini::{GeminiMock, GeminiRequest, GeminiTurn},
+    responses::{ResponsesMock, ResponsesTurn},
+};
 pub use crate::plugin::Plugin;

@@ -5,7 +5,9 @@
 //! turn, and occasional side requests.
 //! Main requests consume a [`Turn`] script in order; every request is recorded for assertions.
 
+pub mod gemini;
 mod http;
+pub mod responses;
 mod sse;
 #[cfg(test)]
 mod tests;

@@ -9,8 +9,12 @@
 mod bundle;
 #[path = "e2e/client.rs"]
 mod client;
+#[path = "e2e/codex.rs"]
+mod codex;
 #[path = "e2e/commands.rs"]
 mod commands;
+#[path = "e2e/gemini.rs"]
+mod gemini;
 #[path = "e2e/hooks.rs"]
 mod hooks;
 #[path = "e2e/install.rs"]

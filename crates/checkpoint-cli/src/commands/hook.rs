@@ -1,15 +1,20 @@
-//! `checkpoint hook <event>`: Claude Code hooks that keep workflow state current, reading the
-//! hook's JSON payload on stdin.
+//! `checkpoint hook [--client <client>] <event>`: the hooks that keep workflow state current,
+//! reading the hook's JSON payload on stdin; each client's payload becomes a canonical event
+//! (`clients::event`), and the handlers here act on those alone.
 //!
 //! The contract: a hook never breaks a session. Any internal error becomes a warning on stderr
-//! and exit code 0; only a `Stop` hook blocks, and only through Claude Code's documented
+//! and exit code 0; only a `Stop` hook blocks, and only through the documented
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
 mod effects;
 mod subagent;
 mod workflow_run;
 
-use std::{path::Path, time::Duration};
+use std::{
+    path::Path,
+    sync::atomic::{AtomicBool, Ordering},
+    time::Duration,
+};
 
 use checkpoint_core::{
     Config, PhaseStatus, Transition, Workflow, WorkflowId, observe, resume::Briefing,
@@ -20,9 +25,13 @@ use miette::{IntoDiagnostic, Result, miette};
 use serde_json::json;
 
 use crate::{
-    clients::claude::hooks::{
-        Envelope, HookEvent, Payload, PreCompact, SessionStart, Stop, StopFailure, Tool,
-        ToolFailure, ToolUse, is_workflow_agent,
+    clients::{
+        Client,
+        claude::hooks::{HookEvent, is_workflow_agent},
+        event::{
+            Compaction, Envelope, Event, Hooked, SessionStart, StartSource, Stop, Tool,
+            ToolFailure, ToolUse, TurnFailure,
+        },
     },
     ctx::{Ctx, Location, Settings},
     output::{self, Format},
@@ -41,32 +50,51 @@ const MAX_TOOL_ERROR: usize = 500;
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The hook event: `SessionStart`, `PreCompact`, `PreToolUse`, `PostToolUse`,
-    /// `PostToolUseFailure`, `Stop`, `SubagentStart`, `SubagentStop` or `StopFailure`
+    /// The client that runs the hook, whose payloads and event names it reads: `claude`,
+    /// `codex` or `gemini` (another is a warning: a hook never fails)
+    #[arg(long, default_value = "claude")]
+    pub client: String,
+    /// The hook event, by the client's name for it; Claude Code's: `SessionStart`,
+    /// `PreCompact`, `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
+    /// `SubagentStart`, `SubagentStop` or `StopFailure`
     pub event: String,
 }
 
-/// Runs the hook for `event` (as given on the command line); never fails: an error becomes a
-/// warning on stderr, here and nowhere else.
-pub(crate) fn run(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
-    if let Err(err) = handle(event, dir_override, now) {
+/// Runs `client`'s hook for `event` (as given on the command line); never fails: an error
+/// becomes a warning on stderr, here and nowhere else.
+pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
+    let parsed = Client::named(client).ok_or_else(|| {
+        miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
+    });
+    let gemini = matches!(parsed, Ok(Client::Gemini));
+    if let Err(err) = parsed.and_then(|client| handle(client, event, dir_override, now)) {
         output::warn(&format!("checkpoint hook {event}: {err}"));
+    }
+    // Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,
+    // as a message to the user: it always gets one JSON object.
+    if gemini && !ANSWERED.load(Ordering::Relaxed) {
+        let _ = output::emit("{}\n");
     }
 }
 
-fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Result<()> {
-    let event: HookEvent = event
-        .parse()
-        .map_err(|message: String| miette!("{message}"))?;
-    if event == HookEvent::SessionEnd {
-        // Claude Code cuts SessionEnd short and skips it after any hook timeout, so nothing
-        // depends on it; the plugin declares it because a StopFailure hook in `-p` mode runs
-        // only when some SessionEnd hook exists (measured with 2.1.197). The payload is read so
-        // that the client never writes into a closed pipe.
-        let _ = stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE);
+/// Whether this hook has printed its answer.
+static ANSWERED: AtomicBool = AtomicBool::new(false);
+
+/// Prints the hook's answer, a JSON object.
+pub(super) fn answer(out: &serde_json::Value) -> Result<()> {
+    ANSWERED.store(true, Ordering::Relaxed);
+    output::emit(&format!("{out}\n")).into_diagnostic()
+}
+
+fn handle(
+    client: Client,
+    event: &str,
+    dir_override: Option<&Path>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let Some(Hooked { envelope, event }) = read_event(client, event)? else {
         return Ok(());
-    }
-    let (envelope, payload) = read_payload(event)?;
+    };
     let cwd = match envelope.cwd.as_str() {
         "" => std::env::current_dir()
             .map_err(|err| miette!("failed to read the current directory: {err}"))?,
@@ -74,10 +102,10 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
     };
     let location = Location::find(cwd, dir_override);
     let launches_run =
-        matches!(&payload, Payload::PostToolUse(use_) if use_.tool() == Tool::Workflow);
+        matches!(&event, Event::ToolDone(use_) if use_.tool() == Tool::Workflow);
     if !location.root.is_dir() && !launches_run {
         // No workflow of ours; a new session may still find another system's unfinished state.
-        if event == HookEvent::SessionStart {
+        if matches!(event, Event::SessionStart(_)) {
             return seed_context(&location.project_root, &Config::default(), now);
         }
         return Ok(());
@@ -94,47 +122,81 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
         ctx: Ctx::new(location, settings)?,
         envelope,
     };
-    match &payload {
-        Payload::SessionStart(payload) => hook.session_start(payload),
-        Payload::PreCompact(payload) => hook.pre_compact(payload),
-        Payload::PreToolUse(payload) => hook
-            .guard_effect(payload)
-            .and_then(|()| hook.pre_tool_use(payload)),
-        Payload::PostToolUse(payload) => hook.post_tool_use(payload),
-        Payload::PostToolUseFailure(payload) => hook.post_tool_use_failure(payload),
-        Payload::Stop(payload) => hook.stop(event, payload),
-        Payload::SubagentStart(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+    match &event {
+        Event::SessionStart(payload) => hook.session_start(payload),
+        Event::BeforeCompaction(payload) => hook.pre_compact(payload),
+        Event::ToolStart(payload) => {
+            // The guard answers in Claude Code's form; the other clients' runs are recorded
+            // (ToolDone) but not yet guarded.
+            if client == Client::Claude {
+                hook.guard_effect(payload)?;
+            }
+            hook.pre_tool_use(payload)
+        }
+        Event::ToolDone(payload) => hook.post_tool_use(payload),
+        Event::ToolFailed(payload) => hook.post_tool_use_failure(payload),
+        Event::TurnEnd(payload) => hook.stop(&event, payload),
+        Event::SubagentStart(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
             hook.workflow_agent_start(payload)
         }
-        Payload::SubagentStart(payload) => hook.subagent_start(payload),
-        Payload::SubagentStop(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+        Event::SubagentStart(payload) => hook.subagent_start(payload),
+        Event::SubagentStop(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
             hook.workflow_agent_stop(payload)?;
-            hook.stop(event, payload)
+            hook.stop(&event, payload)
         }
-        Payload::SubagentStop(payload) => {
+        Event::SubagentStop(payload) => {
             hook.subagent_stop(payload)?;
-            hook.stop(event, payload)
+            hook.stop(&event, payload)
         }
-        Payload::StopFailure(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+        Event::TurnFailed(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
             hook.workflow_agent_failure(payload)
         }
-        Payload::StopFailure(payload) => hook.stop_failure(payload),
-        Payload::SessionEnd => Ok(()),
+        Event::TurnFailed(payload) => hook.stop_failure(payload),
     }
 }
 
-/// Reads the payload on stdin and checks the fields every payload of `event` carries, so that a
-/// malformed one changes nothing.
-fn read_payload(event: HookEvent) -> Result<(Envelope, Payload)> {
+/// Reads `client`'s payload of `event` on stdin as a canonical event, checking the fields
+/// every payload of the event carries, so that a malformed one changes nothing; `None` for an
+/// event that is accepted and does nothing.
+fn read_event(client: Client, event: &str) -> Result<Option<Hooked>> {
+    read_event_of(client, event).map_err(|message| miette!("{message}"))
+}
+
+fn read_event_of(client: Client, event: &str) -> Result<Option<Hooked>, String> {
+    match client {
+        Client::Claude => {
+            let event: HookEvent = event.parse()?;
+            if event == HookEvent::SessionEnd {
+                // Claude Code cuts SessionEnd short and skips it after any hook timeout, so
+                // nothing depends on it; the plugin declares it because a StopFailure hook in
+                // `-p` mode runs only when some SessionEnd hook exists (measured with 2.1.197).
+                // The payload is read so that the client never writes into a closed pipe.
+                let _ = read_stdin();
+                return Ok(None);
+            }
+            let bytes = read_stdin()?;
+            crate::clients::claude::hooks::hooked(event, &bytes)
+        }
+        Client::Codex => {
+            let event: crate::clients::codex::hooks::HookEvent = event.parse()?;
+            let bytes = read_stdin()?;
+            crate::clients::codex::hooks::hooked(event, &bytes)
+        }
+        Client::Gemini => {
+            let event: crate::clients::gemini::hooks::HookEvent = event.parse()?;
+            let bytes = read_stdin()?;
+            crate::clients::gemini::hooks::hooked(event, &bytes)
+        }
+    }
+}
+
+/// The payload's bytes on stdin.
+fn read_stdin() -> Result<Vec<u8>, String> {
     // The client may keep stdin open after the payload: act on a complete one at once, and
     // give up at a deadline well inside the hook's timeout.
-    let bytes =
-        match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)
-            .map_err(|message| miette!("{message}"))?
-        {
-            stdin::Payload::Complete(bytes) | stdin::Payload::Ended(bytes) => bytes,
-        };
-    Payload::parse(event, &bytes).map_err(|message| miette!("{message}"))
+    match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)? {
+        stdin::Payload::Complete(bytes) | stdin::Payload::Ended(bytes) => Ok(bytes),
+    }
 }
 
 /// A workflow that cannot be loaded, and why.
@@ -214,7 +276,7 @@ impl Hook {
             let probe = FsProbe::new(&ctx.project_root);
             // A new session runs none of the sub-agents of an earlier one; a compacted session
             // still runs its own.
-            let first = if payload.source.as_deref() == Some("compact") {
+            let first = if payload.source == StartSource::Compacted {
                 std::borrow::Cow::Borrowed(first)
             } else {
                 checkpoint_core::subagent::as_seen_by_new_session(first)
@@ -233,7 +295,7 @@ impl Hook {
                 ));
             }
         }
-        if payload.source.as_deref() != Some("compact") {
+        if payload.source != StartSource::Compacted {
             context.push_str(&self.runs_briefing()?);
         }
         if !unreadable.is_empty() {
@@ -249,7 +311,7 @@ impl Hook {
     }
 
     /// Records the compaction, so the `compact` SessionStart finds the position saved.
-    fn pre_compact(&self, payload: &PreCompact) -> Result<()> {
+    fn pre_compact(&self, payload: &Compaction) -> Result<()> {
         let trigger = payload.trigger.clone();
         self.update_unfinished(|_| {
             vec![Transition::Compaction {
@@ -269,18 +331,19 @@ impl Hook {
         self.record_effect(payload)?;
         self.sub_agent_post_tool_use(payload)?;
         let input = &payload.tool_input;
-        let written = match payload.tool() {
+        let written: Vec<String> = match payload.tool() {
             Tool::FileEdit => input
-                .file_path
-                .as_deref()
-                .or(input.notebook_path.as_deref())
-                .map(|path| self.relative(path)),
-            Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => None,
+                .written
+                .iter()
+                .map(|path| self.relative(path))
+                .collect(),
+            Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => Vec::new(),
         };
         let committed = payload.tool() == Tool::Bash
             && input.command.as_deref().is_some_and(observe::is_git_commit)
-            && payload.tool_response.interrupted != Some(true);
-        if written.is_none() && !committed {
+            && payload.tool_response.interrupted != Some(true)
+            && payload.tool_response.exit_code.is_none_or(|code| code == 0);
+        if written.is_empty() && !committed {
             return Ok(());
         }
         let project_root = &self.ctx.project_root;
@@ -293,9 +356,11 @@ impl Hook {
         let completed = std::cell::RefCell::new(Vec::new());
         self.update_unfinished(|workflow| {
             let mut transitions = Vec::new();
-            if let Some(path) = &written {
-                transitions.extend(observe::file_written(workflow, path, &probe));
-            }
+            transitions.extend(observe::files_written(
+                workflow,
+                written.iter().map(String::as_str),
+                &probe,
+            ));
             if let Some(sha) = &sha {
                 transitions.extend(observe::commit_made(workflow, sha));
             }
@@ -342,8 +407,8 @@ impl Hook {
 
     /// Records a heartbeat; with `strict_stop`, blocks a stop while a phase in progress has no
     /// recent progress note.
-    fn stop(&self, event: HookEvent, payload: &Stop) -> Result<()> {
-        if event == HookEvent::Stop {
+    fn stop(&self, event: &Event, payload: &Stop) -> Result<()> {
+        if matches!(event, Event::TurnEnd(_)) {
             self.refresh_runs()?;
         }
         let mut block = None;
@@ -355,20 +420,20 @@ impl Hook {
         })?;
         for workflow in updated {
             let already_blocked = payload.stop_hook_active.unwrap_or(false);
-            if event == HookEvent::Stop && !already_blocked && block.is_none() {
+            if matches!(event, Event::TurnEnd(_)) && !already_blocked && block.is_none() {
                 block = observe::stop_blocked(&workflow, &self.ctx.config, self.ctx.now);
             }
         }
         if let Some(reason) = block {
             let out = json!({ "decision": "block", "reason": reason });
-            output::emit(&format!("{out}\n")).into_diagnostic()?;
+            answer(&out)?;
         }
         Ok(())
     }
 
     /// Pauses the unfinished workflows after an API failure such as a rate limit; a sub-agent's
     /// failure only marks its phase.
-    fn stop_failure(&self, payload: &StopFailure) -> Result<()> {
+    fn stop_failure(&self, payload: &TurnFailure) -> Result<()> {
         if let Some(agent_id) = &payload.agent_id {
             return self.sub_agent_failure(agent_id, &payload.error);
         }
@@ -400,7 +465,7 @@ pub(super) fn tool_error(payload: &ToolFailure) -> String {
 /// Prints SessionStart's `additionalContext`.
 fn emit_context(context: &str) -> Result<()> {
     let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
-    output::emit(&format!("{out}\n")).into_diagnostic()
+    answer(&out)
 }
 
 /// Re-injects an unfinished workflow of one of the five systems `checkpoint` replaces, read

@@ -18,6 +18,7 @@ pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod schema;
+pub(crate) mod setup;
 pub(crate) mod status;
 pub(crate) mod task;
 pub(crate) mod validate;

@@ -6,7 +6,6 @@
 
 use std::{
     cell::Cell,
-    ffi::OsString,
     process::{Command, Stdio},
     sync::{
         Arc,
@@ -23,7 +22,7 @@ use checkpoint_core::{
     run::{Outcome, Reset, RunLimits, RunState, SessionOutcome, SessionReport, Step, StopKind},
     window,
 };
-use chrono::{DateTime, Duration, Local, Offset, Utc};
+use chrono::{DateTime, Duration, Local, Utc};
 use miette::{IntoDiagnostic, Result};
 
 pub use crate::runner::args::RunArgs;
@@ -34,13 +33,13 @@ use crate::{
     output::{self, Format},
     runner::{
         all::{self, Carried, Ran},
-        claude::Claude,
         client::{AgentClient, AgentEvent},
         display::{Display, RunEvent, exit_for, stop_name},
         lock::{self, Acquired, LockOwner},
         observed::Observed,
         process::{self, Poll, Session, signal_name},
         prompt::{check_config_budget, dry_run, session_prompt, with_env},
+        select::agent_client,
     },
     services::{
         remote_sync::{self as sync, SyncAction, SyncOutcome},
@@ -158,17 +157,10 @@ fn run_one(ctx: &mut Ctx, id: &WorkflowId, args: &RunArgs, carried: Carried) -> 
         },
     };
     let window_strict = args.window_strict || run_config.window_strict;
-    let client = Claude {
-        program: args
-            .claude
-            .clone()
-            .or_else(|| ctx.config.run.claude.clone().map(OsString::from))
-            .unwrap_or_else(|| "claude".into()),
-        extra: args.extra.clone(),
-        local_offset: Local::now().offset().fix(),
-    };
+    let client = agent_client(ctx, args)?;
+    let client = client.as_ref();
     if args.dry_run {
-        let exit = dry_run(ctx, id, &client, &limits)?;
+        let exit = dry_run(ctx, id, client, &limits)?;
         return Ok(Ran {
             exit,
             kind: StopKind::Finished,
@@ -185,7 +177,7 @@ fn run_one(ctx: &mut Ctx, id: &WorkflowId, args: &RunArgs, carried: Carried) -> 
     let mut runner = Runner {
         ctx,
         id,
-        client: &client,
+        client,
         limits: &limits,
         display: &display,
         remote,

@@ -60,6 +60,17 @@ pub struct RunArgs {
     /// The `claude` program [default: `[run] claude` in `config.toml`, else `claude` on `PATH`]
     #[arg(long, value_name = "PROGRAM")]
     pub claude: Option<OsString>,
+    /// The agent client whose sessions to drive: `claude`, `codex` or `gemini` [default:
+    /// `[run] client` in `config.toml`, else `claude`]
+    #[arg(long, value_name = "CLIENT", value_parser = crate::clients::client_parser())]
+    pub client: Option<crate::clients::Client>,
+    /// The `codex` program [default: `[run] codex` in `config.toml`, else `codex` on `PATH`]
+    #[arg(long, value_name = "PROGRAM")]
+    pub codex: Option<OsString>,
+    /// The `gemini` program of `--client gemini` [default: `[run] gemini` in `config.toml`,
+    /// else `gemini` on `PATH`]
+    #[arg(long, value_name = "PROGRAM")]
+    pub gemini: Option<OsString>,
     /// No live line on a terminal (also `CHECKPOINT_NO_PROGRESS`)
     #[arg(long)]
     pub no_progress: bool,
@@ -70,8 +81,10 @@ pub struct RunArgs {
     /// The git remote of `--sync` [default: the current branch's upstream remote, else `origin`]
     #[arg(long, value_name = "REMOTE", requires = "sync")]
     pub remote: Option<String>,
-    /// Arguments passed to every `claude` session, after `--`: the permission mode, allowed
-    /// tools, model, plugin directory (for example `-- --allowedTools "Bash Write Edit"`)
+    /// Arguments passed to every session, after `--`: for `claude` the permission mode, allowed
+    /// tools, model, plugin directory (for example `-- --allowedTools "Bash Write Edit"`); for
+    /// `codex exec` the sandbox, model or configuration (for example `-- -s danger-full-access`);
+    /// for `gemini` the model or approval mode (for example `-- --model gemini-3.8-flash`)
     #[arg(last = true, value_name = "CLAUDE ARGS")]
     pub extra: Vec<String>,
 }

@@ -1,6 +1,8 @@
 //! The integration tests of the `checkpoint` binary: one test binary, one module per area.
 
 mod cli;
+mod clients_codex;
+mod clients_gemini;
 mod config;
 mod contract;
 mod durability;
@@ -18,6 +20,7 @@ mod resume;
 mod run;
 mod secrets;
 mod seeds;
+mod setup;
 mod store;
 mod subagents;
 mod support;

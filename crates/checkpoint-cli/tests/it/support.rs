@@ -99,6 +99,21 @@ impl TestEnv {
         HookRun(child)
     }
 
+    /// Starts `checkpoint hook --client <client> <event>` with `payload` on its stdin, as that
+    /// client runs a hook.
+    pub fn client_hook(&self, client: &str, event: &str, payload: &str) -> HookRun {
+        let mut child = self
+            .cmd()
+            .args(["hook", "--client", client, event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+        HookRun(child)
+    }
+
     /// Starts `checkpoint hook <event>` with stdin, stdout and stderr piped, and writes nothing.
     pub fn spawn_hook(&self, event: &str) -> Child {
         self.cmd()

@@ -5,11 +5,14 @@
 //! Unknown fields are ignored. A field read only when present never makes a payload unusable:
 //! one of another type reads as absent, as before the payloads were typed.
 
-use std::{fmt, marker::PhantomData, str::FromStr};
+use std::{fmt, str::FromStr};
 
-use serde::{
-    Deserialize, Deserializer,
-    de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor, value::MapAccessDeserializer},
+use serde::{Deserialize, Deserializer};
+
+pub(crate) use crate::clients::event::Tool;
+use crate::clients::{
+    event::{self, Event, Hooked, StartSource},
+    lenient::{self, lenient_bool, lenient_seq, lenient_str},
 };
 
 /// A Claude Code hook event that `checkpoint hook` handles.
@@ -77,32 +80,17 @@ impl FromStr for HookEvent {
     }
 }
 
-/// A tool the hooks act on, by the name Claude Code gives it in `tool_name`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tool {
-    /// Dispatches a sub-agent (named `Agent` by 2.1.197 and later).
-    Agent,
-    /// Runs a shell command (a `git commit` records commits).
-    Bash,
-    /// Writes a file at `file_path` or `notebook_path`: `Write`, `Edit`, `MultiEdit`,
-    /// `NotebookEdit`.
-    FileEdit,
-    /// Launches a Claude Code `Workflow` run (a script of `agent()` calls in phases).
-    Workflow,
-    /// Any other tool.
-    Other,
-}
-
-impl Tool {
-    /// The tool named `name`.
-    pub(crate) fn named(name: &str) -> Self {
-        match name {
-            "Agent" => Self::Agent,
-            "Bash" => Self::Bash,
-            "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => Self::FileEdit,
-            "Workflow" => Self::Workflow,
-            _ => Self::Other,
-        }
+/// The canonical tool of a tool Claude Code names `name` in `tool_name`: `Agent` (named so by
+/// 2.1.197 and later) dispatches a sub-agent, `Bash` runs a shell command, `Write`, `Edit`,
+/// `MultiEdit` and `NotebookEdit` write the file at `file_path` or `notebook_path`,
+/// `Workflow` launches a Claude Code `Workflow` run.
+pub(crate) fn tool_named(name: &str) -> Tool {
+    match name {
+        "Agent" => Tool::Agent,
+        "Bash" => Tool::Bash,
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => Tool::FileEdit,
+        "Workflow" => Tool::Workflow,
+        _ => Tool::Other,
     }
 }
 
@@ -149,7 +137,7 @@ pub(crate) struct ToolUse {
 
 impl ToolUse {
     pub(crate) fn tool(&self) -> Tool {
-        Tool::named(&self.tool_name)
+        tool_named(&self.tool_name)
     }
 }
 
@@ -243,7 +231,7 @@ pub(crate) struct ToolFailure {
 
 impl ToolFailure {
     pub(crate) fn tool(&self) -> Tool {
-        Tool::named(&self.tool_name)
+        tool_named(&self.tool_name)
     }
 }
 
@@ -318,15 +306,7 @@ impl Payload {
     /// Parses the payload of `event` from `bytes`, a JSON object; the error says why it is not
     /// one this event's hook can act on.
     pub(crate) fn parse(event: HookEvent, bytes: &[u8]) -> Result<(Envelope, Payload), String> {
-        if bytes.trim_ascii().is_empty() {
-            return Err("no payload on stdin; nothing recorded".into());
-        }
-        if bytes.trim_ascii_start().first() != Some(&b'{') {
-            return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
-                Ok(_) => "the payload on stdin is not a JSON object; nothing recorded".into(),
-                Err(err) => format!("the payload on stdin is not JSON ({err}); nothing recorded"),
-            });
-        }
+        lenient::check_object(bytes)?;
         let envelope: Envelope = parse(event, bytes)?;
         if envelope.hook_event_name != event.name() {
             return Err(format!(
@@ -350,24 +330,135 @@ impl Payload {
     }
 }
 
-fn parse<'de, T: Deserialize<'de>>(event: HookEvent, bytes: &'de [u8]) -> Result<T, String> {
-    serde_json::from_slice(bytes).map_err(|err| {
-        if err.is_data() {
-            format!("the payload is not a `{event}` payload we can use ({err}); nothing recorded")
-        } else {
-            format!("the payload on stdin is not JSON ({err}); nothing recorded")
+impl Payload {
+    /// The canonical event of this payload; `None` for an event that is accepted and does
+    /// nothing (`SessionEnd`).
+    pub(crate) fn into_event(self) -> Option<Event> {
+        Some(match self {
+            Self::SessionStart(payload) => Event::SessionStart(event::SessionStart {
+                source: match payload.source.as_deref() {
+                    Some("compact") => StartSource::Compacted,
+                    _ => StartSource::Fresh,
+                },
+            }),
+            Self::PreCompact(payload) => Event::BeforeCompaction(event::Compaction {
+                trigger: payload.trigger,
+            }),
+            Self::PreToolUse(payload) => Event::ToolStart(payload.into()),
+            Self::PostToolUse(payload) => Event::ToolDone(payload.into()),
+            Self::PostToolUseFailure(payload) => Event::ToolFailed(event::ToolFailure {
+                tool: payload.tool(),
+                tool_input: payload.tool_input.into_event(Tool::Other),
+                tool_name: payload.tool_name,
+                error: payload.error,
+                tool_use_id: payload.tool_use_id,
+                agent_id: payload.agent_id,
+            }),
+            Self::Stop(payload) => Event::TurnEnd(payload.into()),
+            Self::SubagentStart(payload) => Event::SubagentStart(event::SubagentStart {
+                agent_id: payload.agent_id,
+                agent_type: payload.agent_type,
+            }),
+            Self::SubagentStop(payload) => Event::SubagentStop(payload.into()),
+            Self::StopFailure(payload) => Event::TurnFailed(event::TurnFailure {
+                error: payload.error,
+                agent_id: payload.agent_id,
+                agent_type: payload.agent_type,
+                last_assistant_message: payload.last_assistant_message,
+            }),
+            Self::SessionEnd => return None,
+        })
+    }
+}
+
+/// Parses a Claude Code payload of `event` into its canonical event; `Ok(None)` for an event
+/// that does nothing.
+pub(crate) fn hooked(event: HookEvent, bytes: &[u8]) -> Result<Option<Hooked>, String> {
+    let (envelope, payload) = Payload::parse(event, bytes)?;
+    Ok(payload.into_event().map(|event| Hooked {
+        envelope: event::Envelope {
+            session_id: envelope.session_id,
+            cwd: envelope.cwd,
+            transcript_path: envelope.transcript_path,
+        },
+        event,
+    }))
+}
+
+impl ToolInput {
+    /// The canonical input of a call of `tool`: a file edit's path is the file it wrote.
+    fn into_event(self, tool: Tool) -> event::ToolInput {
+        let ToolInput {
+            file_path,
+            notebook_path,
+            command,
+            prompt,
+            description,
+            script_path,
+            resume_from_run_id,
+            raw,
+        } = self;
+        event::ToolInput {
+            written: match tool {
+                Tool::FileEdit => file_path.or(notebook_path).into_iter().collect(),
+                Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => Vec::new(),
+            },
+            command,
+            prompt,
+            description,
+            script_path,
+            resume_from_run_id,
+            raw,
         }
-    })
+    }
 }
 
-/// A string, or `None` for a value of any other type.
-fn lenient_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
-    deserializer.deserialize_any(Lenient::<String>(PhantomData))
+impl From<ToolUse> for event::ToolUse {
+    fn from(payload: ToolUse) -> Self {
+        let tool = payload.tool();
+        let response = payload.tool_response;
+        Self {
+            tool,
+            tool_input: payload.tool_input.into_event(tool),
+            tool_name: payload.tool_name,
+            tool_response: event::ToolResponse {
+                interrupted: response.interrupted,
+                exit_code: None,
+                agent_id: response.agent_id,
+                status: response.status,
+                content: response
+                    .content
+                    .into_iter()
+                    .map(|block| event::ContentBlock { text: block.text })
+                    .collect(),
+                stdout: response.stdout,
+                stderr: response.stderr,
+                text: response.text,
+                run_id: response.run_id,
+                transcript_dir: response.transcript_dir,
+                script_path: response.script_path,
+                workflow_name: response.workflow_name,
+            },
+            tool_use_id: payload.tool_use_id,
+            agent_id: payload.agent_id,
+        }
+    }
 }
 
-/// A boolean, or `None` for a value of any other type.
-fn lenient_bool<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
-    deserializer.deserialize_any(Lenient::<bool>(PhantomData))
+impl From<Stop> for event::Stop {
+    fn from(payload: Stop) -> Self {
+        Self {
+            stop_hook_active: payload.stop_hook_active,
+            agent_id: payload.agent_id,
+            last_assistant_message: payload.last_assistant_message,
+            agent_type: payload.agent_type,
+            agent_transcript_path: payload.agent_transcript_path,
+        }
+    }
+}
+
+fn parse<'de, T: Deserialize<'de>>(event: HookEvent, bytes: &'de [u8]) -> Result<T, String> {
+    lenient::parse(event.name(), bytes)
 }
 
 /// A tool's input: its fields read as [`ToolInput`]'s (leniently), and the whole value kept.
@@ -392,145 +483,6 @@ fn response_or_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ToolRe
         },
         _ => ToolResponse::default(),
     })
-}
-
-/// An array's objects (other elements left out), or none for a value of any other type.
-fn lenient_seq<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(deserializer
-        .deserialize_any(Lenient::<Vec<T>>(PhantomData))?
-        .unwrap_or_default())
-}
-
-/// An object's fields as `T`.
-struct Object<T>(T);
-
-/// Visits a value of any type, keeping it only when it has the shape of `T`.
-struct Lenient<T>(PhantomData<T>);
-
-impl<'de, T> Lenient<T> {
-    fn skip_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<T>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-
-    fn skip_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<T>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-}
-
-/// The visits that keep nothing: every scalar of another type than the one kept.
-macro_rules! skip_scalars {
-    ($($method:ident: $ty:ty),*) => {
-        $(fn $method<E: de::Error>(self, _: $ty) -> Result<Self::Value, E> {
-            Ok(None)
-        })*
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-    };
-}
-
-impl<'de> Visitor<'de> for Lenient<String> {
-    type Value = Option<String>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any value")
-    }
-
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<Self::Value, E> {
-        Ok(Some(value.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, value: String) -> Result<Self::Value, E> {
-        Ok(Some(value))
-    }
-
-    skip_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Self::skip_map(map)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Self::skip_seq(seq)
-    }
-}
-
-impl<'de> Visitor<'de> for Lenient<bool> {
-    type Value = Option<bool>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any value")
-    }
-
-    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Self::Value, E> {
-        Ok(Some(value))
-    }
-
-    skip_scalars!(visit_str: &str, visit_i64: i64, visit_u64: u64, visit_f64: f64);
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Self::skip_map(map)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Self::skip_seq(seq)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Visitor<'de> for Lenient<Object<T>> {
-    type Value = Option<Object<T>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any value")
-    }
-
-    skip_scalars!(visit_bool: bool, visit_str: &str, visit_i64: i64, visit_u64: u64, visit_f64: f64);
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        T::deserialize(MapAccessDeserializer::new(map)).map(|value| Some(Object(value)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Self::skip_seq(seq)
-    }
-}
-
-impl<'de, T: Deserialize<'de> + Default> Visitor<'de> for Lenient<Vec<T>> {
-    type Value = Option<Vec<T>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any value")
-    }
-
-    skip_scalars!(visit_bool: bool, visit_str: &str, visit_i64: i64, visit_u64: u64, visit_f64: f64);
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Self::skip_map(map)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut kept = Vec::new();
-        while let Some(element) = seq.next_element::<ObjectOrNothing<T>>()? {
-            kept.extend(element.0);
-        }
-        Ok(Some(kept))
-    }
-}
-
-/// An array element: an object as `T`, anything else left out.
-struct ObjectOrNothing<T>(Option<T>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOrNothing<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let object = deserializer.deserialize_any(Lenient::<Object<T>>(PhantomData))?;
-        Ok(Self(object.map(|object| object.0)))
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use miette::{IntoDiagnostic, Result, miette};
 use serde_json::json;
 
 use crate::{
-    clients::claude::hooks::{ToolFailure, ToolInput, ToolResponse, ToolUse},
+    clients::event::{Tool, ToolFailure, ToolInput, ToolResponse, ToolUse},
     commands::hook::Hook,
     env, output,
 };
@@ -26,7 +26,7 @@ impl Hook {
     /// Refuses (headless) or asks about (interactive) a call that repeats a successful effect
     /// of an unfinished workflow, unless a repeat of it was allowed; says nothing otherwise.
     pub(super) fn guard_effect(&self, payload: &ToolUse) -> Result<()> {
-        let Some((call, input)) = call_of(&payload.tool_name, &payload.tool_input) else {
+        let Some((call, input)) = call_of(payload.tool, &payload.tool_name, &payload.tool_input) else {
             return Ok(());
         };
         let store = &self.ctx.store;
@@ -62,9 +62,12 @@ impl Hook {
     /// in progress.
     pub(super) fn record_effect(&self, payload: &ToolUse) -> Result<()> {
         // An interrupted command may have done part of its work: it is recorded, as failed.
-        let ok = payload.tool_response.interrupted != Some(true);
-        let output = output_of(&payload.tool_response);
+        // So may one that exited non-zero (a client that reports the exit code in a done call).
+        let response = &payload.tool_response;
+        let ok = response.interrupted != Some(true) && response.exit_code.is_none_or(|code| code == 0);
+        let output = output_of(response);
         self.record(
+            payload.tool,
             &payload.tool_name,
             &payload.tool_input,
             payload.agent_id.as_deref(),
@@ -76,6 +79,7 @@ impl Hook {
     /// Records a failed call that is an effect, as failed: it guards nothing.
     pub(super) fn record_failed_effect(&self, payload: &ToolFailure) -> Result<()> {
         self.record(
+            payload.tool,
             &payload.tool_name,
             &payload.tool_input,
             payload.agent_id.as_deref(),
@@ -86,13 +90,14 @@ impl Hook {
 
     fn record(
         &self,
+        tool: Tool,
         tool_name: &str,
         tool_input: &ToolInput,
         agent_id: Option<&str>,
         output: Option<&str>,
         ok: bool,
     ) -> Result<()> {
-        let Some((call, input)) = call_of(tool_name, tool_input) else {
+        let Some((call, input)) = call_of(tool, tool_name, tool_input) else {
             return Ok(());
         };
         let config = &self.ctx.config.effects;
@@ -142,8 +147,8 @@ impl Hook {
 
 /// The call a tool makes, as the effect rules see it, and its input's text: a Bash command, or
 /// an MCP tool's arguments; none for any other tool.
-fn call_of<'a>(tool_name: &'a str, input: &'a ToolInput) -> Option<(Call<'a>, String)> {
-    if tool_name == "Bash" {
+fn call_of<'a>(tool: Tool, tool_name: &'a str, input: &'a ToolInput) -> Option<(Call<'a>, String)> {
+    if tool == Tool::Bash {
         let command = input.command.as_deref()?;
         return Some((Call::Bash(command), command.to_owned()));
     }

@@ -7,12 +7,12 @@ use checkpoint_core::{
     Transition, Workflow,
     subagent::{self, Agent, Dispatch},
 };
-use miette::{IntoDiagnostic, Result, miette};
+use miette::{Result, miette};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::{
-    clients::claude::hooks::{Stop, SubagentStart, Tool, ToolFailure, ToolUse},
+    clients::event::{Stop, SubagentStart, Tool, ToolFailure, ToolUse},
     commands::hook::{Hook, tool_error},
     output,
     probe::FsProbe,
@@ -90,7 +90,7 @@ impl Hook {
             "hookEventName": "PreToolUse",
             "additionalContext": format!("checkpoint: {reason}."),
         } });
-        output::emit(&format!("{out}\n")).into_diagnostic()
+        super::answer(&out)
     }
 
     /// A sub-agent started: its holder learns its id (through the client's meta file, else by

@@ -12,9 +12,9 @@ use checkpoint_core::{
 use miette::{Result, miette};
 
 use crate::{
-    clients::claude::{
-        hooks::{Stop, StopFailure, SubagentStart, ToolUse},
-        workflow_run::{Observation, RunDir, read_script},
+    clients::{
+        claude::workflow_run::{Observation, RunDir, read_script},
+        event::{Stop, SubagentStart, ToolUse, TurnFailure},
     },
     commands::hook::Hook,
     output,
@@ -115,7 +115,7 @@ impl Hook {
     }
 
     /// `StopFailure` of a run's agent (its 429): its task fails with the error.
-    pub(super) fn workflow_agent_failure(&self, payload: &StopFailure) -> Result<()> {
+    pub(super) fn workflow_agent_failure(&self, payload: &TurnFailure) -> Result<()> {
         let Some(agent_id) = payload.agent_id.as_deref() else {
             return Ok(());
         };
@@ -250,10 +250,7 @@ impl Hook {
 
     fn warn_all(&self, warnings: &[String]) {
         for warning in warnings {
-            output::warn(&format!(
-                "checkpoint hook {}: {warning}",
-                self.envelope.hook_event_name
-            ));
+            output::warn(&format!("checkpoint hook (Workflow run): {warning}"));
         }
     }
 

@@ -168,6 +168,6 @@ fn tools_are_named_in_one_place() {
         ("agent", Tool::Other),
         ("", Tool::Other),
     ] {
-        assert_eq!(Tool::named(name), tool, "{name}");
+        assert_eq!(tool_named(name), tool, "{name}");
     }
 }

@@ -1,0 +1,282 @@
+//! `checkpoint setup <client>`: writes a client's hook configuration (this binary called for
+//! each event it needs) and its MCP server entry for `checkpoint mcp`, in the project's files or
+//! the user's; idempotent, keeping every setting the user had, `--remove` taking out only its
+//! own entries, `--dry-run` printing the change. Each client's writer is a module of its own.
+
+mod claude;
+mod codex;
+mod gemini;
+mod hooks_json;
+mod toml_file;
+
+use std::{
+    ffi::OsString,
+    path::{Path, PathBuf},
+};
+
+use clap::{Args, ValueEnum};
+use miette::{IntoDiagnostic, Result, miette};
+
+use crate::{clients::Client, ctx, env, output};
+
+/// The largest client configuration file read, in bytes.
+const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Arguments of `checkpoint setup`.
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// The client to set up: `claude`, `codex` or `gemini`
+    #[arg(value_parser = crate::clients::client_parser())]
+    pub client: Client,
+    /// Whose files: this project's, or the user's (every project)
+    #[arg(long, value_enum, default_value_t = Scope::Project)]
+    pub scope: Scope,
+    /// Print the change and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Take out the entries `setup` wrote, and only those
+    #[arg(long)]
+    pub remove: bool,
+}
+
+/// Whose configuration `setup` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// The project's files (read by the client only in a trusted project)
+    Project,
+    /// The user's files
+    User,
+}
+
+/// What a client's writer needs to know.
+pub(crate) struct Target {
+    pub(crate) scope: Scope,
+    /// The project's root (the git top level).
+    pub(crate) project_root: PathBuf,
+    /// This binary, as the hooks and the MCP server entry call it.
+    pub(crate) binary: String,
+    /// Take out our entries instead of writing them.
+    pub(crate) remove: bool,
+    /// The environment variable `name`, read once here (`HOME`, `CODEX_HOME`, …).
+    env: fn(&str) -> Option<OsString>,
+}
+
+impl Target {
+    /// The environment variable `name`, when set and not empty.
+    pub(crate) fn env(&self, name: &str) -> Option<PathBuf> {
+        (self.env)(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    }
+
+    /// The user's home directory.
+    pub(crate) fn home(&self) -> Result<PathBuf> {
+        self.env(env::HOME)
+            .ok_or_else(|| miette!("`HOME` is not set, so the user's files cannot be found; set it, or use `--scope project`"))
+    }
+
+    /// The shell command that runs this binary's hook for `client`'s `event`.
+    pub(crate) fn hook_command(&self, client: Client, event: &str) -> String {
+        format!(
+            "{} hook --client {} {event}",
+            shell_quote(&self.binary),
+            client.name()
+        )
+    }
+
+    /// Whether `command` is a hook command `setup` wrote for `client`, whichever binary it
+    /// names (an older install's too).
+    pub(crate) fn is_our_hook(command: &str, client: Client) -> bool {
+        let marker = format!(" hook --client {} ", client.name());
+        let Some((program, event)) = command.split_once(&marker) else {
+            return false;
+        };
+        is_checkpoint_binary(program.trim_matches('\'')) && !event.contains(char::is_whitespace)
+    }
+}
+
+/// Whether `program` names a `checkpoint` binary (by its file name).
+pub(crate) fn is_checkpoint_binary(program: &str) -> bool {
+    Path::new(program)
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name == "checkpoint" || name.starts_with("checkpoint-"))
+}
+
+/// `text` quoted for a POSIX shell where it needs it.
+fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c))
+    {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// A file a writer changes: its path and the edit from its text (`None` when it does not
+/// exist) to the new text (`None` when nothing changes).
+pub(crate) struct FileEdit<'a> {
+    pub(crate) path: PathBuf,
+    #[expect(clippy::type_complexity, reason = "one edit, used once")]
+    pub(crate) edit: Box<dyn Fn(Option<&str>) -> Result<Option<String>, Malformed> + 'a>,
+}
+
+/// Why an existing file cannot be edited: where, and what is wrong.
+#[derive(Debug)]
+pub(crate) struct Malformed {
+    /// The line (from 1), where known.
+    pub(crate) line: Option<usize>,
+    pub(crate) message: String,
+}
+
+impl Malformed {
+    pub(crate) fn at(line: Option<usize>, message: impl Into<String>) -> Self {
+        Self {
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// A client's plan: the files it edits, and what the client needs before the hooks run.
+pub(crate) struct Plan<'a> {
+    pub(crate) edits: Vec<FileEdit<'a>>,
+    pub(crate) needs: Vec<String>,
+}
+
+/// Runs `checkpoint setup`.
+pub(crate) fn run(args: &SetupArgs, dir: Option<&Path>) -> Result<()> {
+    let cwd = ctx::current_dir()?;
+    let location = ctx::Location::find(cwd, dir);
+    let binary = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .into_diagnostic()?;
+    let target = Target {
+        scope: args.scope,
+        project_root: location.project_root,
+        binary: binary.to_string_lossy().into_owned(),
+        remove: args.remove,
+        env: |name| std::env::var_os(name),
+    };
+    let plan = match args.client {
+        Client::Claude => claude::plan(&target)?,
+        Client::Codex => codex::plan(&target)?,
+        Client::Gemini => gemini::plan(&target)?,
+    };
+    apply(args, &plan)
+}
+
+/// Computes every file's new text first (so a malformed file stops the whole setup before
+/// anything is written), then prints the diff or writes the files.
+fn apply(args: &SetupArgs, plan: &Plan<'_>) -> Result<()> {
+    let mut changes = Vec::new();
+    for edit in &plan.edits {
+        let before = read(&edit.path)?;
+        let after = (edit.edit)(before.as_deref()).map_err(|malformed| {
+            let place = match malformed.line {
+                Some(line) => format!("{}:{line}", edit.path.display()),
+                None => edit.path.display().to_string(),
+            };
+            miette!(
+                "{place}: {}; fix the file (or move it aside) and run `checkpoint setup {}` again; nothing was changed",
+                malformed.message,
+                args.client.name()
+            )
+        })?;
+        match after {
+            Some(after) if before.as_deref() != Some(after.as_str()) => {
+                changes.push((&edit.path, before, after));
+            }
+            _ => {}
+        }
+    }
+    let mut report = String::new();
+    if changes.is_empty() {
+        report.push_str(if args.remove {
+            "Nothing to remove: no entry of `checkpoint setup` was found.\n"
+        } else {
+            "Already set up: nothing to change.\n"
+        });
+    }
+    for (path, before, after) in &changes {
+        if args.dry_run {
+            let before = before.as_deref().unwrap_or("");
+            let name = path.display().to_string();
+            let diff = similar::TextDiff::from_lines(before, after.as_str());
+            report.push_str(
+                &diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&name, &name)
+                    .to_string(),
+            );
+        } else {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|err| miette!("failed to create `{}`: {err}", parent.display()))?;
+            }
+            checkpoint_core::write_atomic(path, after.as_bytes(), true)?;
+            report.push_str(&format!("wrote {}\n", path.display()));
+        }
+    }
+    if args.dry_run && !changes.is_empty() {
+        report.push_str("(dry run: nothing was written)\n");
+    }
+    if !args.remove && !plan.needs.is_empty() {
+        report.push_str("\nBefore the hooks run:\n");
+        for need in &plan.needs {
+            report.push_str(&format!("- {need}\n"));
+        }
+    }
+    output::emit(&report).into_diagnostic()
+}
+
+/// A client's file as text, `None` when it does not exist.
+fn read(path: &Path) -> Result<Option<String>> {
+    let Some(bytes) = checkpoint_core::read_foreign(path, MAX_CONFIG_BYTES)? else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        miette!(
+            "`{}` is not UTF-8 text; fix it (or move it aside) and run `checkpoint setup` again; nothing was changed",
+            path.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_hooks_are_known_by_their_shape_whichever_binary() {
+        let codex = Client::Codex;
+        for command in [
+            "/usr/bin/checkpoint hook --client codex Stop",
+            "'/home/a b/checkpoint' hook --client codex SessionStart",
+            "checkpoint hook --client codex PostToolUse",
+            "/opt/checkpoint-0.2.0/checkpoint hook --client codex Stop",
+        ] {
+            assert!(Target::is_our_hook(command, codex), "{command}");
+        }
+        for command in [
+            "/usr/bin/checkpoint hook --client claude Stop",
+            "/usr/bin/mytool hook --client codex Stop",
+            "/usr/bin/checkpoint hook --client codex Stop; rm -rf x",
+            "echo hi",
+            "",
+        ] {
+            assert!(!Target::is_our_hook(command, codex), "{command}");
+        }
+    }
+
+    #[test]
+    fn shell_quoting_keeps_plain_paths_and_quotes_the_rest() {
+        assert_eq!(shell_quote("/usr/bin/checkpoint"), "/usr/bin/checkpoint");
+        assert_eq!(shell_quote("/a b/checkpoint"), "'/a b/checkpoint'");
+        assert_eq!(shell_quote("/a'b/c"), r"'/a'\''b/c'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

@@ -1,0 +1,151 @@
+//! Codex CLI end to end: `checkpoint setup codex` in a scratch project, then the real `codex`
+//! against the scripted Responses mock: the workflow in the first request, a patch completing a
+//! phase, a shell `git commit` recorded, the MCP tools found and used, and `checkpoint run
+//! --client codex` through a 429.
+
+use std::process::Output;
+
+use checkpoint_e2e::{CodexEnv, Plugin, ResponsesMock, ResponsesTurn};
+use serde_json::{Value, json};
+
+use crate::support::{phase, read_journal, read_json, store_dir};
+
+/// A project with workflow `w` (phase `spec`, which declares `docs/spec.md`, then `build`),
+/// `spec` started, and `checkpoint setup codex` run in it; returns the `checkpoint` under test.
+fn set_up(mock: &ResponsesMock, retries: u32) -> (CodexEnv, std::path::PathBuf) {
+    let env = CodexEnv::new(mock, retries);
+    let checkpoint = Plugin::find().checkpoint_bin();
+    let plan = json!({"phases": [{"id": "spec", "outputs": ["docs/spec.md"]}, {"id": "build", "dependencies": ["spec"]}]});
+    std::fs::write(env.project().join("plan.json"), plan.to_string()).unwrap();
+    for args in [
+        &["init", "w", "--plan", "plan.json"][..],
+        &["start", "spec"],
+        &["progress", "spec", "outline agreed"],
+        &["setup", "codex"],
+    ] {
+        let output = env.command(&checkpoint).args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "checkpoint {args:?}: {}",
+            text(&output)
+        );
+    }
+    (env, checkpoint)
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn state(env: &CodexEnv) -> Value {
+    read_json(&store_dir(&env.project()).join("w").join("state.json"))
+}
+
+#[test]
+fn codex_gets_the_workflow_and_its_patch_and_commit_are_recorded() {
+    let mock = ResponsesMock::start(vec![
+        ResponsesTurn::Shell(
+            "echo n > notes.txt && git add notes.txt && git commit -qm notes".into(),
+        ),
+        ResponsesTurn::Patch(
+            "*** Begin Patch\n*** Add File: docs/spec.md\n+# spec\n*** End Patch".into(),
+        ),
+        ResponsesTurn::Text("done".into()),
+    ]);
+    let (env, _) = set_up(&mock, 0);
+    let output = env.exec("Carry on with the work.");
+    assert!(output.status.success(), "{}", text(&output));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "{}", text(&output));
+    let first = requests[0]["input"].to_string();
+    assert!(first.contains("workflow `w`"), "{first}");
+    assert!(first.contains("outline agreed"), "{first}");
+    let state = state(&env);
+    let head = env
+        .command("git")
+        .args(["log", "-1", "--format=%H"])
+        .output()
+        .unwrap()
+        .stdout;
+    let head = String::from_utf8(head).unwrap();
+    let spec = phase(&state, "spec");
+    assert_eq!(
+        spec["commit_sha"],
+        head.trim(),
+        "the commit made while `spec` was in progress"
+    );
+    assert_eq!(spec["status"], "complete", "{state}");
+    assert_eq!(spec["artifacts"][0]["path"], "docs/spec.md");
+}
+
+#[test]
+fn the_checkpoint_mcp_tools_are_found_through_tool_search_and_used() {
+    let mock = ResponsesMock::start(vec![
+        ResponsesTurn::ToolSearch("checkpoint progress note".into()),
+        ResponsesTurn::Namespaced {
+            namespace: "mcp__checkpoint".into(),
+            name: "progress".into(),
+            arguments: json!({"phase": "spec", "note": "MCP-NOTE-1"}),
+        },
+        ResponsesTurn::Text("done".into()),
+    ]);
+    let (env, _) = set_up(&mock, 0);
+    let output = env.exec("Record progress.");
+    assert!(output.status.success(), "{}", text(&output));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "{}", text(&output));
+    let found = requests[1]["input"].to_string();
+    assert!(found.contains("mcp__checkpoint"), "{found}");
+    assert!(found.contains("progress"), "{found}");
+    assert_eq!(phase(&state(&env), "spec")["progress"], "MCP-NOTE-1");
+}
+
+#[test]
+fn run_with_codex_carries_two_phases_through_a_429() {
+    let mock = ResponsesMock::start(vec![
+        // Session 1: `spec` is done by its output.
+        ResponsesTurn::Patch(
+            "*** Begin Patch\n*** Add File: docs/spec.md\n+x\n*** End Patch".into(),
+        ),
+        ResponsesTurn::Text("spec written".into()),
+        // Session 2: a 429 (Codex waits its Retry-After and retries), then `build`.
+        ResponsesTurn::Error {
+            status: 429,
+            retry_after: Some(1),
+            message: "Rate limit reached. Please try again in 1s.".into(),
+        },
+    ]);
+    let (env, checkpoint) = set_up(&mock, 1);
+    // Codex's shell is a login shell: the model names the binary under test by its path.
+    let ck = checkpoint.display();
+    mock.push([
+        ResponsesTurn::Shell(format!("'{ck}' start build && '{ck}' complete build")),
+        ResponsesTurn::Text("build done".into()),
+    ]);
+    let output = env
+        .command(&checkpoint)
+        .env("CHECKPOINT_NO_PROGRESS", "1")
+        .args(["run", "--client", "codex", "--codex"])
+        .arg(env.codex_bin())
+        .args(["--max-sessions", "4", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let state = state(&env);
+    assert_eq!(phase(&state, "spec")["status"], "complete", "{state}");
+    assert_eq!(phase(&state, "build")["status"], "complete", "{state}");
+    let journal = read_journal(&store_dir(&env.project()).join("w").join("journal.jsonl"));
+    let starts_of_spec = journal
+        .iter()
+        .filter(|entry| {
+            entry["transition"]["op"] == "phase_start" && entry["transition"]["phase"] == "spec"
+        })
+        .count();
+    assert_eq!(starts_of_spec, 1, "`spec` started once");
+    assert_eq!(mock.requests().len(), 5, "{}", text(&output));
+}
