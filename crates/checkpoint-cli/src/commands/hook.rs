@@ -101,8 +101,7 @@ fn handle(
         cwd => cwd.into(),
     };
     let location = Location::find(cwd, dir_override);
-    let launches_run =
-        matches!(&event, Event::ToolDone(use_) if use_.tool() == Tool::Workflow);
+    let launches_run = matches!(&event, Event::ToolDone(use_) if use_.tool() == Tool::Workflow);
     if !location.root.is_dir() && !launches_run {
         // No workflow of ours; a new session may still find another system's unfinished state.
         if matches!(event, Event::SessionStart(_)) {

@@ -188,11 +188,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         }),
         Transition::FilePath { path } => push_path(workflow, path.clone()),
         Transition::Heartbeat { source, session_id } => {
-            workflow.last_activity = Some(Activity {
-                at,
-                source: source.clone(),
-                session_id: session_id.clone(),
-            });
+            workflow.last_activity = Some(Activity::new(at, source, session_id.clone()));
         }
         Transition::Pause { reason, until } => {
             workflow.pause = Some(Pause {
@@ -211,14 +207,10 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             tool_use_id,
             description,
             session_id,
-        } => {
-            let phase = phase_mut(workflow, phase)?;
-            expect_status(
-                phase,
-                PhaseStatus::InProgress,
-                format!("start it first with `checkpoint start {}`", phase.id),
-            )?;
-            phase.holder = Some(Holder {
+        } => holder_dispatch(
+            workflow,
+            phase,
+            Holder {
                 tool_use_id: tool_use_id.clone(),
                 agent_id: None,
                 description: description.clone(),
@@ -227,8 +219,8 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 last_activity_at: at,
                 ended_at: None,
                 error: None,
-            });
-        }
+            },
+        )?,
         Transition::HolderSeen { phase, agent_id } => {
             let holder = holder_mut(workflow, phase)?;
             if agent_id.is_some() {
@@ -240,11 +232,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             holder_end(workflow, phase, note.as_deref(), error.as_deref(), at)?;
         }
         Transition::Compaction { session_id, .. } => {
-            workflow.last_activity = Some(Activity {
-                at,
-                source: "PreCompact".into(),
-                session_id: session_id.clone(),
-            });
+            workflow.last_activity = Some(Activity::new(at, "PreCompact", session_id.clone()));
         }
         // Effects are history, read by the ledger; an effect's phase must exist.
         Transition::Effect { phase, .. } => {
@@ -261,6 +249,28 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         | Transition::RunWait { .. }
         | Transition::RunStop { .. } => {}
     }
+    Ok(())
+}
+
+impl Activity {
+    fn new(at: DateTime<Utc>, source: &str, session_id: Option<String>) -> Self {
+        Self {
+            at,
+            source: source.to_owned(),
+            session_id,
+        }
+    }
+}
+
+/// A sub-agent dispatched to hold a phase in progress.
+fn holder_dispatch(workflow: &mut Workflow, phase: &PhaseId, holder: Holder) -> Result<()> {
+    let phase = phase_mut(workflow, phase)?;
+    expect_status(
+        phase,
+        PhaseStatus::InProgress,
+        format!("start it first with `checkpoint start {}`", phase.id),
+    )?;
+    phase.holder = Some(holder);
     Ok(())
 }
 

@@ -26,7 +26,8 @@ impl Hook {
     /// Refuses (headless) or asks about (interactive) a call that repeats a successful effect
     /// of an unfinished workflow, unless a repeat of it was allowed; says nothing otherwise.
     pub(super) fn guard_effect(&self, payload: &ToolUse) -> Result<()> {
-        let Some((call, input)) = call_of(payload.tool, &payload.tool_name, &payload.tool_input) else {
+        let Some((call, input)) = call_of(payload.tool, &payload.tool_name, &payload.tool_input)
+        else {
             return Ok(());
         };
         let store = &self.ctx.store;
@@ -64,7 +65,8 @@ impl Hook {
         // An interrupted command may have done part of its work: it is recorded, as failed.
         // So may one that exited non-zero (a client that reports the exit code in a done call).
         let response = &payload.tool_response;
-        let ok = response.interrupted != Some(true) && response.exit_code.is_none_or(|code| code == 0);
+        let ok =
+            response.interrupted != Some(true) && response.exit_code.is_none_or(|code| code == 0);
         let output = output_of(response);
         self.record(
             payload.tool,
