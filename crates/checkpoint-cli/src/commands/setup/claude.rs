@@ -18,10 +18,16 @@ use crate::{
 
 /// The events' matchers, as the plugin registers them.
 fn matcher(event: HookEvent) -> Option<&'static str> {
-    const TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit|Bash|Agent";
+    // Bash and MCP tools for the guard and the record of effects, `Agent` for sub-agents,
+    // `Workflow` for Claude Code's own runs (their launch only: a failed launch records nothing).
     match event {
-        HookEvent::PreToolUse => Some("Agent"),
-        HookEvent::PostToolUse | HookEvent::PostToolUseFailure => Some(TOOLS),
+        HookEvent::PreToolUse => Some("Agent|Bash|mcp__.*"),
+        HookEvent::PostToolUse => {
+            Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow|mcp__.*")
+        }
+        HookEvent::PostToolUseFailure => {
+            Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|mcp__.*")
+        }
         HookEvent::SessionStart
         | HookEvent::PreCompact
         | HookEvent::Stop
