@@ -17,15 +17,17 @@ pub(crate) const MARKETPLACE_NAME: &str = "checkpoint";
 const HOOKS: [(&str, Option<&str>, u32); 10] = [
     ("SessionStart", None, 30),
     ("PreCompact", None, 5),
-    ("PreToolUse", Some("Agent"), 5),
+    // Bash and MCP tools for the guard of effects (a repeat of a recorded push is refused);
+    // `Agent` for sub-agents' dispatches.
+    ("PreToolUse", Some("Agent|Bash|mcp__.*"), 5),
     (
         "PostToolUse",
-        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent"),
+        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|mcp__.*"),
         5,
     ),
     (
         "PostToolUseFailure",
-        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent"),
+        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|mcp__.*"),
         5,
     ),
     ("Stop", None, 5),

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
+    effects::EffectsConfig,
     error::{Error, Result},
     retention::Retention,
     window::Window,
@@ -47,6 +48,8 @@ pub struct Config {
     pub sync: Sync,
     /// Settings of the unattended runner, `checkpoint run`.
     pub run: RunConfig,
+    /// What counts as an effect, a call that a resumed workflow must not repeat.
+    pub effects: EffectsConfig,
 }
 
 /// The `[sync]` table.
@@ -120,6 +123,7 @@ impl Default for Config {
             gc: Retention::default(),
             sync: Sync::default(),
             run: RunConfig::default(),
+            effects: EffectsConfig::default(),
         }
     }
 }

@@ -18,6 +18,7 @@ mod timestamp;
 mod transition;
 
 pub mod budget;
+pub mod effects;
 pub mod failpoint;
 pub mod graph;
 pub mod history;
@@ -45,5 +46,5 @@ pub use crate::{
     },
     plan::{PhasePlan, Plan},
     timestamp::Timestamp,
-    transition::{Transition, apply, lift_pause, over_max_in_progress},
+    transition::{EffectSource, Transition, apply, lift_pause, over_max_in_progress},
 };

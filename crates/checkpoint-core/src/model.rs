@@ -269,6 +269,10 @@ pub struct Phase {
     /// The sub-agent the phase was last dispatched to, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<Holder>,
+    /// Patterns the plan adds to (or, with a leading `!`, removes from) what counts as an
+    /// effect: globs over a Bash command or an MCP tool's name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<String>,
 }
 
 /// The sub-agent that holds (or last held) a phase: the main agent dispatched it with the line
@@ -569,6 +573,7 @@ impl Phase {
             max_attempts: None,
             tasks: Vec::new(),
             holder: None,
+            effects: Vec::new(),
         }
     }
 

@@ -64,6 +64,11 @@ pub struct PhasePlan {
     /// How many failed attempts before a person must decide.
     #[serde(default)]
     pub max_attempts: Option<u32>,
+    /// Patterns that add to (or, with a leading `!`, remove from) what counts as an effect,
+    /// for the whole workflow: globs over a Bash command (`./scripts/deploy.sh*`) or an MCP
+    /// tool's name (`mcp__slack__*`).
+    #[serde(default)]
+    pub effects: Vec<String>,
 }
 
 impl PhasePlan {
@@ -88,6 +93,7 @@ impl PhasePlan {
             requires_approval: false,
             on_failure: None,
             max_attempts: None,
+            effects: Vec::new(),
         })
     }
 }
@@ -155,6 +161,7 @@ impl Plan {
                 phase.requires_approval = plan.requires_approval;
                 phase.on_failure = plan.on_failure;
                 phase.max_attempts = plan.max_attempts;
+                phase.effects = plan.effects;
                 phase
             })
             .collect();

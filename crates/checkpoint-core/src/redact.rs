@@ -213,6 +213,23 @@ pub fn transition(transition: &mut Transition) -> usize {
         | Transition::RunStop { reason, exit: _ } => {
             field(reason);
         }
+        Transition::Effect {
+            phase: _,
+            attempt: _,
+            tool,
+            command,
+            output,
+            ok: _,
+            session_id,
+            source: _,
+            key: _,
+        } => {
+            tool.iter_mut().for_each(&mut field);
+            field(command);
+            output.iter_mut().for_each(&mut field);
+            session_id.iter_mut().for_each(field);
+        }
+        Transition::EffectAllow { effect: _, by } => by.iter_mut().for_each(field),
     }
     n
 }
@@ -302,6 +319,8 @@ fn phase(phase: &mut Phase, field: &mut impl FnMut(&mut String)) {
         max_attempts: _,
         tasks,
         holder,
+        // Patterns, not free text: redacting one would change what it matches.
+        effects: _,
     } = phase;
     field(name);
     description

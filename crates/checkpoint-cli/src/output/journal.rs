@@ -133,6 +133,38 @@ pub(crate) fn describe(transition: &Transition) -> String {
             format!("until {}: {reason}", until.to_rfc3339())
         }
         Transition::RunStop { reason, exit } => format!("{reason} (exit {exit})"),
+        Transition::Effect {
+            tool,
+            command,
+            output,
+            ok,
+            ..
+        } => {
+            let mut text = if phase.is_empty() {
+                String::new()
+            } else {
+                format!("{phase}: ")
+            };
+            if let Some(tool) = tool.as_deref().filter(|tool| *tool != "Bash") {
+                text.push_str(&format!("{tool} "));
+            }
+            text.push_str(command);
+            match (ok, output) {
+                (false, _) => text.push_str(" (failed)"),
+                (true, Some(output)) if !output.is_empty() => {
+                    text.push_str(&format!(" → {output}"));
+                }
+                (true, _) => {}
+            }
+            text
+        }
+        Transition::EffectAllow { effect, by } => {
+            let mut text = format!("effect {effect} may run once more");
+            if let Some(by) = by {
+                text.push_str(&format!(" (by {by})"));
+            }
+            text
+        }
         // What the entry's kind and phase say in full.
         Transition::PhaseStart { .. }
         | Transition::PhaseSkip { .. }

@@ -28,6 +28,8 @@ pub const STATE_FILE: &str = "state.json";
 pub(crate) const BACKUP_FILE: &str = "state.json.bak";
 /// The append-only journal of transitions.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
+/// The index of the journal's effects, a cache the guard reads (see `store/effects.rs`).
+pub(crate) const EFFECTS_INDEX: &str = "effects.idx";
 /// The advisory lock file.
 pub(crate) const LOCK_FILE: &str = "lock";
 /// The prefix of temporary state files; leftovers are removed by the next writer.

@@ -17,16 +17,18 @@ use crate::{
 };
 
 impl Store {
+    /// The lock when it is free now, without waiting; `None` when another process holds it.
+    pub(super) fn try_lock(&self, dir: &Path) -> Result<Option<fs::File>> {
+        let (path, file) = open_lock_file(dir)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(file)),
+            Err(fs::TryLockError::WouldBlock) => Ok(None),
+            Err(fs::TryLockError::Error(err)) => Err(Error::io("lock", &path, err)),
+        }
+    }
+
     pub(super) fn lock(&self, dir: &Path) -> Result<fs::File> {
-        let path = dir.join(LOCK_FILE);
-        refuse_symlink(&path)?;
-        let file = private_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|err| Error::io("open lock file", &path, err))?;
+        let (path, file) = open_lock_file(dir)?;
         let started = Instant::now();
         let mut delay = Duration::from_millis(1);
         let mut warned = false;
@@ -53,4 +55,18 @@ impl Store {
             delay = (delay * 2).min(Duration::from_millis(50));
         }
     }
+}
+
+/// The workflow's lock file, opened (created when missing), never through a symlink.
+fn open_lock_file(dir: &Path) -> Result<(std::path::PathBuf, fs::File)> {
+    let path = dir.join(LOCK_FILE);
+    refuse_symlink(&path)?;
+    let file = private_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|err| Error::io("open lock file", &path, err))?;
+    Ok((path, file))
 }

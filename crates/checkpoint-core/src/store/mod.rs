@@ -7,6 +7,7 @@
 //! does not parse is rebuilt from it (or from the backup) and kept aside, never overwritten.
 
 mod archive;
+mod effects;
 mod handle;
 mod layout;
 mod load;

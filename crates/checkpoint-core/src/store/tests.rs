@@ -197,6 +197,7 @@ fn state_files_parse_or_say_why_not() {
     );
 }
 
+mod effects;
 mod missing_state;
 mod props;
 

@@ -235,6 +235,13 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
                 session_id: session_id.clone(),
             });
         }
+        // Effects are history, read by the ledger; an effect's phase must exist.
+        Transition::Effect { phase, .. } => {
+            if let Some(phase) = phase {
+                phase_mut(workflow, phase)?;
+            }
+        }
+        Transition::EffectAllow { .. } => {}
         // The runner's events are history for `checkpoint log` and `report`; the phases and
         // tasks are the sessions' business.
         Transition::RunStart { .. }

@@ -51,6 +51,8 @@ impl Transition {
             Self::RunSessionEnd { .. } => "run_session_end",
             Self::RunWait { .. } => "run_wait",
             Self::RunStop { .. } => "run_stop",
+            Self::Effect { .. } => "effect",
+            Self::EffectAllow { .. } => "effect_allow",
         }
     }
 
@@ -76,6 +78,7 @@ impl Transition {
             | Self::HolderDispatch { phase, .. }
             | Self::HolderSeen { phase, .. }
             | Self::HolderEnd { phase, .. } => Some(phase),
+            Self::Effect { phase, .. } => phase.as_ref(),
             Self::Init { .. }
             | Self::Snapshot { .. }
             | Self::Note { .. }
@@ -91,7 +94,8 @@ impl Transition {
             | Self::RunSessionStart { .. }
             | Self::RunSessionEnd { .. }
             | Self::RunWait { .. }
-            | Self::RunStop { .. } => None,
+            | Self::RunStop { .. }
+            | Self::EffectAllow { .. } => None,
         }
     }
 
@@ -123,8 +127,10 @@ impl Transition {
             | Self::Abandon { .. }
             | Self::HolderDispatch { .. }
             | Self::HolderEnd { .. }
-            | Self::SyncResolve { .. } => true,
-            Self::Heartbeat { .. }
+            | Self::SyncResolve { .. }
+            | Self::Effect { .. } => true,
+            Self::EffectAllow { .. }
+            | Self::Heartbeat { .. }
             | Self::Compaction { .. }
             | Self::ToolFailure { .. }
             | Self::HolderSeen { .. }
@@ -176,7 +182,9 @@ impl Transition {
             | Self::RunSessionStart { .. }
             | Self::RunSessionEnd { .. }
             | Self::RunWait { .. }
-            | Self::RunStop { .. } => false,
+            | Self::RunStop { .. }
+            | Self::Effect { .. }
+            | Self::EffectAllow { .. } => false,
         }
     }
 
@@ -184,7 +192,8 @@ impl Transition {
     /// life; everything else is refused.
     pub(crate) fn applies_when_abandoned(&self) -> bool {
         match self {
-            Self::Note { .. } | Self::Heartbeat { .. } => true,
+            // An effect happened whatever the workflow's state: it is recorded.
+            Self::Note { .. } | Self::Heartbeat { .. } | Self::Effect { .. } => true,
             Self::Init { .. }
             | Self::Snapshot { .. }
             | Self::PhaseStart { .. }
@@ -217,7 +226,8 @@ impl Transition {
             | Self::RunSessionStart { .. }
             | Self::RunSessionEnd { .. }
             | Self::RunWait { .. }
-            | Self::RunStop { .. } => false,
+            | Self::RunStop { .. }
+            | Self::EffectAllow { .. } => false,
         }
     }
 
@@ -259,7 +269,9 @@ impl Transition {
             | Self::HolderSeen { .. }
             | Self::HolderEnd { .. }
             | Self::Compaction { .. }
-            | Self::SyncResolve { .. } => false,
+            | Self::SyncResolve { .. }
+            | Self::Effect { .. }
+            | Self::EffectAllow { .. } => false,
         }
     }
 }

@@ -13,7 +13,7 @@ pub(crate) use crate::transition::{
 };
 pub use crate::transition::{
     apply::{apply, lift_pause, over_max_in_progress},
-    variants::{Keep, SessionOutcome, Transition, WaitKind},
+    variants::{EffectSource, Keep, SessionOutcome, Transition, WaitKind},
 };
 
 #[cfg(test)]

@@ -132,6 +132,29 @@ pub enum WaitKind {
     Window,
 }
 
+/// Who recorded an effect (spelled in `snake_case` in the journal's `effect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EffectSource {
+    /// A `PostToolUse` or `PostToolUseFailure` hook.
+    Hook,
+    /// A person, with `checkpoint effect`.
+    Manual,
+    /// The model, through the MCP server's `effect` tool.
+    Mcp,
+}
+
+impl EffectSource {
+    /// Its word in the journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hook => "hook",
+            Self::Manual => "manual",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
 /// One change to a workflow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -434,6 +457,44 @@ pub enum Transition {
         /// What it waits for (absent in journals written before it was recorded).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<WaitKind>,
+    },
+    /// Records a call that changed something outside the project (a push, a pull request, a
+    /// publish, a POST), or an attempt at one that failed; effects are numbered from 1 in
+    /// journal order.
+    Effect {
+        /// The phase in progress, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<PhaseId>,
+        /// That phase's attempt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
+        /// `Bash`, or the MCP tool's name (`mcp__<server>__<tool>`); absent for a record by
+        /// hand.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+        /// The command, the tool's input, or what was done (redacted).
+        command: String,
+        /// An excerpt of the output (redacted, at most 1,000 characters).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        /// Whether it succeeded; a failed one guards nothing.
+        ok: bool,
+        /// The session that ran it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        /// Who recorded it: `hook`, `manual` or `mcp`.
+        source: EffectSource,
+        /// A hash of the call (its tool and whitespace-collapsed command or input), taken
+        /// before redaction: a repeat of the same call has the same key.
+        key: String,
+    },
+    /// Lets one repeat of an effect run (`checkpoint effects allow <n>`).
+    EffectAllow {
+        /// The effect's number.
+        effect: u64,
+        /// Who allowed it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// The runner stopped.
     RunStop {

@@ -1,0 +1,303 @@
+//! The ledger: the effects of a workflow, numbered from 1 in journal order, and its rules: what
+//! a record holds, which effect guards a call, which effects a resume must mention, and what
+//! `effects allow <n>` may let through.
+//!
+//! An allow is consumed when the repeat it lets through is recorded (its `PostToolUse`): the
+//! new effect guards the call again. A repeat that fails keeps the allow.
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    effects::{Call, MAX_OUTPUT_CHARS, key},
+    error::{Error, Result},
+    id::PhaseId,
+    journal::Entry,
+    model::Workflow,
+    redact,
+    transition::{EffectSource, Transition},
+};
+
+/// The most characters of a command or an input kept in an effect's record.
+const MAX_COMMAND_CHARS: usize = 4000;
+
+/// One effect as the journal recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedEffect {
+    /// Its number in the workflow, from 1, in journal order.
+    pub number: u64,
+    /// Its journal entry's sequence number.
+    pub seq: u64,
+    /// When it was recorded.
+    pub at: DateTime<Utc>,
+    /// The phase in progress then, if any.
+    pub phase: Option<PhaseId>,
+    /// That phase's attempt.
+    pub attempt: Option<u32>,
+    /// `Bash`, or the MCP tool's name; none for one recorded by hand.
+    pub tool: Option<String>,
+    /// The command or the tool's input (redacted).
+    pub command: String,
+    /// An excerpt of its output (redacted).
+    pub output: Option<String>,
+    /// Whether it succeeded (a failed one guards nothing).
+    pub ok: bool,
+    /// The session that ran it.
+    pub session_id: Option<String>,
+    /// Who recorded it.
+    pub source: EffectSource,
+    /// Its key (see [`key`]).
+    pub key: String,
+    /// Whether a repeat of it may run once (`effects allow`), not yet used.
+    pub allowed: bool,
+}
+
+impl RecordedEffect {
+    /// The effect of a journal entry, numbered `number`; none for another transition.
+    pub fn from_entry(entry: &Entry, number: u64) -> Option<Self> {
+        let Transition::Effect {
+            phase,
+            attempt,
+            tool,
+            command,
+            output,
+            ok,
+            session_id,
+            source,
+            key,
+        } = &entry.transition
+        else {
+            return None;
+        };
+        Some(Self {
+            number,
+            seq: entry.seq,
+            at: entry.at,
+            phase: phase.clone(),
+            attempt: *attempt,
+            tool: tool.clone(),
+            command: command.clone(),
+            output: output.clone(),
+            ok: *ok,
+            session_id: session_id.clone(),
+            source: *source,
+            key: key.clone(),
+            allowed: false,
+        })
+    }
+}
+
+/// What a caller knows of a call that changed something, for [`record`].
+#[derive(Debug, Clone, Copy)]
+pub struct Observed<'a> {
+    /// The call (for a record by hand, `Call::Bash` with the text).
+    pub call: Call<'a>,
+    /// The command, the MCP tool's input (as [`super::mcp_input`] writes it), or what was done.
+    pub input: &'a str,
+    /// What it printed or returned.
+    pub output: Option<&'a str>,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The session.
+    pub session_id: Option<&'a str>,
+    /// Who records it.
+    pub source: EffectSource,
+}
+
+/// The `effect` transition for `observed` on `workflow`: on the phase in progress (the first,
+/// if several), else on the workflow; its key taken before its command and output are redacted
+/// and cut.
+pub fn record(workflow: &Workflow, phase: Option<&PhaseId>, observed: Observed<'_>) -> Transition {
+    let phase = match phase {
+        Some(phase) => workflow.phase(phase),
+        None => workflow
+            .phases
+            .iter()
+            .find(|phase| phase.status == crate::model::PhaseStatus::InProgress),
+    };
+    let tool = match (observed.source, observed.call) {
+        (EffectSource::Manual | EffectSource::Mcp, _) => None,
+        (EffectSource::Hook, Call::Bash(_)) => Some("Bash".to_owned()),
+        (EffectSource::Hook, Call::Mcp(tool)) => Some(tool.to_owned()),
+    };
+    Transition::Effect {
+        phase: phase.map(|phase| phase.id.clone()),
+        attempt: phase.map(|phase| phase.attempts),
+        tool,
+        command: redact::shortened(observed.input, MAX_COMMAND_CHARS - 1),
+        output: observed.output.map(excerpt),
+        ok: observed.ok,
+        session_id: observed.session_id.map(str::to_owned),
+        source: observed.source,
+        key: key(observed.call, observed.input),
+    }
+}
+
+/// An output's excerpt: redacted, then cut to [`MAX_OUTPUT_CHARS`] characters at most (on a
+/// character boundary, `…` included), its surrounding whitespace trimmed.
+pub fn excerpt(output: &str) -> String {
+    redact::shortened(output.trim(), MAX_OUTPUT_CHARS - 1)
+}
+
+/// The effects of a workflow, in order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ledger {
+    /// Every effect, numbered from 1.
+    pub effects: Vec<RecordedEffect>,
+}
+
+impl Ledger {
+    /// The ledger of a journal's entries, in order: effects numbered, allows applied.
+    pub fn from_entries<'e>(entries: impl IntoIterator<Item = &'e Entry>) -> Self {
+        let mut ledger = Self::default();
+        for entry in entries {
+            ledger.push(entry);
+        }
+        ledger
+    }
+
+    /// Adds one journal entry (an `effect` or an `effect_allow`; others change nothing).
+    pub fn push(&mut self, entry: &Entry) {
+        if let Some(effect) = RecordedEffect::from_entry(entry, self.effects.len() as u64 + 1) {
+            if effect.ok {
+                // A recorded repeat uses the allow up.
+                for earlier in &mut self.effects {
+                    if earlier.key == effect.key {
+                        earlier.allowed = false;
+                    }
+                }
+            }
+            self.effects.push(effect);
+        } else if let Transition::EffectAllow { effect, .. } = &entry.transition {
+            let Some(key) = self.get(*effect).map(|allowed| allowed.key.clone()) else {
+                return;
+            };
+            if let Some(guard) = self.guard(&key).map(|guard| guard.number) {
+                self.effects[guard as usize - 1].allowed = true;
+            }
+        }
+    }
+
+    /// Effect number `number`.
+    pub fn get(&self, number: u64) -> Option<&RecordedEffect> {
+        number
+            .checked_sub(1)
+            .and_then(|index| self.effects.get(index as usize))
+    }
+
+    /// The successful effect with this key that guards a repeat (the last one), unless a
+    /// repeat was allowed since.
+    pub fn guard(&self, key: &str) -> Option<&RecordedEffect> {
+        let last = self
+            .effects
+            .iter()
+            .rev()
+            .find(|effect| effect.ok && effect.key == key)?;
+        (!last.allowed).then_some(last)
+    }
+
+    /// The effects of one phase.
+    pub fn of_phase<'l>(&'l self, phase: &'l PhaseId) -> impl Iterator<Item = &'l RecordedEffect> {
+        self.effects
+            .iter()
+            .filter(move |effect| effect.phase.as_ref() == Some(phase))
+    }
+}
+
+/// What the guard answers for a call: the effect that already did it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guard {
+    /// The effect.
+    pub effect: RecordedEffect,
+}
+
+/// The successful effects a resume must mention: those of phases not done (and those recorded
+/// on no phase), in order.
+pub fn outstanding<'l>(workflow: &Workflow, ledger: &'l Ledger) -> Vec<&'l RecordedEffect> {
+    ledger
+        .effects
+        .iter()
+        .filter(|effect| effect.ok)
+        .filter(|effect| match &effect.phase {
+            Some(phase) => workflow
+                .phase(phase)
+                .is_none_or(|phase| !phase.status.is_done()),
+            None => true,
+        })
+        .collect()
+}
+
+/// The `effect_allow` transition that lets one repeat of effect `number` through, or why not.
+pub fn allow(ledger: &Ledger, number: u64, by: Option<String>) -> Result<Transition> {
+    let Some(effect) = ledger.get(number) else {
+        return Err(Error::transition(
+            format!(
+                "there is no effect {number}: the workflow has {} effects",
+                ledger.effects.len()
+            ),
+            "list them with `checkpoint effects --all`",
+        ));
+    };
+    if !effect.ok {
+        return Err(Error::transition(
+            format!("effect {number} failed, so it guards nothing: a repeat runs as it is"),
+            "nothing to allow",
+        ));
+    }
+    if ledger.guard(&effect.key).is_none() {
+        return Err(Error::transition(
+            format!("a repeat of effect {number} is already allowed once and not yet used"),
+            "run the repeat; it is recorded as a new effect, which guards again",
+        ));
+    }
+    Ok(Transition::EffectAllow { effect: number, by })
+}
+
+/// One line of the store's effect index: an effect's number, key and outcome, or an allow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IndexEvent {
+    Effect {
+        number: u64,
+        seq: u64,
+        offset: u64,
+        ok: bool,
+        key: String,
+    },
+    Allow {
+        number: u64,
+        offset: u64,
+    },
+}
+
+/// The rule of [`Ledger::guard`] over index events: the number, journal offset and sequence
+/// number of the effect that guards `key`, if any.
+pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<(u64, u64, u64)> {
+    let mut keys: Vec<&str> = Vec::new();
+    let mut guard: Option<(u64, u64, u64)> = None;
+    let mut allowed = false;
+    for event in events {
+        match event {
+            IndexEvent::Effect {
+                number,
+                seq,
+                offset,
+                ok,
+                key: effect_key,
+            } => {
+                keys.push(effect_key);
+                if *ok && effect_key == key {
+                    guard = Some((*number, *offset, *seq));
+                    allowed = false;
+                }
+            }
+            IndexEvent::Allow { number, .. } => {
+                let allowed_key = number
+                    .checked_sub(1)
+                    .and_then(|index| keys.get(index as usize));
+                if allowed_key == Some(&key) && guard.is_some() {
+                    allowed = true;
+                }
+            }
+        }
+    }
+    guard.filter(|_| !allowed)
+}
