@@ -11,6 +11,9 @@ mod bundle;
 mod client;
 #[path = "e2e/commands.rs"]
 mod commands;
+#[cfg(unix)]
+#[path = "e2e/effects.rs"]
+mod effects;
 #[path = "e2e/hooks.rs"]
 mod hooks;
 #[path = "e2e/install.rs"]
