@@ -307,7 +307,19 @@ impl Ctx {
         recoveries: &[Recovery],
         probe: &dyn Probe,
     ) -> Briefing {
-        Briefing::new(workflow, recoveries, probe, &self.config, self.now)
+        let briefing = Briefing::new(workflow, recoveries, probe, &self.config, self.now);
+        // The effects come from the journal; a workflow of another system's file has none.
+        match self.store.ledger(&workflow.id) {
+            Ok(ledger) => briefing.with_effects(workflow, &ledger),
+            Err(checkpoint_core::Error::NotFound { .. }) => briefing,
+            Err(err) => {
+                output::warn(&format!(
+                    "the effects of workflow `{}` cannot be read, so the briefing does not list them: {err}",
+                    workflow.id
+                ));
+                briefing
+            }
+        }
     }
 
     /// A path relative to the project root where it is inside it, for storing in the state.

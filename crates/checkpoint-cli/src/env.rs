@@ -36,3 +36,6 @@ pub const CHECKPOINT_PHASE: &str = "CHECKPOINT_PHASE";
 pub const CHECKPOINT_REASON: &str = "CHECKPOINT_REASON";
 /// Set for the `[run] notify` command: how the runner stopped (`finished`, `needs_person`).
 pub const CHECKPOINT_STOP: &str = "CHECKPOINT_STOP";
+/// Set by Claude Code for its hooks: `cli` in an interactive session, `sdk-cli` under
+/// `claude -p`; the guard of effects asks a person in the first and refuses in the others.
+pub const CLAUDE_CODE_ENTRYPOINT: &str = "CLAUDE_CODE_ENTRYPOINT";

@@ -8,6 +8,7 @@
 //! answered on the hot path through the store's index (`store/effects.rs`).
 
 mod builtin;
+mod guard;
 mod ledger;
 mod pattern;
 mod shell;
@@ -18,6 +19,8 @@ mod tests;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use crate::effects::guard::time;
+pub use crate::effects::guard::{Refusal, reason};
 pub use crate::effects::ledger::{
     Guard, Ledger, Observed, RecordedEffect, allow, excerpt, outstanding, record,
 };

@@ -5,6 +5,7 @@
 //! and exit code 0; only a `Stop` hook blocks, and only through Claude Code's documented
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
+mod effects;
 mod subagent;
 
 use std::{path::Path, time::Duration};
@@ -93,7 +94,9 @@ fn handle(event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) -> Resul
     match &payload {
         Payload::SessionStart(payload) => hook.session_start(payload),
         Payload::PreCompact(payload) => hook.pre_compact(payload),
-        Payload::PreToolUse(payload) => hook.pre_tool_use(payload),
+        Payload::PreToolUse(payload) => hook
+            .guard_effect(payload)
+            .and_then(|()| hook.pre_tool_use(payload)),
         Payload::PostToolUse(payload) => hook.post_tool_use(payload),
         Payload::PostToolUseFailure(payload) => hook.post_tool_use_failure(payload),
         Payload::Stop(payload) => hook.stop(event, payload),
@@ -241,6 +244,7 @@ impl Hook {
     /// Completes a phase whose declared outputs now all exist; records commit SHAs after
     /// `git commit`; adds written files to the context summary.
     fn post_tool_use(&self, payload: &ToolUse) -> Result<()> {
+        self.record_effect(payload)?;
         self.sub_agent_post_tool_use(payload)?;
         let input = &payload.tool_input;
         let written = match payload.tool() {
@@ -292,6 +296,7 @@ impl Hook {
 
     /// Records a failed tool call on the phase in progress.
     fn post_tool_use_failure(&self, payload: &ToolFailure) -> Result<()> {
+        self.record_failed_effect(payload)?;
         if self.sub_agent_tool_failure(payload)? {
             return Ok(());
         }

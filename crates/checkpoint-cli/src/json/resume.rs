@@ -5,7 +5,9 @@
 use std::fmt;
 
 use checkpoint_core::{
-    Activity, ContextSummary, Holder, PhaseId, PhaseStatus, TaskId, WorkflowId, WorkflowStatus,
+    Activity, ContextSummary, EffectSource, Holder, PhaseId, PhaseStatus, TaskId, WorkflowId,
+    WorkflowStatus,
+    effects::RecordedEffect,
     resume::{self, Action, FindingCode, RecoveryCode, ResumePlan, Severity},
 };
 use chrono::{DateTime, Utc};
@@ -100,6 +102,43 @@ struct Plan<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     paused_until: Option<DateTime<Utc>>,
     context: &'a ContextSummary,
+    /// The effects already done in phases not done, which a resume must not repeat.
+    effects: Vec<DoneEffect<'a>>,
+}
+
+/// An effect a resume must not repeat, as the plan lists it.
+#[derive(Debug, Serialize)]
+struct DoneEffect<'a> {
+    number: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phase: Option<&'a PhaseId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    command: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<&'a str>,
+    at: DateTime<Utc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<&'a str>,
+    source: EffectSource,
+}
+
+impl<'a> From<&'a RecordedEffect> for DoneEffect<'a> {
+    fn from(effect: &'a RecordedEffect) -> Self {
+        Self {
+            number: effect.number,
+            phase: effect.phase.as_ref(),
+            attempt: effect.attempt,
+            tool: effect.tool.as_deref(),
+            command: &effect.command,
+            output: effect.output.as_deref(),
+            at: effect.at,
+            session_id: effect.session_id.as_deref(),
+            source: effect.source,
+        }
+    }
 }
 
 impl<'a> From<&'a ResumePlan> for Plan<'a> {
@@ -126,6 +165,7 @@ impl<'a> From<&'a ResumePlan> for Plan<'a> {
             sub_agents: plan.sub_agents.as_ref().map(SubAgents::from),
             paused_until: plan.paused_until,
             context: &plan.context,
+            effects: plan.effects.iter().map(DoneEffect::from).collect(),
         }
     }
 }

@@ -133,6 +133,11 @@ pub(crate) fn session_prompt(
     } else {
         ""
     };
+    let effects = if plan.effects.is_empty() {
+        ""
+    } else {
+        "Never repeat a call listed under \"Already done\": it changed something outside the project, and `checkpoint` refuses an exact repeat.\n"
+    };
     let scope = match until {
         Some(phase) => format!("until phase `{phase}` is done"),
         None => "until every phase is done".to_owned(),
@@ -144,7 +149,7 @@ pub(crate) fn session_prompt(
          `checkpoint progress <phase> \"<what is done>\"` after each significant step, \
          `checkpoint complete <phase>` (with `--artifact <path>` for each output) when it is done, \
          and `checkpoint fail <phase> --reason \"<why>\"` when it cannot be done.\n\
-         Stop when a phase waits for approval or a decision needs a person.\n\n{state}",
+         Stop when a phase waits for approval or a decision needs a person.\n{effects}\n{state}",
         plan.workflow
     )
 }

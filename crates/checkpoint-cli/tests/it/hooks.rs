@@ -2,23 +2,17 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{TestEnv, exits_by_itself, git, hook_with_open_stdin};
+use crate::support::{
+    TestEnv, exits_by_itself, git, hook_payload, hook_with_open_stdin, session_start_context,
+};
 
 fn payload(env: &TestEnv, event: &str, extra: Value) -> String {
-    let mut value = json!({
-        "session_id": "11111111-2222-3333-4444-555555555555",
-        "transcript_path": "/tmp/transcript.jsonl",
-        "cwd": env.project(),
-        "hook_event_name": event,
-        "trigger": "manual",
-        "tool_name": "Bash",
-        "error": "unknown",
-    });
-    value
+    let mut fields = json!({"trigger": "manual", "tool_name": "Bash", "error": "unknown"});
+    fields
         .as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
-    value.to_string()
+    hook_payload(env, event, fields)
 }
 
 fn interrupted(env: &TestEnv) {
@@ -61,22 +55,6 @@ fn session_start_injects_the_resume_prompt() {
         "in_progress",
         "SessionStart writes nothing"
     );
-}
-
-/// The context a `SessionStart` hook injects.
-fn session_start_context(env: &TestEnv) -> String {
-    let (code, stdout, stderr) = env
-        .hook(
-            "SessionStart",
-            &payload(env, "SessionStart", json!({"source": "startup"})),
-        )
-        .wait();
-    assert_eq!(code, 0, "{stderr}");
-    let out: Value = serde_json::from_str(&stdout).unwrap();
-    out["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod cli;
 mod config;
 mod contract;
 mod durability;
+mod effects;
 mod effects_cli;
 mod escaping;
 mod hooks;

@@ -83,6 +83,22 @@ impl TestEnv {
         HookRun(child)
     }
 
+    /// Starts `checkpoint hook <event>` like [`TestEnv::hook`], with these environment
+    /// variables set as the client sets them.
+    pub fn hook_with_env(&self, event: &str, payload: &str, vars: &[(&str, &str)]) -> HookRun {
+        let mut child = self
+            .cmd()
+            .args(["hook", event])
+            .envs(vars.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+        HookRun(child)
+    }
+
     /// Starts `checkpoint hook <event>` with stdin, stdout and stderr piped, and writes nothing.
     pub fn spawn_hook(&self, event: &str) -> Child {
         self.cmd()
@@ -302,4 +318,36 @@ pub fn repo() -> TestEnv {
     git(&dir, &["config", "user.email", "test@example.com"]);
     git(&dir, &["commit", "-q", "--allow-empty", "-m", "start"]);
     env
+}
+
+/// A hook payload for `event` in `env`'s project, with the envelope every event carries (a
+/// fixed session id) and the fields of `extra`.
+pub fn hook_payload(env: &TestEnv, event: &str, extra: serde_json::Value) -> String {
+    let mut value = serde_json::json!({
+        "session_id": "11111111-2222-3333-4444-555555555555",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": env.project(),
+        "hook_event_name": event,
+    });
+    value
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    value.to_string()
+}
+
+/// The context a `SessionStart` hook (a new session) injects.
+pub fn session_start_context(env: &TestEnv) -> String {
+    let payload = hook_payload(
+        env,
+        "SessionStart",
+        serde_json::json!({"source": "startup"}),
+    );
+    let (code, stdout, stderr) = env.hook("SessionStart", &payload).wait();
+    assert_eq!(code, 0, "{stderr}");
+    let out: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }

@@ -99,20 +99,35 @@ pub struct Observed<'a> {
     pub ok: bool,
     /// The session.
     pub session_id: Option<&'a str>,
+    /// The sub-agent that made the call, if one did (its phase is the one it holds).
+    pub agent_id: Option<&'a str>,
     /// Who records it.
     pub source: EffectSource,
 }
 
-/// The `effect` transition for `observed` on `workflow`: on the phase in progress (the first,
-/// if several), else on the workflow; its key taken before its command and output are redacted
-/// and cut.
+/// The `effect` transition for `observed` on `workflow`: on `phase` when given, else on the
+/// phase in progress (the one the sub-agent that made the call holds, else the first), else on
+/// the workflow; its key taken before its command and output are redacted and cut.
 pub fn record(workflow: &Workflow, phase: Option<&PhaseId>, observed: Observed<'_>) -> Transition {
-    let phase = match phase {
-        Some(phase) => workflow.phase(phase),
-        None => workflow
+    let in_progress = || {
+        workflow
             .phases
             .iter()
-            .find(|phase| phase.status == crate::model::PhaseStatus::InProgress),
+            .filter(|phase| phase.status == crate::model::PhaseStatus::InProgress)
+    };
+    let phase = match phase {
+        Some(phase) => workflow.phase(phase),
+        None => observed
+            .agent_id
+            .and_then(|agent| {
+                in_progress().find(|phase| {
+                    phase
+                        .holder
+                        .as_ref()
+                        .is_some_and(|holder| holder.agent_id.as_deref() == Some(agent))
+                })
+            })
+            .or_else(|| in_progress().next()),
     };
     let tool = match (observed.source, observed.call) {
         (EffectSource::Manual | EffectSource::Mcp, _) => None,

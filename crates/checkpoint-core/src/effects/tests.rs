@@ -360,6 +360,7 @@ fn pushed(workflow: &crate::Workflow, command: &str, ok: bool) -> Transition {
             output: Some("To origin\n * [new branch] release"),
             ok,
             session_id: Some("s1"),
+            agent_id: None,
             source: EffectSource::Hook,
         },
     )
@@ -395,6 +396,7 @@ fn a_record_is_on_the_phase_in_progress_redacted_and_cut() {
             output: Some(&output),
             ok: true,
             session_id: Some("s1"),
+            agent_id: None,
             source: EffectSource::Hook,
         },
     );
@@ -479,6 +481,7 @@ fn outstanding_effects_are_those_of_unfinished_phases() {
                 output: None,
                 ok: true,
                 session_id: None,
+                agent_id: None,
                 source: EffectSource::Manual,
             },
         ),
@@ -539,4 +542,103 @@ proptest! {
         let command = format!("{}git push{}", "bash -c '".repeat(depth.min(40)), "'".repeat(depth.min(40)));
         let _ = builtin().is_effect(Call::Bash(&command));
     }
+}
+
+#[test]
+fn a_repeat_is_asked_only_where_a_person_sits() {
+    use crate::effects::Refusal;
+    assert_eq!(Refusal::for_entrypoint(Some("cli")), Refusal::Ask);
+    for entrypoint in [
+        Some("sdk-cli"),
+        Some("sdk-ts"),
+        Some("sdk-py"),
+        Some(""),
+        Some("CLI"),
+        None,
+    ] {
+        assert_eq!(
+            Refusal::for_entrypoint(entrypoint),
+            Refusal::Deny,
+            "{entrypoint:?}"
+        );
+    }
+    assert_eq!(Refusal::Deny.decision(), "deny");
+    assert_eq!(Refusal::Ask.decision(), "ask");
+}
+
+#[test]
+fn the_reason_names_what_ran_and_how_to_let_it_through() {
+    let workflow = workflow();
+    let mut ledger = Ledger::default();
+    ledger.push(&entry(
+        3,
+        pushed(&workflow, "git push origin release", true),
+    ));
+    let effect = &ledger.effects[0];
+    let id: crate::WorkflowId = "w".parse().unwrap();
+    let reason = crate::effects::reason(effect, &id, false);
+    for part in [
+        "effect 1",
+        "`git push origin release`",
+        "2026-11-26 14:02 UTC",
+        "phase `deploy` (attempt 2)",
+        "session s1",
+        "[new branch] release",
+        "`checkpoint effects allow 1`",
+    ] {
+        assert!(reason.contains(part), "{part} in {reason}");
+    }
+    assert!(
+        crate::effects::reason(effect, &id, true)
+            .contains("`checkpoint effects allow 1 --workflow w`")
+    );
+}
+
+#[test]
+fn the_resume_prompt_lists_what_is_done_first() {
+    use crate::{config::Config, resume::Briefing, testing::Files};
+    let workflow = workflow();
+    let mut ledger = Ledger::default();
+    for i in 0..20 {
+        ledger.push(&entry(
+            i + 1,
+            pushed(&workflow, &format!("git push origin b{i}"), true),
+        ));
+    }
+    let briefing = Briefing::new(
+        &workflow,
+        &[],
+        &Files(Vec::new()),
+        &Config::default(),
+        now(),
+    )
+    .with_effects(&workflow, &ledger);
+    assert_eq!(briefing.plan.effects.len(), 20);
+    let prompt = briefing.prompt_within(2500);
+    assert!(
+        prompt.contains("**Already done — do not repeat:**"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(
+            "- 20. `git push origin b19` at 2026-11-26 14:02 UTC (phase deploy) → To origin"
+        ),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("… 8 earlier (see `checkpoint effects`)"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("`checkpoint effects allow <n>`"),
+        "{prompt}"
+    );
+    let without = Briefing::new(
+        &workflow,
+        &[],
+        &Files(Vec::new()),
+        &Config::default(),
+        now(),
+    );
+    assert!(!without.prompt().contains("Already done"));
 }

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     config::Config,
+    effects::{Ledger, outstanding},
     model::Workflow,
     resume::{
         planner::{PlanOptions, ResumePlan, plan},
@@ -43,6 +44,13 @@ impl Briefing {
             now,
             budget: config.prompt_budget,
         }
+    }
+
+    /// The briefing with the effects of `ledger` that `workflow` (the state it was planned
+    /// from) must not repeat: those of its phases not done, and those on no phase.
+    pub fn with_effects(mut self, workflow: &Workflow, ledger: &Ledger) -> Self {
+        self.plan.effects = outstanding(workflow, ledger).into_iter().cloned().collect();
+        self
     }
 
     /// The plan as a Markdown prompt within the configured `prompt_budget`.

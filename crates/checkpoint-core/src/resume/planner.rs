@@ -5,6 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::{
     config::Config,
+    effects::RecordedEffect,
     id::{PhaseId, TaskId},
     model::{
         Activity, ContextSummary, DoneSet, Holder, PhaseStatus, TaskStatus, Workflow,
@@ -126,6 +127,9 @@ pub struct ResumePlan {
     pub paused_until: Option<DateTime<Utc>>,
     /// The context summary to re-inject.
     pub context: ContextSummary,
+    /// The effects already done in phases not done (and on no phase), oldest first: a resume
+    /// must not repeat them. Filled by [`crate::resume::Briefing::with_effects`].
+    pub effects: Vec<RecordedEffect>,
 }
 
 impl ResumePlan {
@@ -263,6 +267,7 @@ pub fn plan(
             .and_then(|pause| pause.until)
             .map(Timestamp::utc),
         context: after.context.clone(),
+        effects: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ const LIST_LIMIT: usize = 12;
 /// Renders the plan for Claude in at most `budget` bytes (the essentials always fit first).
 pub fn render_prompt(plan: &ResumePlan, now: DateTime<Utc>, budget: usize) -> String {
     let mut sections = vec![head_section(plan, now)];
+    sections.extend(effects_section(plan));
     sections.extend(findings_section(plan));
     let phases = phases_section(plan);
     if phases.len() > 1 {
@@ -248,6 +249,54 @@ fn phases_section(plan: &ResumePlan) -> String {
         format!("`{}`{when}", phase.id)
     });
     where_
+}
+
+/// The effects already done, which a resume must not repeat: the latest ones, each with its
+/// time, phase and output's first line.
+fn effects_section(plan: &ResumePlan) -> Option<String> {
+    /// The most characters of an output shown here (`checkpoint effects` shows it whole).
+    const OUTPUT_CHARS: usize = 160;
+    if plan.effects.is_empty() {
+        return None;
+    }
+    let mut section = String::from(
+        "\n**Already done — do not repeat:** these calls changed something outside the project and succeeded; carry on from their results.\n",
+    );
+    let shown = latest(&plan.effects);
+    if shown.len() < plan.effects.len() {
+        let _ = writeln!(
+            section,
+            "- … {} earlier (see `checkpoint effects`)",
+            plan.effects.len() - shown.len()
+        );
+    }
+    for effect in shown {
+        let what = match effect.tool.as_deref() {
+            Some("Bash") | None => format!("`{}`", effect.command),
+            Some(tool) => format!("{tool} `{}`", effect.command),
+        };
+        let _ = write!(
+            section,
+            "- {}. {what} at {}",
+            effect.number,
+            crate::effects::time(effect.at)
+        );
+        if let Some(phase) = &effect.phase {
+            let _ = write!(section, " (phase {phase})");
+        }
+        let output = effect
+            .output
+            .as_deref()
+            .and_then(|output| output.lines().find(|line| !line.trim().is_empty()));
+        if let Some(output) = output {
+            let cut = floor_char_boundary(output, OUTPUT_CHARS);
+            let more = if cut < output.len() { "…" } else { "" };
+            let _ = write!(section, " → {}{more}", output[..cut].trim());
+        }
+        section.push('\n');
+    }
+    section.push_str("If a repeat is really wanted, a person runs `checkpoint effects allow <n>` (it lets exactly one repeat through).\n");
+    Some(section)
 }
 
 /// The context summary: the latest decisions, files and notes.

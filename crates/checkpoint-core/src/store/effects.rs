@@ -41,6 +41,10 @@ const MAX_INDEX_BYTES: u64 = 64 * 1024 * 1024;
 /// What a journal line of an effect or an allow holds (`op` is a transition's first field).
 const EFFECT_MARK: &str = "\"transition\":{\"op\":\"effect";
 
+/// What `state.json` holds when a phase declares effect patterns (a quote inside a string is
+/// escaped, so a note cannot hold it).
+const PATTERNS_MARK: &[u8] = b"\"effects\":";
+
 /// The index as read: how far into the journal it goes, and its events.
 #[derive(Debug, Default)]
 struct Index {
@@ -61,6 +65,27 @@ impl Store {
         };
         let entry = entry_at(&dir.join(JOURNAL_FILE), offset)?;
         Ok(RecordedEffect::from_entry(&entry, number))
+    }
+
+    /// Whether the workflow's plan declares effect patterns of its own (a phase's `effects`),
+    /// judged from the bytes of `state.json` without parsing it: only then must a call that
+    /// no built-in rule or configured pattern names be weighed against the workflow.
+    pub fn declares_effect_patterns(&self, id: &WorkflowId) -> bool {
+        let path = self.workflow_dir(id).join(crate::store::STATE_FILE);
+        match crate::fsx::read_limited(&path) {
+            Ok(Some(bytes)) => bytes
+                .windows(PATTERNS_MARK.len())
+                .any(|window| window == PATTERNS_MARK),
+            // A state that cannot be read is weighed the long way, which says why.
+            Ok(None) | Err(_) => true,
+        }
+    }
+
+    /// Whether the workflow has an effect index: one was written when an effect was journaled
+    /// (or when a reader rebuilt it), so a call that no built-in rule or configured pattern
+    /// names need not be looked up in a workflow without one.
+    pub fn has_effects_index(&self, id: &WorkflowId) -> bool {
+        self.workflow_dir(id).join(EFFECTS_INDEX).is_file()
     }
 
     /// The workflow's effects, in order, allows applied (through the index: one read of each

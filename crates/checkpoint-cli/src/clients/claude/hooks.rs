@@ -132,10 +132,10 @@ pub(crate) struct PreCompact {
 #[derive(Debug, Deserialize)]
 pub(crate) struct ToolUse {
     pub(crate) tool_name: String,
-    #[serde(default, deserialize_with = "lenient_map")]
+    #[serde(default, deserialize_with = "input_and_raw")]
     pub(crate) tool_input: ToolInput,
     /// Only in `PostToolUse`.
-    #[serde(default, deserialize_with = "lenient_map")]
+    #[serde(default, deserialize_with = "response_or_text")]
     pub(crate) tool_response: ToolResponse,
     #[serde(default, deserialize_with = "lenient_str")]
     pub(crate) tool_use_id: Option<String>,
@@ -168,6 +168,9 @@ pub(crate) struct ToolInput {
     /// `Agent`.
     #[serde(default, deserialize_with = "lenient_str")]
     pub(crate) description: Option<String>,
+    /// The whole input as the client sent it (an MCP tool's arguments).
+    #[serde(skip)]
+    pub(crate) raw: serde_json::Value,
 }
 
 /// The fields of a tool call's response that the hooks read.
@@ -185,6 +188,15 @@ pub(crate) struct ToolResponse {
     /// `Agent`: the sub-agent's result, as content blocks.
     #[serde(default, deserialize_with = "lenient_seq")]
     pub(crate) content: Vec<ContentBlock>,
+    /// `Bash`: what the command printed.
+    #[serde(default, deserialize_with = "lenient_str")]
+    pub(crate) stdout: Option<String>,
+    /// `Bash`: what the command printed on stderr.
+    #[serde(default, deserialize_with = "lenient_str")]
+    pub(crate) stderr: Option<String>,
+    /// An MCP tool's result, which the client sends as a string.
+    #[serde(skip)]
+    pub(crate) text: Option<String>,
 }
 
 /// A content block of an `Agent` call's result.
@@ -199,6 +211,8 @@ pub(crate) struct ContentBlock {
 pub(crate) struct ToolFailure {
     pub(crate) tool_name: String,
     pub(crate) error: String,
+    #[serde(default, deserialize_with = "input_and_raw")]
+    pub(crate) tool_input: ToolInput,
     #[serde(default, deserialize_with = "lenient_str")]
     pub(crate) tool_use_id: Option<String>,
     /// Set when the tool ran inside a sub-agent.
@@ -312,16 +326,28 @@ fn lenient_bool<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<boo
     deserializer.deserialize_any(Lenient::<bool>(PhantomData))
 }
 
-/// An object's fields, or the defaults for a value of any other type.
-fn lenient_map<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(deserializer
-        .deserialize_any(Lenient::<Object<T>>(PhantomData))?
-        .map(|object| object.0)
-        .unwrap_or_default())
+/// A tool's input: its fields read as [`ToolInput`]'s (leniently), and the whole value kept.
+fn input_and_raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ToolInput, D::Error> {
+    let raw = serde_json::Value::deserialize(deserializer)?;
+    let mut input = match &raw {
+        serde_json::Value::Object(_) => ToolInput::deserialize(&raw).unwrap_or_default(),
+        _ => ToolInput::default(),
+    };
+    input.raw = raw;
+    Ok(input)
+}
+
+/// A tool's response: an object's fields read as [`ToolResponse`]'s (leniently), or a string
+/// (an MCP tool's result) as its text.
+fn response_or_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ToolResponse, D::Error> {
+    Ok(match serde_json::Value::deserialize(deserializer)? {
+        raw @ serde_json::Value::Object(_) => ToolResponse::deserialize(&raw).unwrap_or_default(),
+        serde_json::Value::String(text) => ToolResponse {
+            text: Some(text),
+            ..ToolResponse::default()
+        },
+        _ => ToolResponse::default(),
+    })
 }
 
 /// An array's objects (other elements left out), or none for a value of any other type.

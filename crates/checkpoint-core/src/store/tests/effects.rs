@@ -34,6 +34,7 @@ fn record(store: &Store, id: &WorkflowId, command: &str, ok: bool) {
                     output: Some("done"),
                     ok,
                     session_id: Some("s"),
+                    agent_id: None,
                     source: EffectSource::Hook,
                 },
             )])
