@@ -101,6 +101,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
                 output: args.output.as_deref(),
                 ok: true,
                 session_id: None,
+                agent_id: None,
                 source,
             },
         )])
