@@ -62,6 +62,9 @@ pub(crate) fn wanted(wanted: &dyn Fn(&str) -> bool) -> bool {
 /// The cases: for each size, a project whose workflow has that many recorded `git push`es on
 /// its phase in progress, and each kind of command's `PreToolUse` payload.
 pub(crate) fn cases(dir: &Path, binary: &Path) -> Result<Vec<Case>> {
+    let payloads = dir.join("payloads");
+    std::fs::create_dir_all(&payloads)
+        .map_err(|err| format!("failed to create `{}`: {err}", payloads.display()))?;
     let mut cases = Vec::new();
     for n in SIZES {
         eprintln!("  the guard with {} recorded effects", thousands(n as u64));
