@@ -13,7 +13,7 @@ mod text;
 
 pub(crate) use crate::output::{
     ask::ask,
-    effects::{EffectCounts, effects_text},
+    effects::EffectCounts,
     journal::{describe, entry_line},
     paint::Paint,
     plan::{render_findings, render_plan},

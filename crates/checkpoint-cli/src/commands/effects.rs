@@ -6,6 +6,8 @@ use checkpoint_core::{
     effects::{self, Call, Ledger, Observed, RecordedEffect},
     store::Loaded,
 };
+use std::fmt::Write as _;
+
 use clap::{Args, Subcommand, ValueEnum};
 use miette::{IntoDiagnostic, Result};
 
@@ -176,7 +178,7 @@ fn list(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
         .into_diagnostic(),
         _ => {
             let paint = Paint::new(ctx.color);
-            let text = output::effects_text(&rows, shown, ledger.effects.len(), paint);
+            let text = effects_text(&rows, shown, ledger.effects.len(), paint);
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
@@ -262,4 +264,81 @@ fn changed(
             output::emit_human(ctx.color, &line).into_diagnostic()
         }
     }
+}
+
+/// Where a listing's texts are whole.
+const WHOLE: &str = "checkpoint effects --format json";
+
+/// The listing: a heading saying what is shown, then two lines per effect (what ran, and its
+/// output), and how a repeat is let through.
+fn effects_text(rows: &[EffectRow<'_>], shown: Shown, total: usize, paint: Paint) -> String {
+    let which = match shown {
+        Shown::Unfinished => "of the phases not done and of no phase",
+        Shown::Phase => "of the phase",
+        Shown::All => "in all",
+    };
+    let mut text = String::new();
+    if rows.is_empty() {
+        let _ = write!(text, "no effects {which}");
+        if shown != Shown::All && total > 0 {
+            let _ = write!(
+                text,
+                " ({} in all: `checkpoint effects --all`)",
+                output::count(total, "effect")
+            );
+        }
+        text.push('\n');
+        return text;
+    }
+    let _ = writeln!(text, "{} {which}", output::count(rows.len(), "effect"));
+    for row in rows {
+        let mut head = format!("#{}", row.number);
+        match (row.phase, row.attempt) {
+            (Some(phase), Some(attempt)) => {
+                let _ = write!(head, " {phase} (attempt {attempt})");
+            }
+            (Some(phase), None) => {
+                let _ = write!(head, " {phase}");
+            }
+            (None, _) => head.push_str(" (no phase)"),
+        }
+        let _ = write!(head, "  {}", row.at.format("%Y-%m-%d %H:%M:%S UTC"));
+        if let Some(session) = row.session_id {
+            let _ = write!(head, "  session {}", session.get(..8).unwrap_or(session));
+        }
+        let state = if !row.ok {
+            paint.red("failed")
+        } else if row.allowed {
+            paint.yellow("one repeat allowed")
+        } else if row.guards {
+            paint.green("done")
+        } else {
+            paint.dim("done, repeated since")
+        };
+        let _ = writeln!(text, "{}  {state}", paint.bold(&head));
+        let what = match row.tool.filter(|tool| *tool != "Bash") {
+            Some(tool) => format!("{tool} {}", row.command),
+            None => row.command.to_owned(),
+        };
+        let _ = writeln!(
+            text,
+            "    {}",
+            output::shorten(&effects::normalized(&what), WHOLE)
+        );
+        if let Some(output) = row.output.filter(|output| !output.is_empty()) {
+            let _ = writeln!(
+                text,
+                "    → {}",
+                output::shorten(&effects::normalized(output), WHOLE)
+            );
+        }
+    }
+    if rows.iter().any(|row| row.guards) {
+        let _ = writeln!(
+            text,
+            "{}",
+            paint.dim("a repeat of a done effect is refused before it runs; `checkpoint effects allow <n>` lets one through")
+        );
+    }
+    text
 }
