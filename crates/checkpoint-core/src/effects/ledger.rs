@@ -286,7 +286,8 @@ pub(crate) enum IndexEvent {
 /// The rule of [`Ledger::guard`] over index events: the number, journal offset and sequence
 /// number of the effect that guards `key`, if any.
 pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<(u64, u64, u64)> {
-    let mut keys: Vec<&str> = Vec::new();
+    // The events may start past effect 1 (a lookup that skipped the index's own).
+    let mut keys: std::collections::HashMap<u64, &str> = std::collections::HashMap::new();
     let mut guard: Option<(u64, u64, u64)> = None;
     let mut allowed = false;
     for event in events {
@@ -298,17 +299,14 @@ pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<(u64, u64, u6
                 ok,
                 key: effect_key,
             } => {
-                keys.push(effect_key);
+                keys.insert(*number, effect_key);
                 if *ok && effect_key == key {
                     guard = Some((*number, *offset, *seq));
                     allowed = false;
                 }
             }
             IndexEvent::Allow { number, .. } => {
-                let allowed_key = number
-                    .checked_sub(1)
-                    .and_then(|index| keys.get(index as usize));
-                if allowed_key == Some(&key) && guard.is_some() {
+                if keys.get(number) == Some(&key) && guard.is_some() {
                     allowed = true;
                 }
             }

@@ -495,7 +495,8 @@ fn outstanding_effects_are_those_of_unfinished_phases() {
 
 /// Words a shell reads as plain text.
 fn plain_word() -> impl Strategy<Value = String> {
-    "[a-z0-9_./-]{1,8}"
+    // Not an option: `-n` would make a push a dry run.
+    "[a-z0-9_./][a-z0-9_./-]{0,7}"
 }
 
 proptest! {

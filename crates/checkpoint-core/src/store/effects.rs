@@ -50,6 +50,10 @@ const PATTERNS_MARK: &[u8] = b"\"effects\":";
 struct Index {
     /// The journal bytes covered (the end of the last complete line read).
     covered: u64,
+    /// How many effects the journal holds up to there (the numbers of the tail's go on).
+    effects: u64,
+    /// The events, all of them; or, for a lookup of one key that the index does not hold,
+    /// only the tail's.
     events: Vec<IndexEvent>,
 }
 
@@ -59,7 +63,7 @@ impl Store {
     /// index, never the whole journal, unless the index must be rebuilt.
     pub fn effect_guard(&self, id: &WorkflowId, key: &str) -> Result<Option<RecordedEffect>> {
         let dir = self.checked_dir(id)?;
-        let index = self.current_index(&dir)?;
+        let index = self.current_index(&dir, Some(key))?;
         let Some((number, offset, _)) = guard_of(&index.events, key) else {
             return Ok(None);
         };
@@ -92,7 +96,7 @@ impl Store {
     /// effect's line).
     pub fn ledger(&self, id: &WorkflowId) -> Result<Ledger> {
         let dir = self.checked_dir(id)?;
-        let index = self.current_index(&dir)?;
+        let index = self.current_index(&dir, None)?;
         let journal = dir.join(JOURNAL_FILE);
         let mut ledger = Ledger::default();
         for event in &index.events {
@@ -106,13 +110,16 @@ impl Store {
 
     /// The index brought up to date with the journal, written back when that saves later
     /// readers work and the lock is free.
-    fn current_index(&self, dir: &Path) -> Result<Index> {
-        let (index, tail) = read_current(dir)?;
+    ///
+    /// With `key`, the index's events are left out when the key is not among them (none can
+    /// guard it): a lookup costs a search of the index's text, not a parse of every line.
+    fn current_index(&self, dir: &Path, key: Option<&str>) -> Result<Index> {
+        let (index, tail) = read_current(dir, key)?;
         if tail > REFRESH_TAIL_BYTES
             && let Some(_lock) = self.try_lock(dir)?
         {
             // Read again under the lock: a writer may have appended meanwhile.
-            let (index, _) = read_current(dir)?;
+            let (index, _) = read_current(dir, None)?;
             let _ = write_index(dir, &index);
             return Ok(index);
         }
@@ -122,7 +129,7 @@ impl Store {
     /// After a write that journaled an effect, under the lock: the index made current. A
     /// failure is left to readers, who rebuild the index.
     pub(super) fn refresh_effects_index(dir: &Path) {
-        if let Ok((index, _)) = read_current(dir) {
+        if let Ok((index, _)) = read_current(dir, None) {
             let _ = write_index(dir, &index);
         }
     }
@@ -135,7 +142,7 @@ pub(super) fn is_effect_line(line: &str) -> bool {
 
 /// The index, trusted as far as it still matches the journal, followed by the journal's tail;
 /// and how many tail bytes were read (the whole journal when the index was not trusted).
-fn read_current(dir: &Path) -> Result<(Index, u64)> {
+fn read_current(dir: &Path, key: Option<&str>) -> Result<(Index, u64)> {
     let journal_path = dir.join(JOURNAL_FILE);
     refuse_symlink(&journal_path)?;
     let mut journal = match fs::File::open(&journal_path) {
@@ -145,7 +152,7 @@ fn read_current(dir: &Path) -> Result<(Index, u64)> {
     };
     let io_error = |err| Error::io("read", &journal_path, err);
     let len = journal.metadata().map_err(io_error)?.len();
-    let mut index = read_index(&dir.join(EFFECTS_INDEX))
+    let mut index = read_index(&dir.join(EFFECTS_INDEX), key)
         .filter(|(index, print)| {
             index.covered <= len
                 && fingerprint(&mut journal, index.covered).ok().as_deref() == Some(print.as_str())
@@ -157,11 +164,7 @@ fn read_current(dir: &Path) -> Result<(Index, u64)> {
     let mut reader = io::BufReader::with_capacity(64 * 1024, journal);
     let mut line = Vec::new();
     let mut offset = start;
-    let mut numbered = index
-        .events
-        .iter()
-        .filter(|event| matches!(event, IndexEvent::Effect { .. }))
-        .count() as u64;
+    let mut numbered = index.effects;
     loop {
         line.clear();
         let n = reader.read_until(b'\n', &mut line).map_err(io_error)? as u64;
@@ -182,6 +185,7 @@ fn read_current(dir: &Path) -> Result<(Index, u64)> {
         offset += n;
         index.covered = offset;
     }
+    index.effects = numbered;
     Ok((index, offset - start))
 }
 
@@ -238,36 +242,51 @@ fn fingerprint(journal: &mut fs::File, end: u64) -> io::Result<String> {
 }
 
 /// The index file and the fingerprint it recorded; none when it is missing or unreadable.
-fn read_index(path: &Path) -> Option<(Index, String)> {
+/// With `key`, its events only when the key is among them.
+fn read_index(path: &Path, key: Option<&str>) -> Option<(Index, String)> {
     let bytes = crate::fsx::read_limited(path).ok()??;
     if bytes.len() as u64 > MAX_INDEX_BYTES {
         return None;
     }
     let text = std::str::from_utf8(&bytes).ok()?;
-    let mut lines = text.lines();
-    let header = lines.next()?;
+    let (header, body) = text.split_once('\n')?;
     let mut words = header.strip_prefix(HEADER)?.split_whitespace();
     let covered = words.next()?.parse().ok()?;
+    let effects = words.next()?.parse().ok()?;
     let print = words.next()?.to_owned();
     let mut events = Vec::new();
-    for line in lines {
-        let words: Vec<&str> = line.split(' ').collect();
-        events.push(match words.as_slice() {
-            ["e", number, seq, offset, ok, key] => IndexEvent::Effect {
-                number: number.parse().ok()?,
-                seq: seq.parse().ok()?,
-                offset: offset.parse().ok()?,
-                ok: *ok == "1",
-                key: (*key).to_owned(),
-            },
-            ["a", number, offset] => IndexEvent::Allow {
-                number: number.parse().ok()?,
-                offset: offset.parse().ok()?,
-            },
-            _ => return None,
-        });
+    if key.is_none_or(|key| body.contains(key)) {
+        for line in body.lines() {
+            events.push(parse_event(line)?);
+        }
     }
-    Some((Index { covered, events }, print))
+    Some((
+        Index {
+            covered,
+            effects,
+            events,
+        },
+        print,
+    ))
+}
+
+/// One line of the index.
+fn parse_event(line: &str) -> Option<IndexEvent> {
+    let words: Vec<&str> = line.split(' ').collect();
+    Some(match words.as_slice() {
+        ["e", number, seq, offset, ok, key] => IndexEvent::Effect {
+            number: number.parse().ok()?,
+            seq: seq.parse().ok()?,
+            offset: offset.parse().ok()?,
+            ok: *ok == "1",
+            key: (*key).to_owned(),
+        },
+        ["a", number, offset] => IndexEvent::Allow {
+            number: number.parse().ok()?,
+            offset: offset.parse().ok()?,
+        },
+        _ => return None,
+    })
 }
 
 /// Writes the index beside the journal, atomically (a temporary file renamed over it), without
@@ -278,7 +297,7 @@ fn write_index(dir: &Path, index: &Index) -> Result<()> {
         fs::File::open(&journal_path).map_err(|err| Error::io("open", &journal_path, err))?;
     let print = fingerprint(&mut journal, index.covered)
         .map_err(|err| Error::io("read", &journal_path, err))?;
-    let mut text = format!("{HEADER} {} {print}\n", index.covered);
+    let mut text = format!("{HEADER} {} {} {print}\n", index.covered, index.effects);
     for event in &index.events {
         match event {
             IndexEvent::Effect {
