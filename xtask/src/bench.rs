@@ -2,6 +2,7 @@
 //! an empty Rust program) and to the seed systems' bash + jq scripts, measured side by side in
 //! round-robin rounds; the report goes to stdout and `target/bench/report.md`.
 
+mod effects;
 mod fixtures;
 mod harness;
 mod plugin_hook;
@@ -139,6 +140,9 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if wanted("plugin-hook/") {
         groups.hook.extend(plugin_hook::cases(root, &dir, &binary)?);
     }
+    if effects::wanted(&wanted) {
+        groups.guard = effects::cases(&dir, &binary)?;
+    }
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;
     }
@@ -175,6 +179,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     let mut targets = targets(&lookup, &plan, list_reads.as_ref(), &mut notes);
     targets.push(watch_target(watch_latency.as_ref()));
     targets.extend(plugin_hook::targets(&lookup));
+    targets.extend(effects::targets(&lookup));
     let command = format!(
         "cargo xtask {}",
         env::args().skip(1).collect::<Vec<_>>().join(" ")
@@ -460,6 +465,7 @@ fn copy_binary(from: &Path, to: &Path) -> Result<PathBuf> {
 struct Groups {
     floor: Vec<Case>,
     hook: Vec<Case>,
+    guard: Vec<Case>,
     status: Vec<Case>,
     resume: Vec<Case>,
     complete: Vec<Case>,
@@ -475,6 +481,7 @@ impl Groups {
         [
             self.floor,
             self.hook,
+            self.guard,
             self.status,
             self.resume,
             self.complete,

@@ -86,6 +86,19 @@ pub enum Command {
     Decide(commands::context::DecideArgs),
     /// Add file paths to the context summary
     Files(commands::context::FilesArgs),
+    /// Record by hand an effect no hook saw (a change outside the project: "emailed the
+    /// customer"), so that a resumed session does not repeat it
+    Effect(commands::effects::EffectArgs),
+    /// List the effects (pushes, pull requests, publishes, POSTs) recorded on the workflow, or
+    /// let one repeat through with `allow <n>`
+    ///
+    /// An effect is a call that changed something outside the project. The hooks record each
+    /// one a session runs (the built-in list: `git push`, `gh pr create`, `npm publish`,
+    /// `kubectl apply`, `curl -X POST`, …, and the patterns of the plan and `config.toml`), and
+    /// refuse a repeat of one that succeeded before it runs (in an interactive session, the
+    /// person is asked). By default the list holds the effects of the phases not done and those
+    /// recorded on no phase.
+    Effects(commands::effects::EffectsArgs),
     /// Pause the workflow (for example after a rate limit)
     Pause(commands::lifecycle::PauseArgs),
     /// Lift a pause

@@ -15,6 +15,11 @@ pub const CHECKPOINT_TEST_NOW: &str = "CHECKPOINT_TEST_NOW";
 pub const CHECKPOINT_TEST_FAILPOINT: &str = "CHECKPOINT_TEST_FAILPOINT";
 /// Hidden, for tests: `checkpoint watch` polls as where the file system sends no notifications.
 pub const CHECKPOINT_TEST_WATCH_POLL: &str = "CHECKPOINT_TEST_WATCH_POLL";
+/// Who a person is, for `effects allow` (its `--by` wins).
+pub const USER: &str = "USER";
+/// Set by Claude Code in its Bash tool's processes: `effects allow`, a person's decision, is
+/// refused there.
+pub const CLAUDECODE: &str = "CLAUDECODE";
 /// Disables colour when set to a non-empty value.
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Forces colour when set to a non-empty value.

@@ -133,6 +133,8 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Note(args) => commands::context::note(&ctx, args),
         Command::Decide(args) => commands::context::decide(&ctx, args),
         Command::Files(args) => commands::context::files(&ctx, args),
+        Command::Effect(args) => commands::effects::record(&ctx, args),
+        Command::Effects(args) => commands::effects::run(&ctx, args),
         Command::Pause(args) => commands::lifecycle::pause(&ctx, args),
         Command::Unpause => commands::lifecycle::unpause(&ctx),
         Command::Abandon(args) => commands::lifecycle::abandon(&ctx, args),

@@ -2,6 +2,7 @@
 //! stderr. The only module that prints (`sink.rs` and `screen.rs` write; the others build text).
 
 mod ask;
+mod effects;
 mod journal;
 mod paint;
 mod plan;
@@ -12,6 +13,7 @@ mod text;
 
 pub(crate) use crate::output::{
     ask::ask,
+    effects::EffectCounts,
     journal::{describe, entry_line},
     paint::Paint,
     plan::{render_findings, render_plan},

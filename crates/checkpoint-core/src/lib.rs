@@ -47,5 +47,7 @@ pub use crate::{
     },
     plan::{PhasePlan, Plan},
     timestamp::Timestamp,
-    transition::{EffectSource, Transition, apply, lift_pause, over_max_in_progress},
+    transition::{
+        EffectSource, Transition, apply, lift_pause, over_max_in_progress, unknown_phase,
+    },
 };

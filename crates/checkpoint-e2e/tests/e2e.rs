@@ -13,6 +13,9 @@ mod client;
 mod codex;
 #[path = "e2e/commands.rs"]
 mod commands;
+#[cfg(unix)]
+#[path = "e2e/effects.rs"]
+mod effects;
 #[path = "e2e/gemini.rs"]
 mod gemini;
 #[path = "e2e/hooks.rs"]

@@ -117,7 +117,12 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
                 output::count(loaded.workflow.phases.len(), "phase"),
                 loaded.dir.display()
             );
-            text.push_str(&output::render_status(&loaded.workflow, ctx.now, paint));
+            text.push_str(&output::render_status(
+                &loaded.workflow,
+                &output::EffectCounts::default(),
+                ctx.now,
+                paint,
+            ));
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }

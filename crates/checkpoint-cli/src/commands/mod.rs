@@ -3,6 +3,7 @@
 pub(crate) mod archive;
 pub(crate) mod completions;
 pub(crate) mod context;
+pub(crate) mod effects;
 pub(crate) mod export;
 pub(crate) mod history;
 pub(crate) mod hook;

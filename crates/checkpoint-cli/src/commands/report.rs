@@ -93,6 +93,8 @@ pub(crate) enum SpanKind {
     Wait,
     Phase,
     Pause,
+    /// A recorded effect (a push, a pull request, a publish), or one repeat let through.
+    Effect,
 }
 
 impl SpanKind {
@@ -103,6 +105,7 @@ impl SpanKind {
             Self::Wait => "wait",
             Self::Phase => "phase",
             Self::Pause => "pause",
+            Self::Effect => "effect",
         }
     }
 }
@@ -305,6 +308,9 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
             Transition::Pause { reason, .. } => {
                 timeline.push(span(SpanKind::Pause, at, None, reason.clone()));
             }
+            transition @ (Transition::Effect { .. } | Transition::EffectAllow { .. }) => {
+                timeline.push(effect_span(transition, at));
+            }
             _ => {}
         }
     }
@@ -341,6 +347,18 @@ fn phase_rows(workflow: &Workflow) -> Vec<PhaseRow> {
             completed_at: phase.completed_at.map(Timestamp::utc),
         })
         .collect()
+}
+
+/// An effect or an allow on the timeline: the words of `log`, but for the phase, which the span
+/// carries.
+fn effect_span(transition: &Transition, at: DateTime<Utc>) -> Span {
+    let phase = transition.phase().map(ToString::to_string);
+    let described = output::describe(transition);
+    let label = phase
+        .as_ref()
+        .and_then(|phase| described.strip_prefix(&format!("{phase}: ")))
+        .map_or_else(|| described.clone(), str::to_owned);
+    span(SpanKind::Effect, at, phase, label)
 }
 
 fn span(kind: SpanKind, start: DateTime<Utc>, phase: Option<String>, label: String) -> Span {

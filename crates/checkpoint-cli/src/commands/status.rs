@@ -1,11 +1,12 @@
 //! `checkpoint status` and `checkpoint show`.
 
+use checkpoint_core::Workflow;
 use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
     json::{PhaseSummary, StatusReport},
-    output::{self, Format, JSON_VERSION, Paint},
+    output::{self, EffectCounts, Format, JSON_VERSION, Paint},
 };
 
 pub(crate) fn status(ctx: &Ctx) -> Result<()> {
@@ -13,11 +14,12 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
     output::warn_recoveries(&loaded.recoveries);
     let workflow = &loaded.workflow;
     let runner = crate::runner::lock::holder(&ctx.store.workflow_dir(&workflow.id));
+    let effects = effect_counts(ctx, workflow)?;
     match ctx.format {
         Format::Json => output::emit_json(&StatusReport {
             version: JSON_VERSION,
             workflow,
-            phases: PhaseSummary::all(workflow),
+            phases: PhaseSummary::all(workflow, &effects),
             recoveries: &loaded.recoveries,
             runner: runner.as_ref().map(Into::into),
         })
@@ -28,7 +30,8 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
             output::emit_human(ctx.color, &briefing.prompt()).into_diagnostic()
         }
         _ => {
-            let mut text = output::render_status(workflow, ctx.now, Paint::new(ctx.color));
+            let mut text =
+                output::render_status(workflow, &effects, ctx.now, Paint::new(ctx.color));
             if let Some(runner) = runner {
                 let since = runner
                     .started_at
@@ -59,6 +62,11 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
+}
+
+/// How many effects each phase of `workflow` has done, from the store's effect index.
+fn effect_counts(ctx: &Ctx, workflow: &Workflow) -> Result<EffectCounts> {
+    Ok(EffectCounts::of(&ctx.store.ledger(&workflow.id)?))
 }
 
 pub(crate) fn show(ctx: &Ctx) -> Result<()> {

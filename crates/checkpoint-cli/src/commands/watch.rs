@@ -17,6 +17,7 @@ use std::{
 
 use checkpoint_core::{
     Transition, WorkflowId,
+    effects::Ledger,
     journal::Entry,
     store::{ARCHIVE_DIR, FAILED_DIR, JOURNAL_FILE, Loaded, STATE_FILE},
 };
@@ -31,7 +32,7 @@ use crate::{
     env as vars,
     failure::Failure,
     json::PhaseSummary,
-    output::{self, Format, JSON_VERSION, Paint, Screen},
+    output::{self, EffectCounts, Format, JSON_VERSION, Paint, Screen},
 };
 
 use self::view::{Frame, RunActivity, RunTracker};
@@ -119,6 +120,7 @@ pub(crate) fn run(ctx: &Ctx, args: &WatchArgs) -> Result<()> {
         dir,
         loaded,
         run: RunTracker::default(),
+        ledger: Ledger::default(),
         last_entry: None,
         problem: None,
     };
@@ -166,6 +168,8 @@ struct Watch<'a> {
     follower: Follower,
     loaded: Loaded,
     run: RunTracker,
+    /// The effects of the entries read so far.
+    ledger: Ledger,
     last_entry: Option<Entry>,
     /// A problem met by the last read, shown until a read goes well.
     problem: Option<String>,
@@ -219,6 +223,17 @@ impl Watch<'_> {
                 "{bad}, not shown: a line added by hand or by another tool (the next write moves such a last line aside as `{JOURNAL_FILE}.foreign-<time>`)"
             ));
         }
+        if read.change.is_some() {
+            // Entries shown before may be gone or differ: the effects are read again, whole.
+            self.ledger = match self.ctx.store.journal(&self.id) {
+                Ok(journal) => Ledger::from_entries(&journal.entries),
+                Err(_) => Ledger::default(),
+            };
+        } else {
+            for entry in &read.entries {
+                self.ledger.push(entry);
+            }
+        }
         for entry in &read.entries {
             self.run.observe(entry);
         }
@@ -254,7 +269,7 @@ impl Watch<'_> {
             return output::emit_json(&WatchReport {
                 version: JSON_VERSION,
                 workflow,
-                phases: PhaseSummary::all(workflow),
+                phases: PhaseSummary::all(workflow, &EffectCounts::of(&self.ledger)),
                 run: self.run.last.as_ref(),
                 runner_alive: self.runner_alive(),
                 last_entry: self.last_entry.as_ref(),
@@ -263,13 +278,21 @@ impl Watch<'_> {
         }
         let now = self.now();
         let how = format!("as of {}", now.format("%Y-%m-%d %H:%M:%S UTC"));
-        let text = view::render(&self.frame(now, &how), Paint::new(self.ctx.color));
+        let effects = EffectCounts::of(&self.ledger);
+        let text = view::render(&self.frame(now, &how, &effects), Paint::new(self.ctx.color));
         output::emit_human(self.ctx.color, &text).into_diagnostic()
     }
 
-    fn frame<'a>(&'a self, now: DateTime<Utc>, how: &'a str) -> Frame<'a> {
+    fn frame<'a>(
+        &'a self,
+        now: DateTime<Utc>,
+        how: &'a str,
+        effects: &'a EffectCounts,
+    ) -> Frame<'a> {
         Frame {
             workflow: &self.loaded.workflow,
+            effects,
+            last_effect: self.ledger.effects.last(),
             run: self.run.last.as_ref(),
             runner_alive: self.runner_alive(),
             last_entry: self.last_entry.as_ref(),
@@ -338,7 +361,11 @@ impl Watch<'_> {
         let mut screen = Screen::enter(self.ctx.color).into_diagnostic()?;
         loop {
             let (width, height) = terminal_size();
-            let text = view::render(&self.frame(self.now(), &how), Paint::new(self.ctx.color));
+            let effects = EffectCounts::of(&self.ledger);
+            let text = view::render(
+                &self.frame(self.now(), &how, &effects),
+                Paint::new(self.ctx.color),
+            );
             screen.draw(&text, width, height).into_diagnostic()?;
             match wakes.wait(TICK.min(wakes.poll)) {
                 Some(signal) if signal != SIGWINCH => {

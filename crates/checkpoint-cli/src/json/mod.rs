@@ -12,12 +12,14 @@
 //! `docs/state.schema.json` (`SCHEMA_VERSION`), and journal entries (`Entry`), whose schema is
 //! `docs/journal.schema.json`.
 
+mod effects;
 mod history;
 mod resume;
 mod sync;
 mod workflow;
 
 pub(crate) use crate::json::{
+    effects::{EffectRow, EffectsReport, Shown},
     history::{
         ArchiveReport, DiffReport, ExportReport, GcReport, GraphNode, GraphReport, ListEntry,
         ListReport, LogReport, RestoreReport, ValidateReport,

@@ -12,7 +12,8 @@ use serde::{Serialize, Serializer};
 
 use crate::{
     git::LeftOut,
-    output::{self, JSON_VERSION, PhaseView},
+    json::EffectRow,
+    output::{self, EffectCounts, JSON_VERSION, PhaseView},
 };
 
 /// The result of a command that reads or changes one workflow.
@@ -28,6 +29,9 @@ pub(crate) struct WorkflowReport<'a> {
     /// The checkpoint commit the command made or tried, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     checkpoint_commit: Option<CommitReport>,
+    /// The effect the command recorded or let through once more (`effect`, `effects allow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effect: Option<EffectRow<'a>>,
 }
 
 /// A checkpoint commit: its SHA (none when there was nothing to commit), and the changed files
@@ -46,6 +50,7 @@ impl<'a> WorkflowReport<'a> {
             recoveries: &loaded.recoveries,
             warnings: Vec::new(),
             checkpoint_commit: None,
+            effect: None,
         }
     }
 
@@ -56,6 +61,13 @@ impl<'a> WorkflowReport<'a> {
     pub(crate) fn with_commit(self, commit: CommitReport) -> Self {
         Self {
             checkpoint_commit: Some(commit),
+            ..self
+        }
+    }
+
+    pub(crate) fn with_effect(self, effect: EffectRow<'a>) -> Self {
+        Self {
+            effect: Some(effect),
             ..self
         }
     }
@@ -102,11 +114,14 @@ pub(crate) struct PhaseSummary<'a> {
     /// last activity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) holder: Option<&'a checkpoint_core::Holder>,
+    /// How many effects (pushes, pull requests, publishes, …) the phase has done, in every
+    /// attempt: `checkpoint effects --phase <id>` lists them.
+    pub(crate) effects: usize,
 }
 
 impl<'a> PhaseSummary<'a> {
-    /// Where each phase of `workflow` stands, in order.
-    pub(crate) fn all(workflow: &'a Workflow) -> Vec<Self> {
+    /// Where each phase of `workflow` stands, in order, with its count of `effects`.
+    pub(crate) fn all(workflow: &'a Workflow, effects: &EffectCounts) -> Vec<Self> {
         let done = workflow.done_set();
         workflow
             .phases
@@ -119,6 +134,7 @@ impl<'a> PhaseSummary<'a> {
                     .holder
                     .as_ref()
                     .filter(|_| phase.status == checkpoint_core::PhaseStatus::InProgress),
+                effects: effects.of_phase(&phase.id),
             })
             .collect()
     }

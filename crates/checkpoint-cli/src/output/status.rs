@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::output::{
+    effects::EffectCounts,
     paint::Paint,
     text::{WHOLE_IN_STATE, ago, count, short_sha, shorten},
 };
@@ -35,14 +36,20 @@ pub(crate) fn phase_view(done: &DoneSet<'_>, phase: &Phase) -> PhaseView {
 }
 
 /// The human status view of a workflow.
-pub(crate) fn render_status(workflow: &Workflow, now: DateTime<Utc>, paint: Paint) -> String {
-    render_workflow(workflow, now, paint, false)
+pub(crate) fn render_status(
+    workflow: &Workflow,
+    effects: &EffectCounts,
+    now: DateTime<Utc>,
+    paint: Paint,
+) -> String {
+    render_workflow(workflow, effects, now, paint, false)
 }
 
 /// The status view of a workflow (its header, then [`render_phases`]), shared by
 /// `checkpoint status` and `checkpoint watch` (which shows the phases' `elapsed` times).
 pub(crate) fn render_workflow(
     workflow: &Workflow,
+    effects: &EffectCounts,
     now: DateTime<Utc>,
     paint: Paint,
     elapsed: bool,
@@ -80,16 +87,17 @@ pub(crate) fn render_workflow(
         );
     }
     let _ = writeln!(out);
-    render_phases(&mut out, workflow, now, paint, elapsed);
+    render_phases(&mut out, workflow, effects, now, paint, elapsed);
     out
 }
 
 /// The lines of every phase, as `checkpoint status` and `checkpoint watch` show them: its status,
 /// and for a phase in progress its progress note and tasks; with `elapsed`, how long a phase in
-/// progress has run and how long a finished one took.
+/// progress has run and how long a finished one took; and how many effects it has done.
 pub(crate) fn render_phases(
     out: &mut String,
     workflow: &Workflow,
+    effects: &EffectCounts,
     now: DateTime<Utc>,
     paint: Paint,
     elapsed: bool,
@@ -106,6 +114,10 @@ pub(crate) fn render_phases(
         let mut line = status_line(&done, phase, &id, now, paint);
         if elapsed && let Some(text) = elapsed_text(phase, now) {
             line.push_str(&paint.dim(&format!("  · {text}")));
+        }
+        let n_effects = effects.of_phase(&phase.id);
+        if n_effects > 0 {
+            line.push_str(&paint.dim(&format!("  · {} done", count(n_effects, "effect"))));
         }
         let _ = writeln!(out, "{line}");
         if workflow.kind.as_deref() == Some(checkpoint_core::workflow_run::KIND) {

@@ -370,3 +370,54 @@ fn exists(document: &Value, path: &str) -> bool {
         }),
     }
 }
+
+/// The documents of the effect ledger: `effect`, `effects` (each listing) and `effects allow`.
+#[test]
+fn the_documents_of_the_effect_ledger() {
+    let env = TestEnv::new();
+    env.ok(&[
+        "init",
+        "fx",
+        "--phase",
+        "deploy",
+        "--phase",
+        "announce:deploy",
+    ]);
+    env.ok(&["start", "deploy"]);
+    hook(
+        &env,
+        "PostToolUse",
+        json!({
+            "tool_name": "Bash",
+            "tool_use_id": "toolu_01",
+            "tool_input": { "command": "git push origin main", "description": "push" },
+            "tool_response": {
+                "stdout": "",
+                "stderr": "To example.invalid:fx.git\n   1111111..2222222  main -> main",
+                "interrupted": false,
+                "isImage": false,
+            },
+        }),
+    );
+    insta::assert_snapshot!(
+        "effect",
+        document(
+            &env,
+            &[
+                "effect",
+                "deploy",
+                "emailed the customer",
+                "--output",
+                "sent"
+            ]
+        )
+    );
+    insta::assert_snapshot!("effects_allow", document(&env, &["effects", "allow", "1"]));
+    env.ok(&["complete", "deploy"]);
+    insta::assert_snapshot!("effects", document(&env, &["effects"]));
+    insta::assert_snapshot!("effects_all", document(&env, &["effects", "--all"]));
+    insta::assert_snapshot!(
+        "effects_allow_unknown",
+        document(&env, &["effects", "allow", "7"])
+    );
+}

@@ -7,6 +7,7 @@ mod config;
 mod contract;
 mod durability;
 mod effects;
+mod effects_cli;
 mod escaping;
 mod hooks;
 mod journal;

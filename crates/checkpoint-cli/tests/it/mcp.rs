@@ -19,7 +19,7 @@ use crate::support::TestEnv;
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
 
 /// The tools the server offers, in order.
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 18] = [
     "status",
     "resume",
     "init",
@@ -36,6 +36,8 @@ const TOOLS: [&str; 16] = [
     "decide",
     "files",
     "pause",
+    "effect",
+    "effects",
 ];
 
 /// A running `checkpoint mcp` and the lines it writes on stdout.
@@ -924,5 +926,55 @@ fn texts_longer_than_one_argument_are_recorded_or_refused_for_what_they_are() {
         );
     }
     assert_eq!(env.read("pay", "journal.jsonl"), journal_before);
+    mcp.finish();
+}
+
+/// The `effect` tool records as `checkpoint effect` does (its source `mcp`, redacted), and the
+/// `effects` tool lists what `checkpoint effects` lists; no tool lets a repeat through.
+#[test]
+fn the_effect_tools_record_and_list_as_the_cli_would() {
+    let env = TestEnv::new();
+    env.ok(&["init", "fx", "--phase", "deploy"]);
+    env.ok(&["start", "deploy"]);
+    let mut mcp = Mcp::start(&env);
+
+    let recorded = mcp.call_ok(
+        "effect",
+        json!({
+            "phase": "deploy",
+            "what": "-X emailed the customer with AKIAIOSFODNN7EXAMPLE",
+            "output": "ticket OPS-7",
+        }),
+    );
+    assert_eq!(recorded["effect"]["number"], 1, "{recorded:#}");
+    assert_eq!(recorded["effect"]["source"], "mcp", "{recorded:#}");
+    assert_eq!(recorded["effect"]["output"], "ticket OPS-7", "{recorded:#}");
+    assert_eq!(recorded["workflow"], env.state("fx"));
+    let listed = mcp.call_ok("effects", json!({}));
+    assert_eq!(listed, env.json(&["effects"]));
+    assert_eq!(
+        mcp.call_ok("effects", json!({ "all": true, "phase": null })),
+        env.json(&["effects", "--all"])
+    );
+    let journal = env.read("fx", "journal.jsonl");
+    assert!(!journal.contains("AKIAIOSFODNN7EXAMPLE"), "{journal}");
+    assert!(journal.contains("-X emailed the customer"), "{journal}");
+
+    let error = mcp.call_err("effect", json!({ "phase": "nope", "what": "x" }));
+    assert_eq!(error["exit_code"], 4, "{error:#}");
+    let unknown = mcp.call_err(
+        "effect",
+        json!({ "phase": "deploy", "what": "x", "force": true }),
+    );
+    assert!(unknown.to_string().contains("force"), "{unknown:#}");
+    let tools = mcp.request("tools/list", json!({}))["result"]["tools"].clone();
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|tool| !tool["name"].as_str().unwrap().contains("allow")),
+        "{tools:#}"
+    );
     mcp.finish();
 }

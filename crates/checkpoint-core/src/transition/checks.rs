@@ -44,7 +44,8 @@ pub(super) fn refuse_done(phase: &Phase) -> Result<()> {
     ))
 }
 
-pub(crate) fn unknown_phase(workflow: &Workflow, id: &PhaseId) -> Error {
+/// The error of a phase `workflow` does not have, naming the phases it has.
+pub fn unknown_phase(workflow: &Workflow, id: &PhaseId) -> Error {
     Error::UnknownPhase {
         workflow: workflow.id.to_string(),
         phase: id.to_string(),

@@ -8,11 +8,10 @@ mod phase;
 mod task;
 mod variants;
 
-pub(crate) use crate::transition::{
-    apply::apply_in_place, checks::unknown_phase, variants::DEFAULT_MAX_ATTEMPTS,
-};
+pub(crate) use crate::transition::{apply::apply_in_place, variants::DEFAULT_MAX_ATTEMPTS};
 pub use crate::transition::{
     apply::{apply, lift_pause, over_max_in_progress},
+    checks::unknown_phase,
     variants::{EffectSource, Keep, SessionOutcome, Transition, WaitKind},
 };
 

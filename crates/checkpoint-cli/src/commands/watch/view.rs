@@ -4,11 +4,16 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::{Transition, Workflow, budget::Budget, journal::Entry};
+use checkpoint_core::{
+    Transition, Workflow,
+    budget::Budget,
+    effects::{self, RecordedEffect},
+    journal::Entry,
+};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::output::{self, Paint};
+use crate::output::{self, EffectCounts, Paint};
 
 /// What the journal says of the workflow's last `checkpoint run`, folded entry by entry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -125,6 +130,10 @@ impl RunTracker {
 /// Everything one frame of the view shows.
 pub(crate) struct Frame<'a> {
     pub workflow: &'a Workflow,
+    /// How many effects each phase has done.
+    pub effects: &'a EffectCounts,
+    /// The last effect recorded (or attempted), shown as the latest event of its kind.
+    pub last_effect: Option<&'a RecordedEffect>,
     pub run: Option<&'a RunActivity>,
     /// Whether the runner's process is alive, where that can be told.
     pub runner_alive: Option<bool>,
@@ -139,7 +148,11 @@ pub(crate) struct Frame<'a> {
 /// The view as text: the status view with elapsed times, the runner, and the footer.
 pub(crate) fn render(frame: &Frame<'_>, paint: Paint) -> String {
     let now = frame.now;
-    let mut out = output::render_workflow(frame.workflow, now, paint, true);
+    let mut out = output::render_workflow(frame.workflow, frame.effects, now, paint, true);
+    if let Some(effect) = frame.last_effect {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", effect_line(effect, now, paint));
+    }
     if let Some(run) = frame.run {
         let _ = writeln!(out);
         render_run(&mut out, run, frame.runner_alive, now, paint);
@@ -167,6 +180,38 @@ pub(crate) fn render(frame: &Frame<'_>, paint: Paint) -> String {
         .unwrap_or_else(|| "no journal entry yet".to_owned());
     let _ = writeln!(out, "{}", paint.dim(&format!("{last} · {}", frame.how)));
     out
+}
+
+/// The last effect: its number, phase, command, outcome and when, and its output's start.
+fn effect_line(effect: &RecordedEffect, now: DateTime<Utc>, paint: Paint) -> String {
+    let phase = effect
+        .phase
+        .as_ref()
+        .map(|phase| format!(" ({phase})"))
+        .unwrap_or_default();
+    let outcome = if effect.ok {
+        paint.green("done")
+    } else {
+        paint.red("failed")
+    };
+    let output = effect
+        .output
+        .as_deref()
+        .filter(|output| !output.is_empty())
+        .map(|output| {
+            format!(
+                " → {}",
+                output::shorten(&effects::normalized(output), output::WHOLE_IN_LOG)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "last effect: #{}{phase} `{}` {outcome} {} at {}{output}",
+        effect.number,
+        output::shorten(&effects::normalized(&effect.command), output::WHOLE_IN_LOG),
+        output::ago(effect.at, now),
+        time_of_day(effect.at),
+    )
 }
 
 /// The lines of a run: who runs, its session or its wait, or how it stopped.

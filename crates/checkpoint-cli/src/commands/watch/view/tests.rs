@@ -6,7 +6,7 @@ use checkpoint_core::{
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::{Frame, RunTracker, render};
-use crate::output::Paint;
+use crate::output::{EffectCounts, Paint};
 
 fn at(second: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 22, 0, 0).unwrap() + Duration::seconds(second)
@@ -50,6 +50,8 @@ fn frame(steps: Vec<(i64, Transition)>, now: i64, alive: Option<bool>) -> String
     render(
         &Frame {
             workflow: &workflow,
+            effects: &EffectCounts::default(),
+            last_effect: None,
             run: run.last.as_ref(),
             runner_alive: alive,
             last_entry: entries.last(),
