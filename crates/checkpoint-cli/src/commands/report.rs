@@ -95,6 +95,8 @@ pub(crate) enum SpanKind {
     Pause,
     /// A recorded effect (a push, a pull request, a publish), or one repeat let through.
     Effect,
+    /// An agent of a Claude Code `Workflow` run started, finished or failed.
+    Agent,
 }
 
 impl SpanKind {
@@ -106,6 +108,7 @@ impl SpanKind {
             Self::Phase => "phase",
             Self::Pause => "pause",
             Self::Effect => "effect",
+            Self::Agent => "agent",
         }
     }
 }
@@ -311,6 +314,13 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
             transition @ (Transition::Effect { .. } | Transition::EffectAllow { .. }) => {
                 timeline.push(effect_span(transition, at));
             }
+            transition @ (Transition::TaskStart { .. }
+            | Transition::TaskDone { .. }
+            | Transition::TaskFail { .. })
+                if workflow.kind.as_deref() == Some(checkpoint_core::workflow_run::KIND) =>
+            {
+                timeline.extend(agent_span(workflow, transition, at));
+            }
             _ => {}
         }
     }
@@ -359,6 +369,44 @@ fn effect_span(transition: &Transition, at: DateTime<Utc>) -> Span {
         .and_then(|phase| described.strip_prefix(&format!("{phase}: ")))
         .map_or_else(|| described.clone(), str::to_owned);
     span(SpanKind::Effect, at, phase, label)
+}
+
+/// An agent of a `Workflow` run on the timeline, in its phase's lane: started, done with its
+/// result's excerpt (the task's note), or failed with its error; whole, as every label.
+fn agent_span(workflow: &Workflow, transition: &Transition, at: DateTime<Utc>) -> Option<Span> {
+    let (phase, task, said) = match transition {
+        Transition::TaskStart { phase, task, .. } => (phase, task, "started".to_owned()),
+        Transition::TaskDone {
+            phase, task, note, ..
+        } => (
+            phase,
+            task,
+            match note {
+                Some(note) => format!("done: {note}"),
+                None => "done".to_owned(),
+            },
+        ),
+        Transition::TaskFail {
+            phase,
+            task,
+            reason,
+        } => (phase, task, format!("failed: {reason}")),
+        _ => return None,
+    };
+    let title = workflow
+        .phases
+        .iter()
+        .find(|row| row.id == *phase)
+        .and_then(|row| row.tasks.iter().find(|row| row.id == *task))
+        .and_then(|row| row.title.clone())
+        .unwrap_or_else(|| task.to_string());
+    let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(span(
+        SpanKind::Agent,
+        at,
+        Some(phase.to_string()),
+        format!("agent {title}: {said}"),
+    ))
 }
 
 fn span(kind: SpanKind, start: DateTime<Utc>, phase: Option<String>, label: String) -> Span {

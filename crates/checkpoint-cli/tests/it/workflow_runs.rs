@@ -734,3 +734,56 @@ fn status_shows_the_run_phase_by_phase_with_its_agents() {
         }
     }
 }
+
+#[test]
+fn report_shows_the_runs_agents_as_events_in_their_phases() {
+    for version in VERSIONS {
+        let run = Run::new(version);
+        run.build1_rate_limited();
+        let report: Value = serde_json::from_str(&run.env.ok(&[
+            "report",
+            "--workflow",
+            run.run(),
+            "--format",
+            "json",
+        ]))
+        .unwrap();
+        let agents: Vec<(String, String)> = report["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|span| span["kind"] == "agent")
+            .map(|span| {
+                (
+                    span["phase"].as_str().unwrap_or_default().to_owned(),
+                    span["label"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        for (phase, label) in [
+            ("design", "agent design: done: result-design"),
+            (
+                "build",
+                "agent build:1: failed: rate_limit: API Error: Request rejected (429)",
+            ),
+            ("build", "agent build:2: done: result-buildtwo"),
+        ] {
+            assert!(
+                agents
+                    .iter()
+                    .any(|(at, said)| at == phase && said.starts_with(label)),
+                "{version}: {phase} / {label} missing from {agents:?}"
+            );
+        }
+        let html_path = run.env.project().join("report.html");
+        run.env.ok(&[
+            "report",
+            "--workflow",
+            run.run(),
+            "--html",
+            html_path.to_str().unwrap(),
+        ]);
+        let html = std::fs::read_to_string(&html_path).unwrap();
+        assert!(html.contains("agent build:2: done"), "{version}: {html}");
+    }
+}

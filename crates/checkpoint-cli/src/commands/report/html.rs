@@ -63,6 +63,7 @@ pub(super) fn span_color(span: &Span) -> &'static str {
         (SpanKind::Run, _) => "#5b4bb7",
         (SpanKind::Phase | SpanKind::Pause, _) => "#2e9d57",
         (SpanKind::Effect, _) => "#c2410c",
+        (SpanKind::Agent, _) => "#2f6fb0",
     }
 }
 
@@ -331,7 +332,7 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
         let lane = match span.kind {
             SpanKind::Run => 0,
             SpanKind::Session | SpanKind::Wait | SpanKind::Pause => 1,
-            SpanKind::Phase | SpanKind::Effect => span
+            SpanKind::Phase | SpanKind::Effect | SpanKind::Agent => span
                 .phase
                 .as_deref()
                 .and_then(|phase| report.phases.iter().position(|row| row.id == phase))
