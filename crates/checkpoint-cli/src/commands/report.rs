@@ -294,34 +294,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
                     exit: *exit,
                 });
             }
-            transition @ (Transition::PhaseStart { phase, .. }
-            | Transition::PhaseComplete { phase, .. }
-            | Transition::PhaseFail { phase, .. }
-            | Transition::PhaseSkip { phase, .. }
-            | Transition::PhaseReset { phase, .. }
-            | Transition::PhaseApprove { phase, .. }
-            | Transition::PhaseReject { phase, .. }) => {
-                timeline.push(span(
-                    SpanKind::Phase,
-                    at,
-                    Some(phase.to_string()),
-                    transition.op().trim_start_matches("phase_").to_owned(),
-                ));
-            }
-            Transition::Pause { reason, .. } => {
-                timeline.push(span(SpanKind::Pause, at, None, reason.clone()));
-            }
-            transition @ (Transition::Effect { .. } | Transition::EffectAllow { .. }) => {
-                timeline.push(effect_span(transition, at));
-            }
-            transition @ (Transition::TaskStart { .. }
-            | Transition::TaskDone { .. }
-            | Transition::TaskFail { .. })
-                if workflow.kind.as_deref() == Some(checkpoint_core::workflow_run::KIND) =>
-            {
-                timeline.extend(agent_span(workflow, transition, at));
-            }
-            _ => {}
+            transition => timeline.extend(event_span(workflow, transition, at)),
         }
     }
     // A session still open ran until now (or its runner was killed).
@@ -357,6 +330,37 @@ fn phase_rows(workflow: &Workflow) -> Vec<PhaseRow> {
             completed_at: phase.completed_at.map(Timestamp::utc),
         })
         .collect()
+}
+
+/// A phase's transition, a pause, an effect or a run's agent on the timeline; none for the
+/// other transitions.
+fn event_span(workflow: &Workflow, transition: &Transition, at: DateTime<Utc>) -> Option<Span> {
+    match transition {
+        Transition::PhaseStart { phase, .. }
+        | Transition::PhaseComplete { phase, .. }
+        | Transition::PhaseFail { phase, .. }
+        | Transition::PhaseSkip { phase, .. }
+        | Transition::PhaseReset { phase, .. }
+        | Transition::PhaseApprove { phase, .. }
+        | Transition::PhaseReject { phase, .. } => Some(span(
+            SpanKind::Phase,
+            at,
+            Some(phase.to_string()),
+            transition.op().trim_start_matches("phase_").to_owned(),
+        )),
+        Transition::Pause { reason, .. } => Some(span(SpanKind::Pause, at, None, reason.clone())),
+        Transition::Effect { .. } | Transition::EffectAllow { .. } => {
+            Some(effect_span(transition, at))
+        }
+        Transition::TaskStart { .. }
+        | Transition::TaskDone { .. }
+        | Transition::TaskFail { .. }
+            if workflow.kind.as_deref() == Some(checkpoint_core::workflow_run::KIND) =>
+        {
+            agent_span(workflow, transition, at)
+        }
+        _ => None,
+    }
 }
 
 /// An effect or an allow on the timeline: the words of `log`, but for the phase, which the span
