@@ -130,6 +130,7 @@ fn handle(
             if client == Client::Claude {
                 hook.guard_effect(payload)?;
             }
+            hook.workflow_agent_at_work(payload);
             hook.pre_tool_use(payload)
         }
         Event::ToolDone(payload) => hook.post_tool_use(payload),

@@ -787,3 +787,46 @@ fn report_shows_the_runs_agents_as_events_in_their_phases() {
         assert!(html.contains("agent build:2: done"), "{version}: {html}");
     }
 }
+
+/// A run's agent whose `SubagentStart` came before the client wrote its files (and its
+/// journal line), as on a loaded machine: its first tool call places it, and the phase before
+/// it completes then, not only when the agent ends.
+#[test]
+fn an_agent_started_before_its_files_is_placed_by_its_first_tool_call() {
+    for version in VERSIONS {
+        let run = Run::new(version);
+        run.launch(false);
+        run.journal(&[("started", run.design())]);
+        run.start(run.design());
+        run.agent_files(run.design());
+        run.journal(&[("started", run.design()), ("result", run.design())]);
+        run.stop(run.design(), "result-design");
+        // build:1 starts before its files and its journal line exist.
+        run.start(run.build1());
+        let before = run.phases();
+        assert_eq!(before[0].1, "in_progress", "{version}: {before:?}");
+        run.journal(&[
+            ("started", run.design()),
+            ("result", run.design()),
+            ("started", run.build1()),
+        ]);
+        run.agent_files(run.build1());
+        run.hook(
+            "PreToolUse",
+            json!({
+                "tool_name": "Bash", "tool_use_id": "toolu_b1",
+                "tool_input": { "command": "make build" },
+                "agent_id": run.build1(), "agent_type": "workflow-subagent",
+            }),
+        );
+        let after = run.phases();
+        assert_eq!(after[0].1, "complete", "{version}: {after:?}");
+        assert!(
+            after[1]
+                .2
+                .iter()
+                .any(|(label, status, _)| label == "build:1" && status == "running"),
+            "{version}: {after:?}"
+        );
+    }
+}

@@ -33,6 +33,28 @@ fn set_up(mock: &ResponsesMock, retries: u32) -> (CodexEnv, std::path::PathBuf) 
     (env, checkpoint)
 }
 
+/// Sets the project up with Codex allowed `retries` retries, scripts the session that does
+/// `build` (Codex's shell is a login shell: the model names the binary under test by its path),
+/// and runs `checkpoint run --client codex` with `args` to the end.
+fn run_build(mock: &ResponsesMock, retries: u32, args: &[&str]) -> (CodexEnv, Output) {
+    let (env, checkpoint) = set_up(mock, retries);
+    let ck = checkpoint.display();
+    mock.push([
+        ResponsesTurn::Shell(format!("'{ck}' start build && '{ck}' complete build")),
+        ResponsesTurn::Text("build done".into()),
+    ]);
+    let output = env
+        .command(&checkpoint)
+        .env("CHECKPOINT_NO_PROGRESS", "1")
+        .args(["run", "--client", "codex", "--codex"])
+        .arg(env.codex_bin())
+        .args(["--max-sessions", "4", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    (env, output)
+}
+
 fn text(output: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
@@ -120,21 +142,7 @@ fn run_with_codex_carries_two_phases_through_a_429() {
             message: "Rate limit reached. Please try again in 1s.".into(),
         },
     ]);
-    let (env, checkpoint) = set_up(&mock, 1);
-    // Codex's shell is a login shell: the model names the binary under test by its path.
-    let ck = checkpoint.display();
-    mock.push([
-        ResponsesTurn::Shell(format!("'{ck}' start build && '{ck}' complete build")),
-        ResponsesTurn::Text("build done".into()),
-    ]);
-    let output = env
-        .command(&checkpoint)
-        .env("CHECKPOINT_NO_PROGRESS", "1")
-        .args(["run", "--client", "codex", "--codex"])
-        .arg(env.codex_bin())
-        .args(["--max-sessions", "4", "--format", "json"])
-        .output()
-        .unwrap();
+    let (env, output) = run_build(&mock, 1, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let state = state(&env);
     assert_eq!(phase(&state, "spec")["status"], "complete", "{state}");
@@ -148,4 +156,70 @@ fn run_with_codex_carries_two_phases_through_a_429() {
         .count();
     assert_eq!(starts_of_spec, 1, "`spec` started once");
     assert_eq!(mock.requests().len(), 5, "{}", text(&output));
+}
+
+/// A 429 that outlasts Codex's own retries ends its session (`turn.failed`): the runner waits
+/// (its backoff, bounded by `--max-wait`) and continues the same Codex thread with `codex exec
+/// resume`, and the workflow still ends with no phase started twice.
+#[test]
+fn run_with_codex_waits_out_a_429_codex_gave_up_on_and_resumes_its_thread() {
+    let mock = ResponsesMock::start(vec![
+        // Session 1: `spec` is done by its output, then a 429 Codex does not retry.
+        ResponsesTurn::Patch(
+            "*** Begin Patch\n*** Add File: docs/spec.md\n+x\n*** End Patch".into(),
+        ),
+        ResponsesTurn::Error {
+            status: 429,
+            retry_after: None,
+            message: "Rate limit reached.".into(),
+        },
+    ]);
+    let (env, output) = run_build(&mock, 0, &["--max-wait", "5s"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let state = state(&env);
+    assert_eq!(phase(&state, "spec")["status"], "complete", "{state}");
+    assert_eq!(phase(&state, "build")["status"], "complete", "{state}");
+    let journal = read_journal(&store_dir(&env.project()).join("w").join("journal.jsonl"));
+    let ops = |op: &str| {
+        journal
+            .iter()
+            .filter(|entry| entry["transition"]["op"] == op)
+            .map(|entry| entry["transition"].clone())
+            .collect::<Vec<_>>()
+    };
+    let waits = ops("run_wait");
+    // Codex says only "429 Too Many Requests": a limit with no reset time, waited out by the
+    // runner's backoff.
+    assert!(
+        waits.iter().any(|wait| wait["kind"] == "backoff"
+            && wait["reason"]
+                .as_str()
+                .is_some_and(|reason| reason.contains("rate limit"))),
+        "a wait for the limit: {waits:?}\n{}",
+        text(&output)
+    );
+    let outcomes: Vec<Value> = ops("run_session_end")
+        .iter()
+        .map(|end| end["outcome"].clone())
+        .collect();
+    assert!(outcomes.contains(&json!("rate_limit")), "{outcomes:?}");
+    // The session after the limit continues the limited session's Codex thread.
+    let limited = ops("run_session_end")
+        .into_iter()
+        .find(|end| end["outcome"] == "rate_limit")
+        .unwrap();
+    let starts = ops("run_session_start");
+    assert!(
+        limited["session_id"].is_string()
+            && starts
+                .iter()
+                .skip(1)
+                .any(|start| start["resumed"] == limited["session_id"]),
+        "the session after the limit continues {limited}: {starts:?}"
+    );
+    let starts_of_spec = ops("phase_start")
+        .iter()
+        .filter(|start| start["phase"] == "spec")
+        .count();
+    assert_eq!(starts_of_spec, 1, "`spec` started once");
 }

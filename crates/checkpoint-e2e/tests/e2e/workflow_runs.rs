@@ -190,10 +190,14 @@ fn a_new_session_after_a_killed_run_is_told_the_run_the_done_phase_and_the_unfin
         &[],
     );
     let mut child = command.spawn().expect("claude starts");
+    // Until `design` is done and `build:1` is at work: its shell command was handed out. (The
+    // live view may place `build:1` a moment later: 2.1.197 names an agent's phase only in its
+    // transcript, which it may not have written yet.)
     let state = run_state(&project, Duration::from_secs(40), |state| {
-        state["phases"][0]["status"] == "complete"
-            && state["phases"][1]["tasks"][0]["status"] == "running"
+        state["phases"][0]["tasks"][0]["status"] == "done"
+            && !project.mock.routed_requests("MARK-BUILD1").is_empty()
     });
+    thread::sleep(Duration::from_secs(2));
     // SIGKILL to the client, as a crash would (its `sleep` ends by itself).
     let _ = child.kill();
     let _ = child.wait();

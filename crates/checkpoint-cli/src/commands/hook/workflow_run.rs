@@ -98,6 +98,38 @@ impl Hook {
         })
     }
 
+    /// A tool call of a sub-agent: when it is an agent of a run that its `SubagentStart` could
+    /// not place yet (its files were not written then, as on a loaded machine), its files now
+    /// say where it belongs, and the run catches up (its earlier phases complete once an agent
+    /// of a later one is at work). Never fails the call's hook: a problem is a warning.
+    pub(super) fn workflow_agent_at_work(&self, payload: &ToolUse) {
+        let Some(agent_id) = payload.agent_id.as_deref() else {
+            return;
+        };
+        let placed = self.runs().map(|runs| {
+            runs.iter().any(|workflow| {
+                workflow
+                    .phases
+                    .iter()
+                    .flat_map(|phase| &phase.tasks)
+                    .any(|task| task.agent_id.as_deref() == Some(agent_id))
+            })
+        });
+        let result = match placed {
+            Ok(false) => self.workflow_agent(&AgentEvent {
+                agent_id,
+                transcript: None,
+                state: None,
+                result: None,
+            }),
+            Ok(true) => Ok(()),
+            Err(err) => Err(err),
+        };
+        if let Err(err) = result {
+            output::warn(&format!("checkpoint hook (Workflow run): {err}"));
+        }
+    }
+
     /// `SubagentStop` of a run's agent: its task is done, an excerpt of its result the note.
     pub(super) fn workflow_agent_stop(&self, payload: &Stop) -> Result<()> {
         let Some(agent_id) = payload.agent_id.as_deref() else {
