@@ -267,10 +267,9 @@ impl Hook {
     /// Re-injects where the work stands, so a new, resumed or compacted session picks it up.
     fn session_start(&self, payload: &SessionStart) -> Result<()> {
         let ctx = &self.ctx;
-        if let Err(err) = self.refresh_runs() {
-            output::warn(&format!("checkpoint hook SessionStart: {err}"));
-        }
-        let (active, unreadable) = self.scan()?;
+        // One scan of the store: the runs among its workflows are brought up to date in place.
+        let (mut active, unreadable) = self.scan()?;
+        self.refresh_runs_in(&mut active);
         let mut context = String::new();
         if let Some((first, others)) = active.split_first() {
             let probe = FsProbe::new(&ctx.project_root);
@@ -296,7 +295,7 @@ impl Hook {
             }
         }
         if payload.source != StartSource::Compacted {
-            context.push_str(&self.runs_briefing()?);
+            context.push_str(&self.runs_briefing(&active));
         }
         if !unreadable.is_empty() {
             context.push_str("\nThese `checkpoint` workflows cannot be read, so their saved work is not shown; tell the user and do not start them over:\n");

@@ -198,22 +198,46 @@ impl Hook {
         Ok(())
     }
 
-    /// What a session that did not launch them is told of the unfinished runs.
-    pub(super) fn runs_briefing(&self) -> Result<String> {
+    /// Brings the unfinished runs among `workflows` (the store's unfinished workflows, as
+    /// loaded) up to date, replacing each with its state after; those that finished meanwhile
+    /// are left out. A run that cannot be brought up to date is a warning and stays as loaded.
+    pub(super) fn refresh_runs_in(&self, workflows: &mut Vec<Workflow>) {
+        for workflow in workflows.iter_mut() {
+            if !workflow_run::unfinished(workflow) {
+                continue;
+            }
+            let id = workflow.id.clone();
+            match self
+                .sync_run(&id, None)
+                .and_then(|()| Ok(self.ctx.store.load(&id)?.workflow))
+            {
+                Ok(now) => *workflow = now,
+                Err(err) => output::warn(&format!("checkpoint hook: run `{id}`: {err}")),
+            }
+        }
+        workflows.retain(|workflow| !workflow.status.is_finished());
+    }
+
+    /// What a session that did not launch them is told of the unfinished runs among
+    /// `workflows`.
+    pub(super) fn runs_briefing(&self, workflows: &[Workflow]) -> String {
         let mut out = String::new();
-        for workflow in self.runs()? {
+        for workflow in workflows
+            .iter()
+            .filter(|workflow| workflow_run::unfinished(workflow))
+        {
             let results = self.ctx.store.results_dir(&workflow.id);
             let results = results
                 .strip_prefix(&self.ctx.project_root)
                 .unwrap_or(&results)
                 .display()
                 .to_string();
-            if let Some(text) = workflow_run::briefing(&workflow, &results) {
+            if let Some(text) = workflow_run::briefing(workflow, &results) {
                 out.push('\n');
                 out.push_str(&text);
             }
         }
-        Ok(out)
+        out
     }
 
     /// The unfinished workflows that mirror a run.
