@@ -106,25 +106,27 @@ impl Hook {
         let Some(agent_id) = payload.agent_id.as_deref() else {
             return;
         };
-        let placed = self.runs().map(|runs| {
-            runs.iter().any(|workflow| {
+        let result = self.runs().and_then(|runs| {
+            let placed = runs.iter().any(|workflow| {
                 workflow
                     .phases
                     .iter()
                     .flat_map(|phase| &phase.tasks)
                     .any(|task| task.agent_id.as_deref() == Some(agent_id))
-            })
+            });
+            if placed {
+                return Ok(());
+            }
+            self.workflow_agent_among(
+                &runs,
+                &AgentEvent {
+                    agent_id,
+                    transcript: None,
+                    state: None,
+                    result: None,
+                },
+            )
         });
-        let result = match placed {
-            Ok(false) => self.workflow_agent(&AgentEvent {
-                agent_id,
-                transcript: None,
-                state: None,
-                result: None,
-            }),
-            Ok(true) => Ok(()),
-            Err(err) => Err(err),
-        };
         if let Err(err) = result {
             output::warn(&format!("checkpoint hook (Workflow run): {err}"));
         }
@@ -169,11 +171,16 @@ impl Hook {
 
     /// An agent of a run started, ended or failed: its run's workflow is brought up to date.
     fn workflow_agent(&self, event: &AgentEvent<'_>) -> Result<()> {
+        self.workflow_agent_among(&self.runs()?, event)
+    }
+
+    /// [`Hook::workflow_agent`] among `runs`, the unfinished runs already loaded.
+    fn workflow_agent_among(&self, runs: &[Workflow], event: &AgentEvent<'_>) -> Result<()> {
         let named_dir = event
             .transcript
             .and_then(|path| Path::new(path).parent().map(Path::to_owned));
-        for workflow in self.runs()? {
-            let Some(dir) = run_dir(&workflow) else {
+        for workflow in runs {
+            let Some(dir) = run_dir(workflow) else {
                 continue;
             };
             let ours = match &named_dir {
