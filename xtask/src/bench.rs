@@ -91,7 +91,9 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     }
     let original = match &options.binary {
         Some(path) => path.clone(),
-        None => dist::run(root)?.join("bin").join("checkpoint"),
+        None => dist::run(root, dist::Build::Shipped)?
+            .join("bin")
+            .join("checkpoint"),
     };
     let dir = crate::target_dir(root).join("bench");
     // Fresh copies: how fast a binary starts depends on its file's history in the page cache

@@ -7,10 +7,10 @@ use crate::{Result, dist, shell_quote};
 
 pub(crate) fn run(root: &Path) -> Result {
     eprintln!(
-        "building the `checkpoint` release binary and the Claude Code plugin bundle in \
-         `target/dist/` (a minute or two the first time)…"
+        "building `checkpoint` (the tests' unoptimised build) and the Claude Code plugin bundle \
+         in `target/dist/`…"
     );
-    let plugin = dist::run(root)?;
+    let plugin = dist::run(root, dist::Build::Dev)?;
     let binary = plugin.join("bin").join("checkpoint");
     let project = crate::target_dir(root).join("demo");
     if project.exists() {

@@ -16,14 +16,26 @@ pub(crate) const MARKETPLACE_NAME: &str = "checkpoint-local";
 /// The binaries in the bundle's `bin/`: the command line, and the MCP server it runs.
 const BINARIES: [&str; 2] = ["checkpoint", "checkpoint-mcp"];
 
+/// Which build of the binaries a bundle or an asset holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Build {
+    /// What users get (`cargo xtask dist`, `install`, `release-assets`, `bench`): the `release`
+    /// profile, fat LTO, statically linked where the toolchain allows.
+    Shipped,
+    /// The `dev` profile that `cargo test` builds anyway, for `cargo xtask demo` and the
+    /// end-to-end tests' bundle: the same code unoptimised, without the release build's minutes
+    /// (five of a clean clone's seven on a 2-core machine, and as many of every CI run).
+    Dev,
+}
+
 /// Builds the bundle; returns the plugin directory.
-pub(crate) fn run(root: &Path) -> Result<PathBuf> {
+pub(crate) fn run(root: &Path, build: Build) -> Result<PathBuf> {
     let dist = crate::target_dir(root).join("dist");
     if dist.exists() {
         fs::remove_dir_all(&dist)
             .map_err(|err| format!("failed to clean `{}`: {err}", dist.display()))?;
     }
-    let binary = build_release(root)?;
+    let binary = build_binaries(root, build)?;
     let plugin = dist.join("checkpoint-plugin");
     let version = crate::plugin::version();
 
@@ -136,9 +148,25 @@ fn copy_binaries(binary: &Path, bin_dir: &Path) -> Result {
     Ok(())
 }
 
+/// Builds the binaries of `build`; returns the path of `checkpoint` (the others are beside it).
+pub(crate) fn build_binaries(root: &Path, build: Build) -> Result<PathBuf> {
+    match build {
+        Build::Shipped => build_release(root),
+        Build::Dev => {
+            let mut command = cargo();
+            command.args(["build", "--package", "checkpoint-cli"]);
+            for name in BINARIES {
+                command.args(["--bin", name]);
+            }
+            run_checked(&mut command)?;
+            Ok(crate::target_dir(root).join("debug").join("checkpoint"))
+        }
+    }
+}
+
 /// Builds the release binaries, statically linked where the toolchain allows; returns the path
 /// of `checkpoint` (the others are beside it).
-pub(crate) fn build_release(root: &Path) -> Result<PathBuf> {
+fn build_release(root: &Path) -> Result<PathBuf> {
     let target = host_target();
     let static_ok = static_crt();
     let mut command = cargo();

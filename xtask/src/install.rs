@@ -40,7 +40,7 @@ pub(crate) fn run(root: &Path, prefix: Option<&Path>) -> Result {
             .join(prefix),
         None => default_prefix()?,
     };
-    let plugin = dist::run(root)?;
+    let plugin = dist::run(root, dist::Build::Shipped)?;
     for path in install_into(&plugin, &prefix)? {
         eprintln!("installed {}", path.display());
     }

@@ -118,7 +118,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let result = match cli.task {
-        Task::Dist => dist::run(&root).map(|_| ()),
+        Task::Dist => dist::run(&root, dist::Build::Shipped).map(|_| ()),
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Demo => demo::run(&root),
         Task::Tidy => tidy::run(&root),
@@ -128,6 +128,7 @@ fn main() -> ExitCode {
                 &root,
                 &root.join(out),
                 (!no_pin).then_some(plugin_dir.as_path()),
+                dist::Build::Shipped,
             )
             .map(|_| ())
         }

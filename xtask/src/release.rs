@@ -18,11 +18,17 @@ pub(crate) const PINNED: &str = "release/SHA256SUMS";
 
 /// Builds this machine's asset into `out`, adds its checksum to `out/SHA256SUMS`, and unless
 /// `pin` is `None` pins the checksums of `out/SHA256SUMS` for this version in that plugin
-/// directory. Returns the asset's path.
-pub(crate) fn assets(root: &Path, out: &Path, pin: Option<&Path>) -> Result<PathBuf> {
+/// directory. Returns the asset's path. The asset holds the binaries of `build`: a published
+/// one is always `Shipped`; the tests' own (`cargo xtask test`) is `Dev`.
+pub(crate) fn assets(
+    root: &Path,
+    out: &Path,
+    pin: Option<&Path>,
+    build: dist::Build,
+) -> Result<PathBuf> {
     let version = plugin::version();
     let target = dist::host_target();
-    let binary = dist::build_release(root)?;
+    let binary = dist::build_binaries(root, build)?;
     fs::create_dir_all(out)
         .map_err(|err| format!("failed to create `{}`: {err}", out.display()))?;
 

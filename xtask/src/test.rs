@@ -26,7 +26,7 @@ pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result 
     let claude = ensure_claude(root, &version)?;
     let codex = clients::CODEX.ensure(root)?;
     let gemini = clients::GEMINI.ensure(root)?;
-    let plugin = dist::run(root)?;
+    let plugin = dist::run(root, dist::Build::Dev)?;
     validate_bundle(root, &claude, &plugin)?;
     // This machine's release asset, for the tests that install from a clone of the repository
     // as a marketplace (the checksums are pinned in the tests' copy, not in `plugin/`).
@@ -35,7 +35,7 @@ pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result 
         std::fs::remove_dir_all(&assets)
             .map_err(|err| format!("failed to clean `{}`: {err}", assets.display()))?;
     }
-    crate::release::assets(root, &assets, None)?;
+    crate::release::assets(root, &assets, None, dist::Build::Dev)?;
     let mut command = cargo();
     command.arg("test");
     if e2e_only {
