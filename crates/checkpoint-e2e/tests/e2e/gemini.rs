@@ -6,7 +6,6 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use checkpoint_e2e::{GeminiEnv, GeminiMock, GeminiTurn, Plugin};
 use serde_json::{Value, json};
@@ -199,7 +198,6 @@ fn run_client_gemini_waits_out_a_429_and_finishes_without_redoing_a_phase() {
         GeminiTurn::Text("B-DONE".into()),
     ]);
     project.checkpoint_ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
-    let started = Instant::now();
     let output = project
         .checkpoint()
         .env("GOOGLE_GEMINI_BASE_URL", project.mock.base_url())
@@ -209,7 +207,6 @@ fn run_client_gemini_waits_out_a_429_and_finishes_without_redoing_a_phase() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let took = started.elapsed();
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
     let log = fs::read_to_string(project.dir().join("work.log")).unwrap_or_default();
     assert_eq!(log, "a\nb\n", "{}", show(&output));
@@ -254,6 +251,5 @@ fn run_client_gemini_waits_out_a_429_and_finishes_without_redoing_a_phase() {
         (2..=6).contains(&planned.num_seconds()),
         "planned {planned:?}"
     );
-    assert!(took < Duration::from_secs(110), "took {took:?}");
     assert_eq!(project.mock.remaining_turns(), 0);
 }
