@@ -262,7 +262,7 @@ fn recover(
     let restart = args.restart.as_deref().map(PhaseId::new).transpose()?;
     if let Some(phase) = &restart {
         // An unknown phase is refused before anything is written.
-        resume::restart(&loaded.workflow, phase)?;
+        resume::restart(&loaded.workflow, phase, "")?;
     }
     let mut reset = Vec::new();
     let wants_write = !briefing.plan.recoveries.is_empty()
@@ -288,7 +288,11 @@ fn recover(
             .collect();
         if let Some(phase) = &restart {
             // Computed from the state under the lock, after the recoveries it will follow.
-            let restart = resume::restart(workflow, phase)?;
+            let restart = resume::restart(
+                workflow,
+                phase,
+                &format!("checkpoint resume --restart {phase}"),
+            )?;
             reset = restart.reset;
             transitions.extend(restart.transitions);
         }

@@ -19,7 +19,7 @@ pub use crate::resume::{
     next::NextAction,
     planner::{PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::{ago, render_prompt},
-    restart::{Restart, restart},
+    restart::{Restart, rerun, restart},
     validate::{Finding, Probe, Severity, validate},
 };
 
