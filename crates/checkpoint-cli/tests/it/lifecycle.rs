@@ -116,6 +116,32 @@ fn commit_flag_and_nothing_to_commit() {
 }
 
 #[test]
+fn the_document_of_a_command_that_commits_describes_the_state_after_the_commit() {
+    // Both paths that make a checkpoint commit: `complete --commit` and `commit`.
+    for commands in [
+        &[&["start", "a"][..], &["complete", "a", "--commit"]][..],
+        &[&["start", "a"][..], &["complete", "a"], &["commit"]],
+    ] {
+        let env = repo();
+        env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+        let (last, first) = commands.split_last().unwrap();
+        for args in first {
+            env.ok(args);
+        }
+        let report = env.json(last);
+        let head = git(&env.project(), &["rev-parse", "HEAD"]);
+        assert_eq!(report["checkpoint_commit"]["sha"], head.trim(), "{last:?}");
+        // The phase in the document holds the commit its second write recorded, as the state
+        // does.
+        let phase = &report["workflow"]["phases"][0];
+        assert_eq!(phase["commit_sha"], head.trim(), "{last:?}: {report}");
+        let state = env.state("w");
+        assert_eq!(report["workflow"]["seq"], state["seq"], "{last:?}");
+        assert_eq!(report["workflow"]["phases"], state["phases"], "{last:?}");
+    }
+}
+
+#[test]
 fn failed_commit_leaves_the_state_consistent() {
     let env = TestEnv::bare();
     git(&env.project(), &["init", "-q", "-b", "main"]);
