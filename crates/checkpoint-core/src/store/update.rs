@@ -1,7 +1,7 @@
 //! The store's reads and writes of one workflow: `load`, and `create` and `update`, each under
 //! the workflow's lock (repairs found while loading persisted first), and its journal.
 
-use std::fs;
+use std::{fs, time::Duration};
 
 use chrono::{DateTime, Utc};
 
@@ -16,17 +16,47 @@ use crate::{
         handle::Store,
         layout::{JOURNAL_FILE, LOCK_FILE, STATE_FILE},
         load::{self, load_dir, persist_repairs, read_journal},
-        loaded::{Loaded, Repair},
+        loaded::{Loaded, Recovery, Repair},
         write::{commit, create_private_dir, may_defer},
     },
     transition::{Transition, apply_in_place},
 };
 
+/// How long a reader waits for a writer at work before it reads what is there (writes take
+/// milliseconds; a hook must not wait long).
+const READER_LOCK_WAIT: Duration = Duration::from_millis(500);
+
 impl Store {
     /// Loads a workflow without taking the lock; recoveries are computed in memory only.
+    ///
+    /// A write under way looks like an interrupted one to a reader that takes no lock (the
+    /// journal ahead of the state, a temporary file, a line half appended): when the first read
+    /// finds any of that, the reader waits briefly for the lock and reads again, so that only
+    /// what a write left behind is reported; a writer that holds the lock all that time is at
+    /// work, and its write is not reported as interrupted.
     pub fn load(&self, id: &WorkflowId) -> Result<Loaded> {
         let dir = self.checked_dir(id)?;
-        load_dir(id, &self.root, &dir)
+        let loaded = load_dir(id, &self.root, &dir)?;
+        if !loaded
+            .recoveries
+            .iter()
+            .any(Recovery::may_be_a_write_at_work)
+        {
+            return Ok(loaded);
+        }
+        match self.wait_quietly(&dir, READER_LOCK_WAIT) {
+            Ok(Some(_lock)) => load_dir(id, &self.root, &dir),
+            Ok(None) => Ok(Loaded {
+                recoveries: loaded
+                    .recoveries
+                    .into_iter()
+                    .filter(|recovery| !recovery.may_be_a_write_at_work())
+                    .collect(),
+                ..loaded
+            }),
+            // A store this process cannot lock (read-only): the first read stands.
+            Err(_) => Ok(loaded),
+        }
     }
 
     /// Creates a workflow from its initial state.
