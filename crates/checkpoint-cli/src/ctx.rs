@@ -451,7 +451,7 @@ pub(crate) fn env_seconds(name: &str, default: Duration) -> Result<Duration> {
             .filter(|secs| (0.0..=86_400.0).contains(secs))
             .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
             .ok_or_else(|| {
-                Failure::usage(
+                Failure::new(
                     "checkpoint::invalid_env",
                     format!("invalid `{name}={value}`"),
                 )

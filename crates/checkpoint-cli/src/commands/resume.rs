@@ -530,7 +530,7 @@ fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Wor
 /// A name that matches no workflow and no other system's state file: not found, with the
 /// workflows there are.
 fn no_such_workflow(ctx: &Ctx, word: &str) -> Result<Failure> {
-    Ok(Failure::not_found(
+    Ok(Failure::new(
         "checkpoint::store::not_found",
         format!(
             "no workflow `{}` in `{}`, and no other system's state file by that name",

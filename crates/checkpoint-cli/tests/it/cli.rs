@@ -509,7 +509,13 @@ fn every_documented_exit_code_class_has_a_case() {
         ),
         // Not found is 4.
         (4, vec!["diff", "0"], &[], "no journal entry 0"),
-        (4, vec!["restore", "/etc"], &[], "is not an archive"),
+        (2, vec!["restore", "/etc"], &[], "is not an archive"),
+        (
+            4,
+            vec!["restore", "nosuch_20260301_120000"],
+            &[],
+            "no archive",
+        ),
         (4, vec!["start", "nosuch"], &[], "nosuch"),
     ];
     for (code, args, vars, expect) in cases {

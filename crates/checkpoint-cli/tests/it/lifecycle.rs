@@ -413,6 +413,7 @@ fn restore_takes_only_an_archive_whose_state_is_its_journals_replay() {
     .unwrap();
     let output = env.snapshot(&["restore", forged.to_str().unwrap()]);
     assert!(output.starts_with("exit status: 2"), "{output}");
+    assert!(output.contains("not_an_archive"), "{output}");
     assert!(
         output.contains("forged") && output.contains("replay"),
         "names the directory and why: {output}"
@@ -420,12 +421,18 @@ fn restore_takes_only_an_archive_whose_state_is_its_journals_replay() {
     assert!(forged.join("state.json").exists(), "never moved");
     assert!(!env.workflow_dir("w").exists());
 
-    // A directory that is not an archive at all: never a hint to `init` it.
+    // A directory that is not an archive at all: the same code and exit as one whose journal
+    // does not replay, never a hint to `init` it.
     for dir in ["/etc", env.project().to_str().unwrap()] {
         let output = env.snapshot(&["restore", dir]);
-        assert!(output.starts_with("exit status: 4"), "{output}");
+        assert!(output.starts_with("exit status: 2"), "{output}");
+        assert!(output.contains("not_an_archive"), "{output}");
         assert!(!output.contains("checkpoint init"), "{output}");
     }
+    // A name nothing has: not found, with its own code.
+    let output = env.snapshot(&["restore", "nosuch"]);
+    assert!(output.starts_with("exit status: 4"), "{output}");
+    assert!(output.contains("archive::not_found"), "{output}");
 
     // A real archive whose files lost their private modes is restored with the store's own.
     for entry in fs::read_dir(&archive).unwrap() {
