@@ -19,7 +19,7 @@ use crate::{
         loaded::{Loaded, Recovery, Repair},
         write::{commit, create_private_dir, may_defer},
     },
-    transition::{Transition, apply_in_place},
+    transition::{Transition, apply_in_place, lift_pause},
 };
 
 /// How long a reader waits for a writer at work before it reads what is there (writes take
@@ -124,7 +124,9 @@ impl Store {
         let dir = self.checked_dir(id)?;
         let _lock = self.lock(&dir)?;
         let mut loaded = load_dir(id, &self.root, &dir)?;
-        let transitions = decide(&loaded.workflow)?;
+        let mut transitions = decide(&loaded.workflow)?;
+        // Work lifts a pause, on every write path, with the `Unpause` journaled.
+        lift_pause(&loaded.workflow, &mut transitions);
         // A refusal fails the whole update and drops the loaded state, so it is changed in
         // place rather than copied first.
         let next = &mut loaded.workflow;
