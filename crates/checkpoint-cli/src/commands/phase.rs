@@ -49,7 +49,7 @@ pub struct CompleteArgs {
     /// The commit that holds the phase's work
     #[arg(long, value_name = "SHA")]
     pub commit_sha: Option<String>,
-    /// Complete even if dependencies or tasks are not done
+    /// Complete even if dependencies, tasks or declared outputs are not done
     #[arg(long)]
     pub force: bool,
     /// Commit the work now (`git add -A`, then `checkpoint: phases N-M complete`), whatever
@@ -208,8 +208,14 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         commit_sha: args.commit_sha.clone(),
         force: args.force,
     };
-    let loaded = ctx.apply_then(
-        transition,
+    let probe = crate::probe::FsProbe::new(&ctx.project_root);
+    let loaded = ctx.apply_checked(
+        |workflow| {
+            if !args.force {
+                refuse_unfinished_outputs(workflow, &phase, &probe)?;
+            }
+            Ok(vec![transition])
+        },
         |workflow| match workflow.phase(&phase).map(|phase| phase.status) {
             Some(PhaseStatus::AwaitingApproval) => {
                 format!(
@@ -225,6 +231,41 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         crate::services::remote_sync::push_in_background(ctx, &loaded.workflow.id);
     }
     Ok(())
+}
+
+/// Refuses to complete a phase whose declared outputs do not show its work (missing, empty, or
+/// older than its start): the rule the hooks complete a phase by, and what `validate` checks.
+fn refuse_unfinished_outputs(
+    workflow: &Workflow,
+    phase: &PhaseId,
+    probe: &crate::probe::FsProbe,
+) -> checkpoint_core::Result<()> {
+    let Some(declared) = workflow.phase(phase) else {
+        // The transition names the unknown phase.
+        return Ok(());
+    };
+    let unfinished = checkpoint_core::resume::unfinished_outputs(declared, probe);
+    if unfinished.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = unfinished
+        .iter()
+        .map(|(path, why)| format!("`{}` ({why})", output::escape(path)))
+        .collect();
+    Err(checkpoint_core::Error::InvalidTransition {
+        message: format!(
+            "cannot complete phase `{phase}`: its declared {} not done: {}",
+            if listed.len() == 1 {
+                "output is"
+            } else {
+                "outputs are"
+            },
+            listed.join(", ")
+        ),
+        help: format!(
+            "write them first, or complete anyway with `checkpoint complete {phase} --force` (then `checkpoint validate` reports them)"
+        ),
+    })
 }
 
 /// `checkpoint commit`: commits the completed phases that no commit holds yet.

@@ -11,7 +11,6 @@ mod validate;
 
 #[cfg(test)]
 pub(crate) use crate::resume::validate::OUTPUT_MTIME_TOLERANCE_SECS;
-pub(crate) use crate::resume::validate::written_since;
 pub use crate::resume::{
     briefing::Briefing,
     codes::{Action, FindingCode, RecoveryCode},
@@ -20,7 +19,7 @@ pub use crate::resume::{
     planner::{PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::{ago, render_prompt},
     restart::{Restart, rerun, restart},
-    validate::{Finding, Probe, Severity, validate},
+    validate::{Finding, Probe, Severity, unfinished_outputs, validate},
 };
 
 #[cfg(test)]
