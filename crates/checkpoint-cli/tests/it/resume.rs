@@ -986,3 +986,50 @@ fn start_force_on_any_phase_never_leaves_a_dependant_done_on_top_of_it() {
     let report = env.json(&["validate"]);
     assert_eq!(report["valid"], true, "{report}");
 }
+
+/// A hand edit of `state.json` that disagrees with the journal: `validate` finds it and names
+/// the one command that repairs it; later writes do not hide it; `validate --repair` rebuilds
+/// the state from the journal and keeps the edited file beside it.
+#[test]
+fn a_state_that_disagrees_with_its_journal_is_found_and_repaired_by_the_command_named() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["progress", "a", "half way"]);
+    let state_path = env.workflow_dir("w").join("state.json");
+    let mut state = env.state("w");
+    state["phases"][0]["progress"] = "edited by hand".into();
+    std::fs::write(&state_path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let check = |env: &TestEnv| {
+        let output = env.snapshot(&["validate"]);
+        assert!(output.starts_with("exit status: 8"), "{output}");
+        assert!(output.contains("checkpoint validate --repair"), "{output}");
+    };
+    check(&env);
+    // `resume` finds it too, with the same command.
+    let output = env.snapshot(&["resume", "--dry-run"]);
+    assert!(
+        output.contains("does not agree with its journal")
+            && output.contains("checkpoint validate --repair"),
+        "{output}"
+    );
+    // A later write carries the edit on: still found.
+    env.ok(&["note", "later"]);
+    check(&env);
+    let output = env.snapshot(&["validate", "--repair"]);
+    assert!(output.starts_with("exit status: 0"), "{output}");
+    assert!(output.contains("state.json.mismatch-"), "{output}");
+    assert_eq!(env.state("w")["phases"][0]["progress"], "half way");
+    let kept: Vec<_> = std::fs::read_dir(env.workflow_dir("w"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("state.json.mismatch-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let kept = std::fs::read_to_string(env.workflow_dir("w").join(&kept[0])).unwrap();
+    assert!(kept.contains("edited by hand"), "the bad file is kept");
+    env.ok(&["validate"]);
+    // Nothing to repair: said, and nothing kept.
+    let output = env.snapshot(&["validate", "--repair"]);
+    assert!(output.contains("nothing to repair"), "{output}");
+}

@@ -80,6 +80,10 @@ pub fn unfinished_outputs(phase: &Phase, probe: &dyn Probe) -> Vec<(String, &'st
         .collect()
 }
 
+/// The hint of a state that disagrees with its journal (`validate`, `resume`): the one
+/// command that repairs it.
+pub const JOURNAL_MISMATCH_HINT: &str = "`checkpoint validate --repair` rebuilds `state.json` from the journal, which is the record, and keeps this one as `state.json.mismatch-<time>`";
+
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {

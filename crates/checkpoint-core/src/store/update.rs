@@ -17,7 +17,7 @@ use crate::{
         layout::{JOURNAL_FILE, LOCK_FILE, STATE_FILE},
         load::{self, load_dir, persist_repairs, read_journal},
         loaded::{Loaded, Recovery, Repair},
-        write::{commit, create_private_dir, may_defer},
+        write::{self, commit, create_private_dir, may_defer},
     },
     transition::{Transition, apply_in_place, lift_pause},
 };
@@ -57,6 +57,41 @@ impl Store {
             // A store this process cannot lock (read-only): the first read stands.
             Err(_) => Ok(loaded),
         }
+    }
+
+    /// Rebuilds `state.json` from the whole journal when the two disagree (a hand edit of the
+    /// state, which every later write would otherwise carry on): the journal is the record,
+    /// and the state file that disagrees is kept beside it as `state.json.mismatch-<time>`.
+    /// Returns where it was kept, or `None` when the state already is the journal's replay.
+    /// A journal that does not read whole is an error, and nothing is changed.
+    pub fn rebuild_from_journal(
+        &self,
+        id: &WorkflowId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<std::path::PathBuf>> {
+        let dir = self.checked_dir(id)?;
+        let _lock = self.lock(&dir)?;
+        let journal_path = dir.join(JOURNAL_FILE);
+        let journal = read_journal(&journal_path)?;
+        let Some(replayed) = journal::replay(&journal_path, None, &journal.entries)? else {
+            return Err(Error::NotFound {
+                id: id.to_string(),
+                root: self.root.clone(),
+            });
+        };
+        let state_path = dir.join(STATE_FILE);
+        let on_disk = crate::fsx::read_limited(&state_path)?
+            .and_then(|bytes| load::parse_state(&state_path, &bytes).ok());
+        if on_disk.as_ref() == Some(&replayed) {
+            return Ok(None);
+        }
+        let stamp = now.format("%Y%m%dT%H%M%SZ");
+        let kept = write::unused_path(&dir, &format!("{STATE_FILE}.mismatch-{stamp}"));
+        if state_path.exists() {
+            crate::fsx::rename(&state_path, &kept)?;
+        }
+        commit(&dir, &[], Some(&replayed), self.options.failpoint)?;
+        Ok(Some(kept))
     }
 
     /// Creates a workflow from its initial state.
