@@ -52,7 +52,7 @@ pub(crate) fn text_argument(text: Option<&str>, file: Option<&Path>) -> Result<S
     };
     let name = file.display().to_string();
     let read_error = |err: io::Error| {
-        Failure::usage(
+        Failure::new(
             "checkpoint::text_file",
             format!("failed to read the text from `{name}`: {err}"),
         )
@@ -68,7 +68,7 @@ pub(crate) fn text_argument(text: Option<&str>, file: Option<&Path>) -> Result<S
     } else {
         let meta = fs::metadata(file).map_err(read_error)?;
         if !meta.is_file() {
-            return Err(Failure::usage(
+            return Err(Failure::new(
                 "checkpoint::text_file",
                 format!("refusing to read the text from `{name}`: it is not a regular file"),
             )
@@ -80,7 +80,7 @@ pub(crate) fn text_argument(text: Option<&str>, file: Option<&Path>) -> Result<S
             .map_err(read_error)?;
     }
     if bytes.len() as u64 > MAX_LINE_BYTES {
-        return Err(Failure::refused(
+        return Err(Failure::new(
             "checkpoint::text_too_large",
             format!(
                 "refusing the text from `{name}`: it is over {MAX_LINE_BYTES} bytes, the longest journal entry"
@@ -90,7 +90,7 @@ pub(crate) fn text_argument(text: Option<&str>, file: Option<&Path>) -> Result<S
         .into());
     }
     String::from_utf8(bytes).map_err(|_| {
-        Failure::usage(
+        Failure::new(
             "checkpoint::text_file",
             format!("refusing the text from `{name}`: it is not UTF-8"),
         )

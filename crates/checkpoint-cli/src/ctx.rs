@@ -26,6 +26,13 @@ use crate::{
     output::{self, ColorChoice, Format},
 };
 
+/// What a command's second write (a checkpoint commit) did: its report, and the state after it
+/// when it wrote one.
+pub(crate) struct Committed {
+    pub report: CommitReport,
+    pub loaded: Option<&'static Loaded>,
+}
+
 /// The default lock timeout, in seconds.
 const DEFAULT_LOCK_TIMEOUT_SECS: f64 = 10.0;
 
@@ -234,26 +241,25 @@ impl Ctx {
         transition: Transition,
         summary: impl FnOnce(&Workflow) -> String,
         warnings: Vec<String>,
-        then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
+        then: impl FnOnce(&'static Loaded) -> Result<Option<Committed>>,
     ) -> Result<&'static Loaded> {
-        self.apply_checked(transition, |_| Ok(()), summary, warnings, then)
+        self.apply_checked(|_| Ok(vec![transition]), summary, warnings, then)
     }
 
-    /// Like [`Ctx::apply_then`], with a `check` of the current state, under the lock, that may
-    /// refuse the transition (for rules of the configuration, which the core does not know).
+    /// Like [`Ctx::apply_then`], with the transitions computed from the current state, under
+    /// the lock: `transitions` may refuse (for rules of the configuration, which the core does
+    /// not know) or write several (a restart sends the dependants back first).
     pub(crate) fn apply_checked(
         &self,
-        transition: Transition,
-        check: impl FnOnce(&Workflow) -> checkpoint_core::Result<()>,
+        transitions: impl FnOnce(&Workflow) -> checkpoint_core::Result<Vec<Transition>>,
         summary: impl FnOnce(&Workflow) -> String,
         warnings: Vec<String>,
-        then: impl FnOnce(&'static Loaded) -> Result<Option<CommitReport>>,
+        then: impl FnOnce(&'static Loaded) -> Result<Option<Committed>>,
     ) -> Result<&'static Loaded> {
         let id = self.workflow_id()?;
         let mut lifted = None;
         let loaded = keep_until_exit(self.store.update(&id, self.now, |workflow| {
-            check(workflow)?;
-            let mut transitions = vec![transition];
+            let mut transitions = transitions(workflow)?;
             // Work lifts a pause: as a journaled `Unpause` of its own, which the output states.
             lifted = checkpoint_core::lift_pause(workflow, &mut transitions);
             Ok(transitions)
@@ -279,14 +285,19 @@ impl Ctx {
             output::warn(warning);
         }
         let (commit, result) = match then(loaded) {
-            Ok(commit) => (commit, Ok(loaded)),
+            Ok(commit) => (commit, Ok(())),
             Err(err) => (None, Err(err)),
         };
+        // The document describes the state after every write, the commit's included.
+        let loaded = commit
+            .as_ref()
+            .and_then(|commit| commit.loaded)
+            .unwrap_or(loaded);
         match self.format {
             Format::Json => {
                 let report = WorkflowReport::new(loaded).with_warnings(warnings);
                 match commit {
-                    Some(commit) => report.with_commit(commit).emit()?,
+                    Some(commit) => report.with_commit(commit.report).emit()?,
                     None => report.emit()?,
                 }
             }
@@ -296,7 +307,7 @@ impl Ctx {
                 output::emit_human(self.color, &line).into_diagnostic()?;
             }
         }
-        result
+        result.map(|()| loaded)
     }
 
     /// The briefing on `workflow` (loaded with `recoveries`) now, with files and git seen through
@@ -440,7 +451,7 @@ pub(crate) fn env_seconds(name: &str, default: Duration) -> Result<Duration> {
             .filter(|secs| (0.0..=86_400.0).contains(secs))
             .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
             .ok_or_else(|| {
-                Failure::usage(
+                Failure::new(
                     "checkpoint::invalid_env",
                     format!("invalid `{name}={value}`"),
                 )

@@ -104,6 +104,81 @@ pub const ALL: [ExitCode; 12] = [
     },
 ];
 
+/// The exit code of every diagnostic code `checkpoint` reports, decided here once: an error
+/// exits with the code of its diagnostic code, wherever it was raised (a code not listed is 1).
+/// The README's "Exit codes" section lists them by exit code (generated from this table).
+pub const BY_DIAGNOSTIC: &[(&str, u8)] = &[
+    ("checkpoint::invalid_id", USAGE),
+    ("checkpoint::reserved_id", USAGE),
+    ("checkpoint::invalid_plan", USAGE),
+    ("checkpoint::plan_parse", USAGE),
+    ("checkpoint::plan_unreadable", USAGE),
+    ("checkpoint::config_parse", USAGE),
+    ("checkpoint::archive::not_an_archive", USAGE),
+    ("checkpoint::seed::unknown", USAGE),
+    ("checkpoint::invalid_env", USAGE),
+    ("checkpoint::invalid_time", USAGE),
+    ("checkpoint::path_outside_project", USAGE),
+    ("checkpoint::text_file", USAGE),
+    ("checkpoint::effect::empty", USAGE),
+    ("checkpoint::run::config", USAGE),
+    ("checkpoint::sync::remote", USAGE),
+    ("checkpoint::invalid_transition", REFUSED),
+    ("checkpoint::store::exists", REFUSED),
+    ("checkpoint::output_exists", REFUSED),
+    ("checkpoint::seed::export", REFUSED),
+    ("checkpoint::store::state_too_large", REFUSED),
+    ("checkpoint::store::entry_too_large", REFUSED),
+    ("checkpoint::store::journal_full", REFUSED),
+    ("checkpoint::text_too_large", REFUSED),
+    ("checkpoint::archive::unfinished", REFUSED),
+    ("checkpoint::effect::allow_in_session", REFUSED),
+    ("checkpoint::sync::diverged", REFUSED),
+    ("checkpoint::sync::rejected", REFUSED),
+    ("checkpoint::unknown_phase", NOT_FOUND),
+    ("checkpoint::unknown_task", NOT_FOUND),
+    ("checkpoint::store::not_found", NOT_FOUND),
+    ("checkpoint::history::no_entry", NOT_FOUND),
+    ("checkpoint::archive::not_found", NOT_FOUND),
+    ("checkpoint::seed::locate", NOT_FOUND),
+    ("checkpoint::no_workflow", NOT_FOUND),
+    ("checkpoint::ambiguous_workflow", NOT_FOUND),
+    ("checkpoint::store::locked", LOCKED),
+    ("checkpoint::run::busy", LOCKED),
+    ("checkpoint::store::corrupt", UNTRUSTED),
+    ("checkpoint::store::unknown_version", UNTRUSTED),
+    ("checkpoint::store::newer_version", UNTRUSTED),
+    ("checkpoint::store::symlink", UNTRUSTED),
+    ("checkpoint::store::too_large", UNTRUSTED),
+    ("checkpoint::file::unreadable", UNTRUSTED),
+    ("checkpoint::seed::invalid", UNTRUSTED),
+    ("checkpoint::sync::journal_too_large", UNTRUSTED),
+    ("checkpoint::sync::remote_damaged", UNTRUSTED),
+    ("checkpoint::store::uncertain", MAYBE_SAVED),
+    ("checkpoint::invalid", INVALID),
+    ("checkpoint::io", FAILURE),
+    ("checkpoint::git::commit_failed", FAILURE),
+    ("checkpoint::sync::git", FAILURE),
+    ("checkpoint::mcp::missing_server", FAILURE),
+];
+
+/// The exit code of a diagnostic code (see [`BY_DIAGNOSTIC`]).
+pub fn of_diagnostic(code: &str) -> u8 {
+    BY_DIAGNOSTIC
+        .iter()
+        .find(|(known, _)| *known == code)
+        .map_or(FAILURE, |(_, exit)| *exit)
+}
+
+/// The diagnostic codes that exit with `exit`, as the README lists them.
+fn diagnostics_of(exit: u8) -> Vec<&'static str> {
+    BY_DIAGNOSTIC
+        .iter()
+        .filter(|(_, code)| *code == exit)
+        .map(|(diagnostic, _)| *diagnostic)
+        .collect()
+}
+
 /// The exit codes as `checkpoint --help` ends.
 pub fn help_text() -> String {
     let mut text = String::from("Exit codes:");
@@ -113,11 +188,21 @@ pub fn help_text() -> String {
     text
 }
 
-/// The README's table of exit codes.
+/// The README's table of exit codes, each with the diagnostic codes (`code` in `--format json`)
+/// that exit with it.
 pub fn markdown_table() -> String {
-    let mut table = String::from("| code | meaning |\n| --- | --- |\n");
+    let mut table = String::from("| code | meaning | diagnostic codes |\n| --- | --- | --- |\n");
     for exit in ALL {
-        table.push_str(&format!("| {} | {} |\n", exit.code, exit.meaning));
+        let codes: Vec<String> = diagnostics_of(exit.code)
+            .iter()
+            .map(|code| format!("`{}`", code.trim_start_matches("checkpoint::")))
+            .collect();
+        table.push_str(&format!(
+            "| {} | {} | {} |\n",
+            exit.code,
+            exit.meaning,
+            codes.join(", ")
+        ));
     }
     table
 }
@@ -143,5 +228,70 @@ mod tests {
         let mut expected: Vec<u8> = (0..=RUN_LIMIT).collect();
         expected.push(INTERRUPTED);
         assert_eq!(codes, expected);
+    }
+
+    /// One diagnostic code, one exit code: listed once, with a documented exit.
+    #[test]
+    fn each_diagnostic_code_has_one_documented_exit() {
+        for (index, (code, exit)) in BY_DIAGNOSTIC.iter().enumerate() {
+            assert!(
+                !BY_DIAGNOSTIC[..index]
+                    .iter()
+                    .any(|(other, _)| other == code),
+                "{code} is listed twice"
+            );
+            assert!(ALL.iter().any(|known| known.code == *exit), "{code}");
+        }
+    }
+
+    /// Every diagnostic code the sources raise (`code(checkpoint::…)` on an error type, or a
+    /// `"checkpoint::…"` literal given to a `Failure` or `miette!`) is in the table: none falls
+    /// back to 1 by being forgotten, and none is mapped at its construction site.
+    #[test]
+    fn every_diagnostic_code_raised_is_in_the_table() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut missing = Vec::new();
+        for dir in ["checkpoint-core/src", "checkpoint-cli/src"] {
+            visit(&crates.join(dir), &mut |text| {
+                for code in raised_codes(text) {
+                    if !BY_DIAGNOSTIC.iter().any(|(known, _)| *known == code) {
+                        missing.push(code);
+                    }
+                }
+            });
+        }
+        assert!(missing.is_empty(), "not in `BY_DIAGNOSTIC`: {missing:?}");
+    }
+
+    fn visit(dir: &std::path::Path, each: &mut dyn FnMut(&str)) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                visit(&path, each);
+            } else if path.extension().is_some_and(|ext| ext == "rs")
+                && !path.ends_with("exit_code.rs")
+            {
+                each(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+
+    fn raised_codes(text: &str) -> Vec<String> {
+        let mut codes = Vec::new();
+        for (start, _) in text.match_indices("checkpoint::") {
+            let before = &text[..start];
+            if !(before.ends_with("code(") || before.ends_with('"')) {
+                continue;
+            }
+            let code: String = text[start..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_' || *c == ':')
+                .collect();
+            let after = &text[start + code.len()..];
+            if after.starts_with(')') || after.starts_with('"') {
+                codes.push(code);
+            }
+        }
+        codes
     }
 }

@@ -1,51 +1,30 @@
-//! Errors the CLI raises itself (not the core's), each carrying the documented exit code it
-//! maps to, so that refusals, invalid input and missing things never fall back to 1.
+//! Errors the CLI raises itself (not the core's), each with a stable diagnostic code, whose
+//! documented exit code `exit_code::BY_DIAGNOSTIC` decides, so that refusals, invalid input and
+//! missing things never fall back to 1.
 
 use std::fmt;
 
 use miette::Diagnostic;
 
-use crate::exit_code;
-
-/// An error raised by a command, with its stable code, its hint and its exit code.
+/// An error raised by a command, with its stable code and its hint.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub(crate) struct Failure {
     code: &'static str,
     message: String,
     help: Option<String>,
-    pub(crate) exit: u8,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl Failure {
-    /// Invalid input: an argument or a variable that does not parse (exit code 2).
-    pub(crate) fn usage(code: &'static str, message: String) -> Self {
-        Self::new(code, message, exit_code::USAGE)
-    }
-
-    /// A request the current state does not allow (exit code 3).
-    pub(crate) fn refused(code: &'static str, message: String) -> Self {
-        Self::new(code, message, exit_code::REFUSED)
-    }
-
-    /// Something named that does not exist (exit code 4).
-    pub(crate) fn not_found(code: &'static str, message: String) -> Self {
-        Self::new(code, message, exit_code::NOT_FOUND)
-    }
-
-    /// Something that cannot be trusted as it is, left untouched (exit code 6).
-    pub(crate) fn untrusted(code: &'static str, message: String) -> Self {
-        Self::new(code, message, exit_code::UNTRUSTED)
-    }
-
-    fn new(code: &'static str, message: String, exit: u8) -> Self {
+    /// An error with its stable code, whose exit code is the one [`crate::exit_code::BY_DIAGNOSTIC`]
+    /// gives it.
+    pub(crate) fn new(code: &'static str, message: String) -> Self {
         Self {
             code,
             message,
             help: None,
-            exit,
             source: None,
         }
     }

@@ -28,7 +28,7 @@ pub(crate) fn check(
     let Some(why) = outside(project_root, base, path) else {
         return Ok(());
     };
-    Err(Failure::usage(
+    Err(Failure::new(
         "checkpoint::path_outside_project",
         format!("{what} `{}` is outside the project: {why}", output::escape(path)),
     )

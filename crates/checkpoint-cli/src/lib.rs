@@ -294,72 +294,18 @@ fn render_error(report: &Report, format: Format, color: bool) {
     output::note(text.trim_end());
 }
 
-/// Maps an error to its documented exit code.
+/// Maps an error to its documented exit code: the one its diagnostic code has in
+/// [`exit_code::BY_DIAGNOSTIC`], wherever the error was raised.
 fn exit_code_of(report: &Report) -> u8 {
-    use checkpoint_core::Error;
-    if report
-        .downcast_ref::<commands::validate::Invalid>()
-        .is_some()
-    {
-        return exit_code::INVALID;
-    }
-    if let Some(failure) = report.downcast_ref::<failure::Failure>() {
-        return failure.exit;
-    }
-    if report
-        .downcast_ref::<commands::push_pull::Diverged>()
-        .is_some()
-        || report
-            .downcast_ref::<commands::push_pull::Rejected>()
-            .is_some()
-    {
-        return exit_code::REFUSED;
-    }
-    if report.downcast_ref::<commands::run::RunnerBusy>().is_some() {
-        return exit_code::LOCKED;
-    }
-    if report.downcast_ref::<ctx::WorkflowChoiceError>().is_some() {
-        return exit_code::NOT_FOUND;
-    }
-    match report.downcast_ref::<Error>() {
-        Some(Error::InvalidTransition { .. }) => exit_code::REFUSED,
-        Some(
-            Error::UnknownPhase { .. }
-            | Error::UnknownTask { .. }
-            | Error::NotFound { .. }
-            | Error::NoJournalEntry { .. },
-        ) => exit_code::NOT_FOUND,
-        Some(
-            Error::AlreadyExists { .. }
-            | Error::OutputExists { .. }
-            | Error::SeedExport { .. }
-            | Error::StateTooLarge { .. }
-            | Error::EntryTooLarge { .. }
-            | Error::JournalFull { .. },
-        ) => exit_code::REFUSED,
-        Some(Error::SeedLocate { .. }) => exit_code::NOT_FOUND,
-        Some(Error::SeedParse { .. }) => exit_code::UNTRUSTED,
-        Some(Error::UnknownSeed { .. }) => exit_code::USAGE,
-        Some(Error::Locked { .. }) => exit_code::LOCKED,
-        Some(
-            Error::Corrupt { .. }
-            | Error::NewerVersion { .. }
-            | Error::UnknownVersion { .. }
-            | Error::Symlink { .. }
-            | Error::TooLarge { .. }
-            | Error::Unreadable { .. },
-        ) => exit_code::UNTRUSTED,
-        Some(Error::MaybeSaved { .. }) => exit_code::MAYBE_SAVED,
-        Some(
-            Error::InvalidId { .. }
-            | Error::ReservedId { .. }
-            | Error::InvalidPlan { .. }
-            | Error::PlanParse { .. }
-            | Error::ConfigParse { .. }
-            | Error::NotAnArchive { .. },
-        ) => exit_code::USAGE,
-        Some(Error::Io { .. }) | None => exit_code::FAILURE,
-    }
+    let code = report.code().or_else(|| {
+        // A report wrapped in context keeps the code of the error inside.
+        report
+            .downcast_ref::<checkpoint_core::Error>()
+            .and_then(|err| miette::Diagnostic::code(err))
+    });
+    code.map_or(exit_code::FAILURE, |code| {
+        exit_code::of_diagnostic(&code.to_string())
+    })
 }
 
 #[cfg(test)]

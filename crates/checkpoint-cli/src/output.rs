@@ -24,7 +24,7 @@ pub(crate) use crate::output::{
     },
     status::{PhaseView, phase_view, render_status, render_workflow, workflow_status},
     text::{
-        WHOLE_IN_LOG, WHOLE_IN_REPORT, ago, columns, count, cut_point, escape, short_sha, shorten,
-        spent_text,
+        WHOLE_IN_LOG, WHOLE_IN_REPORT, ago, columns, count, cut_point, escape, one_line, short_sha,
+        shorten, spent_text,
     },
 };

@@ -67,7 +67,7 @@ pub(crate) fn check_remote(remote: &str, from: &str) -> Result<()> {
     };
     match problem {
         None => Ok(()),
-        Some(problem) => Err(Failure::usage(
+        Some(problem) => Err(Failure::new(
             "checkpoint::sync::remote",
             format!(
                 "the remote `{}` ({from}) {problem}: it is not a remote",
@@ -441,7 +441,7 @@ impl Repo {
             if let Ok(size) = line.trim().parse::<u64>()
                 && size > MAX_JOURNAL_BYTES
             {
-                return Err(Failure::untrusted(
+                return Err(Failure::new(
                     "checkpoint::sync::journal_too_large",
                     format!(
                         "refusing to read `{REMOTE_PREFIX}{id}` from `{remote}`: its journal is {size} bytes, over the limit of {MAX_JOURNAL_BYTES} bytes"
@@ -631,7 +631,7 @@ impl<'a> BatchReader<'a> {
 /// The error of a workflow ref on `remote` that is not what `checkpoint push` writes: the
 /// remote's copy is damaged, this one is untouched.
 pub(crate) fn remote_damaged(remote: &str, id: &WorkflowId, what: &str) -> miette::Report {
-    Failure::untrusted(
+    Failure::new(
         "checkpoint::sync::remote_damaged",
         format!("the copy of `{id}` on `{remote}` is damaged: {what}"),
     )
@@ -669,7 +669,7 @@ fn tracking_prefix(remote: &str) -> String {
 fn network_timeout() -> Result<Duration> {
     let timeout = crate::ctx::env_seconds(env::CHECKPOINT_SYNC_TIMEOUT, NETWORK_TIMEOUT)?;
     if timeout.is_zero() {
-        return Err(Failure::usage(
+        return Err(Failure::new(
             "checkpoint::invalid_env",
             format!("invalid `{}=0`", env::CHECKPOINT_SYNC_TIMEOUT),
         )

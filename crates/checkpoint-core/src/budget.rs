@@ -45,10 +45,17 @@ impl Spending {
     /// none).
     pub fn add(&mut self, cost_usd: Option<f64>, tokens: Option<u64>) {
         self.sessions = self.sessions.saturating_add(1);
-        if let Some(cost) = cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0) {
-            self.cost_usd += cost;
-        }
+        self.cost_usd += Self::counted_cost(cost_usd);
         self.tokens = self.tokens.saturating_add(tokens.unwrap_or(0));
+    }
+
+    /// What a session's reported cost counts for in a total: itself when a finite,
+    /// non-negative number, else nothing. The one rule of every total (budgets, `status`,
+    /// `watch`, `report`).
+    pub fn counted_cost(cost_usd: Option<f64>) -> f64 {
+        cost_usd
+            .filter(|cost| cost.is_finite() && *cost >= 0.0)
+            .unwrap_or(0.0)
     }
 
     /// Adds what other sessions spent.

@@ -7,8 +7,7 @@ use crate::{
     PhaseId,
     config::Config,
     model::{PhaseStatus, TaskStatus, Workflow},
-    resume::{Probe, written_since},
-    timestamp::Timestamp,
+    resume::{Probe, unfinished_outputs},
     transition::Transition,
 };
 
@@ -40,11 +39,8 @@ pub fn file_written(workflow: &Workflow, path: &str, probe: &dyn Probe) -> Vec<T
         });
     }
     for phase in in_progress().filter(|phase| phase.outputs.iter().any(|output| output == path)) {
-        let outputs_exist = phase.outputs.iter().all(|output| {
-            // A file that was there before the phase started is not its work.
-            probe.file_size(output).is_some_and(|size| size > 0)
-                && written_since(probe, output, phase.started_at.map(Timestamp::utc))
-        });
+        // A file that was there before the phase started is not its work.
+        let outputs_exist = unfinished_outputs(phase, probe).is_empty();
         let tasks_done = phase
             .tasks
             .iter()
@@ -157,7 +153,7 @@ mod tests {
     use super::*;
     use crate::{
         PhasePlan, Plan, TaskId, WorkflowId, resume::OUTPUT_MTIME_TOLERANCE_SECS, testing::Files,
-        transition::apply_in_place,
+        timestamp::Timestamp, transition::apply_in_place,
     };
 
     fn phase(id: &str) -> PhaseId {

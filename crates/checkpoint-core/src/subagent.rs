@@ -7,8 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::{
     id::PhaseId,
     model::{Holder, Phase, PhaseStatus, TaskStatus, Workflow},
-    resume::{Probe, written_since},
-    timestamp::Timestamp,
+    resume::{Probe, unfinished_outputs},
     transition::{Transition, apply, over_max_in_progress},
 };
 
@@ -278,10 +277,7 @@ pub fn as_seen_by_new_session(workflow: &Workflow) -> std::borrow::Cow<'_, Workf
 /// before the phase started (where the probe knows when), with its tasks and dependencies done.
 fn outputs_done(workflow: &Workflow, phase: &Phase, probe: &dyn Probe) -> bool {
     !phase.outputs.is_empty()
-        && phase.outputs.iter().all(|output| {
-            probe.file_size(output).is_some_and(|size| size > 0)
-                && written_since(probe, output, phase.started_at.map(Timestamp::utc))
-        })
+        && unfinished_outputs(phase, probe).is_empty()
         && phase
             .tasks
             .iter()

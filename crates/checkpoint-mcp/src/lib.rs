@@ -52,11 +52,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("-h" | "--help") => {
-                print!("{HELP}");
+                // A closed pipe (`checkpoint-mcp --help | head -1`) is not a panic.
+                let _ = std::io::stdout().write_all(HELP.as_bytes());
                 return ExitCode::SUCCESS;
             }
             Some("-V" | "--version") => {
-                println!("checkpoint-mcp {}", env!("CARGO_PKG_VERSION"));
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "checkpoint-mcp {}",
+                    env!("CARGO_PKG_VERSION")
+                );
                 return ExitCode::SUCCESS;
             }
             Some("--dir") => match args.next() {

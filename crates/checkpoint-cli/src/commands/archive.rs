@@ -44,7 +44,7 @@ pub(crate) fn archive(ctx: &Ctx, args: &ArchiveArgs) -> Result<()> {
     let status = loaded.workflow.status;
     let finished = status.is_finished() || status == WorkflowStatus::Failed;
     if !finished && !args.force {
-        return Err(Failure::refused(
+        return Err(Failure::new(
             "checkpoint::archive::unfinished",
             format!(
                 "workflow `{}` is {}, not finished",
@@ -147,8 +147,23 @@ pub(crate) fn restore(ctx: &Ctx, args: &RestoreArgs) -> Result<()> {
             .find(|path| path.is_dir())
             .unwrap_or_else(|| PathBuf::from(&args.archive))
     };
+    if !path.exists() {
+        return Err(Failure::new(
+            "checkpoint::archive::not_found",
+            format!(
+                "no archive `{}`: neither a directory nor a name in the store's archives",
+                output::escape(&args.archive)
+            ),
+        )
+        .with_help(format!(
+            "`checkpoint gc --dry-run` lists the archives; give the name or path of a directory in `{}` or `{}`",
+            ctx.store.root().join(".archive").display(),
+            ctx.store.root().join("failed").display()
+        ))
+        .into());
+    }
     if !path.join(STATE_FILE).is_file() || !path.join(JOURNAL_FILE).is_file() {
-        return Err(Failure::not_found(
+        return Err(Failure::new(
             "checkpoint::archive::not_an_archive",
             format!(
                 "`{}` is not an archive: it holds no `{STATE_FILE}` and `{JOURNAL_FILE}`",

@@ -80,7 +80,7 @@ pub struct AllowArgs {
 pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
     if args.what.trim().is_empty() {
-        return Err(Failure::usage(
+        return Err(Failure::new(
             "checkpoint::effect::empty",
             "an effect needs a description of what was done".into(),
         )
@@ -218,7 +218,7 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
 fn agent_session() -> Option<Failure> {
     let inside = std::env::var_os(env::CLAUDECODE).is_some_and(|value| !value.is_empty());
     inside.then(|| {
-        Failure::refused(
+        Failure::new(
             "checkpoint::effect::allow_in_session",
             "`checkpoint effects allow` is a person's decision and is not run from inside an agent's session"
                 .into(),

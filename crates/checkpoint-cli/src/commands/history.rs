@@ -121,7 +121,7 @@ pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
         serde_json::json!({ "workflow": id.as_str(), "seq": args.seq }),
     );
     let loaded = ctx.store.create(past, ctx.now).map_err(|err| match err {
-        checkpoint_core::Error::AlreadyExists { id, .. } => Failure::refused(
+        checkpoint_core::Error::AlreadyExists { id, .. } => Failure::new(
             "checkpoint::store::exists",
             format!("workflow `{id}` already exists"),
         )

@@ -55,7 +55,7 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
         Some(path) => {
             let path = ctx.cwd.join(path);
             let unreadable = |reason: String| {
-                Failure::usage(
+                Failure::new(
                     "checkpoint::plan_unreadable",
                     format!("failed to read plan file `{}`: {reason}", path.display()),
                 )

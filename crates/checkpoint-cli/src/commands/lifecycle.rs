@@ -32,7 +32,7 @@ pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
             DateTime::parse_from_rfc3339(text)
                 .map(|time| time.with_timezone(&Utc))
                 .map_err(|err| {
-                    Failure::usage(
+                    Failure::new(
                         "checkpoint::invalid_time",
                         format!("failed to parse `--until {text}` as an RFC 3339 time"),
                     )

@@ -7,14 +7,19 @@ use checkpoint_core::{PhaseId, PhaseStatus, Transition, Workflow};
 use clap::Args;
 use miette::Result;
 
-use crate::{args, ctx::Ctx, git, json, output};
+use crate::{
+    args,
+    ctx::{Committed, Ctx},
+    git, json, output,
+};
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// The phase id
     pub phase: String,
-    /// Start even if the phase is done, its dependencies are not, or it failed too often
+    /// Start even if the phase is done, its dependencies are not, or it failed too often; the
+    /// phases that depend on it and are done or in progress go back to pending (and are named)
     #[arg(long)]
     pub force: bool,
 }
@@ -44,7 +49,7 @@ pub struct CompleteArgs {
     /// The commit that holds the phase's work
     #[arg(long, value_name = "SHA")]
     pub commit_sha: Option<String>,
-    /// Complete even if dependencies or tasks are not done
+    /// Complete even if dependencies, tasks or declared outputs are not done
     #[arg(long)]
     pub force: bool,
     /// Commit the work now (`git add -A`, then `checkpoint: phases N-M complete`), whatever
@@ -109,18 +114,27 @@ pub struct RejectArgs {
 pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
     let max = ctx.config.max_in_progress;
+    let mut reset = Vec::new();
     ctx.apply_checked(
-        Transition::PhaseStart {
-            phase: phase.clone(),
-            force: args.force,
-        },
         |workflow| {
             if args.force {
-                return Ok(());
+                // A phase run again sends the phases that depend on it back to pending: none
+                // stays done on top of work that is being redone.
+                let restart = checkpoint_core::resume::rerun(
+                    workflow,
+                    &phase,
+                    &format!("checkpoint start {phase} --force"),
+                )?;
+                reset = restart.reset;
+                return Ok(restart.transitions);
             }
+            let start = Transition::PhaseStart {
+                phase: phase.clone(),
+                force: false,
+            };
             let Some(running) = checkpoint_core::over_max_in_progress(workflow, &phase, max)
             else {
-                return Ok(());
+                return Ok(vec![start]);
             };
             let running: Vec<String> = running.iter().map(|other| format!("`{other}`")).collect();
             Err(checkpoint_core::Error::InvalidTransition {
@@ -142,6 +156,17 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
         Vec::new(),
         |_| Ok(None),
     )?;
+    if !reset.is_empty() {
+        output::note(&format!(
+            "restarting `{phase}` sent {} that depend on it back to pending: {}",
+            output::count(reset.len(), "phase"),
+            reset
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     Ok(())
 }
 
@@ -183,8 +208,14 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         commit_sha: args.commit_sha.clone(),
         force: args.force,
     };
-    let loaded = ctx.apply_then(
-        transition,
+    let probe = crate::probe::FsProbe::new(&ctx.project_root);
+    let loaded = ctx.apply_checked(
+        |workflow| {
+            if !args.force {
+                refuse_unfinished_outputs(workflow, &phase, &probe)?;
+            }
+            Ok(vec![transition])
+        },
         |workflow| match workflow.phase(&phase).map(|phase| phase.status) {
             Some(PhaseStatus::AwaitingApproval) => {
                 format!(
@@ -202,6 +233,41 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
     Ok(())
 }
 
+/// Refuses to complete a phase whose declared outputs do not show its work (missing, empty, or
+/// older than its start): the rule the hooks complete a phase by, and what `validate` checks.
+fn refuse_unfinished_outputs(
+    workflow: &Workflow,
+    phase: &PhaseId,
+    probe: &crate::probe::FsProbe,
+) -> checkpoint_core::Result<()> {
+    let Some(declared) = workflow.phase(phase) else {
+        // The transition names the unknown phase.
+        return Ok(());
+    };
+    let unfinished = checkpoint_core::resume::unfinished_outputs(declared, probe);
+    if unfinished.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = unfinished
+        .iter()
+        .map(|(path, why)| format!("`{}` ({why})", output::escape(path)))
+        .collect();
+    Err(checkpoint_core::Error::InvalidTransition {
+        message: format!(
+            "cannot complete phase `{phase}`: its declared {} not done: {}",
+            if listed.len() == 1 {
+                "output is"
+            } else {
+                "outputs are"
+            },
+            listed.join(", ")
+        ),
+        help: format!(
+            "write them first, or complete anyway with `checkpoint complete {phase} --force` (then `checkpoint validate` reports them)"
+        ),
+    })
+}
+
 /// `checkpoint commit`: commits the completed phases that no commit holds yet.
 pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
     let loaded = ctx.load()?;
@@ -211,20 +277,17 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
     }
     let commit = checkpoint_commit(ctx, &loaded.workflow, true)?;
     if let (output::Format::Json, Some(commit)) = (ctx.format, commit) {
-        json::WorkflowReport::new(loaded)
-            .with_commit(commit)
+        // The state after the commit's own write, which records its sha.
+        json::WorkflowReport::new(commit.loaded.unwrap_or(loaded))
+            .with_commit(commit.report)
             .emit()?;
     }
     Ok(())
 }
 
 /// Commits the completed phases no commit holds yet, when asked or when `commit_every` is due;
-/// returns what it did, for the JSON report.
-fn checkpoint_commit(
-    ctx: &Ctx,
-    workflow: &Workflow,
-    forced: bool,
-) -> Result<Option<json::CommitReport>> {
+/// returns what it did and the state after it, for the JSON report.
+fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<Option<Committed>> {
     let pending = git::uncommitted_phases(workflow);
     let due = ctx.config.commit_every > 0 && pending.len() >= ctx.config.commit_every as usize;
     if pending.is_empty() || !(forced || due) {
@@ -249,10 +312,10 @@ fn checkpoint_commit(
             file.reason
         ));
     }
-    let sha = match outcome {
+    let (sha, loaded) = match outcome {
         git::CommitOutcome::NothingToCommit => {
             output::note("nothing to commit: the checkpoint commit was skipped");
-            None
+            (None, None)
         }
         git::CommitOutcome::Committed {
             sha,
@@ -260,7 +323,7 @@ fn checkpoint_commit(
             message,
         } => {
             let id = workflow.id.clone();
-            ctx.store.update(&id, ctx.now, |_| {
+            let loaded = ctx.store.update(&id, ctx.now, |_| {
                 Ok(phases
                     .iter()
                     .map(|phase| Transition::PhaseCommit {
@@ -274,10 +337,13 @@ fn checkpoint_commit(
                 output::short_sha(&sha),
                 message.lines().next().unwrap_or_default()
             ));
-            Some(sha)
+            (Some(sha), Some(crate::ctx::keep_until_exit(loaded)))
         }
     };
-    Ok(Some(json::CommitReport { sha, left_out }))
+    Ok(Some(Committed {
+        report: json::CommitReport { sha, left_out },
+        loaded,
+    }))
 }
 
 pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {

@@ -437,7 +437,12 @@ fn render_human(report: &Report, paint: Paint) -> String {
     let title = report
         .title
         .as_deref()
-        .map(|title| format!(" — {}", output::shorten(title, output::WHOLE_IN_REPORT)))
+        .map(|title| {
+            format!(
+                " — {}",
+                output::shorten(&output::one_line(title), output::WHOLE_IN_REPORT)
+            )
+        })
         .unwrap_or_default();
     let _ = writeln!(
         text,
@@ -475,7 +480,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
             "{}  {:<8}{phase} {}{duration}",
             paint.dim(&time.to_string()),
             span.kind,
-            output::shorten(&span.label, output::WHOLE_IN_REPORT)
+            output::shorten(&output::one_line(&span.label), output::WHOLE_IN_REPORT)
         );
     }
     if let Some(spent) = &report.spent {
@@ -494,7 +499,7 @@ fn render_human(report: &Report, paint: Paint) -> String {
                 text,
                 "\nstopped {}: {} (exit {})",
                 stopped.at.with_timezone(&Local).format("%m-%d %H:%M:%S"),
-                output::shorten(&stopped.reason, output::WHOLE_IN_REPORT),
+                output::shorten(&output::one_line(&stopped.reason), output::WHOLE_IN_REPORT),
                 stopped.exit
             );
         }

@@ -150,7 +150,7 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         None => ctx.store.load(&id)?,
     });
     let probe = FsProbe::new(&ctx.project_root);
-    let journal_finding = journal_finding(ctx, loaded)?;
+    let journal_finding = journal_finding(ctx, loaded)?.or_else(|| mismatch_finding(ctx, loaded));
     let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
     let rebuilt = briefing
         .plan
@@ -204,10 +204,34 @@ fn journal_finding(ctx: &Ctx, loaded: &Loaded) -> Result<Option<Finding>> {
             phase: None,
             message: format!("the journal cannot be read: {err}"),
             hint: Some(
-                "commands use `state.json`, which is unaffected; `checkpoint log` and `checkpoint validate` fail until the line is fixed by hand (keep a copy of the journal first)"
+                "commands use `state.json` (`checkpoint status` shows it); restore `journal.jsonl` from a copy (git, a backup), then run `checkpoint validate`"
                     .into(),
             ),
         }))
+}
+
+/// Journals up to this size are replayed whole by `resume` to find a state that disagrees with
+/// them (a hand edit); a longer one is left to `checkpoint validate`, so that `resume` keeps its
+/// bounded cost.
+const REPLAY_CHECK_BYTES: u64 = 1024 * 1024;
+
+/// A `state.json` that disagrees with its journal's replay, with the command that repairs it.
+fn mismatch_finding(ctx: &Ctx, loaded: &Loaded) -> Option<Finding> {
+    let journal = loaded.dir.join(checkpoint_core::store::JOURNAL_FILE);
+    if std::fs::metadata(&journal).map_or(true, |meta| meta.len() > REPLAY_CHECK_BYTES) {
+        return None;
+    }
+    let mismatch = ctx.store.verify(&loaded.workflow.id).ok()?.mismatch?;
+    if mismatch.contains("no entries") {
+        return None;
+    }
+    Some(Finding {
+        severity: Severity::Error,
+        code: FindingCode::JournalMismatch,
+        phase: None,
+        message: format!("the state does not agree with its journal: {mismatch}"),
+        hint: Some(resume::JOURNAL_MISMATCH_HINT.into()),
+    })
 }
 
 /// What `checkpoint resume` did to a workflow, and the plan from where it stands now.
@@ -262,7 +286,7 @@ fn recover(
     let restart = args.restart.as_deref().map(PhaseId::new).transpose()?;
     if let Some(phase) = &restart {
         // An unknown phase is refused before anything is written.
-        resume::restart(&loaded.workflow, phase)?;
+        resume::restart(&loaded.workflow, phase, "")?;
     }
     let mut reset = Vec::new();
     let wants_write = !briefing.plan.recoveries.is_empty()
@@ -288,7 +312,11 @@ fn recover(
             .collect();
         if let Some(phase) = &restart {
             // Computed from the state under the lock, after the recoveries it will follow.
-            let restart = resume::restart(workflow, phase)?;
+            let restart = resume::restart(
+                workflow,
+                phase,
+                &format!("checkpoint resume --restart {phase}"),
+            )?;
             reset = restart.reset;
             transitions.extend(restart.transitions);
         }
@@ -526,7 +554,7 @@ fn seed_to_resume(ctx: &Ctx, words: &[String]) -> Result<Option<(Discovered, Wor
 /// A name that matches no workflow and no other system's state file: not found, with the
 /// workflows there are.
 fn no_such_workflow(ctx: &Ctx, word: &str) -> Result<Failure> {
-    Ok(Failure::not_found(
+    Ok(Failure::new(
         "checkpoint::store::not_found",
         format!(
             "no workflow `{}` in `{}`, and no other system's state file by that name",

@@ -129,7 +129,7 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
     }
     let kinds: Vec<StopKind> = stops.iter().map(|(_, kind)| *kind).collect();
     let worst = checkpoint_core::run::most_serious(&kinds);
-    output::note(&all::summary(&order, &stops));
+    output::note(&all::summary(&order, &stops, args.dry_run));
     Ok(exit_for(worst))
 }
 

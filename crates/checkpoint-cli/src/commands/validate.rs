@@ -17,6 +17,10 @@ pub struct ValidateArgs {
     /// Skip the replay of the whole journal (fast, for very long journals)
     #[arg(long)]
     pub quick: bool,
+    /// Rebuild `state.json` from the journal when they disagree (the journal is the record),
+    /// keeping the state that disagreed as `state.json.mismatch-<time>`, then validate
+    #[arg(long, conflicts_with = "quick")]
+    pub repair: bool,
 }
 
 /// A validation that found errors; rendered already, so only the exit code matters.
@@ -32,6 +36,15 @@ pub(crate) struct Invalid {
 
 pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
+    if args.repair {
+        match ctx.store.rebuild_from_journal(&id, ctx.now)? {
+            Some(kept) => output::note(&format!(
+                "rebuilt `state.json` from the journal; the state that disagreed is kept as `{}`",
+                ctx.display_path(&kept).display()
+            )),
+            None => output::note("the state already is the journal's replay: nothing to repair"),
+        }
+    }
     let loaded = ctx.store.load(&id)?;
     let probe = FsProbe::new(&ctx.project_root);
     let mut findings = resume::validate(
@@ -90,22 +103,28 @@ fn replay_finding(ctx: &Ctx, loaded: &checkpoint_core::store::Loaded) -> Option<
                 severity,
                 code,
                 format!("the journal does not replay to the state: {mismatch}"),
+                if code == FindingCode::JournalMismatch {
+                    resume::JOURNAL_MISMATCH_HINT
+                } else {
+                    "the state is what commands use; `checkpoint log` shows the journal"
+                },
             )
         }),
         Err(err) => Some(finding(
             Severity::Error,
             FindingCode::JournalUnreadable,
             format!("the journal cannot be read: {err}"),
+            "the state is what commands use (`checkpoint status` shows it); restore `journal.jsonl` from a copy (git, a backup), then run `checkpoint validate` again",
         )),
     }
 }
 
-fn finding(severity: Severity, code: FindingCode, message: String) -> Finding {
+fn finding(severity: Severity, code: FindingCode, message: String, hint: &str) -> Finding {
     Finding {
         severity,
         code,
         phase: None,
         message,
-        hint: Some("the state is what commands use; `checkpoint log` shows the journal".into()),
+        hint: Some(hint.into()),
     }
 }

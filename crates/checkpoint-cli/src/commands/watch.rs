@@ -148,7 +148,7 @@ fn workflow_id(ctx: &Ctx, named: Option<&str>) -> Result<WorkflowId> {
     if ctx.store.list()?.contains(&id) {
         return Ok(id);
     }
-    Err(Failure::not_found(
+    Err(Failure::new(
         "checkpoint::store::not_found",
         format!(
             "no workflow `{}` in `{}`",

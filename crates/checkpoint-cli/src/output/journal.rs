@@ -4,14 +4,14 @@ use checkpoint_core::{Transition, journal::Entry};
 
 use crate::output::{
     paint::Paint,
-    text::{WHOLE_IN_LOG, count, short_sha, shorten, spent_text},
+    text::{WHOLE_IN_LOG, count, one_line, short_sha, shorten, spent_text},
 };
 
 /// One journal entry as a line of `checkpoint log` (and of `checkpoint watch --plain`): its
 /// sequence number, time, kind, phase and arguments, these cut to [`TEXT_COLUMNS`]
 /// unless `full`.
 pub(crate) fn entry_line(entry: &Entry, paint: Paint, full: bool) -> String {
-    let described = describe(&entry.transition);
+    let described = one_line(&describe(&entry.transition)).into_owned();
     format!(
         "{:>5}  {}  {:<15} {}",
         entry.seq,

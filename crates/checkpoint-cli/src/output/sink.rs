@@ -105,10 +105,13 @@ pub(crate) fn emit_json(value: &impl Serialize) -> io::Result<()> {
 
 /// Prints a warning on stderr.
 pub(crate) fn warn(message: &str) {
-    #[expect(clippy::print_stderr, reason = "this is the output module")]
-    {
-        eprintln!("warning: {message}");
-    }
+    to_stderr(&format!("warning: {message}\n"));
+}
+
+/// Writes `text` to stderr; an error (a closed pipe: `checkpoint … 2>&1 | head`) is dropped,
+/// never a panic, so that the command ends with its own exit code.
+fn to_stderr(text: &str) {
+    let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Prints clap's error or its help (on stdout, for `--help` and `--version`), as clap words and
@@ -119,10 +122,7 @@ pub(crate) fn clap_error(err: &clap::Error) {
 
 /// Prints a note on stderr.
 pub(crate) fn note(message: &str) {
-    #[expect(clippy::print_stderr, reason = "this is the output module")]
-    {
-        eprintln!("{message}");
-    }
+    to_stderr(&format!("{message}\n"));
 }
 
 /// Reports what the store recovered, on stderr.

@@ -140,6 +140,16 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Text shown on one line of a view laid out line by line (`log`, the `report` text): its
+/// newlines and tabs written as `\n` and `\t`, so that a note cannot break the layout (the other
+/// control characters are escaped on output, see [`escape`]).
+pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\n', '\t']) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.replace('\n', "\\n").replace('\t', "\\t"))
+}
+
 /// Whether [`escape`] writes `c` as an escape.
 fn is_unsafe(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)

@@ -32,8 +32,23 @@ pub(crate) struct Ran {
     pub(crate) spent: Spending,
 }
 
-/// `run --all: 3 workflows: a finished, b needs a person, c finished`.
-pub(crate) fn summary(order: &[WorkflowId], stops: &[(WorkflowId, StopKind)]) -> String {
+/// `run --all: 3 workflows: a finished, b needs a person, c finished`; with `--dry-run`, the
+/// order it would run them in, and that nothing ran.
+pub(crate) fn summary(
+    order: &[WorkflowId],
+    stops: &[(WorkflowId, StopKind)],
+    dry_run: bool,
+) -> String {
+    if dry_run {
+        if order.is_empty() {
+            return "run --all --dry-run: no unfinished workflow".to_owned();
+        }
+        let ids: Vec<String> = order.iter().map(|id| format!("`{id}`")).collect();
+        return format!(
+            "run --all --dry-run: nothing was run; it would run {} in this order",
+            ids.join(", ")
+        );
+    }
     let mut parts: Vec<String> = stops
         .iter()
         .map(|(id, kind)| format!("`{id}` {}", stop_name(*kind)))

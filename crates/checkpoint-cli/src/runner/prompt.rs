@@ -91,7 +91,7 @@ pub(crate) fn check_config_budget(ctx: &Ctx, budget: &Budget) -> Result<()> {
     ];
     for (key, checked) in bad {
         if let Some(Err(why)) = checked {
-            return Err(crate::failure::Failure::usage(
+            return Err(crate::failure::Failure::new(
                 "checkpoint::run::config",
                 format!(
                     "{}: [run] {key}: {why}",

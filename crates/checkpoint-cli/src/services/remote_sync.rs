@@ -174,7 +174,7 @@ pub(crate) fn pull_fetched(
     };
     if !exists {
         if let Some(name) = id.reserved() {
-            return Err(crate::failure::Failure::usage(
+            return Err(crate::failure::Failure::new(
                 "checkpoint::reserved_id",
                 format!("`{id}` on `{remote}` cannot be pulled: the store uses the name `{name}` for itself"),
             )

@@ -509,7 +509,13 @@ fn every_documented_exit_code_class_has_a_case() {
         ),
         // Not found is 4.
         (4, vec!["diff", "0"], &[], "no journal entry 0"),
-        (4, vec!["restore", "/etc"], &[], "is not an archive"),
+        (2, vec!["restore", "/etc"], &[], "is not an archive"),
+        (
+            4,
+            vec!["restore", "nosuch_20260301_120000"],
+            &[],
+            "no archive",
+        ),
         (4, vec!["start", "nosuch"], &[], "nosuch"),
     ];
     for (code, args, vars, expect) in cases {
@@ -556,4 +562,69 @@ fn every_documented_exit_code_class_has_a_case() {
     assert_eq!(got, Some(1), "{rendered}");
     // Exit code 7 needs a directory that refuses new files after the journal took the write:
     // `an_unwritable_checkpoint_directory_is_a_clean_error` covers it.
+}
+
+/// Runs `checkpoint` with stdout and stderr both a pipe nobody reads any more (`… 2>&1 | head`
+/// after `head` exited), `stdin` as given; returns its exit code.
+fn with_closed_pipes(env: &TestEnv, args: &[&str], stdin: std::process::Stdio) -> Option<i32> {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = env
+        .cmd()
+        .args(args)
+        .stdin(stdin)
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    status.code()
+}
+
+#[test]
+fn a_closed_pipe_ends_every_command_quietly_with_its_own_exit_code() {
+    let env = TestEnv::new();
+    three_phases(&env);
+    env.ok(&["start", "design"]);
+    env.ok(&["note", "a note"]);
+    // An invalid workflow: `validate` exits 8 and prints findings on both streams.
+    let state_path = env.workflow_dir("payments").join("state.json");
+    let mut state = env.state("payments");
+    state["phases"][1]["status"] = "complete".into();
+    std::fs::write(&state_path, serde_json::to_string(&state).unwrap()).unwrap();
+    let cases: &[(&[&str], i32)] = &[
+        (&["validate", "--format", "json"], 8),
+        (&["validate"], 8),
+        (&["status"], 0),
+        (&["--format", "json", "status"], 0),
+        (&["log"], 0),
+        (&["list"], 0),
+        (&["resume", "--dry-run"], 0),
+        (&["report"], 0),
+        (&["--help"], 0),
+        (&["status", "--help"], 0),
+        (&["--version"], 0),
+        (&["nosuchcommand"], 2),
+        (&["start", "nosuchphase"], 4),
+        (&["complete", "docs"], 3),
+    ];
+    for (args, code) in cases {
+        let got = with_closed_pipes(&env, args, std::process::Stdio::null());
+        assert_eq!(got, Some(*code), "{args:?}: never an abort or a panic");
+    }
+    // The hook, whatever it has to say, exits 0.
+    let payload = env.project().join("payload.json");
+    std::fs::write(
+        &payload,
+        crate::support::hook_payload(
+            &env,
+            "SessionStart",
+            serde_json::json!({"source": "resume"}),
+        ),
+    )
+    .unwrap();
+    let stdin = std::fs::File::open(&payload).unwrap();
+    assert_eq!(
+        with_closed_pipes(&env, &["hook", "SessionStart"], stdin.into()),
+        Some(0)
+    );
 }

@@ -985,3 +985,62 @@ fn secrets_in_notes_never_reach_the_disk() {
     }
     assert_consistent(&env, "w");
 }
+
+/// What a write at work shows a reader that takes no lock, each kind of it: the journal appended
+/// before the state is replaced, a temporary state file before its rename, a line half appended.
+fn leave_a_write_halfway(env: &TestEnv, kind: &str) {
+    let dir = env.workflow_dir("w");
+    match kind {
+        "lag" => {
+            let state = fs::read(dir.join("state.json")).unwrap();
+            env.ok(&["progress", "a", "halfway"]);
+            fs::write(dir.join("state.json"), state).unwrap();
+        }
+        "temp" => fs::write(dir.join(".state.json.tmp-abc123"), b"{").unwrap(),
+        "torn" => {
+            let mut journal = fs::read(dir.join("journal.jsonl")).unwrap();
+            journal.extend_from_slice(br#"{"seq":99,"at":"2026-03-01T12:00:00Z","trans"#);
+            fs::write(dir.join("journal.jsonl"), journal).unwrap();
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_write_at_work_is_not_reported_as_interrupted_and_one_left_behind_is() {
+    for kind in ["lag", "temp", "torn"] {
+        let env = TestEnv::new();
+        env.ok(&["init", "w", "--phase", "a"]);
+        env.ok(&["start", "a"]);
+        leave_a_write_halfway(&env, kind);
+        // A writer holds the lock all the while the readers run.
+        let lock = fs::File::open(env.workflow_dir("w").join("lock")).unwrap();
+        lock.lock().unwrap();
+        for args in [
+            &["status"][..],
+            &["--format", "json", "status"],
+            &["resume", "--dry-run"],
+        ] {
+            let output = env.run(args);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "{kind} {args:?}: {stderr}");
+            assert!(
+                !stderr.contains("interrupted") && !stderr.contains("warning"),
+                "{kind} {args:?}: a write at work is not an interrupted one: {stderr}"
+            );
+        }
+        if kind == "lag" {
+            // The reader sees the journal's latest entry all the same.
+            assert!(env.ok(&["status"]).contains("halfway"));
+        }
+        lock.unlock().unwrap();
+        // The same files with the lock free were left by a write that did not finish.
+        let output = env.run(&["status"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("warning")
+                && (stderr.contains("interrupted") || stderr.contains("temporary")),
+            "{kind}: {stderr}"
+        );
+    }
+}

@@ -112,3 +112,36 @@ fn bidirectional_controls_in_user_text_are_escaped_in_every_view() {
         hostile.as_str()
     );
 }
+
+/// Views laid out one line per entry (`log`, the `report` text) show a newline or a tab of a
+/// note, a reason or a title as `\n` and `\t`: every entry stays on its line, whatever text it
+/// holds, and the text is whole in JSON.
+#[test]
+fn newlines_and_tabs_in_user_text_keep_log_and_report_one_line_per_entry() {
+    let env = TestEnv::new();
+    let multiline = "first line\nsecond\tcolumn\n";
+    env.ok(&["init", "w", "--phase", "a", "--title", multiline]);
+    env.ok(&["start", "a"]);
+    env.ok(&["progress", "a", multiline]);
+    env.ok(&["fail", "a", "--reason", multiline]);
+    let entries = env.json(&["log"])["entries"].as_array().unwrap().len();
+    for args in [&["log"][..], &["log", "--full"], &["report"]] {
+        let text = env.ok(args);
+        assert!(!text.contains('\t'), "{args:?} printed a raw tab: {text:?}");
+        assert!(
+            text.contains(r"first line\nsecond\tcolumn"),
+            "{args:?}: {text}"
+        );
+        for line in text.lines() {
+            assert!(
+                !line.starts_with("second"),
+                "{args:?}: a note broke the layout: {text}"
+            );
+        }
+        if args[0] == "log" {
+            assert_eq!(text.lines().count(), entries, "{args:?}: {text}");
+        }
+    }
+    let json = env.json(&["log"]);
+    assert!(json.to_string().contains(r#"first line\nsecond\tcolumn\n"#));
+}

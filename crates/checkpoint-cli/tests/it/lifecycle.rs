@@ -116,6 +116,32 @@ fn commit_flag_and_nothing_to_commit() {
 }
 
 #[test]
+fn the_document_of_a_command_that_commits_describes_the_state_after_the_commit() {
+    // Both paths that make a checkpoint commit: `complete --commit` and `commit`.
+    for commands in [
+        &[&["start", "a"][..], &["complete", "a", "--commit"]][..],
+        &[&["start", "a"][..], &["complete", "a"], &["commit"]],
+    ] {
+        let env = repo();
+        env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+        let (last, first) = commands.split_last().unwrap();
+        for args in first {
+            env.ok(args);
+        }
+        let report = env.json(last);
+        let head = git(&env.project(), &["rev-parse", "HEAD"]);
+        assert_eq!(report["checkpoint_commit"]["sha"], head.trim(), "{last:?}");
+        // The phase in the document holds the commit its second write recorded, as the state
+        // does.
+        let phase = &report["workflow"]["phases"][0];
+        assert_eq!(phase["commit_sha"], head.trim(), "{last:?}: {report}");
+        let state = env.state("w");
+        assert_eq!(report["workflow"]["seq"], state["seq"], "{last:?}");
+        assert_eq!(report["workflow"]["phases"], state["phases"], "{last:?}");
+    }
+}
+
+#[test]
 fn failed_commit_leaves_the_state_consistent() {
     let env = TestEnv::bare();
     git(&env.project(), &["init", "-q", "-b", "main"]);
@@ -387,6 +413,7 @@ fn restore_takes_only_an_archive_whose_state_is_its_journals_replay() {
     .unwrap();
     let output = env.snapshot(&["restore", forged.to_str().unwrap()]);
     assert!(output.starts_with("exit status: 2"), "{output}");
+    assert!(output.contains("not_an_archive"), "{output}");
     assert!(
         output.contains("forged") && output.contains("replay"),
         "names the directory and why: {output}"
@@ -394,12 +421,18 @@ fn restore_takes_only_an_archive_whose_state_is_its_journals_replay() {
     assert!(forged.join("state.json").exists(), "never moved");
     assert!(!env.workflow_dir("w").exists());
 
-    // A directory that is not an archive at all: never a hint to `init` it.
+    // A directory that is not an archive at all: the same code and exit as one whose journal
+    // does not replay, never a hint to `init` it.
     for dir in ["/etc", env.project().to_str().unwrap()] {
         let output = env.snapshot(&["restore", dir]);
-        assert!(output.starts_with("exit status: 4"), "{output}");
+        assert!(output.starts_with("exit status: 2"), "{output}");
+        assert!(output.contains("not_an_archive"), "{output}");
         assert!(!output.contains("checkpoint init"), "{output}");
     }
+    // A name nothing has: not found, with its own code.
+    let output = env.snapshot(&["restore", "nosuch"]);
+    assert!(output.starts_with("exit status: 4"), "{output}");
+    assert!(output.contains("archive::not_found"), "{output}");
 
     // A real archive whose files lost their private modes is restored with the store's own.
     for entry in fs::read_dir(&archive).unwrap() {

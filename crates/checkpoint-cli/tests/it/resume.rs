@@ -902,3 +902,134 @@ fn a_plan_of_many_phases_is_cut_with_counts() {
     // `status` still lists every phase.
     assert!(env.ok(&["status"]).contains("p299"));
 }
+
+/// A diamond: `a`; `b` and `c` after `a` (`b` going back to `a` when it fails); `d` after `c`.
+fn diamond_with_b_failed() -> TestEnv {
+    let env = TestEnv::new();
+    write_plan(
+        &env,
+        r#"{"phases": [{"id": "a"}, {"id": "b", "dependencies": ["a"], "on_failure": "a"}, {"id": "c", "dependencies": ["a"]}, {"id": "d", "dependencies": ["c"]}]}"#,
+    );
+    for phase in ["a", "c", "d"] {
+        env.ok(&["start", phase]);
+        env.ok(&["complete", phase]);
+    }
+    env.set_now("2026-03-01T12:10:00Z");
+    env.ok(&["start", "b"]);
+    env.ok(&["fail", "b", "--reason", "NEEDS_REVISION: a is wrong"]);
+    env
+}
+
+fn status_of(env: &TestEnv, id: &str) -> String {
+    let state = env.state("w");
+    state["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|phase| phase["id"] == id)
+        .unwrap()["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn following_the_rollback_resume_advises_leaves_a_state_validate_accepts() {
+    let env = diamond_with_b_failed();
+    let report = plan(&env, &["--dry-run"]);
+    let command = report["plan"]["next"]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(command, "checkpoint start a --force");
+    // The advice says what it reopens.
+    let reason = report["plan"]["next"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("`c`") && reason.contains("`d`") && reason.contains("back to pending"),
+        "{reason}"
+    );
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    env.set_now("2026-03-01T12:20:00Z");
+    let output = env.snapshot(&args);
+    assert!(output.starts_with("exit status: 0"), "{output}");
+    assert!(
+        output.contains("back to pending: `c`, `d`"),
+        "the command names what it reopened: {output}"
+    );
+    assert_eq!(status_of(&env, "a"), "in_progress");
+    assert_eq!(status_of(&env, "c"), "pending");
+    assert_eq!(status_of(&env, "d"), "pending");
+    // The failed phase keeps its failure: the feedback the rollback redoes `a` with.
+    assert_eq!(status_of(&env, "b"), "failed");
+    env.ok(&["validate"]);
+    // The rollback then goes on as planned: `a` done, `b` retried.
+    env.ok(&["complete", "a"]);
+    assert_eq!(plan(&env, &["--dry-run"])["plan"]["next"]["phase"], "b");
+    env.ok(&["validate"]);
+}
+
+#[test]
+fn start_force_on_any_phase_never_leaves_a_dependant_done_on_top_of_it() {
+    // Every phase of a finished workflow, forced to start again, from the root to a leaf.
+    for phase in ["a", "b", "c", "d"] {
+        let env = finished_chain();
+        env.ok(&["start", phase, "--force"]);
+        env.ok(&["validate"]);
+        assert_eq!(status_of(&env, phase), "in_progress", "{phase}");
+    }
+    // A dependant in progress goes back too; one already pending is not journaled again.
+    let env = finished_chain();
+    env.ok(&["start", "b", "--force"]);
+    env.ok(&["start", "a", "--force"]);
+    env.ok(&["validate"]);
+    assert_eq!(status_of(&env, "b"), "pending");
+    let report = env.json(&["validate"]);
+    assert_eq!(report["valid"], true, "{report}");
+}
+
+/// A hand edit of `state.json` that disagrees with the journal: `validate` finds it and names
+/// the one command that repairs it; later writes do not hide it; `validate --repair` rebuilds
+/// the state from the journal and keeps the edited file beside it.
+#[test]
+fn a_state_that_disagrees_with_its_journal_is_found_and_repaired_by_the_command_named() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["progress", "a", "half way"]);
+    let state_path = env.workflow_dir("w").join("state.json");
+    let mut state = env.state("w");
+    state["phases"][0]["progress"] = "edited by hand".into();
+    std::fs::write(&state_path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let check = |env: &TestEnv| {
+        let output = env.snapshot(&["validate"]);
+        assert!(output.starts_with("exit status: 8"), "{output}");
+        assert!(output.contains("checkpoint validate --repair"), "{output}");
+    };
+    check(&env);
+    // `resume` finds it too, with the same command.
+    let output = env.snapshot(&["resume", "--dry-run"]);
+    assert!(
+        output.contains("does not agree with its journal")
+            && output.contains("checkpoint validate --repair"),
+        "{output}"
+    );
+    // A later write carries the edit on: still found.
+    env.ok(&["note", "later"]);
+    check(&env);
+    let output = env.snapshot(&["validate", "--repair"]);
+    assert!(output.starts_with("exit status: 0"), "{output}");
+    assert!(output.contains("state.json.mismatch-"), "{output}");
+    assert_eq!(env.state("w")["phases"][0]["progress"], "half way");
+    let kept: Vec<_> = std::fs::read_dir(env.workflow_dir("w"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("state.json.mismatch-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let kept = std::fs::read_to_string(env.workflow_dir("w").join(&kept[0])).unwrap();
+    assert!(kept.contains("edited by hand"), "the bad file is kept");
+    env.ok(&["validate"]);
+    // Nothing to repair: said, and nothing kept.
+    let output = env.snapshot(&["validate", "--repair"]);
+    assert!(output.contains("nothing to repair"), "{output}");
+}

@@ -1535,6 +1535,19 @@ fn run_all_carries_every_workflow_by_priority_and_skips_one_that_needs_a_person(
     env.ok(&["--workflow", "done", "start", "a"]);
     env.ok(&["--workflow", "done", "complete", "a"]);
     let claude = fake_claude(&env, DO_PHASE_LOGGED);
+    // A dry run runs nothing and says so, naming the order, never "finished".
+    let output = run_cmd(&env, &claude, &["--all", "--dry-run"])
+        .output()
+        .unwrap();
+    let rendered = render(&env, &output);
+    assert!(
+        rendered.contains(
+            "run --all --dry-run: nothing was run; it would run `urgent`, `gate`, `later` in this order"
+        ),
+        "{rendered}"
+    );
+    assert!(!rendered.contains("finished"), "{rendered}");
+    assert!(!env.project().join("all.log").exists(), "{rendered}");
     let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
     let rendered = render(&env, &output);
     // The person's stop is the most serious: exit 9, after every other workflow went on.

@@ -781,3 +781,58 @@ fn resume_takes_a_seed_file_path_and_refuses_an_unknown_id() {
     let prompt = env.ok(&["resume", "nope", "--format", "prompt", "--no-fail"]);
     assert!(prompt.contains("no workflow `nope`"), "{prompt}");
 }
+
+/// dotagent keeps its state in two files: an import that starts from either one reads both and
+/// makes the same workflow, every field kept (a running task's `attempts: 0` included).
+#[test]
+fn a_dotagent_import_from_either_of_its_files_keeps_every_field() {
+    for scenario in [
+        "mid-run",
+        "fresh",
+        "complete",
+        "failed",
+        "awaiting-approval",
+    ] {
+        let dir = fixture("dotagent", scenario);
+        if !dir.join("memory/state/execution.json").exists() {
+            continue;
+        }
+        let mut workflows = Vec::new();
+        for file in ["memory/state/phase.json", "memory/state/execution.json"] {
+            let env = TestEnv::new();
+            copy_fixture(&env, "dotagent", scenario);
+            // A running task that has not been attempted yet.
+            let execution = env.project().join("memory/state/execution.json");
+            let mut tasks: serde_json::Value = serde_json::from_str(&read(&execution)).unwrap();
+            if let Some(task) = tasks["tasks"]
+                .as_array_mut()
+                .and_then(|tasks| tasks.first_mut())
+            {
+                task["attempts"] = 0.into();
+            }
+            std::fs::write(&execution, tasks.to_string()).unwrap();
+            env.ok(&["import", file]);
+            let id = only_workflow(&env);
+            let mut state = env.state(&id);
+            // The source's path is the one thing that may differ.
+            state["updated_at"] = serde_json::Value::Null;
+            workflows.push((file, state));
+        }
+        let (_, from_phase) = &workflows[0];
+        let (_, from_execution) = &workflows[1];
+        assert_eq!(
+            from_phase["phases"], from_execution["phases"],
+            "{scenario}: the same workflow from either file"
+        );
+        let tasks: usize = from_execution["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|phase| phase["tasks"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert!(
+            tasks > 0,
+            "{scenario}: the tasks of `execution.json` are read"
+        );
+    }
+}

@@ -153,3 +153,60 @@ fn work_on_a_paused_workflow_lifts_the_pause_as_a_journaled_transition_and_says_
         kinds.len() + 1
     );
 }
+
+/// `complete` needs what the hooks need to complete a phase: every declared output written since
+/// the phase started. Missing, empty or older is refused (exit 3, named) unless `--force`.
+#[test]
+fn complete_refuses_a_phase_whose_declared_outputs_are_not_its_work() {
+    let env = TestEnv::new();
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "a", "outputs": ["out/a.md", "b.md"]}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    env.ok(&["start", "a"]);
+    let project = env.project();
+    std::fs::create_dir_all(project.join("out")).unwrap();
+    std::fs::write(project.join("b.md"), "done").unwrap();
+    let old = || {
+        std::fs::File::options()
+            .write(true)
+            .open(project.join("out/a.md"))
+            .unwrap()
+            .set_modified(
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000),
+            )
+            .unwrap();
+    };
+    for (prepare, why) in [
+        (None, "missing"),
+        (Some(""), "empty"),
+        (Some("old"), "older than the phase's start"),
+    ] {
+        if let Some(text) = prepare {
+            std::fs::write(project.join("out/a.md"), text).unwrap();
+            if text == "old" {
+                old();
+            }
+        }
+        let output = env.snapshot(&["complete", "a"]);
+        assert!(output.starts_with("exit status: 3"), "{why}: {output}");
+        assert!(output.contains(&format!("`out/a.md` ({why})")), "{output}");
+        assert!(
+            !output.contains("b.md"),
+            "a done output is not named: {output}"
+        );
+        assert!(output.contains("--force"), "{output}");
+        assert_eq!(env.state("w")["phases"][0]["status"], "in_progress");
+    }
+    // Forced, it completes, and `validate` says what is missing.
+    std::fs::remove_file(project.join("out/a.md")).unwrap();
+    env.ok(&["complete", "a", "--force"]);
+    assert_eq!(env.run(&["validate"]).status.code(), Some(8));
+    // Written since the start, it completes.
+    env.ok(&["start", "a", "--force"]);
+    std::fs::write(project.join("out/a.md"), "done").unwrap();
+    env.ok(&["complete", "a"]);
+    env.ok(&["validate"]);
+}

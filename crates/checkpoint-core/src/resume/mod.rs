@@ -11,7 +11,6 @@ mod validate;
 
 #[cfg(test)]
 pub(crate) use crate::resume::validate::OUTPUT_MTIME_TOLERANCE_SECS;
-pub(crate) use crate::resume::validate::written_since;
 pub use crate::resume::{
     briefing::Briefing,
     codes::{Action, FindingCode, RecoveryCode},
@@ -19,8 +18,8 @@ pub use crate::resume::{
     next::NextAction,
     planner::{PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::{ago, render_prompt},
-    restart::{Restart, restart},
-    validate::{Finding, Probe, Severity, validate},
+    restart::{Restart, rerun, restart},
+    validate::{Finding, JOURNAL_MISMATCH_HINT, Probe, Severity, unfinished_outputs, validate},
 };
 
 #[cfg(test)]

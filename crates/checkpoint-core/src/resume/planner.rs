@@ -15,6 +15,7 @@ use crate::{
         codes::{Action, FindingCode, RecoveryCode},
         holders::{self, SubAgents},
         next::NextAction,
+        restart::rerun,
         validate::{Finding, Probe, Severity, written_since},
     },
     timestamp::Timestamp,
@@ -597,6 +598,22 @@ fn awaiting_approval(workflow: &Workflow) -> Option<Next> {
     ))
 }
 
+/// What restarting `target` sends back to pending, as the end of a sentence (empty when
+/// nothing).
+fn reopens(workflow: &Workflow, target: &PhaseId) -> String {
+    let reset = rerun(workflow, target, "")
+        .map(|restart| restart.reset)
+        .unwrap_or_default();
+    if reset.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = reset.iter().map(|id| format!("`{id}`")).collect();
+    format!(
+        ", and restarting it sends {} back to pending",
+        names.join(", ")
+    )
+}
+
 /// A failed phase: roll back to its `on_failure` phase, or retry it.
 fn after_failure(workflow: &Workflow, stale: bool) -> Option<Next> {
     for phase in workflow
@@ -628,8 +645,9 @@ fn after_failure(workflow: &Workflow, stale: bool) -> Option<Next> {
                     Some(target),
                     Some(format!("checkpoint start {target} --force")),
                     format!(
-                        "phase `{}` failed ({error}); its plan returns to `{target}`",
-                        phase.id
+                        "phase `{}` failed ({error}); its plan returns to `{target}`{}",
+                        phase.id,
+                        reopens(workflow, target)
                     ),
                     stale,
                 ),

@@ -1,5 +1,5 @@
-//! `resume --restart <phase>`: the transitions that run a phase again without leaving its
-//! finished dependants done on top of work that is being redone.
+//! `resume --restart <phase>` and `start <phase> --force`: the transitions that run a phase
+//! again without leaving its finished dependants done on top of work that is being redone.
 
 use crate::{
     error::Result,
@@ -19,8 +19,35 @@ pub struct Restart {
 }
 
 /// Restarts `phase` (even if done), sending every dependant that is not pending back to
-/// pending first, so that no phase stays done while a phase it depends on runs again.
-pub fn restart(workflow: &Workflow, phase: &PhaseId) -> Result<Restart> {
+/// pending first, so that no phase stays done while a phase it depends on runs again;
+/// `command` is what the user ran (`checkpoint start <phase> --force`), named in the reason of
+/// each reset.
+pub fn restart(workflow: &Workflow, phase: &PhaseId, command: &str) -> Result<Restart> {
+    restart_where(workflow, phase, command, |status| {
+        status != PhaseStatus::Pending
+    })
+}
+
+/// `start <phase> --force`: restarts `phase`, sending back to pending only the dependants that
+/// would otherwise stand on work being redone (done, waiting for approval, or in progress); a
+/// failed dependant keeps its failure (the feedback a rollback redoes its dependency with) and a
+/// skipped one stays skipped.
+pub fn rerun(workflow: &Workflow, phase: &PhaseId, command: &str) -> Result<Restart> {
+    restart_where(workflow, phase, command, |status| {
+        matches!(
+            status,
+            PhaseStatus::Complete | PhaseStatus::AwaitingApproval | PhaseStatus::InProgress
+        )
+    })
+}
+
+/// Restarts `phase` after sending back to pending its dependants whose status `reopen` says.
+fn restart_where(
+    workflow: &Workflow,
+    phase: &PhaseId,
+    command: &str,
+    reopen: impl Fn(PhaseStatus) -> bool,
+) -> Result<Restart> {
     if workflow.phase(phase).is_none() {
         return Err(unknown_phase(workflow, phase));
     }
@@ -50,16 +77,14 @@ pub fn restart(workflow: &Workflow, phase: &PhaseId) -> Result<Restart> {
         .phases
         .iter()
         .zip(&marked)
-        .filter(|(candidate, marked)| **marked && candidate.status != PhaseStatus::Pending)
+        .filter(|(candidate, marked)| **marked && reopen(candidate.status))
         .map(|(candidate, _)| candidate.id.clone())
         .collect();
     let mut transitions: Vec<Transition> = reset
         .iter()
         .map(|dependant| Transition::PhaseReset {
             phase: dependant.clone(),
-            reason: format!(
-                "`{phase}`, which it depends on, was restarted with `checkpoint resume --restart {phase}`"
-            ),
+            reason: format!("`{phase}`, which it depends on, was restarted with `{command}`"),
         })
         .collect();
     transitions.push(Transition::PhaseStart {

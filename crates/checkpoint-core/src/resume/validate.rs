@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::{
     config::Config,
     id::PhaseId,
-    model::{PhaseStatus, Workflow},
+    model::{Phase, PhaseStatus, Workflow},
     resume::codes::FindingCode,
     store::Recovery,
 };
@@ -51,6 +51,38 @@ pub(crate) fn written_since(probe: &dyn Probe, path: &str, started: Option<DateT
         _ => true,
     }
 }
+
+/// The declared outputs of `phase` that do not show its work, each with why: missing, empty,
+/// or not written since the phase started. The one rule of what a phase's files need to be
+/// done: `complete` refuses while any is listed (unless `--force`), and the hooks complete a
+/// phase only when none is.
+pub fn unfinished_outputs(phase: &Phase, probe: &dyn Probe) -> Vec<(String, &'static str)> {
+    phase
+        .outputs
+        .iter()
+        .filter_map(|output| {
+            let why = match probe.file_size(output) {
+                None => "missing",
+                Some(0) => "empty",
+                Some(_)
+                    if !written_since(
+                        probe,
+                        output,
+                        phase.started_at.map(crate::timestamp::Timestamp::utc),
+                    ) =>
+                {
+                    "older than the phase's start"
+                }
+                Some(_) => return None,
+            };
+            Some((output.clone(), why))
+        })
+        .collect()
+}
+
+/// The hint of a state that disagrees with its journal (`validate`, `resume`): the one
+/// command that repairs it.
+pub const JOURNAL_MISMATCH_HINT: &str = "`checkpoint validate --repair` rebuilds `state.json` from the journal, which is the record, and keeps this one as `state.json.mismatch-<time>`";
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -382,7 +414,7 @@ fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>
                 Some("paths in the state are relative to the project root, so a moved worktree is fine if it is the same checkout".into()),
             ));
     }
-    let with_commits: Vec<(&crate::model::Phase, &str)> = workflow
+    let with_commits: Vec<(&Phase, &str)> = workflow
         .phases
         .iter()
         .filter_map(|phase| phase.commit_sha.as_deref().map(|sha| (phase, sha)))
@@ -426,7 +458,7 @@ fn check_git(workflow: &Workflow, probe: &dyn Probe, findings: &mut Vec<Finding>
 
 /// Whether a phase's work is on disk: its artifacts and outputs, or, for a phase that names no
 /// files (as most other systems' phases), the workflow's file paths; at least one, and all of them.
-fn work_present(workflow: &Workflow, phase: &crate::model::Phase, probe: &dyn Probe) -> bool {
+fn work_present(workflow: &Workflow, phase: &Phase, probe: &dyn Probe) -> bool {
     let own: Vec<&str> = phase
         .artifacts
         .iter()

@@ -140,11 +140,24 @@ pub fn locate(path: &Path, format: Option<SeedFormat>) -> Result<Discovered> {
 
 /// Reads a seed state file and the files its format keeps beside it.
 pub fn read_source(format: SeedFormat, path: &Path) -> Result<SeedSource> {
+    let state_dir = path.parent().unwrap_or(Path::new("."));
+    // dotagent's state is two files: whichever is named, `phase.json` is the state and
+    // `execution.json` beside it holds the tasks.
+    let path = if format == SeedFormat::Dotagent
+        && path
+            .file_name()
+            .is_some_and(|name| name == "execution.json")
+        && state_dir.join("phase.json").is_file()
+    {
+        state_dir.join("phase.json")
+    } else {
+        path.to_owned()
+    };
+    let path = path.as_path();
     let bytes = fsx::read_limited(path)?.ok_or_else(|| not_found(path))?;
     let mut source = SeedSource::new(path, bytes);
     match format {
         SeedFormat::Dotagent => {
-            let state_dir = path.parent().unwrap_or(Path::new("."));
             source.execution = read_optional(&state_dir.join("execution.json"))?;
             if let Some(root) = dotagent_root(path) {
                 source.reports = reports(&root);

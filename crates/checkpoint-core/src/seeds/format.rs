@@ -144,7 +144,10 @@ fn detect_path(path: &Path) -> Option<SeedFormat> {
         .map(|dir| dir.file_name().and_then(|name| name.to_str()).unwrap_or(""))
         .collect();
     let parent = |i: usize| parents.get(i).copied().unwrap_or("");
-    if name == "phase.json" && parent(0) == "state" && parent(1) == "memory" {
+    if matches!(name, "phase.json" | "execution.json")
+        && parent(0) == "state"
+        && parent(1) == "memory"
+    {
         Some(SeedFormat::Dotagent)
     } else if name == "pipeline-state.json" {
         Some(SeedFormat::Orchestkit)

@@ -67,6 +67,21 @@ pub enum Recovery {
     },
 }
 
+impl Recovery {
+    /// Whether a write still at work (its lock held) shows the same: the journal appended
+    /// before the state is replaced, a temporary file before its rename, a line half appended.
+    pub fn may_be_a_write_at_work(&self) -> bool {
+        match self {
+            Self::JournalReplayed { .. }
+            | Self::TempFiles { .. }
+            | Self::TornJournalLine { .. } => true,
+            Self::StateRebuilt { .. }
+            | Self::ForeignJournalLines { .. }
+            | Self::JournalBehind { .. } => false,
+        }
+    }
+}
+
 /// One sentence describing a recovery, as warnings and `validate` put it.
 impl fmt::Display for Recovery {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -27,6 +27,26 @@ impl Store {
         }
     }
 
+    /// The lock, waited for at most `limit` (and the store's lock timeout) without a word;
+    /// `None` when another process held it all that time. For a reader that wants a view no
+    /// write is halfway through.
+    pub(super) fn wait_quietly(&self, dir: &Path, limit: Duration) -> Result<Option<fs::File>> {
+        let limit = limit.min(self.options.lock_timeout);
+        let started = Instant::now();
+        let mut delay = Duration::from_millis(1);
+        loop {
+            if let Some(file) = self.try_lock(dir)? {
+                return Ok(Some(file));
+            }
+            let waited = started.elapsed();
+            if waited >= limit {
+                return Ok(None);
+            }
+            thread::sleep(delay.min(limit.saturating_sub(waited)));
+            delay = (delay * 2).min(Duration::from_millis(20));
+        }
+    }
+
     pub(super) fn lock(&self, dir: &Path) -> Result<fs::File> {
         let (path, file) = open_lock_file(dir)?;
         let started = Instant::now();

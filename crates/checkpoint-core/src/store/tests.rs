@@ -410,3 +410,63 @@ fn the_last_entries_are_the_end_of_the_whole_journal() {
         assert_eq!(last.torn, whole.torn, "{n}");
     }
 }
+
+/// Whoever writes (a command, a hook, a `Workflow` run's hooks), work on a paused workflow
+/// journals the `Unpause` before it, once, and never when nothing lifts the pause.
+#[test]
+fn every_update_that_lifts_a_pause_journals_the_unpause() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let id = create(&store, 2);
+    let phase = PhaseId::new("phase-with-a-longish-name-00000").unwrap();
+    let pause = || Transition::Pause {
+        reason: "rate limit".into(),
+        until: None,
+    };
+    let ops = |store: &Store| -> Vec<String> {
+        let text = fs::read_to_string(store.workflow_dir(&id).join(JOURNAL_FILE)).unwrap();
+        text.lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                value["transition"]["op"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    store.update(&id, at(1), |_| Ok(vec![pause()])).unwrap();
+    // A heartbeat is no work: the pause stays.
+    let loaded = store
+        .update(&id, at(2), |_| {
+            Ok(vec![Transition::Heartbeat {
+                source: "hook".into(),
+                session_id: None,
+            }])
+        })
+        .unwrap();
+    assert!(loaded.workflow.pause.is_some());
+    // Work written without asking for the unpause gets it from the store.
+    let start = Transition::PhaseStart {
+        phase: phase.clone(),
+        force: false,
+    };
+    let loaded = store
+        .update(&id, at(3), |_| Ok(vec![start.clone()]))
+        .unwrap();
+    assert!(loaded.workflow.pause.is_none());
+    assert_eq!(
+        ops(&store)[1..],
+        ["pause", "heartbeat", "unpause", "phase_start"]
+    );
+    // A writer that journaled it itself gets no second one.
+    store.update(&id, at(4), |_| Ok(vec![pause()])).unwrap();
+    store
+        .update(&id, at(5), |workflow| {
+            let mut transitions = vec![Transition::PhaseProgress {
+                phase: phase.clone(),
+                note: "on".into(),
+            }];
+            assert!(crate::lift_pause(workflow, &mut transitions).is_some());
+            Ok(transitions)
+        })
+        .unwrap();
+    assert_eq!(ops(&store)[5..], ["pause", "unpause", "phase_progress"]);
+}

@@ -1,7 +1,7 @@
 //! The store's reads and writes of one workflow: `load`, and `create` and `update`, each under
 //! the workflow's lock (repairs found while loading persisted first), and its journal.
 
-use std::fs;
+use std::{fs, time::Duration};
 
 use chrono::{DateTime, Utc};
 
@@ -16,17 +16,82 @@ use crate::{
         handle::Store,
         layout::{JOURNAL_FILE, LOCK_FILE, STATE_FILE},
         load::{self, load_dir, persist_repairs, read_journal},
-        loaded::{Loaded, Repair},
-        write::{commit, create_private_dir, may_defer},
+        loaded::{Loaded, Recovery, Repair},
+        write::{self, commit, create_private_dir, may_defer},
     },
-    transition::{Transition, apply_in_place},
+    transition::{Transition, apply_in_place, lift_pause},
 };
+
+/// How long a reader waits for a writer at work before it reads what is there (writes take
+/// milliseconds; a hook must not wait long).
+const READER_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 impl Store {
     /// Loads a workflow without taking the lock; recoveries are computed in memory only.
+    ///
+    /// A write under way looks like an interrupted one to a reader that takes no lock (the
+    /// journal ahead of the state, a temporary file, a line half appended): when the first read
+    /// finds any of that, the reader waits briefly for the lock and reads again, so that only
+    /// what a write left behind is reported; a writer that holds the lock all that time is at
+    /// work, and its write is not reported as interrupted.
     pub fn load(&self, id: &WorkflowId) -> Result<Loaded> {
         let dir = self.checked_dir(id)?;
-        load_dir(id, &self.root, &dir)
+        let loaded = load_dir(id, &self.root, &dir)?;
+        if !loaded
+            .recoveries
+            .iter()
+            .any(Recovery::may_be_a_write_at_work)
+        {
+            return Ok(loaded);
+        }
+        match self.wait_quietly(&dir, READER_LOCK_WAIT) {
+            Ok(Some(_lock)) => load_dir(id, &self.root, &dir),
+            Ok(None) => Ok(Loaded {
+                recoveries: loaded
+                    .recoveries
+                    .into_iter()
+                    .filter(|recovery| !recovery.may_be_a_write_at_work())
+                    .collect(),
+                ..loaded
+            }),
+            // A store this process cannot lock (read-only): the first read stands.
+            Err(_) => Ok(loaded),
+        }
+    }
+
+    /// Rebuilds `state.json` from the whole journal when the two disagree (a hand edit of the
+    /// state, which every later write would otherwise carry on): the journal is the record,
+    /// and the state file that disagrees is kept beside it as `state.json.mismatch-<time>`.
+    /// Returns where it was kept, or `None` when the state already is the journal's replay.
+    /// A journal that does not read whole is an error, and nothing is changed.
+    pub fn rebuild_from_journal(
+        &self,
+        id: &WorkflowId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<std::path::PathBuf>> {
+        let dir = self.checked_dir(id)?;
+        let _lock = self.lock(&dir)?;
+        let journal_path = dir.join(JOURNAL_FILE);
+        let journal = read_journal(&journal_path)?;
+        let Some(replayed) = journal::replay(&journal_path, None, &journal.entries)? else {
+            return Err(Error::NotFound {
+                id: id.to_string(),
+                root: self.root.clone(),
+            });
+        };
+        let state_path = dir.join(STATE_FILE);
+        let on_disk = crate::fsx::read_limited(&state_path)?
+            .and_then(|bytes| load::parse_state(&state_path, &bytes).ok());
+        if on_disk.as_ref() == Some(&replayed) {
+            return Ok(None);
+        }
+        let stamp = now.format("%Y%m%dT%H%M%SZ");
+        let kept = write::unused_path(&dir, &format!("{STATE_FILE}.mismatch-{stamp}"));
+        if state_path.exists() {
+            crate::fsx::rename(&state_path, &kept)?;
+        }
+        commit(&dir, &[], Some(&replayed), self.options.failpoint)?;
+        Ok(Some(kept))
     }
 
     /// Creates a workflow from its initial state.
@@ -94,7 +159,9 @@ impl Store {
         let dir = self.checked_dir(id)?;
         let _lock = self.lock(&dir)?;
         let mut loaded = load_dir(id, &self.root, &dir)?;
-        let transitions = decide(&loaded.workflow)?;
+        let mut transitions = decide(&loaded.workflow)?;
+        // Work lifts a pause, on every write path, with the `Unpause` journaled.
+        lift_pause(&loaded.workflow, &mut transitions);
         // A refusal fails the whole update and drops the loaded state, so it is changed in
         // place rather than copied first.
         let next = &mut loaded.workflow;

@@ -24,9 +24,19 @@ use crate::{
 /// or a hook): when the workflow is paused and one of them [lifts the
 /// pause](Transition::lifts_pause), an `Unpause` of its own goes before the first such one.
 /// Returns the pause so lifted, for the caller to say so.
+///
+/// The store applies it to every update (so no write path can lift a pause without a word);
+/// a caller that wants to say so calls it first, and the store's call then adds nothing: an
+/// `Unpause` already before the first such transition is enough.
 pub fn lift_pause(workflow: &Workflow, transitions: &mut Vec<Transition>) -> Option<Pause> {
     let pause = workflow.pause.as_ref()?;
     let first = transitions.iter().position(Transition::lifts_pause)?;
+    if transitions[..first]
+        .iter()
+        .any(|transition| matches!(transition, Transition::Unpause))
+    {
+        return None;
+    }
     transitions.insert(first, Transition::Unpause);
     Some(pause.clone())
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use checkpoint_core::{
     Transition, Workflow,
-    budget::Budget,
+    budget::{Budget, Spending},
     effects::{self, RecordedEffect},
     journal::Entry,
 };
@@ -100,7 +100,8 @@ impl RunTracker {
                     run.session = None;
                     if cost_usd.is_some() || tokens.is_some() {
                         let spent = run.spent.get_or_insert_with(Spent::default);
-                        spent.cost_usd += cost_usd.filter(|cost| cost.is_finite()).unwrap_or(0.0);
+                        // The rule the runner's budgets count with.
+                        spent.cost_usd += Spending::counted_cost(*cost_usd);
                         spent.tokens = spent.tokens.saturating_add(tokens.unwrap_or(0));
                     }
                 }

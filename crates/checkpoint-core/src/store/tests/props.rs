@@ -66,10 +66,14 @@ proptest! {
         let mut seq = 1;
         for transition in transitions {
             let before = snapshot(&loaded.dir);
+            // Work on a paused workflow journals its `Unpause` first.
+            let paused = store.load(&id()).unwrap().workflow.pause.is_some();
+            let unpause = u64::from(paused && transition.lifts_pause());
             match store.apply(&id(), now(), transition) {
                 Ok(loaded) => {
-                    seq += 1;
+                    seq += 1 + unpause;
                     prop_assert_eq!(loaded.workflow.seq, seq);
+                    prop_assert!(loaded.workflow.pause.is_none() || unpause == 0);
                 }
                 Err(err) => {
                     prop_assert!(

@@ -372,3 +372,51 @@ fn the_runner_line_shows_what_the_run_spent_and_its_caps() {
     );
     assert!(!shown.contains("spent"), "{shown}");
 }
+
+/// `watch` and `status` total what a run spent with the rule its budgets use: a cost that is
+/// negative, infinite or not a number counts as none, whatever comes before or after it.
+#[test]
+fn the_spending_shown_is_the_total_the_budgets_count() {
+    let costs = [
+        Some(1.5),
+        Some(-4.0),
+        Some(f64::NAN),
+        Some(f64::INFINITY),
+        Some(f64::NEG_INFINITY),
+        Some(0.25),
+        None,
+    ];
+    let mut steps = vec![(
+        1,
+        Transition::RunStart {
+            pid: 42,
+            client: "claude".into(),
+            budget: None,
+        },
+    )];
+    let mut budgets = checkpoint_core::budget::Spending::default();
+    for (number, cost) in (1..).zip(costs) {
+        steps.push((
+            i64::from(number) + 1,
+            Transition::RunSessionEnd {
+                number,
+                session_id: None,
+                exit: Some(0),
+                outcome: checkpoint_core::run::SessionOutcome::Progress,
+                transitions: 1,
+                cost_usd: cost,
+                tokens: Some(10),
+            },
+        ));
+        budgets.add(cost, Some(10));
+    }
+    let (_, entries) = journal(steps);
+    let mut run = RunTracker::default();
+    for entry in &entries {
+        run.observe(entry);
+    }
+    let spent = run.last.unwrap().spent.unwrap();
+    assert_eq!(spent.cost_usd, budgets.cost_usd);
+    assert_eq!(spent.tokens, budgets.tokens);
+    assert_eq!(spent.cost_usd, 1.75);
+}
