@@ -53,7 +53,7 @@ pub struct GlobalArgs {
     /// The checkpoint directory [default: `.claude/checkpoints` under the git top level]
     #[arg(long, global = true, env = crate::env::CHECKPOINT_DIR, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// The workflow to act on (implied when only one is active)
+    /// The workflow to act on [default: the one `checkpoint use` chose, else the only unfinished one]
     #[arg(long, short = 'w', global = true, env = crate::env::CHECKPOINT_WORKFLOW, value_name = "ID")]
     pub workflow: Option<String>,
 }
@@ -107,6 +107,8 @@ pub enum Command {
     Abandon(commands::lifecycle::AbandonArgs),
     /// Show where a workflow stands
     Status,
+    /// Choose the workflow every command in this worktree means, until `use --none`
+    Use(commands::using::UseArgs),
     /// Validate, recover from an interruption, and say what to do next
     Resume(commands::resume::ResumeArgs),
     /// Check a workflow's state, journal, files and git context

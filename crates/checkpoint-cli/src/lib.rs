@@ -139,6 +139,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Unpause => commands::lifecycle::unpause(&ctx),
         Command::Abandon(args) => commands::lifecycle::abandon(&ctx, args),
         Command::Status => commands::status::status(&ctx),
+        Command::Use(args) => commands::using::run(&ctx, args),
         Command::List(args) => commands::list::run(&ctx, args),
         Command::Commit => commands::phase::commit_now(&ctx),
         Command::Replan(args) => commands::phase::replan(&ctx, args),

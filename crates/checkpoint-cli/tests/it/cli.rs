@@ -209,7 +209,7 @@ fn unknown_things_exit_4() {
         "{output}"
     );
     assert!(
-        output.contains("choose one with `--workflow <id>`: `other`, `payments`"),
+        output.contains("(or once with `--workflow <id>`): `other`, `payments`"),
         "{output}"
     );
     assert!(env.ok(&["status", "--workflow", "other"]).contains("other"));
