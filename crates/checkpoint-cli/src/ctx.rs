@@ -529,27 +529,38 @@ fn warn_lock_wait(path: &Path, holder: Option<&str>) {
     }
 }
 
-/// This process as a lock holder names it: its pid, its command line and since when.
+/// This process as a lock holder names it: its pid, its command (the program and its
+/// subcommand words, never an argument's value, which may hold a secret) and since when.
 fn holder_line(now: DateTime<Utc>) -> String {
-    let command: Vec<String> = env::args()
-        .map(|arg| {
-            let arg = arg.replace(|c: char| c.is_control(), " ");
-            if arg.chars().count() > 40 {
-                format!("{}…", arg.chars().take(40).collect::<String>())
-            } else {
-                arg
+    let mut words = vec!["checkpoint".to_owned()];
+    let mut args = env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if matches!(
+            arg.as_str(),
+            "--format" | "--color" | "--dir" | "--workflow" | "-w"
+        ) {
+            args.next();
+        } else if arg.starts_with('-') {
+            continue;
+        } else if !arg.is_empty()
+            && arg
+                .bytes()
+                .all(|byte| byte.is_ascii_lowercase() || byte == b'-')
+        {
+            // A verb of a group (`task start`) names the command; any other word is a value.
+            let group = matches!(arg.as_str(), "task" | "effects" | "setup" | "hook");
+            words.push(arg);
+            if !group || words.len() == 3 {
+                break;
             }
-        })
-        .take(6)
-        .collect();
-    let command = command.join(" ");
-    let command = command
-        .rsplit_once('/')
-        .filter(|(head, _)| !head.contains(' '))
-        .map_or(command.as_str(), |(_, tail)| tail);
+        } else {
+            break;
+        }
+    }
     format!(
-        "pid {} (`{command}`) since {}",
+        "pid {} (`{}`) since {}",
         std::process::id(),
+        words.join(" "),
         now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
     )
 }

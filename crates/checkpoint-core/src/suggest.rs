@@ -1,8 +1,9 @@
 //! "Did you mean …?": the closest of the names there are to a name that matched none (phase,
 //! task and workflow ids, effect numbers, config keys), as git and cargo suggest.
 
-/// The candidate closest to `word` by edit distance, when it is close enough to be a typo (at
-/// most a third of the longer name, plus one), ties going to the first.
+/// The candidate closest to `word` by edit distance (a swap of two neighbours counts as one
+/// edit), when it is close enough to be a typo (at most a third of the longer name, plus one);
+/// ties go to the candidate of `word`'s length, then to the first.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
@@ -10,7 +11,7 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(distance, candidate)| {
             *distance > 0 && *distance <= candidate.len().max(word.len()) / 3 + 1
         })
-        .min_by_key(|(distance, _)| *distance)
+        .min_by_key(|(distance, candidate)| (*distance, candidate.len().abs_diff(word.len())))
         .map(|(_, candidate)| candidate)
 }
 
@@ -21,19 +22,31 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
         .unwrap_or_default()
 }
 
-/// The Levenshtein distance between two short strings.
+/// The edit distance between two short strings, a swap of two neighbours counting as one edit
+/// (the optimal string alignment distance).
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous[j] + usize::from(ca != *cb);
-            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
+    let mut rows = vec![vec![0; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
     }
-    previous[b.len()]
+    for j in 0..=b.len() {
+        rows[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -51,6 +64,7 @@ mod tests {
         assert_eq!(did_you_mean("revew", phases), " (did you mean `review`?)");
         // Numbers too: effect 21 for 12 is a typo, 900 for 12 is not.
         assert_eq!(closest("21", ["1", "12"]), Some("12"));
+        assert_eq!(edit_distance("desgin", "design"), 1, "a swap is one edit");
         assert_eq!(closest("900", ["12"]), None);
     }
 }

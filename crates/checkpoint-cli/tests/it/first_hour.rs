@@ -120,3 +120,150 @@ fn use_chooses_the_workflow_every_command_and_hook_means_until_none() {
         "{output:?}"
     );
 }
+
+#[test]
+fn the_store_is_never_committed_and_never_in_git_status() {
+    let env = repo();
+    let project = env.project();
+    workflow(&env, "w", "2026-03-01T09:00:00Z");
+    env.ok(&["start", "design"]);
+    // The store's private files, as crashes and repairs leave them.
+    let dir = env.workflow_dir("w");
+    std::fs::write(dir.join("state.json.corrupt-2026"), "{").unwrap();
+    std::fs::write(dir.join("journal.jsonl.torn-2026"), "{").unwrap();
+    std::fs::write(dir.join(".state.json.tmp-1"), "{").unwrap();
+    env.ok(&["use", "w"]);
+    std::fs::write(project.join("work.txt"), "done\n").unwrap();
+    env.ok(&["complete", "design", "--commit"]);
+    let committed = git(&project, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(committed.trim(), "work.txt");
+    let status = git(
+        &project,
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
+    assert_eq!(status, "", "nothing of the store shows");
+    assert!(
+        std::fs::read_to_string(env.store().join(".gitignore"))
+            .unwrap()
+            .lines()
+            .any(|line| line == "*")
+    );
+    // A copy committed before the store ignored itself is never committed again.
+    git(&project, &["add", "-f", ".claude/checkpoints/w/state.json"]);
+    git(&project, &["commit", "-q", "-m", "an old habit"]);
+    std::fs::write(project.join("more.txt"), "more\n").unwrap();
+    env.ok(&["complete", "build", "--commit"]);
+    let committed = git(&project, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(committed.trim(), "more.txt");
+    // A store elsewhere in the project (`--dir`) ignores itself too.
+    env.ok(&["--dir", "elsewhere", "init", "x", "--phase", "a"]);
+    let status = git(
+        &project,
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
+    assert!(!status.contains("elsewhere"), "{status}");
+    // A user's own ignore file in the store is left as it is.
+    std::fs::write(project.join("elsewhere/.gitignore"), "lock\n").unwrap();
+    env.ok(&["--dir", "elsewhere", "start", "a"]);
+    assert_eq!(
+        std::fs::read_to_string(project.join("elsewhere/.gitignore")).unwrap(),
+        "lock\n"
+    );
+}
+
+#[test]
+fn typos_get_the_closest_phase_task_workflow_and_effect() {
+    let env = TestEnv::new();
+    workflow(&env, "payments", "2026-03-01T09:00:00Z");
+    let cases: [(&[&str], &str); 5] = [
+        (&["start", "desgin"], "did you mean `design`?"),
+        (&["complete", "biuld"], "did you mean `build`?"),
+        (&["status", "-w", "paymnets"], "did you mean `payments`?"),
+        (
+            &["task", "start", "design", "tsk-1"],
+            "did you mean `task-1`?",
+        ),
+        (&["effects", "allow", "122"], "did you mean `12`?"),
+    ];
+    env.ok(&["task", "add", "design", "task-1"]);
+    env.ok(&["task", "add", "design", "review-notes"]);
+    for n in 1..=12 {
+        env.ok(&["effect", "design", &format!("sent mail {n}")]);
+    }
+    for (args, wanted) in cases {
+        let output = env.run(args);
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+    }
+    // A name close to nothing gets no guess, only the list.
+    let stderr =
+        String::from_utf8_lossy(&env.run(&["start", "deploy-to-production"]).stderr).into_owned();
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+    assert!(stderr.contains("phases are: `design`, `build`"), "{stderr}");
+}
+
+#[test]
+fn waiting_on_a_lock_names_its_holder_and_what_to_do_when_it_is_gone() {
+    let env = TestEnv::new();
+    workflow(&env, "w", "2026-03-01T09:00:00Z");
+    // Any write leaves its holder line in the lock file.
+    env.ok(&["note", "first"]);
+    let line = std::fs::read_to_string(env.workflow_dir("w").join("lock")).unwrap();
+    assert!(line.starts_with(&format!("pid ")), "{line}");
+    assert!(line.contains("(`checkpoint note`)"), "{line}");
+    assert!(line.contains("since 2026-03-01T09:00:00Z"), "{line}");
+    // Held by another process: the waiting one names it, and times out naming it too.
+    let lock_path = env.workflow_dir("w").join("lock");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    file.lock().unwrap();
+    std::fs::write(
+        &lock_path,
+        "pid 4242 (`checkpoint run`) since 2026-03-01T08:00:00Z\n",
+    )
+    .unwrap();
+    let output = env
+        .cmd()
+        .args(["note", "second"])
+        .env("CHECKPOINT_LOCK_TIMEOUT", "0.2")
+        .output()
+        .unwrap();
+    file.unlock().unwrap();
+    assert_eq!(output.status.code(), Some(5));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("held by pid 4242 (`checkpoint run`) since 2026-03-01T08:00:00Z"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("if that process is gone"), "{stderr}");
+    assert!(stderr.contains("fuser"), "{stderr}");
+}
+
+#[test]
+fn init_outside_a_git_repository_says_where_the_store_goes_and_why() {
+    let env = TestEnv::bare();
+    let output = env.run(&["init", "w", "--phase", "a"]);
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not inside a git repository"), "{stderr}");
+    assert!(stderr.contains(".claude/checkpoints"), "{stderr}");
+    assert!(stderr.contains("git init"), "{stderr}");
+    // Inside a repository, nothing to say.
+    let env = TestEnv::new();
+    let output = env.run(&["init", "w", "--phase", "a"]);
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("git repository"));
+    // A subdirectory of a repository: the store is at the top level, also without a word.
+    std::fs::create_dir_all(env.project().join("sub")).unwrap();
+    let output = env
+        .cmd()
+        .current_dir(env.project().join("sub"))
+        .args(["init", "v", "--phase", "a"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("git repository"));
+    assert!(env.workflow_dir("v").join("state.json").exists());
+}
