@@ -3,8 +3,12 @@
 
 /// The candidate closest to `word` by edit distance (a swap of two neighbours counts as one
 /// edit), when it is close enough to be a typo (at most a third of the longer name, plus one);
-/// ties go to the candidate of `word`'s length, then to the first.
+/// ties go to the candidate of `word`'s length, then to the first. A word of one or two
+/// characters gets none: every other short name is as close.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if word.chars().count() < 3 {
+        return None;
+    }
     candidates
         .into_iter()
         .map(|candidate| (edit_distance(word, candidate), candidate))
@@ -63,7 +67,8 @@ mod tests {
         assert_eq!(closest("x", []), None);
         assert_eq!(did_you_mean("revew", phases), " (did you mean `review`?)");
         // Numbers too: effect 21 for 12 is a typo, 900 for 12 is not.
-        assert_eq!(closest("21", ["1", "12"]), Some("12"));
+        assert_eq!(closest("122", ["1", "12"]), Some("12"));
+        assert_eq!(closest("7", ["1", "2"]), None, "too short to guess");
         assert_eq!(edit_distance("desgin", "design"), 1, "a swap is one edit");
         assert_eq!(closest("900", ["12"]), None);
     }

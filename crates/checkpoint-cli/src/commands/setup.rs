@@ -95,6 +95,26 @@ impl Target {
     }
 }
 
+/// The command a project's files (which a team commits) run: `checkpoint`, found on each
+/// teammate's PATH, when this machine's PATH finds one; else this binary's absolute path, said
+/// to be this machine's only.
+fn project_command(binary: &Path, path: Option<&std::ffi::OsStr>) -> String {
+    let on_path = path.is_some_and(|path| {
+        std::env::split_paths(path).any(|dir| {
+            dir.is_absolute()
+                && std::fs::metadata(dir.join("checkpoint")).is_ok_and(|meta| meta.is_file())
+        })
+    });
+    if on_path {
+        return "checkpoint".to_owned();
+    }
+    output::warn(&format!(
+        "no `checkpoint` on your PATH: the project's files name `{}`, which a teammate's machine does not have; install it on the PATH (`cargo xtask install`, or the plugin's binary) and run `checkpoint setup` again to write `checkpoint` instead",
+        binary.display()
+    ));
+    binary.to_string_lossy().into_owned()
+}
+
 /// Whether `program` names a `checkpoint` binary (by its file name).
 pub(crate) fn is_checkpoint_binary(program: &str) -> bool {
     Path::new(program)
@@ -153,10 +173,15 @@ pub(crate) fn run(args: &SetupArgs, dir: Option<&Path>) -> Result<()> {
     let binary = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .into_diagnostic()?;
+    let binary = match args.scope {
+        // The user's own files may name this machine's binary.
+        Scope::User => binary.to_string_lossy().into_owned(),
+        Scope::Project => project_command(&binary, std::env::var_os(env::PATH).as_deref()),
+    };
     let target = Target {
         scope: args.scope,
         project_root: location.project_root,
-        binary: binary.to_string_lossy().into_owned(),
+        binary,
         remove: args.remove,
         env: |name| std::env::var_os(name),
     };

@@ -267,3 +267,288 @@ fn init_outside_a_git_repository_says_where_the_store_goes_and_why() {
     assert!(!String::from_utf8_lossy(&output.stderr).contains("git repository"));
     assert!(env.workflow_dir("v").join("state.json").exists());
 }
+
+#[test]
+fn graph_draws_the_dag_in_the_terminal_and_gates_show_before_they_are_reached() {
+    let env = TestEnv::new();
+    let plan = env.project().join("plan.json");
+    std::fs::write(
+        &plan,
+        r#"{"phases": [{"id": "design"}, {"id": "build", "dependencies": ["design"]}, {"id": "docs", "dependencies": ["design"]}, {"id": "release", "dependencies": ["build", "docs"], "requires_approval": true}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    env.ok(&["start", "design"]);
+    env.ok(&["complete", "design"]);
+    env.ok(&["start", "build"]);
+    let graph = env.ok(&["graph"]);
+    let lines: Vec<&str> = graph.lines().collect();
+    assert_eq!(lines[0], "w  in progress", "{graph}");
+    assert!(lines[2].starts_with("✓ design  done"), "{graph}");
+    assert!(lines[3].starts_with("├─ → build  in progress"), "{graph}");
+    assert!(lines[4].starts_with("└─ · docs  ready"), "{graph}");
+    assert!(
+        lines[5].starts_with("   └─ · release  blocked by build")
+            && lines[5].contains("◆ approval gate ahead")
+            && lines[5].ends_with("(also after `build`)"),
+        "{graph}"
+    );
+    // The gate in `status`, before it is reached, and no more once it is.
+    let status = env.ok(&["status"]);
+    let release = status
+        .lines()
+        .find(|line| line.contains("release"))
+        .unwrap();
+    assert!(release.contains("◆ approval gate ahead"), "{status}");
+    assert!(
+        !status
+            .lines()
+            .find(|line| line.contains("build"))
+            .unwrap()
+            .contains("gate")
+    );
+    // Mermaid and dot name it too.
+    assert!(
+        env.ok(&["graph", "--format", "mermaid"])
+            .contains("release (pending, approval gate)")
+    );
+    assert!(
+        env.ok(&["graph", "--format", "dot"])
+            .contains("pending, approval gate")
+    );
+    for phase in ["build", "docs", "release"] {
+        if phase != "build" {
+            env.ok(&["start", phase]);
+        }
+        env.ok(&["complete", phase]);
+    }
+    let status = env.ok(&["status"]);
+    assert!(!status.contains("gate ahead"), "{status}");
+    assert!(status.contains("awaiting approval"), "{status}");
+}
+
+#[test]
+fn setup_writes_a_command_a_teammate_can_run_into_the_project_and_paths_only_for_the_user() {
+    for client in ["codex", "gemini"] {
+        let env = repo();
+        // `checkpoint` on the PATH: the project's files name it so, never by this machine's path.
+        let bin_dir = crate::support::bin().parent().unwrap().to_owned();
+        let path = std::env::join_paths(std::iter::once(bin_dir.clone()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        let output = env
+            .cmd()
+            .args(["setup", client])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let files: Vec<std::path::PathBuf> = match client {
+            "codex" => vec![
+                env.project().join(".codex/hooks.json"),
+                env.project().join(".codex/config.toml"),
+            ],
+            _ => vec![env.project().join(".gemini/settings.json")],
+        };
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            if text.is_empty() {
+                continue;
+            }
+            assert!(
+                !text.contains(&*bin_dir.to_string_lossy()),
+                "{client}: {text}"
+            );
+            assert!(
+                !text.contains(env.dir.path().to_str().unwrap()),
+                "{client}: {text}"
+            );
+        }
+        let all: String = files
+            .iter()
+            .map(|file| std::fs::read_to_string(file).unwrap_or_default())
+            .collect();
+        assert!(
+            all.contains(&format!("checkpoint hook --client {client} SessionStart")),
+            "{client}: {all}"
+        );
+        // Not on the PATH: the absolute path, said to be this machine's only.
+        let env = repo();
+        let output = env
+            .cmd()
+            .args(["setup", client])
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("no `checkpoint` on your PATH"),
+            "{client}: {stderr}"
+        );
+        // The user's files name this binary by its path, wherever it is.
+        let env = repo();
+        let home = env.dir.path().join("home");
+        let output = env
+            .cmd()
+            .args(["setup", client, "--scope", "user"])
+            .env("PATH", &path)
+            .env("CODEX_HOME", home.join(".codex"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let user_file = match client {
+            "codex" => home.join(".codex/hooks.json"),
+            _ => home.join(".gemini/settings.json"),
+        };
+        let text = std::fs::read_to_string(&user_file).unwrap();
+        let binary = std::fs::canonicalize(crate::support::bin()).unwrap();
+        assert!(
+            text.contains(&*binary.to_string_lossy()),
+            "{client}: {text}"
+        );
+    }
+}
+
+#[test]
+fn shell_completion_offers_the_phase_task_and_workflow_ids_of_the_store() {
+    let env = TestEnv::new();
+    workflow(&env, "payments", "2026-03-01T09:00:00Z");
+    env.ok(&["task", "add", "build", "task-001"]);
+    env.ok(&["task", "add", "build", "task-002"]);
+    workflow(&env, "search", "2026-03-01T10:00:00Z");
+    env.ok(&["use", "payments"]);
+    let ids = |words: &[&str]| {
+        let mut args = vec!["__complete"];
+        args.extend_from_slice(words);
+        env.ok(&args)
+    };
+    assert_eq!(ids(&["start"]), "design\nbuild\n");
+    assert_eq!(ids(&["task", "done", "build"]), "task-001\ntask-002\n");
+    assert_eq!(ids(&["use"]), "payments\nsearch\n");
+    assert_eq!(ids(&["status", "-w"]), "payments\nsearch\n");
+    assert_eq!(ids(&["-w", "search", "complete"]), "design\nbuild\n");
+    assert_eq!(
+        ids(&["progress", "design"]),
+        "",
+        "free text is not completed"
+    );
+    assert_eq!(ids(&["task", "done", "nosuch"]), "");
+    // The bash script asks the store, and falls back to clap's completion of subcommands.
+    let script = env.project().join("checkpoint.bash");
+    std::fs::write(&script, env.ok(&["completions", "bash"])).unwrap();
+    let bin_dir = crate::support::bin().parent().unwrap().to_owned();
+    let complete = |line: &str| {
+        let words: Vec<&str> = line.split(' ').collect();
+        let program = format!(
+            "source {}; COMP_WORDS=({}); COMP_CWORD={}; _checkpoint checkpoint '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            words
+                .iter()
+                .map(|word| format!("'{word}'"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            words.len() - 1,
+            words[words.len() - 1],
+            words[words.len() - 2],
+        );
+        let output = std::process::Command::new("bash")
+            .args(["-c", &program])
+            .current_dir(env.project())
+            .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+            .env("HOME", env.dir.path().join("home"))
+            .env("CHECKPOINT_TEST_NOW", "2026-03-01T12:00:00Z")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert_eq!(complete("checkpoint start d"), "design\n");
+    assert_eq!(
+        complete("checkpoint task done build task-00"),
+        "task-001\ntask-002\n"
+    );
+    assert_eq!(complete("checkpoint use s"), "search\n");
+    assert!(
+        complete("checkpoint sta")
+            .lines()
+            .any(|line| line == "status")
+    );
+    // zsh and fish call the same command where an id is expected.
+    assert!(
+        env.ok(&["completions", "zsh"])
+            .contains("checkpoint __complete")
+    );
+    assert!(
+        env.ok(&["completions", "fish"])
+            .contains("checkpoint __complete")
+    );
+}
+
+#[test]
+fn the_main_commands_help_ends_with_examples_that_parse() {
+    let env = TestEnv::new();
+    for command in [
+        "init",
+        "start",
+        "progress",
+        "complete",
+        "status",
+        "use",
+        "resume",
+        "list",
+        "log",
+        "graph",
+        "run",
+        "push",
+        "pull",
+        "watch",
+        "report",
+        "completions",
+    ] {
+        let help = env.ok(&[command, "--help"]);
+        let (_, examples) = help
+            .rsplit_once("Examples:\n")
+            .unwrap_or_else(|| panic!("`{command} --help` has no examples:\n{help}"));
+        let lines: Vec<&str> = examples
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .collect();
+        assert!((2..=3).contains(&lines.len()), "{command}: {examples}");
+        assert!(
+            lines
+                .iter()
+                .any(|line| line.contains(&format!("checkpoint {command}"))),
+            "{command}: {examples}"
+        );
+        for line in lines {
+            // The command itself, up to a pipe, a redirection or a comment; quotes kept whole.
+            let line = line.trim();
+            let at = line
+                .find("checkpoint ")
+                .unwrap_or_else(|| panic!("{command}: `{line}` runs no checkpoint"));
+            let line = &line[at..];
+            let end = line.find(['|', '>', '#']).unwrap_or(line.len());
+            let mut words = Vec::new();
+            let mut quoted = false;
+            let mut word = String::new();
+            for c in line[..end].chars() {
+                match c {
+                    '"' => quoted = !quoted,
+                    ' ' if !quoted => {
+                        if !word.is_empty() {
+                            words.push(std::mem::take(&mut word));
+                        }
+                    }
+                    _ => word.push(c),
+                }
+            }
+            if !word.is_empty() {
+                words.push(word);
+            }
+            if let Err(err) = checkpoint_cli::command().try_get_matches_from(&words) {
+                panic!("`{line}` does not parse: {err}");
+            }
+        }
+    }
+}
