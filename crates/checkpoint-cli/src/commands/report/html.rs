@@ -145,6 +145,7 @@ pub(super) fn span_color(span: &Span) -> &'static str {
         (SpanKind::Wait, _) => "#c9ced6",
         (SpanKind::Run, _) => "#5b4bb7",
         (SpanKind::Phase, _) if bar_color(&span.label) == RED => RED,
+        (SpanKind::Phase, _) if span.label == "start" => BLUE,
         (SpanKind::Phase | SpanKind::Pause, _) => GREEN,
         (SpanKind::Effect, _) => "#c2410c",
         (SpanKind::Agent, _) => "#2f6fb0",
