@@ -210,7 +210,7 @@ fn waiting_on_a_lock_names_its_holder_and_what_to_do_when_it_is_gone() {
     // Any write leaves its holder line in the lock file.
     env.ok(&["note", "first"]);
     let line = std::fs::read_to_string(env.workflow_dir("w").join("lock")).unwrap();
-    assert!(line.starts_with(&format!("pid ")), "{line}");
+    assert!(line.starts_with("pid "), "{line}");
     assert!(line.contains("(`checkpoint note`)"), "{line}");
     assert!(line.contains("since 2026-03-01T09:00:00Z"), "{line}");
     // Held by another process: the waiting one names it, and times out naming it too.

@@ -32,11 +32,10 @@ impl Store {
     /// naming it.
     pub fn used(&self) -> Result<Option<WorkflowId>> {
         let path = self.root.join(USE_FILE);
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(Error::io("read", &path, err)),
+        let Some(bytes) = fsx::read_limited(&path)? else {
+            return Ok(None);
         };
+        let text = String::from_utf8_lossy(&bytes);
         let id = text.trim();
         if id.is_empty() {
             return Ok(None);
