@@ -96,22 +96,29 @@ impl Target {
 }
 
 /// The command a project's files (which a team commits) run: `checkpoint`, found on each
-/// teammate's PATH, when this machine's PATH finds one; else this binary's absolute path, said
-/// to be this machine's only.
+/// teammate's PATH, when the `checkpoint` this machine's PATH finds is this binary; else this
+/// binary's absolute path, said to be this machine's only.
 fn project_command(binary: &Path, path: Option<&std::ffi::OsStr>) -> String {
-    let on_path = path.is_some_and(|path| {
-        std::env::split_paths(path).any(|dir| {
-            dir.is_absolute()
-                && std::fs::metadata(dir.join("checkpoint")).is_ok_and(|meta| meta.is_file())
-        })
+    let found = path.and_then(|path| {
+        std::env::split_paths(path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join("checkpoint"))
+            .find(|program| std::fs::metadata(program).is_ok_and(|meta| meta.is_file()))
     });
-    if on_path {
-        return "checkpoint".to_owned();
+    match found {
+        Some(program) if std::fs::canonicalize(&program).is_ok_and(|real| real == binary) => {
+            return "checkpoint".to_owned();
+        }
+        Some(program) => output::warn(&format!(
+            "the `checkpoint` on your PATH is `{}`, not this one: the project's files name `{}`, which a teammate's machine does not have; run the `checkpoint` on your PATH (`checkpoint setup …`) to write `checkpoint` instead",
+            program.display(),
+            binary.display()
+        )),
+        None => output::warn(&format!(
+            "no `checkpoint` on your PATH: the project's files name `{}`, which a teammate's machine does not have; install it on the PATH (`cargo xtask install`, or the plugin's binary) and run `checkpoint setup` again to write `checkpoint` instead",
+            binary.display()
+        )),
     }
-    output::warn(&format!(
-        "no `checkpoint` on your PATH: the project's files name `{}`, which a teammate's machine does not have; install it on the PATH (`cargo xtask install`, or the plugin's binary) and run `checkpoint setup` again to write `checkpoint` instead",
-        binary.display()
-    ));
     binary.to_string_lossy().into_owned()
 }
 

@@ -387,6 +387,23 @@ fn setup_writes_a_command_a_teammate_can_run_into_the_project_and_paths_only_for
             stderr.contains("no `checkpoint` on your PATH"),
             "{client}: {stderr}"
         );
+        // Another `checkpoint` first on the PATH is not this one: the absolute path, said why.
+        let env = repo();
+        let other = env.dir.path().join("other-bin");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("checkpoint"), "#!/bin/sh\n").unwrap();
+        let output = env
+            .cmd()
+            .args(["setup", client])
+            .env(
+                "PATH",
+                format!("{}:{}", other.display(), path.to_string_lossy()),
+            )
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("not this one"), "{client}: {stderr}");
         // The user's files name this binary by its path, wherever it is.
         let env = repo();
         let home = env.dir.path().join("home");
