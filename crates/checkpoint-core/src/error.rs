@@ -76,7 +76,7 @@ pub enum Error {
     #[error("failed to parse config file `{path}`: {message}")]
     #[diagnostic(
         code(checkpoint::config_parse),
-        help("see the settings in the README; every key is optional")
+        help("see the settings in docs/resume.md; every key is optional")
     )]
     ConfigParse {
         path: PathBuf,
