@@ -90,8 +90,12 @@ _checkpoint() {
 }
 "#;
 
-const FISH_IDS: &str = r#"# The ids of the current store, where one is expected (`checkpoint __complete`).
-complete -c checkpoint -f -a '(checkpoint __complete (commandline -opc)[2..-1] 2>/dev/null)'
+const FISH_IDS: &str = r#"# The ids of the current store, where one is expected (`checkpoint __complete`); files are
+# offered as before everywhere else.
+function __fish_checkpoint_ids
+    checkpoint __complete (commandline -opc)[2..-1] 2>/dev/null
+end
+complete -c checkpoint -f -n '__fish_checkpoint_ids | string length -q' -a '(__fish_checkpoint_ids)'
 "#;
 
 /// What is expected at the cursor, after `words`.
