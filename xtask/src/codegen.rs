@@ -1,12 +1,12 @@
 //! `cargo xtask codegen`: the committed JSON Schemas of the file formats, from the model types;
-//! the exit-code tables of the README and the skill, from the CLI's table; and the plugin's files
+//! the exit-code tables of `docs/commands.md` and the skill, from the CLI's table; and the plugin's files
 //! that carry the crate's version (`plugin.rs`).
 
 use std::{fs, path::Path};
 
 use crate::Result;
 
-/// Writes (or with `check`, verifies) `docs/*.schema.json`, the exit codes in the README and
+/// Writes (or with `check`, verifies) `docs/*.schema.json`, the exit codes in `docs/commands.md` and
 /// the skill, and the plugin's versioned files.
 pub(crate) fn run(root: &Path, check: bool) -> Result {
     let mut files = vec![
@@ -24,8 +24,8 @@ pub(crate) fn run(root: &Path, check: bool) -> Result {
         ),
     ];
     files.push((
-        "README.md",
-        with_block(root, "README.md", &README_EXIT_CODES)?,
+        "docs/commands.md",
+        with_block(root, "docs/commands.md", &README_EXIT_CODES)?,
     ));
     files.push((
         "plugin/skills/checkpoint/SKILL.md",

@@ -51,28 +51,18 @@ pub(crate) fn run(root: &Path, build: Build) -> Result<PathBuf> {
 
     let man_dir = plugin.join("man");
     mkdir(&man_dir)?;
-    let mut man = Vec::new();
-    clap_mangen::Man::new(checkpoint_cli::command())
-        .render(&mut man)
-        .map_err(|err| format!("failed to render the man page: {err}"))?;
-    write(&man_dir.join("checkpoint.1"), &man)?;
+    man_pages(&man_dir)?;
 
     let completions = plugin.join("completions");
     mkdir(&completions)?;
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let mut script = Vec::new();
-        clap_complete::generate(
-            shell,
-            &mut checkpoint_cli::command(),
-            "checkpoint",
-            &mut script,
-        );
+        let script = checkpoint_cli::completion_script(shell);
         let name = match shell {
             Shell::Bash => "checkpoint.bash",
             Shell::Zsh => "_checkpoint",
             _ => "checkpoint.fish",
         };
-        write(&completions.join(name), &script)?;
+        write(&completions.join(name), script.as_bytes())?;
     }
 
     let marketplace = serde_json::json!({
@@ -270,4 +260,16 @@ fn set_executable(path: &Path) -> Result {
 #[cfg(not(unix))]
 fn set_executable(_: &Path) -> Result {
     Ok(())
+}
+
+/// Writes the man pages into `dir`: `checkpoint.1`, and one per subcommand the main page lists
+/// (`checkpoint-status.1`, `checkpoint-task-add.1`, …), generated from the command line's
+/// definition.
+pub(crate) fn man_pages(dir: &Path) -> Result {
+    clap_mangen::generate_to(checkpoint_cli::command(), dir).map_err(|err| {
+        format!(
+            "failed to write the man pages in `{}`: {err}",
+            dir.display()
+        )
+    })
 }

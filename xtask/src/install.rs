@@ -17,7 +17,6 @@ const LAYOUT: &[(&str, &str)] = &[
     ("bin/checkpoint", "bin/checkpoint"),
     // `checkpoint mcp` runs the MCP server beside it (the plugin's `.mcp.json` does that).
     ("bin/checkpoint-mcp", "bin/checkpoint-mcp"),
-    ("man/checkpoint.1", "share/man/man1/checkpoint.1"),
     (
         "completions/checkpoint.bash",
         "share/bash-completion/completions/checkpoint",
@@ -61,14 +60,37 @@ pub(crate) fn run(root: &Path, prefix: Option<&Path>) -> Result {
     Ok(())
 }
 
-/// Copies the bundle's binary, man page and completions under `prefix`, each through a temporary
-/// file and a rename (so a running `checkpoint` is replaced, not overwritten); returns the paths
-/// written.
+/// Where the man pages go: every page of the bundle's `man/` (the main page and one per
+/// subcommand).
+const MAN_DIR: (&str, &str) = ("man", "share/man/man1");
+
+/// Copies the bundle's binary, man pages and completions under `prefix`, each through a
+/// temporary file and a rename (so a running `checkpoint` is replaced, not overwritten); returns
+/// the paths written.
 pub(crate) fn install_into(plugin: &Path, prefix: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<(PathBuf, PathBuf)> = LAYOUT
+        .iter()
+        .map(|(from, to)| (plugin.join(from), prefix.join(to)))
+        .collect();
+    let man = plugin.join(MAN_DIR.0);
+    let mut pages: Vec<PathBuf> = fs::read_dir(&man)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|extension| extension == "1"))
+        .collect();
+    // The main page always: a bundle without it fails below, naming it.
+    let main = man.join("checkpoint.1");
+    if !pages.contains(&main) {
+        pages.push(main);
+    }
+    pages.sort();
+    for page in pages {
+        let name = page.file_name().expect("a page has a name").to_owned();
+        files.push((page, prefix.join(MAN_DIR.1).join(name)));
+    }
     let mut installed = Vec::new();
-    for (from, to) in LAYOUT {
-        let from = plugin.join(from);
-        let to = prefix.join(to);
+    for (from, to) in files {
         let dir = to
             .parent()
             .expect("every destination is inside a directory");

@@ -53,7 +53,7 @@ pub struct GlobalArgs {
     /// The checkpoint directory [default: `.claude/checkpoints` under the git top level]
     #[arg(long, global = true, env = crate::env::CHECKPOINT_DIR, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// The workflow to act on (implied when only one is active)
+    /// The workflow to act on [default: the one `checkpoint use` chose, else the only unfinished one]
     #[arg(long, short = 'w', global = true, env = crate::env::CHECKPOINT_WORKFLOW, value_name = "ID")]
     pub workflow: Option<String>,
 }
@@ -62,12 +62,25 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create a workflow from phases or a plan file
+    #[command(after_help = "Examples:
+  checkpoint init payments --phase design --phase build:design --phase docs:design
+  checkpoint init payments --plan plan.toml --title \"Payments refactor\"
+  checkpoint init payments --fresh --phase design   # archive the old one first")]
     Init(commands::init::InitArgs),
     /// Start (or retry) a phase
+    #[command(after_help = "Examples:
+  checkpoint start design
+  checkpoint start build --force   # retry a failed phase past its attempts")]
     Start(commands::phase::StartArgs),
     /// Record partial progress on the phase in progress
+    #[command(after_help = "Examples:
+  checkpoint progress build \"auth module done, starting billing\"
+  git log --oneline -5 | checkpoint progress build --file -")]
     Progress(commands::phase::ProgressArgs),
     /// Complete a phase, with its artifacts and commit
+    #[command(after_help = "Examples:
+  checkpoint complete design --artifact docs/design.md
+  checkpoint complete build --commit   # also a checkpoint commit of the work")]
     Complete(commands::phase::CompleteArgs),
     /// Mark a phase failed
     Fail(commands::phase::FailArgs),
@@ -106,12 +119,25 @@ pub enum Command {
     /// Give the workflow up (nothing is deleted)
     Abandon(commands::lifecycle::AbandonArgs),
     /// Show where a workflow stands
+    #[command(after_help = "Examples:
+  checkpoint status
+  checkpoint status --format json | jq .phases
+  checkpoint status --format prompt   # what a new session is told")]
     Status,
+    /// Choose the workflow every command in this worktree means, until `use --none`
+    Use(commands::using::UseArgs),
     /// Validate, recover from an interruption, and say what to do next
+    #[command(after_help = "Examples:
+  checkpoint resume
+  checkpoint resume --dry-run --format json
+  checkpoint resume payments --restart build")]
     Resume(commands::resume::ResumeArgs),
     /// Check a workflow's state, journal, files and git context
     Validate(commands::validate::ValidateArgs),
     /// List the workflows of the repository and all its worktrees
+    #[command(after_help = "Examples:
+  checkpoint list
+  checkpoint list --all --format json")]
     List(commands::list::ListArgs),
     /// Print the raw state (`state.json`)
     Show,
@@ -120,6 +146,9 @@ pub enum Command {
     /// Write a client's hooks and MCP server entry (Claude Code, Codex CLI, Gemini CLI)
     Setup(commands::setup::SetupArgs),
     /// Print the journal of transitions
+    #[command(after_help = "Examples:
+  checkpoint log -n 20
+  checkpoint log --full --format json")]
     Log(commands::log::LogArgs),
     /// Commit the completed phases that no commit holds yet (a git checkpoint)
     Commit,
@@ -138,6 +167,10 @@ pub enum Command {
     /// Start a new workflow from a past point of the journal
     Fork(commands::history::ForkArgs),
     /// Draw the phase graph with statuses (`--format mermaid` or `--format dot`)
+    #[command(after_help = "Examples:
+  checkpoint graph
+  checkpoint graph --format mermaid >> README.md
+  checkpoint graph --format dot | dot -Tsvg > phases.svg")]
     Graph,
     /// Create a workflow from another checkpoint system's state file (left untouched)
     Import(commands::import::ImportArgs),
@@ -145,8 +178,15 @@ pub enum Command {
     Export(commands::export::ExportArgs),
     /// Carry a workflow to the end unattended: headless `claude` sessions through rate limits,
     /// crashes and stalls, stopping where a person must decide
+    #[command(after_help = "Examples:
+  checkpoint run --max-sessions 10
+  checkpoint run --window 22:00-07:00 --max-cost 20
+  checkpoint run --all --dry-run")]
     Run(commands::run::RunArgs),
     /// The story of a workflow's runs: sessions, waits and phase transitions, with times
+    #[command(after_help = "Examples:
+  checkpoint report
+  checkpoint report --html night.html")]
     Report(commands::report::ReportArgs),
     /// Watch a workflow live: its phases, notes and runner, redrawn as its journal grows
     ///
@@ -157,19 +197,31 @@ pub enum Command {
     /// (`--format json`: one JSON object per line), starting with the entries already there. It
     /// only reads: it never takes the workflow's lock. It ends on Ctrl-C, and when the workflow
     /// is archived or removed.
+    #[command(after_help = "Examples:
+  checkpoint watch
+  checkpoint watch payments --plain | tee watch.log")]
     Watch(commands::watch::WatchArgs),
     /// Print the JSON Schema of a file format
     Schema(commands::schema::SchemaArgs),
     /// Print a shell completion script
     Completions(commands::completions::CompletionsArgs),
+    /// The ids the shell completion offers after the given words (called by the scripts)
+    #[command(name = "__complete", hide = true)]
+    CompleteIds(commands::completions::CompleteArgs),
     /// Serve the project's workflows to MCP clients over stdio (tools, resources, a resume prompt)
     ///
     /// Start it from an MCP client, not a terminal: it reads JSON-RPC messages on stdin and
     /// answers on stdout. It runs `checkpoint-mcp`, installed beside `checkpoint`.
     Mcp(commands::mcp::McpArgs),
     /// Send the workflow's state to a git remote as `refs/checkpoints/<id>`
+    #[command(after_help = "Examples:
+  checkpoint push
+  checkpoint push origin --all")]
     Push(commands::push_pull::PushArgs),
     /// Bring the workflow's state from a git remote (`refs/checkpoints/<id>`)
+    #[command(after_help = "Examples:
+  checkpoint pull --workflow payments
+  checkpoint pull --merge")]
     Pull(commands::push_pull::PullArgs),
     /// Pull, then push what is ahead
     Sync(commands::push_pull::PullArgs),

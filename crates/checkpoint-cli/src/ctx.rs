@@ -10,6 +10,7 @@ use std::{
 
 use checkpoint_core::{
     CONFIG_FILE, Config, Transition, Workflow, WorkflowId,
+    choice::{self, Candidate, Choice},
     failpoint::{self, Failpoint, Step},
     resume::{Briefing, Probe},
     store::{Loaded, Recovery, Store, StoreOptions},
@@ -99,7 +100,7 @@ pub(crate) struct Settings {
     pub color: bool,
     pub now: DateTime<Utc>,
     pub lock_timeout: Duration,
-    pub on_lock_wait: Option<fn(&Path)>,
+    pub on_lock_wait: Option<fn(&Path, Option<&str>)>,
 }
 
 impl Settings {
@@ -137,7 +138,8 @@ impl Ctx {
                 on_lock_wait: settings.on_lock_wait,
                 failpoint: test_failpoint()?,
             },
-        );
+        )
+        .held_by(holder_line(settings.now));
         if store.failed_dir_is_a_workflow() {
             output::warn(
                 "the workflow `failed` has the name of the store's directory of failed archives: it stays readable, and failed workflows are archived to `.archive/` while it is there; rename it with `checkpoint fork failed --as <new-id>`, then archive it",
@@ -173,48 +175,85 @@ impl Ctx {
         })
     }
 
-    /// The workflow the command means: `--workflow`, else the only one, else the only unfinished one.
+    /// The workflow the command means: `--workflow`, else the one `checkpoint use` chose, else
+    /// core's rule ([`choice::choose`]): the only unfinished one, or the most recent when none
+    /// is unfinished.
     pub(crate) fn workflow_id(&self) -> Result<WorkflowId> {
         if let Some(id) = &self.workflow {
             return Ok(WorkflowId::new(id)?);
         }
+        if let Some(id) = self.used()? {
+            return Ok(id);
+        }
         let ids = self.store.list()?;
-        match ids.as_slice() {
-            [] => Err(WorkflowChoiceError::None {
+        if let [id] = ids.as_slice() {
+            return Ok(id.clone());
+        }
+        let candidates = ids
+            .into_iter()
+            .map(|id| match self.store.load(&id) {
+                Ok(loaded) => Candidate::of(&loaded.workflow),
+                Err(_) => Candidate {
+                    id,
+                    finished: false,
+                    active_at: None,
+                },
+            })
+            .collect();
+        match choice::choose(candidates) {
+            Choice::Unfinished(id) => Ok(id),
+            Choice::Finished(id) => {
+                if self.format == Format::Human {
+                    output::note(&format!(
+                        "no workflow is unfinished: `{id}`, the most recently active, is shown"
+                    ));
+                }
+                Ok(id)
+            }
+            Choice::None => Err(WorkflowChoiceError::None {
                 message: format!("no workflow in `{}`", self.store.root().display()),
                 help: "create one with `checkpoint init <id> --phase <id>` (can be repeated)"
                     .into(),
             }
             .into()),
-            [id] => Ok(id.clone()),
-            _ => {
-                let active: Vec<&WorkflowId> = ids
-                    .iter()
-                    .filter(|id| {
-                        self.store
-                            .load(id)
-                            .map_or(true, |loaded| !loaded.workflow.status.is_finished())
-                    })
-                    .collect();
-                match active.as_slice() {
-                    [id] => Ok((*id).clone()),
-                    _ => Err(WorkflowChoiceError::Several {
-                        message: format!(
-                            "{} workflows are active, and none was chosen",
-                            active.len().max(ids.len())
-                        ),
-                        help: format!(
-                            "choose one with `--workflow <id>`: {}",
-                            ids.iter()
-                                .map(|id| format!("`{id}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    }
-                    .into()),
-                }
+            Choice::Several(unfinished) => Err(WorkflowChoiceError::Several {
+                message: format!(
+                    "{} workflows are unfinished, and none was chosen",
+                    unfinished.len()
+                ),
+                help: format!(
+                    "choose one for this worktree with `checkpoint use <id>` (or once with `--workflow <id>`): {}",
+                    unfinished
+                        .iter()
+                        .map(|id| format!("`{id}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             }
+            .into()),
         }
+    }
+
+    /// The workflow `checkpoint use` chose for this worktree, when it is still in the store;
+    /// one that is gone is an error that says how to choose again.
+    pub(crate) fn used(&self) -> Result<Option<WorkflowId>> {
+        let Some(id) = self.store.used()? else {
+            return Ok(None);
+        };
+        if self.store.workflow_dir(&id).is_dir() {
+            return Ok(Some(id));
+        }
+        Err(Failure::not_found(
+            "checkpoint::store::not_found",
+            format!(
+                "`checkpoint use` chose `{id}`, which is no longer in `{}`",
+                self.store.root().display()
+            ),
+        )
+        .with_help(
+            "choose another with `checkpoint use <id>`, or none with `checkpoint use --none`",
+        )
+        .into())
     }
 
     /// Loads the workflow the command means.
@@ -490,8 +529,51 @@ pub(crate) fn test_failpoint() -> Result<Option<Failpoint>> {
     })
 }
 
-fn warn_lock_wait(path: &Path) {
-    output::warn(&format!("waiting for the lock on `{}`", path.display()));
+fn warn_lock_wait(path: &Path, holder: Option<&str>) {
+    match holder {
+        Some(holder) => output::warn(&format!(
+            "waiting for the lock on `{}`, held by {holder}; if that process is gone and the wait goes on, a process it started holds the lock (`fuser {}` names it)",
+            path.display(),
+            path.display()
+        )),
+        None => output::warn(&format!("waiting for the lock on `{}`", path.display())),
+    }
+}
+
+/// This process as a lock holder names it: its pid, its command (the program and its
+/// subcommand words, never an argument's value, which may hold a secret) and since when.
+fn holder_line(now: DateTime<Utc>) -> String {
+    let mut words = vec!["checkpoint".to_owned()];
+    let mut args = env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if matches!(
+            arg.as_str(),
+            "--format" | "--color" | "--dir" | "--workflow" | "-w"
+        ) {
+            args.next();
+        } else if arg.starts_with('-') {
+            continue;
+        } else if !arg.is_empty()
+            && arg
+                .bytes()
+                .all(|byte| byte.is_ascii_lowercase() || byte == b'-')
+        {
+            // A verb of a group (`task start`) names the command; any other word is a value.
+            let group = matches!(arg.as_str(), "task" | "effects" | "setup" | "hook");
+            words.push(arg);
+            if !group || words.len() == 3 {
+                break;
+            }
+        } else {
+            break;
+        }
+    }
+    format!(
+        "pid {} (`{}`) since {}",
+        std::process::id(),
+        words.join(" "),
+        now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )
 }
 
 /// Resolves the colour choice: the flag, then `NO_COLOR`, then `CLICOLOR_FORCE`/`FORCE_COLOR`, then the terminal.

@@ -41,6 +41,9 @@ pub const CHECKPOINT_STOP: &str = "CHECKPOINT_STOP";
 pub const CLAUDE_CODE_ENTRYPOINT: &str = "CLAUDE_CODE_ENTRYPOINT";
 /// The user's home directory: `checkpoint setup --scope user` writes the clients' files there.
 pub const HOME: &str = "HOME";
+/// The directories programs are found in: `setup` writes `checkpoint` into a project's files when
+/// it finds one there.
+pub const PATH: &str = "PATH";
 /// Codex CLI's home (default `~/.codex`): `checkpoint setup codex --scope user` writes there.
 pub const CODEX_HOME: &str = "CODEX_HOME";
 /// Gemini CLI's home (default the user's home): `checkpoint setup gemini --scope user` writes

@@ -1,5 +1,5 @@
 //! The documented exit codes of `checkpoint`: one table, from which the `--help` text and the
-//! tables of the README and the skill are generated (`cargo xtask codegen` writes and checks the
+//! tables of `docs/commands.md` and the skill are generated (`cargo xtask codegen` writes and checks the
 //! Markdown).
 
 /// The command did what was asked.
@@ -64,7 +64,7 @@ pub const ALL: [ExitCode; 12] = [
     },
     ExitCode {
         code: NOT_FOUND,
-        meaning: "workflow, phase, task, journal entry or archive not found, or several workflows match (`--workflow` picks one)",
+        meaning: "workflow, phase, task, journal entry or archive not found, or several unfinished workflows match (`checkpoint use` or `--workflow` picks one)",
         brief: "not found",
     },
     ExitCode {
@@ -188,8 +188,8 @@ pub fn help_text() -> String {
     text
 }
 
-/// The README's table of exit codes, each with the diagnostic codes (`code` in `--format json`)
-/// that exit with it.
+/// The table of exit codes of `docs/commands.md`, each with the diagnostic codes (`code` in
+/// `--format json`) that exit with it.
 pub fn markdown_table() -> String {
     let mut table = String::from("| code | meaning | diagnostic codes |\n| --- | --- | --- |\n");
     for exit in ALL {

@@ -132,7 +132,7 @@ pub(crate) fn message(workflow: &Workflow, phases: &[PhaseId]) -> String {
     text
 }
 
-/// Stages the changed files, except the store's locks and temp files and the files that look
+/// Stages the changed files, except the store's and the files that look
 /// like secrets (see [`left_out`]), and commits; returns the SHA and what was left out.
 pub(crate) fn commit(
     project_root: &Path,
@@ -205,14 +205,11 @@ pub(crate) fn commit(
     ))
 }
 
-/// Whether a path (relative to the top directory) is one of the store's lock or temp files.
+/// Whether a path (relative to the top directory) is in the store: the store is this
+/// worktree's working state, shared by `push` and `pull`, never committed (its own ignore file
+/// keeps it out of `git status`; a copy committed before that is left as it is).
 fn is_store_scratch(store: &Path, path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy())
-        .unwrap_or_default();
     path.starts_with(store)
-        && (name == "lock" || name == "run.lock" || name.starts_with(".state.json.tmp-"))
 }
 
 /// Why a changed file must stay out of a checkpoint commit, if it must: its name, its content,

@@ -45,6 +45,11 @@ pub fn command() -> clap::Command {
     Cli::command()
 }
 
+/// The completion script of `shell`, which also completes the current store's ids.
+pub fn completion_script(shell: clap_complete::Shell) -> String {
+    commands::completions::script(shell, command())
+}
+
 /// Runs `checkpoint` with these arguments (the first is the program name).
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
@@ -107,6 +112,11 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
     match &cli.command {
         Command::Schema(args) => return commands::schema::run(args),
         Command::Completions(args) => return commands::completions::run(args, command()),
+        Command::CompleteIds(args) => {
+            let ctx = context(&cli.global).ok();
+            let _ = commands::completions::ids(ctx, args);
+            return Ok(());
+        }
         Command::Hook(args) => {
             hook(&args.client, &args.event, cli.global.dir.as_deref());
             return Ok(());
@@ -139,6 +149,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Unpause => commands::lifecycle::unpause(&ctx),
         Command::Abandon(args) => commands::lifecycle::abandon(&ctx, args),
         Command::Status => commands::status::status(&ctx),
+        Command::Use(args) => commands::using::run(&ctx, args),
         Command::List(args) => commands::list::run(&ctx, args),
         Command::Commit => commands::phase::commit_now(&ctx),
         Command::Replan(args) => commands::phase::replan(&ctx, args),
@@ -162,6 +173,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Schema(_)
         | Command::Completions(_)
+        | Command::CompleteIds(_)
         | Command::Hook(_)
         | Command::Setup(_)
         | Command::Mcp(_)

@@ -22,7 +22,7 @@ pub(crate) use crate::output::{
         ColorChoice, Format, JSON_VERSION, clap_error, emit, emit_human, emit_json, note, warn,
         warn_recoveries, warn_redacted,
     },
-    status::{PhaseView, phase_view, render_status, render_workflow, workflow_status},
+    status::{PhaseView, phase_view, render_status, render_workflow, status_line, workflow_status},
     text::{
         WHOLE_IN_LOG, WHOLE_IN_REPORT, ago, columns, count, cut_point, escape, one_line, short_sha,
         shorten, spent_text,

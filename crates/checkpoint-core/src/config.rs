@@ -326,12 +326,7 @@ fn unknown_key(text: &str, table: Option<&str>, key: &str, known: &[String]) -> 
                 .position(|line| is_header(line, &name))
                 .map(|index| index + 1)
         });
-    let closest = known
-        .iter()
-        .map(|candidate| (edit_distance(key, candidate), candidate))
-        .filter(|(distance, candidate)| *distance <= candidate.len().max(key.len()) / 3 + 1)
-        .min()
-        .map(|(_, candidate)| candidate.clone());
+    let closest = crate::suggest::closest(key, known.iter().map(String::as_str)).map(str::to_owned);
     UnknownKey {
         key: table.map_or_else(|| key.to_owned(), |table| format!("{table}.{key}")),
         line,
@@ -340,21 +335,6 @@ fn unknown_key(text: &str, table: Option<&str>, key: &str, known: &[String]) -> 
             None => closest,
         }),
     }
-}
-
-/// The Levenshtein distance between two short strings.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous[j] + usize::from(ca != *cb);
-            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

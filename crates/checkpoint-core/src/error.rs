@@ -76,7 +76,7 @@ pub enum Error {
     #[error("failed to parse config file `{path}`: {message}")]
     #[diagnostic(
         code(checkpoint::config_parse),
-        help("see the settings in the README; every key is optional")
+        help("see the settings in docs/resume.md; every key is optional")
     )]
     ConfigParse {
         path: PathBuf,
@@ -93,21 +93,28 @@ pub enum Error {
     InvalidTransition { message: String, help: String },
 
     /// A phase id is not part of the workflow.
-    #[error("no phase `{phase}` in workflow `{workflow}`")]
+    #[error("no phase `{phase}` in workflow `{workflow}`{suggestion}")]
     #[diagnostic(code(checkpoint::unknown_phase), help("phases are: {known}"))]
     UnknownPhase {
         workflow: String,
         phase: String,
         known: String,
+        /// ` (did you mean `x`?)`, or empty.
+        suggestion: String,
     },
 
     /// A task id is not part of the phase.
-    #[error("no task `{task}` in phase `{phase}`")]
+    #[error("no task `{task}` in phase `{phase}`{suggestion}")]
     #[diagnostic(
         code(checkpoint::unknown_task),
         help("add it first with `checkpoint task add {phase} {task}`")
     )]
-    UnknownTask { phase: String, task: String },
+    UnknownTask {
+        phase: String,
+        task: String,
+        /// ` (did you mean `x`?)`, or empty.
+        suggestion: String,
+    },
 
     /// An I/O operation failed; the path says where.
     #[error("failed to {action} `{path}`")]
@@ -132,14 +139,19 @@ pub enum Error {
     },
 
     /// No workflow exists with that id.
-    #[error("no workflow `{id}` in `{root}`")]
+    #[error("no workflow `{id}` in `{root}`{suggestion}")]
     #[diagnostic(
         code(checkpoint::store::not_found),
         help(
             "create it with `checkpoint init {id} --phase <id>`, or list workflows with `checkpoint list`"
         )
     )]
-    NotFound { id: String, root: PathBuf },
+    NotFound {
+        id: String,
+        root: PathBuf,
+        /// ` (did you mean `x`?)`, or empty.
+        suggestion: String,
+    },
 
     /// A journal entry asked for by its sequence number does not exist.
     #[error("no journal entry {seq}: the journal holds entries 1 to {last}")]
@@ -158,14 +170,15 @@ pub enum Error {
     AlreadyExists { id: String, dir: PathBuf },
 
     /// The lock is held by another process for longer than the timeout.
-    #[error("timed out after {waited_ms} ms waiting for the lock on `{path}`")]
-    #[diagnostic(
-        code(checkpoint::store::locked),
-        help(
-            "another `checkpoint` process holds it; raise the timeout with `CHECKPOINT_LOCK_TIMEOUT=<seconds>`"
-        )
-    )]
-    Locked { path: PathBuf, waited_ms: u128 },
+    #[error("timed out after {waited_ms} ms waiting for the lock on `{path}`{holder}")]
+    #[diagnostic(code(checkpoint::store::locked), help("{help}"))]
+    Locked {
+        path: PathBuf,
+        waited_ms: u128,
+        /// ` (held by <holder>)`, or empty when the holder is unknown.
+        holder: String,
+        help: String,
+    },
 
     /// A state file does not parse or violates the model's invariants.
     #[error("failed to load `{path}`: {message}")]

@@ -18,6 +18,7 @@ mod timestamp;
 mod transition;
 
 pub mod budget;
+pub mod choice;
 pub mod effects;
 pub mod failpoint;
 pub mod graph;
@@ -32,6 +33,7 @@ pub mod schema;
 pub mod seeds;
 pub mod store;
 pub mod subagent;
+pub mod suggest;
 pub mod sync;
 pub mod window;
 pub mod workflow_run;

@@ -10,6 +10,8 @@ fn fake_bundle(dir: &Path) {
         "bin/checkpoint",
         "bin/checkpoint-mcp",
         "man/checkpoint.1",
+        "man/checkpoint-status.1",
+        "man/checkpoint-task-add.1",
         "completions/checkpoint.bash",
         "completions/_checkpoint",
         "completions/checkpoint.fish",
@@ -29,12 +31,21 @@ fn binaries_man_page_and_completions_land_where_shells_look() {
 
     let installed = install_into(&bundle, &prefix).unwrap();
 
-    assert_eq!(installed.len(), 6);
+    assert_eq!(installed.len(), 8);
     let read = |path: &str| fs::read_to_string(prefix.join(path)).unwrap();
     assert_eq!(read("bin/checkpoint"), "bin/checkpoint");
     // `checkpoint mcp` runs the MCP server beside `checkpoint`.
     assert_eq!(read("bin/checkpoint-mcp"), "bin/checkpoint-mcp");
     assert_eq!(read("share/man/man1/checkpoint.1"), "man/checkpoint.1");
+    // A page per subcommand: `man checkpoint-status`.
+    assert_eq!(
+        read("share/man/man1/checkpoint-status.1"),
+        "man/checkpoint-status.1"
+    );
+    assert_eq!(
+        read("share/man/man1/checkpoint-task-add.1"),
+        "man/checkpoint-task-add.1"
+    );
     assert_eq!(
         read("share/bash-completion/completions/checkpoint"),
         "completions/checkpoint.bash"
@@ -92,4 +103,34 @@ fn a_missing_bundle_file_is_an_error_naming_it() {
     let work = tempfile::tempdir().unwrap();
     let err = install_into(&work.path().join("nothing"), &work.path().join("prefix")).unwrap_err();
     assert!(err.contains("nothing/bin/checkpoint"), "{err}");
+}
+
+/// The bundle's man pages: the main one, and one per subcommand it lists, each naming itself.
+#[test]
+fn every_subcommand_has_its_man_page() {
+    let work = tempfile::tempdir().unwrap();
+    crate::dist::man_pages(work.path()).unwrap();
+    let command = checkpoint_cli::command();
+    let mut wanted = vec!["checkpoint.1".to_owned()];
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        if sub.get_name() == "help" {
+            continue;
+        }
+        wanted.push(format!("checkpoint-{}.1", sub.get_name()));
+        for nested in sub.get_subcommands().filter(|nested| !nested.is_hide_set()) {
+            wanted.push(format!(
+                "checkpoint-{}-{}.1",
+                sub.get_name(),
+                nested.get_name()
+            ));
+        }
+    }
+    assert!(wanted.len() > 40, "{wanted:?}");
+    for page in &wanted {
+        let text = fs::read_to_string(work.path().join(page))
+            .unwrap_or_else(|err| panic!("no man page `{page}`: {err}"));
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let status = fs::read_to_string(work.path().join("checkpoint-status.1")).unwrap();
+    assert!(status.contains("checkpoint\\-status"), "{status}");
 }

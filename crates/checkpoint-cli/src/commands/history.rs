@@ -3,7 +3,7 @@
 use std::{fmt::Write as _, path::PathBuf};
 
 use checkpoint_core::{
-    PhaseId, Transition, WorkflowId,
+    PhaseId, Transition, Workflow, WorkflowId,
     history::{self},
     journal::Journal,
 };
@@ -14,7 +14,7 @@ use crate::{
     ctx::Ctx,
     failure::Failure,
     json::{DiffReport, GraphNode, GraphReport, WorkflowReport},
-    output::{self, Format, JSON_VERSION},
+    output::{self, Format, JSON_VERSION, Paint},
 };
 
 /// Arguments of `checkpoint diff`.
@@ -171,7 +171,35 @@ pub(crate) fn graph(ctx: &Ctx) -> Result<()> {
             })
             .into_diagnostic();
         }
-        _ => checkpoint_core::graph::mermaid(&loaded.workflow),
+        Format::Mermaid => checkpoint_core::graph::mermaid(&loaded.workflow),
+        _ => drawn(ctx, &loaded.workflow),
     };
     output::emit_human(ctx.color, &text).into_diagnostic()
+}
+
+/// The phase DAG drawn for the terminal: an indented tree of the phases with their statuses and
+/// approval gates, each phase under the last of its dependencies, the others named.
+fn drawn(ctx: &Ctx, workflow: &Workflow) -> String {
+    let paint = Paint::new(ctx.color);
+    let done = workflow.done_set();
+    let mut text = format!(
+        "{}  {}\n\n",
+        paint.bold(workflow.id.as_str()),
+        output::workflow_status(workflow.status, paint)
+    );
+    for line in checkpoint_core::graph::tree(workflow) {
+        let phase = &workflow.phases[line.phase];
+        let after = if line.also_after.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = line.also_after.iter().map(|id| format!("`{id}`")).collect();
+            paint.dim(&format!("  (also after {})", names.join(", ")))
+        };
+        let status = output::status_line(&done, phase, phase.id.as_str(), ctx.now, paint);
+        text.push_str(&format!("{}{status}{after}\n", paint.dim(&line.prefix)));
+    }
+    text.push_str(&paint.dim(
+        "\n(`checkpoint graph --format mermaid` or `--format dot` for a README or a pull request)\n",
+    ));
+    text
 }

@@ -212,7 +212,8 @@ impl Hook {
         Some(self.envelope.session_id.clone())
     }
 
-    /// The unfinished workflows, most recently active first, and the unreadable ones with why.
+    /// The unfinished workflows, the one `checkpoint use` chose first, then most recently
+    /// active first, and the unreadable ones with why.
     fn scan(&self) -> Result<(Vec<Workflow>, Vec<Unreadable>)> {
         let found = unfinished::in_store(&self.ctx.store)?;
         let mut active: Vec<Workflow> = found
@@ -220,14 +221,11 @@ impl Hook {
             .into_iter()
             .map(|(_, loaded)| loaded.workflow)
             .collect();
+        let used = self.ctx.store.used().ok().flatten();
         active.sort_by_key(|workflow| {
-            std::cmp::Reverse(
-                workflow
-                    .last_activity
-                    .as_ref()
-                    .map_or(workflow.updated_at, |activity| {
-                        activity.at.max(workflow.updated_at)
-                    }),
+            (
+                used.as_ref() != Some(&workflow.id),
+                std::cmp::Reverse(checkpoint_core::choice::active_at(workflow)),
             )
         });
         let unreadable = found

@@ -107,6 +107,14 @@ pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
     }
     let workflow = plan.into_workflow(id.clone(), git_context(ctx), ctx.now)?;
     let loaded = new_workflow::create(ctx, workflow, args.fresh)?;
+    if !ctx.project_root.join(".git").exists()
+        && ctx.store.root() == crate::locate::default_store(&ctx.project_root)
+    {
+        output::note(&format!(
+            "not inside a git repository: the store is `{}`, in the current directory, which stands for the project (in a repository it is at the top level, found from any subdirectory); to have one, run `git init` here, or choose the store with `--dir` or `CHECKPOINT_DIR`",
+            ctx.display_path(ctx.store.root()).display()
+        ));
+    }
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
         _ => {

@@ -46,12 +46,7 @@ impl ListEntry {
                 )
             })
             .map(|phase| phase.id.to_string());
-        let active = workflow
-            .last_activity
-            .as_ref()
-            .map_or(workflow.updated_at, |activity| {
-                activity.at.max(workflow.updated_at)
-            });
+        let active = checkpoint_core::choice::active_at(&workflow);
         Self {
             phases_done: workflow.n_done(),
             phases_total: workflow.phases.len(),
@@ -65,6 +60,7 @@ impl ListEntry {
             source: None,
             path: None,
             error: None,
+            used: false,
         }
     }
 
@@ -83,6 +79,7 @@ impl ListEntry {
             source: None,
             path: None,
             error: Some(error),
+            used: false,
         }
     }
 
@@ -172,6 +169,12 @@ pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
             .cmp(&a.updated_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    if let Ok(Some(used)) = ctx.store.used() {
+        let dir = ctx.store.workflow_dir(&used).to_string_lossy().into_owned();
+        for entry in &mut entries {
+            entry.used = entry.dir == dir;
+        }
+    }
     for found in seeds::discover(&ctx.project_root, &worktrees) {
         let root = worktrees
             .iter()
@@ -245,6 +248,13 @@ fn render(ctx: &Ctx, entries: &[ListEntry]) -> String {
                     output::count(entry.phases_total, "phase")
                 );
             }
+        }
+        if entry.used {
+            let _ = write!(
+                text,
+                "  {}",
+                paint.bold("(used here: `checkpoint use --none` to forget)")
+            );
         }
         if let (Some(source), Some(path)) = (entry.source, &entry.path) {
             let _ = write!(text, "  {}", paint.dim(&format!("[{source}: `{path}`]")));

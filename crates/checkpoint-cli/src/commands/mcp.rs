@@ -1,7 +1,7 @@
 //! `checkpoint mcp`: runs the MCP server, the `checkpoint-mcp` binary beside this one.
 //!
 //! The server is a second binary so that this one, which every hook starts, links no async
-//! runtime (see the benchmarks in the README).
+//! runtime (see the benchmarks in `docs/performance.md`).
 
 use std::{
     path::{Path, PathBuf},

@@ -22,5 +22,6 @@ pub(crate) mod schema;
 pub(crate) mod setup;
 pub(crate) mod status;
 pub(crate) mod task;
+pub(crate) mod using;
 pub(crate) mod validate;
 pub(crate) mod watch;

@@ -436,7 +436,7 @@ fn choose_workflow(
             None => Ok(None),
         };
     }
-    if ctx.workflow.is_some() {
+    if ctx.workflow.is_some() || ctx.used()?.is_some() {
         return ctx.workflow_id().map(|id| Some((id, None)));
     }
     let found = unfinished::in_store(&ctx.store)?;
@@ -447,7 +447,9 @@ fn choose_workflow(
             return Err(err.into());
         }
     }
-    candidates.sort_by_key(|candidate| std::cmp::Reverse(candidate.1.workflow.updated_at));
+    candidates.sort_by_key(|candidate| {
+        std::cmp::Reverse(checkpoint_core::choice::active_at(&candidate.1.workflow))
+    });
     match candidates.len() {
         0 if restart => ctx.workflow_id().map(|id| Some((id, None))),
         0 => Ok(None),

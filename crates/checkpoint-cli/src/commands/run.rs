@@ -86,7 +86,7 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
     for id in ctx.store.list()? {
         match ctx.store.load(&id) {
             Ok(loaded) => listed.push((
-                loaded.workflow.updated_at,
+                checkpoint_core::choice::active_at(&loaded.workflow),
                 id,
                 loaded.workflow.priority,
                 loaded.workflow.status.is_finished(),
@@ -94,7 +94,7 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
             Err(err) => output::warn(&format!("run --all: skipping `{id}`: {err}")),
         }
     }
-    // `list`'s order: the most recently updated first.
+    // `list`'s order: the most recently active first.
     listed.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let order = checkpoint_core::run::all_order(
         listed

@@ -95,6 +95,33 @@ impl Target {
     }
 }
 
+/// The command a project's files (which a team commits) run: `checkpoint`, found on each
+/// teammate's PATH, when the `checkpoint` this machine's PATH finds is this binary; else this
+/// binary's absolute path, said to be this machine's only.
+fn project_command(binary: &Path, path: Option<&std::ffi::OsStr>) -> String {
+    let found = path.and_then(|path| {
+        std::env::split_paths(path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join("checkpoint"))
+            .find(|program| std::fs::metadata(program).is_ok_and(|meta| meta.is_file()))
+    });
+    match found {
+        Some(program) if std::fs::canonicalize(&program).is_ok_and(|real| real == binary) => {
+            return "checkpoint".to_owned();
+        }
+        Some(program) => output::warn(&format!(
+            "the `checkpoint` on your PATH is `{}`, not this one: the project's files name `{}`, which a teammate's machine does not have; run the `checkpoint` on your PATH (`checkpoint setup …`) to write `checkpoint` instead",
+            program.display(),
+            binary.display()
+        )),
+        None => output::warn(&format!(
+            "no `checkpoint` on your PATH: the project's files name `{}`, which a teammate's machine does not have; install it on the PATH (`cargo xtask install`, or the plugin's binary) and run `checkpoint setup` again to write `checkpoint` instead",
+            binary.display()
+        )),
+    }
+    binary.to_string_lossy().into_owned()
+}
+
 /// Whether `program` names a `checkpoint` binary (by its file name).
 pub(crate) fn is_checkpoint_binary(program: &str) -> bool {
     Path::new(program)
@@ -153,10 +180,15 @@ pub(crate) fn run(args: &SetupArgs, dir: Option<&Path>) -> Result<()> {
     let binary = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .into_diagnostic()?;
+    let binary = match args.scope {
+        // The user's own files may name this machine's binary.
+        Scope::User => binary.to_string_lossy().into_owned(),
+        Scope::Project => project_command(&binary, std::env::var_os(env::PATH).as_deref()),
+    };
     let target = Target {
         scope: args.scope,
         project_root: location.project_root,
-        binary: binary.to_string_lossy().into_owned(),
+        binary,
         remove: args.remove,
         env: |name| std::env::var_os(name),
     };

@@ -32,6 +32,11 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
         _ => {
             let mut text =
                 output::render_status(workflow, &effects, ctx.now, Paint::new(ctx.color));
+            if ctx.workflow.is_none() && ctx.used()?.as_ref() == Some(&workflow.id) {
+                text.push_str(
+                    "\nused in this worktree: `checkpoint use --none` to forget, `checkpoint use <id>` for another\n",
+                );
+            }
             if let Some(runner) = runner {
                 let since = runner
                     .started_at

@@ -109,6 +109,9 @@ pub(crate) struct ListEntry {
     pub(crate) path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+    /// Chosen with `checkpoint use` in this worktree (present only then).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) used: bool,
 }
 
 /// The JSON document of `checkpoint archive`.

@@ -209,8 +209,35 @@ pub(crate) fn holder_line(holder: &checkpoint_core::Holder, now: DateTime<Utc>) 
     )
 }
 
-/// The line of one phase in `checkpoint status`, its id padded to `id`.
-fn status_line(
+/// The line of one phase in `checkpoint status`, its id padded to `id`, with its approval gate
+/// when it has one not yet reached.
+pub(crate) fn status_line(
+    done: &DoneSet,
+    phase: &Phase,
+    id: &str,
+    now: DateTime<Utc>,
+    paint: Paint,
+) -> String {
+    let mut line = status_line_alone(done, phase, id, now, paint);
+    if let Some(gate) = gate_ahead(phase) {
+        line.push_str("  ");
+        line.push_str(&paint.yellow(gate));
+    }
+    line
+}
+
+/// The mark of an approval gate the phase has not reached yet: a person approves it once its
+/// work is done (`checkpoint approve`).
+fn gate_ahead(phase: &Phase) -> Option<&'static str> {
+    (phase.requires_approval
+        && matches!(
+            phase.status,
+            PhaseStatus::Pending | PhaseStatus::InProgress | PhaseStatus::Failed
+        ))
+    .then_some("◆ approval gate ahead")
+}
+
+fn status_line_alone(
     done: &DoneSet,
     phase: &Phase,
     id: &str,

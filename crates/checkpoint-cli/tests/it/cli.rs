@@ -209,7 +209,7 @@ fn unknown_things_exit_4() {
         "{output}"
     );
     assert!(
-        output.contains("choose one with `--workflow <id>`: `other`, `payments`"),
+        output.contains("(or once with `--workflow <id>`): `other`, `payments`"),
         "{output}"
     );
     assert!(env.ok(&["status", "--workflow", "other"]).contains("other"));
@@ -400,17 +400,17 @@ fn completions_are_generated() {
     assert!(env.ok(&["completions", "bash"]).contains("checkpoint"));
 }
 
-/// `checkpoint --help` ends with the exit codes the README documents, each as the README says it.
+/// `checkpoint --help` ends with the exit codes `docs/commands.md` documents, each as it says.
 #[test]
 fn help_lists_the_exit_codes_of_the_readme() {
     let env = TestEnv::new();
     let help = env.ok(&["--help"]);
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
-    let readme = include_str!("../../../../README.md");
+    let readme = include_str!("../../../../docs/commands.md");
     let section = readme
         .split("### Exit codes")
         .nth(1)
-        .expect("the README has an exit-code section");
+        .expect("docs/commands.md has an exit-code section");
     let rows: Vec<(&str, &str)> = section
         .lines()
         .skip_while(|line| !line.starts_with('|'))

@@ -308,6 +308,7 @@ fn texts() -> Vec<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = vec![root.join("README.md")];
     for dir in [
+        "docs",
         "plugin/skills",
         "plugin/commands",
         "crates/checkpoint-mcp/src",

@@ -9,6 +9,7 @@ mod durability;
 mod effects;
 mod effects_cli;
 mod escaping;
+mod first_hour;
 mod hooks;
 mod journal;
 mod journal_size;

@@ -978,3 +978,27 @@ fn the_effect_tools_record_and_list_as_the_cli_would() {
     );
     mcp.finish();
 }
+
+/// The MCP server means the workflow the command line means: the one `checkpoint use` chose,
+/// else the only unfinished one, finished ones never in the way.
+#[test]
+fn the_server_means_the_workflow_use_chose_and_ignores_finished_ones() {
+    let env = TestEnv::new();
+    env.ok(&["init", "old", "--phase", "design"]);
+    env.ok(&["abandon", "-w", "old"]);
+    env.ok(&["init", "pay", "--phase", "design"]);
+    let mut mcp = Mcp::start(&env);
+    // One unfinished, one abandoned: the unfinished one, never "ambiguous".
+    assert_eq!(mcp.call_ok("status", json!({}))["workflow"]["id"], "pay");
+    env.ok(&["init", "search", "--phase", "design"]);
+    assert_eq!(
+        mcp.call_err("status", json!({}))["code"],
+        "checkpoint::ambiguous_workflow"
+    );
+    env.ok(&["use", "search"]);
+    assert_eq!(mcp.call_ok("status", json!({}))["workflow"]["id"], "search");
+    mcp.call_ok("start", json!({ "phase": "design" }));
+    assert_eq!(env.state("search")["phases"][0]["status"], "in_progress");
+    assert_eq!(env.state("pay")["phases"][0]["status"], "pending");
+    mcp.finish();
+}

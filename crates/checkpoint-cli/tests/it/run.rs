@@ -463,9 +463,10 @@ fn report_tells_the_story_in_text_json_and_html() {
     screenshot_is_not_blank(&env.project().join("night.html"));
 }
 
-/// Renders `page` in a headless chromium and checks the screenshot is not blank; without a
-/// browser, says so and checks nothing more (CI installs one: `.ci/run`).
-fn screenshot_is_not_blank(page: &Path) {
+/// Renders `page` in a headless chromium and checks the screenshot is not blank; returns the
+/// screenshot's colours; without a browser, says so and checks nothing more (CI installs one:
+/// `.ci/run`).
+fn screenshot_is_not_blank(page: &Path) -> Option<std::collections::HashSet<(u8, u8, u8)>> {
     let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|name| {
@@ -478,7 +479,7 @@ fn screenshot_is_not_blank(page: &Path) {
         eprintln!(
             "SKIPPED: the HTML report's rendering check needs chromium (`apt-get install chromium`); none is installed"
         );
-        return;
+        return None;
     };
     let dir = page.parent().unwrap();
     let shot = dir.join("shot.png");
@@ -541,6 +542,73 @@ fn screenshot_is_not_blank(page: &Path) {
         near((0x2f, 0x6f, 0xd6)),
         "no session blue in the screenshot"
     );
+    if let Ok(keep) = std::env::var("CHECKPOINT_KEEP_SCREENSHOT") {
+        fs::copy(&shot, keep).unwrap();
+    }
+    Some(colours)
+}
+
+/// Whether a colour near `target` is among `colours`.
+fn has_colour(colours: &std::collections::HashSet<(u8, u8, u8)>, target: (u8, u8, u8)) -> bool {
+    colours.iter().any(|&(r, g, b)| {
+        r.abs_diff(target.0) < 12 && g.abs_diff(target.1) < 12 && b.abs_diff(target.2) < 12
+    })
+}
+
+/// The HTML report: failures red, successes green, a legend, and the closing banner coloured by
+/// how the work ended, in the page and on the screen of a headless browser.
+#[test]
+fn the_html_report_colours_failures_red_and_successes_green() {
+    let env = TestEnv::new();
+    init(&env, &["a", "b:a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["fail", "a", "--reason", "tests broke"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["complete", "a"]);
+    env.ok(&["start", "b"]);
+    env.ok(&["fail", "b", "--reason", "gave up"]);
+    env.ok(&["report", "--html", "failed.html"]);
+    let page = fs::read_to_string(env.project().join("failed.html")).unwrap();
+    assert_eq!(page.matches("<tr class=\"fail\">").count(), 2, "{page}");
+    assert_eq!(page.matches("<tr class=\"ok\">").count(), 1, "{page}");
+    assert!(page.contains("<p class=\"legend\">"), "{page}");
+    for meaning in ["success", "failure", "under way"] {
+        assert!(page.contains(meaning), "the legend lacks {meaning}");
+    }
+    // The timeline's bar of `a`'s first attempt is red, of its second green.
+    assert!(
+        page.contains("fill=\"#d64545\" fill-opacity=\"0.55\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("fill=\"#2e9d57\" fill-opacity=\"0.55\""),
+        "{page}"
+    );
+    // Ended failed: a red banner.
+    assert!(page.contains("<p class=\"stop fail\">Failed</p>"), "{page}");
+    if let Some(colours) = screenshot_is_not_blank(&env.project().join("failed.html")) {
+        // The banner's pink and the failure red are on the screen.
+        assert!(
+            has_colour(&colours, (0xd6, 0x45, 0x45)),
+            "no failure red on the screen"
+        );
+        assert!(
+            has_colour(&colours, (0xfd, 0xe8, 0xe8)),
+            "no failure row on the screen"
+        );
+    }
+    // Once complete, the banner is green.
+    env.ok(&["start", "b"]);
+    env.ok(&["complete", "b"]);
+    env.ok(&["report", "--html", "done.html"]);
+    let page = fs::read_to_string(env.project().join("done.html")).unwrap();
+    assert!(page.contains("<p class=\"stop ok\">Complete</p>"), "{page}");
+    if let Some(colours) = screenshot_is_not_blank(&env.project().join("done.html")) {
+        assert!(
+            has_colour(&colours, (0xe3, 0xf4, 0xea)),
+            "no green banner on the screen"
+        );
+    }
 }
 
 #[test]
@@ -576,17 +644,16 @@ fn until_stops_after_that_phase_and_a_commit_never_holds_the_runner_lock() {
         "{rendered}"
     );
     assert_eq!(fs::read_to_string(dir.join("work.log")).unwrap(), "a\nb\n");
-    // The sessions' commits ran while the runner held its lock: it is in none of them.
+    // The sessions' commits ran while the runner held its lock: the store (its lock with it)
+    // is in none of them.
     let files = Command::new("git")
         .args(["log", "--name-only", "--format="])
         .current_dir(&dir)
         .output()
         .unwrap();
     let files = String::from_utf8(files.stdout).unwrap();
-    assert!(
-        files.contains(".claude/checkpoints/w/state.json"),
-        "{files}"
-    );
+    assert!(files.contains("work.log"), "{files}");
+    assert!(!files.contains(".claude/checkpoints"), "{files}");
     assert!(!files.contains("run.lock"), "{files}");
 }
 

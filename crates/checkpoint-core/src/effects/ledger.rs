@@ -244,10 +244,19 @@ pub fn outstanding<'l>(workflow: &Workflow, ledger: &'l Ledger) -> Vec<&'l Recor
 /// The `effect_allow` transition that lets one repeat of effect `number` through, or why not.
 pub fn allow(ledger: &Ledger, number: u64, by: Option<String>) -> Result<Transition> {
     let Some(effect) = ledger.get(number) else {
+        let numbers: Vec<String> = ledger
+            .effects
+            .iter()
+            .map(|effect| effect.number.to_string())
+            .collect();
         return Err(Error::transition(
             format!(
-                "there is no effect {number}: the workflow has {} effects",
-                ledger.effects.len()
+                "there is no effect {number}: the workflow has {} effects{}",
+                ledger.effects.len(),
+                crate::suggest::did_you_mean(
+                    &number.to_string(),
+                    numbers.iter().map(String::as_str)
+                )
             ),
             "list them with `checkpoint effects --all`",
         ));

@@ -136,6 +136,7 @@ impl Store {
         let bytes = fsx::read_limited(&state_path)?.ok_or_else(|| Error::NotFound {
             id: archive.display().to_string(),
             root: self.root.clone(),
+            suggestion: String::new(),
         })?;
         let workflow = parse_state(&state_path, &bytes)?;
         let journal_path = archive.join(JOURNAL_FILE);

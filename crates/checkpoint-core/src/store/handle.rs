@@ -19,8 +19,9 @@ use crate::{
 pub struct StoreOptions {
     /// How long to wait for another process's lock before failing.
     pub lock_timeout: Duration,
-    /// Called once when a lock is contended, before waiting (the CLI prints a message).
-    pub on_lock_wait: Option<fn(&Path)>,
+    /// Called once when a lock is contended, before waiting, with the lock file and what its
+    /// holder wrote in it (the CLI prints a message).
+    pub on_lock_wait: Option<fn(&Path, Option<&str>)>,
     /// An I/O error to inject in the write path; honoured only when the crate is built with the
     /// `failpoints` feature (see [`failpoint::ENABLED`]), ignored otherwise.
     pub failpoint: Option<Failpoint>,
@@ -31,6 +32,8 @@ pub struct StoreOptions {
 pub struct Store {
     pub(super) root: PathBuf,
     pub(super) options: StoreOptions,
+    /// Who takes the locks, as a waiting process reads it (see [`Store::held_by`]).
+    pub(super) holder: Option<String>,
 }
 
 impl Store {
@@ -39,7 +42,16 @@ impl Store {
         Self {
             root: root.to_owned(),
             options,
+            holder: None,
         }
+    }
+
+    /// The store, writing `holder` (the process, its command and since when, as the caller
+    /// words it) into each lock it takes, so that a process waiting for it can say who holds it.
+    #[must_use]
+    pub fn held_by(mut self, holder: String) -> Self {
+        self.holder = Some(holder);
+        self
     }
 
     /// The store's root directory.
@@ -85,6 +97,13 @@ impl Store {
             Err(err) if err.kind() == io::ErrorKind::NotFound => Err(Error::NotFound {
                 id: id.to_string(),
                 root: self.root.clone(),
+                suggestion: crate::suggest::did_you_mean(
+                    id.as_str(),
+                    self.list()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(WorkflowId::as_str),
+                ),
             }),
             Err(err) => Err(Error::io("open", dir, err)),
         }

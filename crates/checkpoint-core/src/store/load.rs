@@ -167,6 +167,7 @@ pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loade
         None => Err(Error::NotFound {
             id: id.to_string(),
             root: root.to_owned(),
+            suggestion: String::new(),
         }),
     };
     let state_len = state_bytes.map_or(0, |bytes| bytes.len() as u64);

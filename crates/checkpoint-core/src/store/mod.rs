@@ -13,6 +13,7 @@ mod layout;
 mod load;
 mod loaded;
 mod lock;
+mod own;
 mod results;
 mod sync;
 mod update;
@@ -27,6 +28,7 @@ pub use crate::store::{
     layout::{DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, default_store, project_root},
     load::parse_state,
     loaded::{Loaded, Recovery, Verification},
+    own::{IGNORE_FILE, USE_FILE},
     results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,
 };

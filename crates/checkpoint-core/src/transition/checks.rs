@@ -55,6 +55,10 @@ pub fn unknown_phase(workflow: &Workflow, id: &PhaseId) -> Error {
             .map(|phase| format!("`{}`", phase.id))
             .collect::<Vec<_>>()
             .join(", "),
+        suggestion: crate::suggest::did_you_mean(
+            id.as_str(),
+            workflow.phases.iter().map(|phase| phase.id.as_str()),
+        ),
     }
 }
 
@@ -66,15 +70,17 @@ pub(super) fn phase_mut<'a>(workflow: &'a mut Workflow, id: &PhaseId) -> Result<
 }
 
 pub(super) fn task_mut<'a>(phase: &'a mut Phase, id: &TaskId) -> Result<&'a mut Task> {
-    let phase_id = phase.id.to_string();
-    phase
-        .tasks
-        .iter_mut()
-        .find(|task| &task.id == id)
-        .ok_or_else(|| Error::UnknownTask {
-            phase: phase_id,
+    match phase.tasks.iter().position(|task| &task.id == id) {
+        Some(index) => Ok(&mut phase.tasks[index]),
+        None => Err(Error::UnknownTask {
+            phase: phase.id.to_string(),
             task: id.to_string(),
-        })
+            suggestion: crate::suggest::did_you_mean(
+                id.as_str(),
+                phase.tasks.iter().map(|task| task.id.as_str()),
+            ),
+        }),
+    }
 }
 
 pub(super) fn unfinished_dependencies(workflow: &Workflow, id: &PhaseId) -> Result<Vec<String>> {

@@ -40,28 +40,113 @@ fn esc(text: &str) -> String {
     out
 }
 
+/// The colour of success.
+const GREEN: &str = "#2e9d57";
+/// The colour of failure.
+const RED: &str = "#d64545";
+/// The colour of work under way.
+const BLUE: &str = "#2f6fd6";
+/// The colour of what waits for a person or a reset.
+const AMBER: &str = "#d99a00";
+
 fn status_color(status: &str) -> &'static str {
     match status {
-        _ if status_done(status) => "#2e9d57",
-        "in_progress" => "#2f6fd6",
-        "awaiting_approval" => "#d99a00",
-        "failed" => "#d64545",
+        _ if status_done(status) => GREEN,
+        "in_progress" => BLUE,
+        "awaiting_approval" => AMBER,
+        "failed" => RED,
         _ => "#9aa3ad",
+    }
+}
+
+/// How an event turned out, for its row's colour: a failure, a success, or neither.
+fn outcome(span: &Span) -> Option<&'static str> {
+    match span.kind {
+        SpanKind::Phase => match span.label.as_str() {
+            "fail" | "reject" => Some("fail"),
+            "complete" | "approve" | "skip" => Some("ok"),
+            _ => None,
+        },
+        SpanKind::Session => match span.ended {
+            Some(SessionEnd::Crash | SessionEnd::Killed) => Some("fail"),
+            Some(SessionEnd::Progress) => Some("ok"),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The colour of a phase's bar on the timeline, from the transition that ended it.
+fn bar_color(end_label: &str) -> &'static str {
+    match end_label {
+        "fail" | "reject" => RED,
+        "complete" | "approve" | "skip" => GREEN,
+        _ => BLUE,
+    }
+}
+
+/// What the colours mean, under the timeline.
+fn legend() -> String {
+    let items = [
+        (GREEN, "success (a phase done, a session that progressed)"),
+        (RED, "failure (a failed phase, a crashed or killed session)"),
+        (BLUE, "under way"),
+        (AMBER, "waits for a person or a rate limit's reset"),
+        ("#c9ced6", "the runner waiting"),
+        ("#c2410c", "an effect"),
+        ("#5b4bb7", "a run"),
+    ];
+    let mut html = String::from("<p class=\"legend\">");
+    for (colour, meaning) in items {
+        let _ = write!(
+            html,
+            "<span><i style=\"background:{colour}\"></i>{}</span>",
+            esc(meaning)
+        );
+    }
+    html.push_str("</p>\n");
+    html
+}
+
+/// The closing banner's class and words: how the run ended (or, with no run, the workflow).
+fn banner(report: &Report) -> Option<(&'static str, String)> {
+    match &report.stopped {
+        Some(stopped) => {
+            let class = match stopped.exit {
+                0 => "ok",
+                9 | 10 => "warn",
+                _ => "fail",
+            };
+            Some((
+                class,
+                format!(
+                    "Stopped {}: {} (exit {})",
+                    stopped.at.format("%Y-%m-%d %H:%M:%S UTC"),
+                    esc(&stopped.reason),
+                    stopped.exit
+                ),
+            ))
+        }
+        None => match report.status.as_str() {
+            "complete" => Some(("ok", "Complete".to_owned())),
+            "failed" => Some(("fail", "Failed".to_owned())),
+            _ => None,
+        },
     }
 }
 
 pub(super) fn span_color(span: &Span) -> &'static str {
     match (span.kind, span.ended) {
-        (SpanKind::Session, Some(SessionEnd::RateLimit)) => "#d99a00",
-        (SpanKind::Session, Some(SessionEnd::Crash | SessionEnd::Killed)) => "#d64545",
+        (SpanKind::Session, Some(SessionEnd::RateLimit)) => AMBER,
+        (SpanKind::Session, Some(SessionEnd::Crash | SessionEnd::Killed)) => RED,
         (SpanKind::Session, Some(SessionEnd::Stall)) => "#9aa3ad",
-        (
-            SpanKind::Session,
-            None | Some(SessionEnd::Progress | SessionEnd::Interrupted | SessionEnd::Other),
-        ) => "#2f6fd6",
+        (SpanKind::Session, None | Some(SessionEnd::Interrupted | SessionEnd::Other)) => BLUE,
+        (SpanKind::Session, Some(SessionEnd::Progress)) => GREEN,
         (SpanKind::Wait, _) => "#c9ced6",
         (SpanKind::Run, _) => "#5b4bb7",
-        (SpanKind::Phase | SpanKind::Pause, _) => "#2e9d57",
+        (SpanKind::Phase, _) if bar_color(&span.label) == RED => RED,
+        (SpanKind::Phase, _) if span.label == "start" => BLUE,
+        (SpanKind::Phase | SpanKind::Pause, _) => GREEN,
         (SpanKind::Effect, _) => "#c2410c",
         (SpanKind::Agent, _) => "#2f6fb0",
     }
@@ -89,7 +174,13 @@ pub(crate) fn render(report: &Report, now: DateTime<Utc>) -> String {
          .muted{{color:#5d6673}}table{{border-collapse:collapse}}\
          td,th{{padding:3px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top}}\
          svg text{{font:12px system-ui,sans-serif}}\
-         .stop{{padding:8px 12px;background:#fff4d6;border-left:4px solid #d99a00;display:inline-block}}\
+         .stop{{padding:8px 12px;display:inline-block;font-weight:600}}\
+         .stop.ok{{background:#e3f4ea;border-left:6px solid {GREEN};color:#1d5e36}}\
+         .stop.warn{{background:#fff4d6;border-left:6px solid {AMBER};color:#6b4b00}}\
+         .stop.fail{{background:#fde8e8;border-left:6px solid {RED};color:#8f1d1d}}\
+         tr.ok td{{background:#e3f4ea}}tr.fail td{{background:#fde8e8;color:#8f1d1d}}\
+         .legend span{{margin-right:14px;white-space:nowrap}}\
+         .legend i{{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:5px;vertical-align:-1px}}\
          </style></head><body>\n",
         esc(&title)
     );
@@ -101,24 +192,20 @@ pub(crate) fn render(report: &Report, now: DateTime<Utc>) -> String {
         report.phases.len(),
         now.format("%Y-%m-%d %H:%M:%S UTC")
     );
-    if let Some(stopped) = &report.stopped {
-        let _ = writeln!(
-            page,
-            "<p class=\"stop\">Stopped {}: {} (exit {})</p>",
-            stopped.at.format("%Y-%m-%d %H:%M:%S UTC"),
-            esc(&stopped.reason),
-            stopped.exit
-        );
+    if let Some((class, words)) = banner(report) {
+        let _ = writeln!(page, "<p class=\"stop {class}\">{words}</p>");
     }
     page.push_str("<h2>Phases</h2>\n");
     page.push_str(&phase_graph(report));
     page.push_str("<h2>Timeline</h2>\n");
     page.push_str(&timeline(report, now));
+    page.push_str(&legend());
     page.push_str("<h2>Events</h2>\n<table><tr><th>start</th><th>duration</th><th>kind</th><th>phase</th><th>what</th></tr>\n");
     for span in &report.timeline {
         let _ = writeln!(
             page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            outcome(span).map_or_else(String::new, |class| format!(" class=\"{class}\"")),
             span.start.format("%Y-%m-%d %H:%M:%S"),
             span.seconds
                 .map(|secs| checkpoint_core::run::human_duration(chrono::Duration::seconds(secs)))
@@ -351,10 +438,11 @@ fn timeline(report: &Report, now: DateTime<Utc>) -> String {
             let (x1, x2) = (x_of(span.start), x_of(end.start));
             let _ = writeln!(
                 svg,
-                "<rect x=\"{x1:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\" rx=\"3\" fill=\"#2e9d57\" fill-opacity=\"0.35\"><title>{}: {} to {}</title></rect>",
+                "<rect x=\"{x1:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\" rx=\"3\" fill=\"{}\" fill-opacity=\"0.55\"><title>{}: {} to {}</title></rect>",
                 lane_y(span) + 6,
                 (x2 - x1).max(2.0),
                 LANE_H - 12,
+                bar_color(&end.label),
                 esc(span.phase.as_deref().unwrap_or("")),
                 span.start.format("%H:%M:%S"),
                 esc(&end.label)

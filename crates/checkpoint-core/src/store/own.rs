@@ -1,0 +1,69 @@
+//! The store's own files beside its workflows: the ignore file that keeps the store out of git,
+//! and the workflow `checkpoint use` chose for this worktree.
+
+use std::{fs, io};
+
+use crate::{
+    error::{Error, Result},
+    fsx,
+    id::WorkflowId,
+    store::{handle::Store, write::create_private_dir},
+};
+
+/// The store's ignore file: git ignores the whole store (its `push`/`pull` share workflows).
+pub const IGNORE_FILE: &str = ".gitignore";
+/// The workflow `checkpoint use` chose, one id on one line.
+pub const USE_FILE: &str = ".use";
+
+/// The ignore file's text: everything in the store, this file included.
+const IGNORE_TEXT: &str = "# Written by checkpoint: this store is the worktree's working state, shared with\n# `checkpoint push` and `checkpoint pull` (refs/checkpoints/*), never committed.\n*\n";
+
+impl Store {
+    /// Writes the store's ignore file when it is missing (best effort: a store that cannot
+    /// hold it still works, and a user's own ignore file is never replaced).
+    pub(super) fn write_ignore_file(&self) {
+        let path = self.root.join(IGNORE_FILE);
+        if fs::symlink_metadata(&path).is_err() && self.root.is_dir() {
+            let _ = fsx::write_atomic(&path, IGNORE_TEXT.as_bytes(), false);
+        }
+    }
+
+    /// The workflow `checkpoint use` chose, if any; a file that does not hold an id is an error
+    /// naming it.
+    pub fn used(&self) -> Result<Option<WorkflowId>> {
+        let path = self.root.join(USE_FILE);
+        let Some(bytes) = fsx::read_limited(&path)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let id = text.trim();
+        if id.is_empty() {
+            return Ok(None);
+        }
+        WorkflowId::new(id).map(Some).map_err(|err| Error::Corrupt {
+            path: path.clone(),
+            message: err.to_string(),
+            help: "choose a workflow again with `checkpoint use <id>`, or none with `checkpoint use --none`".into(),
+            source_code: None,
+            span: None,
+        })
+    }
+
+    /// Chooses the workflow this worktree means (`None`: no choice, the rule decides).
+    pub fn set_used(&self, id: Option<&WorkflowId>) -> Result<()> {
+        let path = self.root.join(USE_FILE);
+        match id {
+            Some(id) => {
+                create_private_dir(&self.root)?;
+                self.write_ignore_file();
+                fsx::write_atomic(&path, format!("{id}\n").as_bytes(), true)
+            }
+            None => match fs::remove_file(&path) {
+                Err(err) if err.kind() != io::ErrorKind::NotFound => {
+                    Err(Error::io("remove", &path, err))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+}
