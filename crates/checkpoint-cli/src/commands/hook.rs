@@ -331,9 +331,15 @@ impl Hook {
         self.sub_agent_post_tool_use(payload)?;
         let input = &payload.tool_input;
         let written: Vec<String> = match payload.tool() {
+            // One rule for every client's paths, as for `checkpoint files`: a path outside the
+            // project (`/etc/passwd`, `../../x`, a link out) is never recorded.
             Tool::FileEdit => input
                 .written
                 .iter()
+                .filter(|path| {
+                    crate::inside::outside(&self.ctx.project_root, &self.ctx.project_root, path)
+                        .is_none()
+                })
                 .map(|path| self.relative(path))
                 .collect(),
             Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => Vec::new(),
