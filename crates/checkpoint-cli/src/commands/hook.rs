@@ -68,7 +68,16 @@ pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: D
     });
     let gemini = matches!(parsed, Ok(Client::Gemini));
     if let Err(err) = parsed.and_then(|client| handle(client, event, dir_override, now)) {
-        output::warn(&format!("checkpoint hook {event}: {err}"));
+        // The whole chain, so that the cause ("No space left on device") is named.
+        let mut text = err.to_string();
+        for cause in err.chain().skip(1) {
+            let cause = cause.to_string();
+            if !text.contains(&cause) {
+                text.push_str(": ");
+                text.push_str(&cause);
+            }
+        }
+        output::warn(&format!("checkpoint hook {event}: {text}"));
     }
     // Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,
     // as a message to the user: it always gets one JSON object.
@@ -256,7 +265,9 @@ impl Hook {
                     checkpoint_core::lift_pause(workflow, &mut transitions);
                     Ok(transitions)
                 })
-                .map_err(|err| miette!("failed to update workflow `{id}`: {err}"))?;
+                .map_err(|err| {
+                    miette!("failed to update workflow `{id}`: {}", with_causes(&err))
+                })?;
             if !loaded.workflow.status.is_finished() {
                 updated.push(loaded.workflow);
             }
@@ -460,6 +471,21 @@ impl Hook {
             Err(_) => absolute.to_string_lossy().into_owned(),
         }
     }
+}
+
+/// `err` and its causes, so that a warning names the cause ("No space left on device").
+pub(super) fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// A failed tool call's error, redacted, then cut to a sane length.
