@@ -78,10 +78,22 @@ pub struct AgentSeen {
     pub state: AgentState,
 }
 
-/// The workflow id of run `run_id`: its letters, digits, `-` and `_`, others made `-`.
+/// The workflow id of run `run_id`: its letters, digits, `-` and `_`, others made `-`; when
+/// that loses anything but case (`""`, `.`, `..`, `a b` and `a.b`), a hash of the whole run id
+/// follows, so that distinct runs get distinct workflows.
 pub fn workflow_id(run_id: &str) -> Result<WorkflowId, String> {
-    WorkflowId::new(&safe(run_id, 100))
-        .map_err(|err| format!("run id `{run_id}` cannot name a workflow: {err}"))
+    let mut id = safe(run_id, 80);
+    if id != run_id.to_ascii_lowercase() {
+        id = format!("{id}-{:016x}", fnv1a(run_id.as_bytes()));
+    }
+    WorkflowId::new(&id).map_err(|err| format!("run id `{run_id}` cannot name a workflow: {err}"))
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: stable across versions and machines, as an id must be.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// `text` as an id: lower-case letters, digits and `-`, at most `max` characters, never empty.

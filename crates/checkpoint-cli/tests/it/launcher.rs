@@ -650,10 +650,9 @@ fn a_relative_data_directory_is_ignored_and_a_planted_binary_never_runs() {
             assert!(!stdout(&output).contains("planted"), "{output:?}");
         }
     }
-    let home_install = setup
-        .temp
-        .path()
-        .join(format!("home/.local/share/checkpoint-plugin/bin/checkpoint-{VERSION}/checkpoint"));
+    let home_install = setup.temp.path().join(format!(
+        "home/.local/share/checkpoint-plugin/bin/checkpoint-{VERSION}/checkpoint"
+    ));
     assert!(home_install.is_file());
 }
 
@@ -687,14 +686,22 @@ fn an_archive_holding_a_link_installs_nothing() {
     let name = asset_name();
     let staging = dir.join(&name);
     fs::create_dir_all(&staging).unwrap();
-    fs::copy(env!("CARGO_BIN_EXE_checkpoint"), staging.join("checkpoint-mcp")).unwrap();
+    fs::copy(
+        env!("CARGO_BIN_EXE_checkpoint"),
+        staging.join("checkpoint-mcp"),
+    )
+    .unwrap();
     std::os::unix::fs::symlink("/bin/sh", staging.join("checkpoint")).unwrap();
     let archive = dir.join(format!("{name}.tar.gz"));
     tar(&dir, &name, &archive);
     repin(&setup, &fs::read(&archive).unwrap());
     let output = run(&mut setup.launch("--version"));
     assert_eq!(output.status.code(), Some(1), "{output:?}");
-    assert!(stderr(&output).contains("holds a link"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("holds a link"),
+        "{}",
+        stderr(&output)
+    );
     assert!(!setup.installed().exists());
 }
 

@@ -103,7 +103,27 @@ fn ids_are_made_safe_from_any_title_and_run_id() {
     }
     let long = "a".repeat(500);
     assert!(safe(&long, 60).len() <= 60);
-    assert_eq!(workflow_id("wf_../../x").unwrap().as_str(), "wf_-x");
+    assert!(
+        workflow_id("wf_../../x")
+            .unwrap()
+            .as_str()
+            .starts_with("wf_-x-")
+    );
+    // A run id that is already an id is its workflow's; any other gets a hash of itself, so
+    // that distinct runs never share a workflow.
+    assert_eq!(
+        workflow_id("wf_a1b2c3d4-e5f").unwrap().as_str(),
+        "wf_a1b2c3d4-e5f"
+    );
+    let ids: Vec<String> = ["", ".", "..", "...", "a b", "a.b", "a-b", "x", "wf_../../x"]
+        .iter()
+        .map(|run| workflow_id(run).unwrap().as_str().to_owned())
+        .collect();
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ids.len(), "{ids:?}");
+    assert!(workflow_id(&"r".repeat(300)).unwrap().as_str().len() <= 100);
     let mut twice = launch();
     twice.phases = vec![
         ("Build".into(), None),
