@@ -374,3 +374,40 @@ fn an_excerpt_is_redacted_and_at_most_a_thousand_characters() {
     let secret = "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB done";
     assert!(!excerpt(secret).contains("ghp_0123456789"));
 }
+
+/// At 10, 100 and 1,000 agents the briefing stays within its budget, the instructions first
+/// (the unfinished agents named up to a count, how to go on without starting over), the agents
+/// it leaves out counted with the command that prints them all; whole, it lists every agent.
+#[test]
+fn a_large_run_briefs_within_its_budget_instructions_first() {
+    for count in [10, 100, 1_000] {
+        let mut many = launch();
+        many.agents = (0..count)
+            .map(|n| (format!("build:{n}"), Some("Build".to_owned())))
+            .collect();
+        let workflow = launched(&many, now()).unwrap();
+        let budget = 4_000;
+        let text = briefing_within(&workflow, "results", budget).unwrap();
+        assert!(text.len() <= budget + 200, "{count}: {} bytes", text.len());
+        let instructions = text.find("Do not start the run over").unwrap();
+        let first_agent = text.find("  - agent").unwrap();
+        assert!(instructions < first_agent, "{count}: instructions first");
+        let whole = briefing(&workflow, "results").unwrap();
+        assert_eq!(whole.matches("  - agent").count(), count, "{count}");
+        if whole.len() > budget {
+            assert!(
+                text.contains(&format!(
+                    "checkpoint resume --dry-run --workflow {}",
+                    workflow.id
+                )),
+                "{count}: {text}"
+            );
+        }
+        if count > 20 {
+            assert!(
+                text.contains(&format!("and {} more", count - 20)),
+                "{count}"
+            );
+        }
+    }
+}
