@@ -323,3 +323,53 @@ fn every_clients_write_hooks_keep_paths_outside_the_project_out_of_the_store() {
         serde_json::json!(["docs/in.md"])
     );
 }
+
+/// A `TZ` naming a FIFO, a device or a directory (absolute, after `:`, or up from the zone
+/// directory) is never read: the command warns, runs in UTC and finishes; a real zone name is
+/// used without a word.
+#[cfg(unix)]
+#[test]
+fn a_hostile_tz_is_never_read_and_the_command_runs_in_utc() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    let fifo = env.dir.path().join("tz-fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap().to_owned();
+    for tz in [
+        ":/dev/zero".to_owned(),
+        "/dev/zero".to_owned(),
+        fifo.clone(),
+        format!(":{fifo}"),
+        "../../../../dev/zero".to_owned(),
+        "/tmp".to_owned(),
+    ] {
+        for args in [vec!["status"], vec!["run", "--dry-run"]] {
+            let child = env
+                .cmd()
+                .args(&args)
+                .env("TZ", &tz)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (code, stderr) = finish_guarded(child).unwrap_or_else(|| panic!("{tz}: hung"));
+            assert_eq!(code, 0, "{tz} {args:?}: {stderr}");
+            assert!(stderr.contains("times are in UTC"), "{tz}: {stderr}");
+        }
+    }
+    if std::path::Path::new("/usr/share/zoneinfo/Europe/Berlin").is_file() {
+        let output = env
+            .cmd()
+            .arg("status")
+            .env("TZ", "Europe/Berlin")
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        assert!(!String::from_utf8_lossy(&output.stderr).contains("UTC"));
+    }
+}
