@@ -1644,3 +1644,29 @@ fn status_and_watch_show_what_a_running_run_spent_and_its_caps() {
         );
     }
 }
+
+/// With the system's zone (`chrono::Local`, `TZ=Europe/Berlin`) on the autumn night of 2026,
+/// a window opening at a time the clock shows twice opens at its first showing (00:00 UTC, not
+/// the second at 01:00), as README says.
+#[test]
+fn the_autumn_night_opens_the_window_at_the_first_showing_in_the_systems_zone() {
+    if !std::path::Path::new("/usr/share/zoneinfo/Europe/Berlin").is_file() {
+        println!("skipped: no zone database here (the window tests cover the rule)");
+        return;
+    }
+    let env = TestEnv::new();
+    env.set_now("2026-10-20T00:00:00Z");
+    env.ok(&["init", "w", "--phase", "a"]);
+    let output = env
+        .cmd()
+        .args(["run", "--dry-run", "--window", "02:00-05:00"])
+        .env("TZ", "Europe/Berlin")
+        .env("CHECKPOINT_TEST_NOW", "2026-10-24T23:30:00Z")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("the next opens at 2026-10-25T00:00:00+00:00"),
+        "{stdout}"
+    );
+}
