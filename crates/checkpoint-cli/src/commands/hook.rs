@@ -266,7 +266,10 @@ impl Hook {
                     Ok(transitions)
                 })
                 .map_err(|err| {
-                    miette!("failed to update workflow `{id}`: {}", with_causes(&err))
+                    miette!(
+                        "failed to update workflow `{id}`: {}",
+                        output::with_causes(&err)
+                    )
                 })?;
             if !loaded.workflow.status.is_finished() {
                 updated.push(loaded.workflow);
@@ -472,21 +475,6 @@ impl Hook {
             Err(_) => absolute.to_string_lossy().into_owned(),
         }
     }
-}
-
-/// `err` and its causes, so that a warning names the cause ("No space left on device").
-pub(super) fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// The most a hook's context holds, in bytes (so at most as many characters): Claude Code moves

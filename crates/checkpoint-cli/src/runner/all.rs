@@ -32,8 +32,13 @@ pub(crate) struct Ran {
     pub(crate) spent: Spending,
 }
 
-/// `run --all: 3 workflows: a finished, b needs a person, c finished`.
-pub(crate) fn summary(order: &[WorkflowId], stops: &[(WorkflowId, StopKind)]) -> String {
+/// `run --all: 3 workflows: a finished, b needs a person, c finished`, then every workflow it
+/// skipped because it could not read it, and why.
+pub(crate) fn summary(
+    order: &[WorkflowId],
+    stops: &[(WorkflowId, StopKind)],
+    skipped: &[(WorkflowId, String)],
+) -> String {
     let mut parts: Vec<String> = stops
         .iter()
         .map(|(id, kind)| format!("`{id}` {}", stop_name(*kind)))
@@ -41,10 +46,21 @@ pub(crate) fn summary(order: &[WorkflowId], stops: &[(WorkflowId, StopKind)]) ->
     for id in order.iter().skip(stops.len()) {
         parts.push(format!("`{id}` not run"));
     }
-    if parts.is_empty() {
-        return "run --all: no unfinished workflow".to_owned();
+    let mut text = if parts.is_empty() {
+        "run --all: no unfinished workflow".to_owned()
+    } else {
+        format!("run --all: {}", parts.join(", "))
+    };
+    if !skipped.is_empty() {
+        text.push_str(&format!(
+            "; skipped {} it could not read (fix or move each aside, then run again):",
+            skipped.len()
+        ));
+        for (id, reason) in skipped {
+            text.push_str(&format!("\n  `{id}`: {reason}"));
+        }
     }
-    format!("run --all: {}", parts.join(", "))
+    text
 }
 
 /// What the sessions journaled in `workflows` since `since` spent.

@@ -80,7 +80,7 @@ impl Hook {
                 miette!(
                     "failed to update workflow `{}`: {}",
                     target.id,
-                    super::with_causes(&err)
+                    output::with_causes(&err)
                 )
             })?;
         match refusal.into_inner() {
