@@ -205,6 +205,14 @@ fn read_stdin() -> Result<Vec<u8>, String> {
     // give up at a deadline well inside the hook's timeout.
     match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)? {
         stdin::Payload::Complete(bytes) | stdin::Payload::Ended(bytes) => Ok(bytes),
+        stdin::Payload::Cut(bytes) => {
+            output::warn(&format!(
+                "checkpoint hook: the payload was over {} MiB; its texts over {} KiB (a tool's output) were cut, the rest is recorded",
+                MAX_PAYLOAD_BYTES / (1024 * 1024),
+                stdin::STRING_KEPT / 1024
+            ));
+            Ok(bytes)
+        }
     }
 }
 
