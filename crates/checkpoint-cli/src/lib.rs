@@ -365,6 +365,31 @@ fn exit_code_of(report: &Report) -> u8 {
     }
 }
 
+/// Runs the command again with `TZ` empty (UTC, without reading a file), after a warning: a
+/// `TZ` naming a FIFO would hang the first read of the local time, `/dev/zero` fill the memory.
+fn run_in_utc(args: &[OsString], reason: &str) -> ExitCode {
+    output::warn(&format!("{reason}; times are in UTC instead"));
+    let hook = args.get(1).is_some_and(|arg| arg == "hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        if let Ok(program) = std::env::current_exe() {
+            let err = std::process::Command::new(program)
+                .args(args.iter().skip(1))
+                .env(env::TZ, "")
+                .exec();
+            output::warn(&format!(
+                "could not run again in UTC: {err}; unset `TZ` or set it to a zone name"
+            ));
+        }
+    }
+    ExitCode::from(if hook {
+        exit_code::SUCCESS
+    } else {
+        exit_code::USAGE
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,29 +556,4 @@ mod tests {
             assert_eq!(plain_hook_event(&argv, None, not_utf8), None);
         }
     }
-}
-
-/// Runs the command again with `TZ` empty (UTC, without reading a file), after a warning: a
-/// `TZ` naming a FIFO would hang the first read of the local time, `/dev/zero` fill the memory.
-fn run_in_utc(args: &[OsString], reason: &str) -> ExitCode {
-    output::warn(&format!("{reason}; times are in UTC instead"));
-    let hook = args.get(1).is_some_and(|arg| arg == "hook");
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt as _;
-        if let Ok(program) = std::env::current_exe() {
-            let err = std::process::Command::new(program)
-                .args(args.iter().skip(1))
-                .env(env::TZ, "")
-                .exec();
-            output::warn(&format!(
-                "could not run again in UTC: {err}; unset `TZ` or set it to a zone name"
-            ));
-        }
-    }
-    ExitCode::from(if hook {
-        exit_code::SUCCESS
-    } else {
-        exit_code::USAGE
-    })
 }

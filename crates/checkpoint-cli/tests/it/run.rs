@@ -1650,7 +1650,7 @@ fn status_and_watch_show_what_a_running_run_spent_and_its_caps() {
 /// the second at 01:00), as README says.
 #[test]
 fn the_autumn_night_opens_the_window_at_the_first_showing_in_the_systems_zone() {
-    if !std::path::Path::new("/usr/share/zoneinfo/Europe/Berlin").is_file() {
+    if !Path::new("/usr/share/zoneinfo/Europe/Berlin").is_file() {
         println!("skipped: no zone database here (the window tests cover the rule)");
         return;
     }
@@ -1684,7 +1684,7 @@ fn run_all_names_every_workflow_it_skipped_and_exits_non_zero() {
     let state = env.workflow_dir("fifo").join("state.json");
     fs::remove_file(&state).unwrap();
     assert!(
-        std::process::Command::new("mkfifo")
+        Command::new("mkfifo")
             .arg(&state)
             .status()
             .unwrap()
