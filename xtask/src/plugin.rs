@@ -62,12 +62,14 @@ pub(crate) fn generated_files(root: &Path) -> Result<Vec<(&'static str, String)>
     ])
 }
 
-/// The shell command of one hook: the installed binary of this version when it is there (no
-/// shell script on the hot path), else the launcher, which installs it or says what to do.
+/// The shell command of one hook: `CHECKPOINT_BIN` or the installed binary of this version in
+/// `CLAUDE_PLUGIN_DATA` when it is an executable regular file at an absolute path (no shell
+/// script on the hot path), else the launcher, which applies the whole rule (a relative
+/// `XDG_DATA_HOME` ignored), installs the binary or says what to do.
 pub(crate) fn hook_command(version: &str, event: &str) -> String {
     format!(
-        "c=\"${{CHECKPOINT_BIN:-${{CLAUDE_PLUGIN_DATA:-${{XDG_DATA_HOME:-$HOME/.local/share}}/checkpoint-plugin}}/bin/checkpoint-{version}/checkpoint}}\"; \
-         [ -x \"$c\" ] || c=\"${{CLAUDE_PLUGIN_ROOT}}/bin/checkpoint\"; exec \"$c\" hook {event}"
+        "c=\"${{CHECKPOINT_BIN:-${{CLAUDE_PLUGIN_DATA:+$CLAUDE_PLUGIN_DATA/bin/checkpoint-{version}/checkpoint}}}}\"; \
+         case $c in /*) ;; *) c= ;; esac; [ -f \"$c\" ] && [ -x \"$c\" ] || c=\"${{CLAUDE_PLUGIN_ROOT}}/bin/checkpoint\"; exec \"$c\" hook {event}"
     )
 }
 

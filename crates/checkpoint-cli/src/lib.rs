@@ -53,6 +53,9 @@ pub fn completion_script(shell: clap_complete::Shell) -> String {
 /// Runs `checkpoint` with these arguments (the first is the program name).
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
+    if let Some(reason) = env::hostile_tz(std::env::var_os(env::TZ).as_deref()) {
+        return run_in_utc(&args, &reason);
+    }
     let dir = std::env::var_os(env::CHECKPOINT_DIR);
     let workflow = std::env::var_os(env::CHECKPOINT_WORKFLOW);
     if let Some((client, event)) = plain_hook_event(&args, dir.as_deref(), workflow.as_deref()) {
@@ -317,6 +320,31 @@ fn exit_code_of(report: &Report) -> u8 {
     });
     code.map_or(exit_code::FAILURE, |code| {
         exit_code::of_diagnostic(&code.to_string())
+    })
+}
+
+/// Runs the command again with `TZ` empty (UTC, without reading a file), after a warning: a
+/// `TZ` naming a FIFO would hang the first read of the local time, `/dev/zero` fill the memory.
+fn run_in_utc(args: &[OsString], reason: &str) -> ExitCode {
+    output::warn(&format!("{reason}; times are in UTC instead"));
+    let hook = args.get(1).is_some_and(|arg| arg == "hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        if let Ok(program) = std::env::current_exe() {
+            let err = std::process::Command::new(program)
+                .args(args.iter().skip(1))
+                .env(env::TZ, "")
+                .exec();
+            output::warn(&format!(
+                "could not run again in UTC: {err}; unset `TZ` or set it to a zone name"
+            ));
+        }
+    }
+    ExitCode::from(if hook {
+        exit_code::SUCCESS
+    } else {
+        exit_code::USAGE
     })
 }
 

@@ -28,3 +28,18 @@ pub(crate) use crate::output::{
         shorten, spent_text,
     },
 };
+
+/// `err` and its causes, so that a warning names the cause ("No space left on device").
+pub(crate) fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}

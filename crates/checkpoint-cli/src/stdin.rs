@@ -27,6 +27,79 @@ pub(crate) enum Payload {
     Complete(Vec<u8>),
     /// Stdin ended; this is everything it held (possibly nothing, or not JSON).
     Ended(Vec<u8>),
+    /// Stdin held more than the limit: its strings longer than [`STRING_KEPT`] bytes (a tool's
+    /// huge output) were cut, and this is the rest (complete, or all stdin held).
+    Cut(Vec<u8>),
+}
+
+/// What is kept of each string of a payload over the limit, in bytes.
+pub(crate) const STRING_KEPT: usize = 64 * 1024;
+
+/// Cuts the strings of a JSON text fed to it in pieces to [`STRING_KEPT`] bytes, at a character's
+/// start and never inside an escape, marking each cut.
+#[derive(Default)]
+struct Skim {
+    in_string: bool,
+    /// After a `\`: the escape's letter is next.
+    escape: bool,
+    /// Hex digits of a `\u` escape still to come.
+    hex: u8,
+    /// Bytes of the current string seen.
+    run: usize,
+    dropping: bool,
+    cut: bool,
+}
+
+impl Skim {
+    fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        for &byte in input {
+            if !self.in_string {
+                out.push(byte);
+                if byte == b'"' {
+                    self.in_string = true;
+                    self.run = 0;
+                }
+                continue;
+            }
+            let plain = !self.escape && self.hex == 0;
+            if plain && byte == b'"' {
+                if self.dropping {
+                    // A high surrogate kept without its low half would not parse.
+                    let tail = out.len().saturating_sub(6);
+                    if out[tail..].starts_with(b"\\u")
+                        && matches!(out.get(tail + 2), Some(b'd' | b'D'))
+                        && matches!(
+                            out.get(tail + 3),
+                            Some(b'8'..=b'9' | b'a'..=b'b' | b'A'..=b'B')
+                        )
+                    {
+                        out.truncate(tail);
+                    }
+                    out.extend_from_slice("[… cut]".as_bytes());
+                }
+                out.push(byte);
+                self.in_string = false;
+                self.dropping = false;
+                continue;
+            }
+            if !self.dropping && plain && byte & 0xC0 != 0x80 && self.run >= STRING_KEPT {
+                self.dropping = true;
+                self.cut = true;
+            }
+            if !self.dropping {
+                out.push(byte);
+            }
+            self.run += 1;
+            if self.escape {
+                self.escape = false;
+                self.hex = if byte == b'u' { 4 } else { 0 };
+            } else if self.hex > 0 {
+                self.hex -= 1;
+            } else if byte == b'\\' {
+                self.escape = true;
+            }
+        }
+    }
 }
 
 /// Reads `input` until it ends, or until what it gave so far is a complete JSON value, or until
@@ -41,10 +114,21 @@ pub(crate) fn read_payload(
     let mut bytes = Vec::new();
     // Left uninitialized (and off the stack): a payload fills a page or two of it.
     let mut chunk = Box::<[u8]>::new_uninit_slice(CHUNK_BYTES);
+    // Past the limit, the rest is read through a skim that cuts long strings.
+    let mut skim: Option<Skim> = None;
     loop {
         let room = limit.saturating_sub(bytes.len() as u64);
         if room == 0 {
-            return Ok(Payload::Ended(bytes));
+            if skim.is_some() {
+                // Over the limit even with its strings cut: no payload to keep.
+                return Ok(Payload::Ended(bytes));
+            }
+            let mut skimmer = Skim::default();
+            let mut kept = Vec::new();
+            skimmer.feed(&bytes, &mut kept);
+            bytes = kept;
+            skim = Some(skimmer);
+            continue;
         }
         if !readable_before(fd, give_up_at)? {
             return Err(format!(
@@ -62,9 +146,15 @@ pub(crate) fn read_payload(
             Err(err) => return Err(format!("failed to read the payload on stdin: {err}")),
         };
         if read.is_empty() {
-            return Ok(Payload::Ended(bytes));
+            return Ok(match skim {
+                Some(_) => Payload::Cut(bytes),
+                None => Payload::Ended(bytes),
+            });
         }
-        bytes.extend_from_slice(read);
+        match skim.as_mut() {
+            Some(skimmer) => skimmer.feed(read, &mut bytes),
+            None => bytes.extend_from_slice(read),
+        }
         // A JSON object ends with `}`: only then can the bytes so far be a complete payload,
         // which keeps a large payload from being parsed once per chunk.
         // Checking it builds nothing: the caller parses the bytes into its own type.
@@ -73,7 +163,10 @@ pub(crate) fn read_payload(
             if let Some(Ok(_)) = values.next() {
                 let end = values.byte_offset();
                 bytes.truncate(end);
-                return Ok(Payload::Complete(bytes));
+                return Ok(match skim {
+                    Some(_) => Payload::Cut(bytes),
+                    None => Payload::Complete(bytes),
+                });
             }
         }
     }
@@ -112,6 +205,55 @@ mod tests {
         let (reader, mut writer) = io::pipe().unwrap();
         writer.write_all(bytes).unwrap();
         (reader, (!close).then_some(writer))
+    }
+
+    /// A payload over the limit, its huge string anywhere (before or after the call), made of
+    /// ASCII, multi-byte characters, escapes or surrogate pairs, stdin closed or kept open:
+    /// the call is kept, each long string cut at a place that still parses, and said.
+    #[test]
+    fn a_payload_over_the_limit_keeps_the_call_and_cuts_its_long_strings() {
+        let limit: usize = 1024 * 1024;
+        for filler in ["x", "é", "\\u00e9", "\\ud83d\\ude00", "\\\"", "a\\nb"] {
+            for output_first in [false, true] {
+                for close in [true, false] {
+                    let output = filler.repeat(3 * limit / filler.len());
+                    let call = r#""tool_input": {"command": "git push origin main"}"#;
+                    let response =
+                        format!(r#""tool_response": {{"stdout": "{output}", "stderr": "e"}}"#);
+                    let text = if output_first {
+                        format!(r#"{{"tool_name": "Bash", {response}, {call}}}"#)
+                    } else {
+                        format!(r#"{{"tool_name": "Bash", {call}, {response}}}"#)
+                    };
+                    let (reader, mut writer) = io::pipe().unwrap();
+                    let feeder = std::thread::spawn(move || {
+                        writer.write_all(text.as_bytes()).unwrap();
+                        if close {
+                            drop(writer);
+                            None
+                        } else {
+                            Some(writer)
+                        }
+                    });
+                    let read = read_payload(reader, limit as u64, Duration::from_secs(60));
+                    let _writer = feeder.join().unwrap();
+                    let Ok(Payload::Cut(bytes)) = read else {
+                        panic!("{filler:?} {output_first}: not cut");
+                    };
+                    let value: Value = serde_json::from_slice(&bytes)
+                        .unwrap_or_else(|err| panic!("{filler:?}: {err}"));
+                    assert_eq!(value["tool_input"]["command"], "git push origin main");
+                    assert_eq!(value["tool_response"]["stderr"], "e");
+                    let stdout = value["tool_response"]["stdout"].as_str().unwrap();
+                    assert!(stdout.ends_with("[… cut]"), "{filler:?}");
+                    assert!(
+                        stdout.len() <= STRING_KEPT + 16,
+                        "{filler:?}: {}",
+                        stdout.len()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -132,6 +132,39 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 
+/// The name of [`write_atomic`]'s temporary files start with this.
+const EXPORT_PREFIX: &str = ".checkpoint-export-";
+
+/// How old a temporary file of ours must be before another writer takes it for the scrap of a
+/// killed one: far longer than any write takes.
+pub(crate) const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes, best effort, the files in `dir` whose names start with `prefix` and that were last
+/// changed over [`STALE_TEMP`] ago: what a writer killed between creating its temporary file
+/// and renaming it left behind. A live writer's file is younger, and kept.
+pub(crate) fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let stale = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(prefix))
+            && entry
+                .metadata()
+                .ok()
+                .filter(fs::Metadata::is_file)
+                .and_then(|meta| meta.modified().ok())
+                .and_then(|modified| now.duration_since(modified).ok())
+                .is_some_and(|age| age > STALE_TEMP);
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file beside it, fsynced, then renamed over.
 ///
 /// Unless `overwrite` is set, an existing file is an [`Error::OutputExists`] and is left alone.
@@ -141,6 +174,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
+    remove_stale(parent, EXPORT_PREFIX);
     let old_permissions = fs::metadata(path).ok().map(|meta| meta.permissions());
     if old_permissions.is_some() && !overwrite {
         return Err(Error::OutputExists {
@@ -148,7 +182,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
         });
     }
     let mut temp = tempfile::Builder::new()
-        .prefix(".checkpoint-export-")
+        .prefix(EXPORT_PREFIX)
         .tempfile_in(parent)
         .map_err(|err| Error::io("create a temporary file in", parent, err))?;
     let permissions = old_permissions.unwrap_or_else(default_permissions);
@@ -185,5 +219,43 @@ fn default_permissions() -> fs::Permissions {
             .expect("the current directory has metadata");
         permissions.set_readonly(false);
         permissions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A temporary file a killed writer left (an export's, the effects index's) is removed by
+    /// the next write beside it once it is stale; a fresh one, maybe a live writer's, is kept,
+    /// and so is every other file.
+    #[test]
+    fn the_next_writer_removes_stale_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - STALE_TEMP - std::time::Duration::from_secs(60);
+        let names = [
+            ".checkpoint-export-old",
+            ".checkpoint-export-fresh",
+            ".effects.idx.tmp-123",
+            "notes.md",
+        ];
+        for name in names {
+            let file = fs::File::create(dir.path().join(name)).unwrap();
+            if name != ".checkpoint-export-fresh" {
+                file.set_modified(old).unwrap();
+            }
+        }
+        write_atomic(&dir.path().join("out.md"), b"x", true).unwrap();
+        let exists = |name: &str| dir.path().join(name).exists();
+        assert!(!exists(".checkpoint-export-old"));
+        assert!(exists(".checkpoint-export-fresh"));
+        assert!(
+            exists(".effects.idx.tmp-123"),
+            "another prefix is not ours to remove here"
+        );
+        assert!(exists("notes.md") && exists("out.md"));
+        remove_stale(dir.path(), ".effects.idx.tmp-");
+        assert!(!exists(".effects.idx.tmp-123"));
+        assert!(exists("notes.md"));
     }
 }

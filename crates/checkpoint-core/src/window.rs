@@ -10,7 +10,7 @@ mod tests;
 
 use std::{fmt, str::FromStr};
 
-use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Offset, TimeZone, Utc};
 
 /// A daily window of local time, `start` included, `end` excluded; it crosses midnight when
 /// `end` is before `start`.
@@ -85,9 +85,28 @@ impl fmt::Display for Window {
 }
 
 /// Whether `now` is inside one of `windows` in the zone `zone`; no window at all is always open.
+///
+/// Decided on instants, as [`next_opening`] and [`closing`] are: a window is open from its
+/// opening (the first showing of a time the clock shows twice, the jump for a time it never
+/// shows) to its end, so the hour the autumn night repeats neither closes nor reopens it.
 pub fn is_open<Tz: TimeZone>(windows: &[Window], now: DateTime<Utc>, zone: &Tz) -> bool {
-    let time = now.with_timezone(zone).time();
-    windows.is_empty() || windows.iter().any(|window| window.contains(time))
+    let today = now.with_timezone(zone).date_naive();
+    windows.is_empty()
+        || windows.iter().any(|window| {
+            (-2..=1).any(|days| {
+                let Some(day) = today.checked_add_signed(Duration::days(days)) else {
+                    return false;
+                };
+                let end_day = if window.start < window.end {
+                    Some(day)
+                } else {
+                    day.succ_opt()
+                };
+                let start = instant(zone, day.and_time(window.start));
+                let end = end_day.and_then(|end_day| instant(zone, end_day.and_time(window.end)));
+                matches!((start, end), (Some(start), Some(end)) if start <= now && now < end)
+            })
+        })
 }
 
 /// The first time after `now` at which one of `windows` opens; `None` with no window.
@@ -136,15 +155,27 @@ fn around<Tz: TimeZone>(now: DateTime<Utc>, zone: &Tz, time: NaiveTime) -> Vec<D
 /// The instant a local clock shows `local`: the earlier one when it shows it twice (the clock
 /// goes back), the moment the clock jumps past it when it never shows it (the clock goes
 /// forward).
+///
+/// Found from the zone's UTC-to-local mapping alone (each offset the zone has within a day of
+/// `local`, kept when the clock shows `local` under it), never from its local-to-UTC answer:
+/// `chrono::Local` answers the later instant for a time shown twice.
 fn instant<Tz: TimeZone>(zone: &Tz, local: NaiveDateTime) -> Option<DateTime<Utc>> {
-    match zone.from_local_datetime(&local) {
-        LocalResult::Single(at) => Some(at.with_timezone(&Utc)),
-        LocalResult::Ambiguous(earlier, _) => Some(earlier.with_timezone(&Utc)),
-        // Clocks jump on whole minutes: the first minute shown after the gap is the jump.
-        LocalResult::None => (1..=24 * 60).find_map(|minutes| {
-            let later = local.checked_add_signed(Duration::minutes(minutes))?;
-            let at = zone.from_local_datetime(&later).earliest()?;
-            Some(at.with_timezone(&Utc))
-        }),
-    }
+    let shown = |local: NaiveDateTime| {
+        [-1, 0, 1]
+            .into_iter()
+            .filter_map(|days| {
+                let probe = local.checked_add_signed(Duration::days(days))?;
+                let offset = zone.offset_from_utc_datetime(&probe).fix();
+                let utc =
+                    local.checked_sub_signed(Duration::seconds(offset.local_minus_utc().into()))?;
+                (zone.offset_from_utc_datetime(&utc).fix() == offset)
+                    .then(|| Utc.from_utc_datetime(&utc))
+            })
+            .min()
+    };
+    // Clocks jump on whole minutes: the first minute shown after the gap is the jump.
+    shown(local).or_else(|| {
+        (1..=24 * 60)
+            .find_map(|minutes| shown(local.checked_add_signed(Duration::minutes(minutes))?))
+    })
 }

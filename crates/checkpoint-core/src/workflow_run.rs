@@ -78,10 +78,22 @@ pub struct AgentSeen {
     pub state: AgentState,
 }
 
-/// The workflow id of run `run_id`: its letters, digits, `-` and `_`, others made `-`.
+/// The workflow id of run `run_id`: its letters, digits, `-` and `_`, others made `-`; when
+/// that loses anything but case (`""`, `.`, `..`, `a b` and `a.b`), a hash of the whole run id
+/// follows, so that distinct runs get distinct workflows.
 pub fn workflow_id(run_id: &str) -> Result<WorkflowId, String> {
-    WorkflowId::new(&safe(run_id, 100))
-        .map_err(|err| format!("run id `{run_id}` cannot name a workflow: {err}"))
+    let mut id = safe(run_id, 80);
+    if id != run_id.to_ascii_lowercase() {
+        id = format!("{id}-{:016x}", fnv1a(run_id.as_bytes()));
+    }
+    WorkflowId::new(&id).map_err(|err| format!("run id `{run_id}` cannot name a workflow: {err}"))
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: stable across versions and machines, as an id must be.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// `text` as an id: lower-case letters, digits and `-`, at most `max` characters, never empty.
@@ -425,10 +437,19 @@ pub fn unfinished(workflow: &Workflow) -> bool {
     record(workflow).is_some() && !workflow.status.is_finished()
 }
 
-/// What a session that did not launch the run is told about it: the run, its done phases with
-/// their agents' result excerpts, what failed or never finished, that Claude Code cannot resume
-/// it from this session, and how to go on; `None` for a workflow that mirrors no run.
+/// [`briefing_within`] whole.
 pub fn briefing(workflow: &Workflow, results_dir: &str) -> Option<String> {
+    briefing_within(workflow, results_dir, usize::MAX)
+}
+
+/// The most unfinished agents a briefing names in its instructions.
+const NAMED_UNFINISHED: usize = 20;
+
+/// What a session is told about the run a workflow mirrors, `None` for any other workflow: what
+/// to do first (the unfinished agents, how to go on without starting over), then each phase and
+/// agent while the text stays within about `budget` bytes, the rest counted with the command
+/// that prints it whole (a 1,000-agent run briefs in a few kilobytes, not a megabyte).
+pub fn briefing_within(workflow: &Workflow, results_dir: &str, budget: usize) -> Option<String> {
     let record = record(workflow)?;
     let run = &record.run_id;
     let mut out = format!(
@@ -440,14 +461,14 @@ pub fn briefing(workflow: &Workflow, results_dir: &str) -> Option<String> {
         workflow.id
     );
     let mut unfinished = Vec::new();
+    let mut lines = Vec::new();
     for phase in &workflow.phases {
-        let _ = writeln!(
-            out,
+        lines.push(format!(
             "- Phase \"{}\" (`{}`): {}",
             phase.name,
             phase.id,
             phase.status.as_str()
-        );
+        ));
         for task in &phase.tasks {
             let label = task.title.as_deref().unwrap_or(task.id.as_str());
             let line = match task.status {
@@ -467,26 +488,44 @@ pub fn briefing(workflow: &Workflow, results_dir: &str) -> Option<String> {
             if task.status != TaskStatus::Done {
                 unfinished.push(format!("\"{label}\" (phase \"{}\")", phase.name));
             }
-            let _ = writeln!(out, "  - agent \"{label}\": {line}");
+            lines.push(format!("  - agent \"{label}\": {line}"));
         }
     }
     let script = record
         .script_path
         .as_deref()
         .map_or(String::new(), |path| format!(" (script `{path}`)"));
+    let named = match unfinished.len() {
+        0 => "none".to_owned(),
+        n if n <= NAMED_UNFINISHED => unfinished.join(", "),
+        n => format!(
+            "{}, and {} more",
+            unfinished[..NAMED_UNFINISHED].join(", "),
+            n - NAMED_UNFINISHED
+        ),
+    };
     let _ = write!(
         out,
-        "\nUnfinished agents: {}.\n\nClaude Code resumes a run with `Workflow({{scriptPath, resumeFromRunId: \"{run}\"}})` only inside the session that launched it{}; from any other session it cannot (the run's journal is not in that session). Do not start the run over. Instead write a continuation script{script} that runs only the unfinished agents and the phases after them, and reads the finished agents' full results from `{results_dir}` (one file per agent, `<phase>/<task>.md`) where it needs them.\n",
-        if unfinished.is_empty() {
-            "none".to_owned()
-        } else {
-            unfinished.join(", ")
-        },
+        "Unfinished agents: {named}.\n\nClaude Code resumes a run with `Workflow({{scriptPath, resumeFromRunId: \"{run}\"}})` only inside the session that launched it{}; from any other session it cannot (the run's journal is not in that session). Do not start the run over. Instead write a continuation script{script} that runs only the unfinished agents and the phases after them, and reads the finished agents' full results from `{results_dir}` (one file per agent, `<phase>/<task>.md`) where it needs them.\n\n",
         record
             .session_id
             .as_deref()
             .map_or(String::new(), |session| format!(" (`{session}`)")),
     );
+    let total = lines.len();
+    for (shown, line) in lines.iter().enumerate() {
+        if out.len() + line.len() + 1 > budget {
+            let _ = writeln!(
+                out,
+                "- … {} more lines of phases and agents: `checkpoint resume --dry-run --workflow {}` prints them all.",
+                total - shown,
+                workflow.id
+            );
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
     Some(out)
 }
 

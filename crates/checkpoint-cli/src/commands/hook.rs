@@ -68,7 +68,16 @@ pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: D
     });
     let gemini = matches!(parsed, Ok(Client::Gemini));
     if let Err(err) = parsed.and_then(|client| handle(client, event, dir_override, now)) {
-        output::warn(&format!("checkpoint hook {event}: {err}"));
+        // The whole chain, so that the cause ("No space left on device") is named.
+        let mut text = err.to_string();
+        for cause in err.chain().skip(1) {
+            let cause = cause.to_string();
+            if !text.contains(&cause) {
+                text.push_str(": ");
+                text.push_str(&cause);
+            }
+        }
+        output::warn(&format!("checkpoint hook {event}: {text}"));
     }
     // Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,
     // as a message to the user: it always gets one JSON object.
@@ -196,6 +205,14 @@ fn read_stdin() -> Result<Vec<u8>, String> {
     // give up at a deadline well inside the hook's timeout.
     match stdin::read_payload(std::io::stdin(), MAX_PAYLOAD_BYTES, stdin::PAYLOAD_DEADLINE)? {
         stdin::Payload::Complete(bytes) | stdin::Payload::Ended(bytes) => Ok(bytes),
+        stdin::Payload::Cut(bytes) => {
+            output::warn(&format!(
+                "checkpoint hook: the payload was over {} MiB; its texts over {} KiB (a tool's output) were cut, the rest is recorded",
+                MAX_PAYLOAD_BYTES / (1024 * 1024),
+                stdin::STRING_KEPT / 1024
+            ));
+            Ok(bytes)
+        }
     }
 }
 
@@ -254,7 +271,12 @@ impl Hook {
                     checkpoint_core::lift_pause(workflow, &mut transitions);
                     Ok(transitions)
                 })
-                .map_err(|err| miette!("failed to update workflow `{id}`: {err}"))?;
+                .map_err(|err| {
+                    miette!(
+                        "failed to update workflow `{id}`: {}",
+                        output::with_causes(&err)
+                    )
+                })?;
             if !loaded.workflow.status.is_finished() {
                 updated.push(loaded.workflow);
             }
@@ -280,7 +302,7 @@ impl Hook {
             };
             let briefing = ctx.brief(&first, &[], &probe);
             context.push_str("A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n");
-            context.push_str(&briefing.prompt());
+            context.push_str(&briefing.prompt_within(ctx.config.prompt_budget.min(MAIN_BRIEFING)));
             if !others.is_empty() {
                 let ids: Vec<String> = others
                     .iter()
@@ -293,7 +315,8 @@ impl Hook {
             }
         }
         if payload.source != StartSource::Compacted {
-            context.push_str(&self.runs_briefing(&active));
+            let left = CONTEXT_LIMIT.saturating_sub(context.len() + 500);
+            context.push_str(&self.runs_briefing(&active, left));
         }
         if !unreadable.is_empty() {
             context.push_str("\nThese `checkpoint` workflows cannot be read, so their saved work is not shown; tell the user and do not start them over:\n");
@@ -329,9 +352,15 @@ impl Hook {
         self.sub_agent_post_tool_use(payload)?;
         let input = &payload.tool_input;
         let written: Vec<String> = match payload.tool() {
+            // One rule for every client's paths, as for `checkpoint files`: a path outside the
+            // project (`/etc/passwd`, `../../x`, a link out) is never recorded.
             Tool::FileEdit => input
                 .written
                 .iter()
+                .filter(|path| {
+                    crate::inside::outside(&self.ctx.project_root, &self.ctx.project_root, path)
+                        .is_none()
+                })
                 .map(|path| self.relative(path))
                 .collect(),
             Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => Vec::new(),
@@ -454,6 +483,28 @@ impl Hook {
     }
 }
 
+/// The most a hook's context holds, in bytes (so at most as many characters): Claude Code moves
+/// hook output over 10,000 characters to a file and shows the model a 2,000-character preview.
+pub(super) const CONTEXT_LIMIT: usize = 9_000;
+
+/// The most the unfinished workflow's own briefing takes of the SessionStart context.
+const MAIN_BRIEFING: usize = 6_000;
+
+/// `text` cut at a line's end to at most `limit` bytes, the cut said with the command that
+/// prints it whole; the instructions, which come first, are kept.
+pub(super) fn within_limit(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= limit {
+        return text.into();
+    }
+    let note = "\n[… cut to stay within the client's limit for hook output: `checkpoint resume --dry-run` prints the whole briefing, `checkpoint resume --dry-run --workflow <id>` another workflow's.]\n";
+    let mut end = limit.saturating_sub(note.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').map_or(end, |at| at + 1);
+    format!("{}{note}", &text[..end]).into()
+}
+
 /// A failed tool call's error, redacted, then cut to a sane length.
 pub(super) fn tool_error(payload: &ToolFailure) -> String {
     checkpoint_core::redact::shortened(&payload.error, MAX_TOOL_ERROR)
@@ -461,6 +512,7 @@ pub(super) fn tool_error(payload: &ToolFailure) -> String {
 
 /// Prints SessionStart's `additionalContext`.
 fn emit_context(context: &str) -> Result<()> {
+    let context = within_limit(context, CONTEXT_LIMIT);
     let out = json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } });
     answer(&out)
 }
@@ -490,6 +542,32 @@ fn seed_context(project_root: &Path, config: &Config, now: DateTime<Utc>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A context over the limit is cut at a line's end, within the limit, its start (the
+    /// instructions) kept and the command that prints it whole said; one within it is as is.
+    #[test]
+    fn a_context_over_the_limit_is_cut_with_the_command_that_prints_it_whole() {
+        for lines in [10, 1_000, 100_000] {
+            let text: String =
+                std::iter::once("Resume it from here; do not start over.\n".to_owned())
+                    .chain(
+                        (0..lines).map(|n| {
+                            format!("- agent {n}: done; result: é✓ {}\n", "x".repeat(n % 90))
+                        }),
+                    )
+                    .collect();
+            let cut = within_limit(&text, CONTEXT_LIMIT);
+            assert!(cut.len() <= CONTEXT_LIMIT, "{lines}: {}", cut.len());
+            assert!(cut.starts_with("Resume it from here"));
+            if text.len() > CONTEXT_LIMIT {
+                assert!(cut.contains("`checkpoint resume --dry-run` prints the whole briefing"));
+                let kept = cut.split("\n[…").next().unwrap();
+                assert!(text.starts_with(kept) && kept.ends_with('\n'), "{lines}");
+            } else {
+                assert_eq!(cut, text);
+            }
+        }
+    }
 
     #[test]
     fn hook_events_parse_from_their_names() {

@@ -83,6 +83,7 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
         }
     };
     let mut listed = Vec::new();
+    let mut skipped = Vec::new();
     for id in ctx.store.list()? {
         match ctx.store.load(&id) {
             Ok(loaded) => listed.push((
@@ -91,7 +92,11 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
                 loaded.workflow.priority,
                 loaded.workflow.status.is_finished(),
             )),
-            Err(err) => output::warn(&format!("run --all: skipping `{id}`: {err}")),
+            Err(err) => {
+                let reason = output::with_causes(&err);
+                output::warn(&format!("run --all: skipping `{id}`: {reason}"));
+                skipped.push((id, reason));
+            }
         }
     }
     // `list`'s order: the most recently active first.
@@ -129,8 +134,12 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
     }
     let kinds: Vec<StopKind> = stops.iter().map(|(_, kind)| *kind).collect();
     let worst = checkpoint_core::run::most_serious(&kinds);
-    output::note(&all::summary(&order, &stops, args.dry_run));
-    Ok(exit_for(worst))
+    output::note(&all::summary(&order, &stops, &skipped, args.dry_run));
+    // A workflow it could not read is not done: the run says so in its exit code too.
+    Ok(match exit_for(worst) {
+        exit_code::SUCCESS if !skipped.is_empty() => exit_code::UNTRUSTED,
+        exit => exit,
+    })
 }
 
 /// Runs one workflow.

@@ -205,11 +205,12 @@ pub(crate) fn run(args: &SetupArgs, dir: Option<&Path>) -> Result<()> {
 fn apply(args: &SetupArgs, plan: &Plan<'_>) -> Result<()> {
     let mut changes = Vec::new();
     for edit in &plan.edits {
-        let before = read(&edit.path)?;
+        let path = writable(&edit.path, args)?;
+        let before = read(&path)?;
         let after = (edit.edit)(before.as_deref()).map_err(|malformed| {
             let place = match malformed.line {
-                Some(line) => format!("{}:{line}", edit.path.display()),
-                None => edit.path.display().to_string(),
+                Some(line) => format!("{}:{line}", path.display()),
+                None => path.display().to_string(),
             };
             miette!(
                 "{place}: {}; fix the file (or move it aside) and run `checkpoint setup {}` again; nothing was changed",
@@ -219,7 +220,7 @@ fn apply(args: &SetupArgs, plan: &Plan<'_>) -> Result<()> {
         })?;
         match after {
             Some(after) if before.as_deref() != Some(after.as_str()) => {
-                changes.push((&edit.path, before, after));
+                changes.push((path, before, after));
             }
             _ => {}
         }
@@ -233,6 +234,7 @@ fn apply(args: &SetupArgs, plan: &Plan<'_>) -> Result<()> {
         });
     }
     for (path, before, after) in &changes {
+        let path = path.as_path();
         if args.dry_run {
             let before = before.as_deref().unwrap_or("");
             let name = path.display().to_string();
@@ -249,6 +251,13 @@ fn apply(args: &SetupArgs, plan: &Plan<'_>) -> Result<()> {
                 std::fs::create_dir_all(parent)
                     .map_err(|err| miette!("failed to create `{}`: {err}", parent.display()))?;
             }
+            if args.remove && holds_nothing(after) {
+                // Nothing of the user's is left: the file `setup` created goes.
+                std::fs::remove_file(path)
+                    .map_err(|err| miette!("failed to remove `{}`: {err}", path.display()))?;
+                report.push_str(&format!("removed {}\n", path.display()));
+                continue;
+            }
             checkpoint_core::write_atomic(path, after.as_bytes(), true)?;
             report.push_str(&format!("wrote {}\n", path.display()));
         }
@@ -263,6 +272,47 @@ fn apply(args: &SetupArgs, plan: &Plan<'_>) -> Result<()> {
         }
     }
     output::emit(&report).into_diagnostic()
+}
+
+/// Whether a file's text holds nothing at all: no entry, no comment (`{}`, or blank).
+fn holds_nothing(text: &str) -> bool {
+    let text = text.trim();
+    text.is_empty()
+        || text
+            .strip_prefix('{')
+            .and_then(|inside| inside.strip_suffix('}'))
+            .is_some_and(|inside| inside.trim().is_empty())
+}
+
+/// The file to write for `path`: itself, or the target of the symbolic link it is (so that a
+/// settings file linked to the user's dotfiles gets the change, and stays a link). A link to
+/// nowhere and a read-only file are refused, before anything is written.
+fn writable(path: &Path, args: &SetupArgs) -> Result<PathBuf> {
+    let fix = format!(
+        "nothing was changed; run `checkpoint setup {} --dry-run` to see the change and make it yourself",
+        args.client.name()
+    );
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|err| {
+                miette!(
+                    "`{}` is a symbolic link to a file that cannot be reached ({err}); {fix}",
+                    path.display()
+                )
+            })?
+        }
+        _ => path.to_owned(),
+    };
+    if args.dry_run {
+        return Ok(target);
+    }
+    match std::fs::metadata(&target) {
+        Ok(meta) if meta.permissions().readonly() => Err(miette!(
+            "`{}` is read-only; {fix}, or make it writable (`chmod u+w`) and run again",
+            target.display(),
+        )),
+        _ => Ok(target),
+    }
 }
 
 /// A client's file as text, `None` when it does not exist.

@@ -32,23 +32,44 @@ pub(crate) struct Ran {
     pub(crate) spent: Spending,
 }
 
-/// `run --all: 3 workflows: a finished, b needs a person, c finished`; with `--dry-run`, the
-/// order it would run them in, and that nothing ran.
+/// `run --all: 3 workflows: a finished, b needs a person, c finished` (with `--dry-run`, the
+/// order it would run them in, and that nothing ran), then every workflow it skipped because it
+/// could not read it, and why.
 pub(crate) fn summary(
     order: &[WorkflowId],
     stops: &[(WorkflowId, StopKind)],
+    skipped: &[(WorkflowId, String)],
     dry_run: bool,
 ) -> String {
-    if dry_run {
-        if order.is_empty() {
-            return "run --all --dry-run: no unfinished workflow".to_owned();
+    let mut text = if dry_run {
+        dry_run_summary(order)
+    } else {
+        ran_summary(order, stops)
+    };
+    if !skipped.is_empty() {
+        text.push_str(&format!(
+            "; skipped {} it could not read (fix or move each aside, then run again):",
+            skipped.len()
+        ));
+        for (id, reason) in skipped {
+            text.push_str(&format!("\n  `{id}`: {reason}"));
         }
-        let ids: Vec<String> = order.iter().map(|id| format!("`{id}`")).collect();
-        return format!(
-            "run --all --dry-run: nothing was run; it would run {} in this order",
-            ids.join(", ")
-        );
     }
+    text
+}
+
+fn dry_run_summary(order: &[WorkflowId]) -> String {
+    if order.is_empty() {
+        return "run --all --dry-run: no unfinished workflow".to_owned();
+    }
+    let ids: Vec<String> = order.iter().map(|id| format!("`{id}`")).collect();
+    format!(
+        "run --all --dry-run: nothing was run; it would run {} in this order",
+        ids.join(", ")
+    )
+}
+
+fn ran_summary(order: &[WorkflowId], stops: &[(WorkflowId, StopKind)]) -> String {
     let mut parts: Vec<String> = stops
         .iter()
         .map(|(id, kind)| format!("`{id}` {}", stop_name(*kind)))
@@ -57,9 +78,10 @@ pub(crate) fn summary(
         parts.push(format!("`{id}` not run"));
     }
     if parts.is_empty() {
-        return "run --all: no unfinished workflow".to_owned();
+        "run --all: no unfinished workflow".to_owned()
+    } else {
+        format!("run --all: {}", parts.join(", "))
     }
-    format!("run --all: {}", parts.join(", "))
 }
 
 /// What the sessions journaled in `workflows` since `since` spent.

@@ -580,8 +580,10 @@ fn setup_for_the_user_writes_gemini_cli_home_or_the_home() {
     assert_eq!(our_groups(&settings, "SessionStart").len(), 1);
     let (code, _, _) = setup(&env, &["--scope", "user", "--remove"]);
     assert_eq!(code, 0);
-    let settings: Value = serde_json::from_str(&fs::read_to_string(&home).unwrap()).unwrap();
-    assert_eq!(settings, json!({}));
+    assert!(
+        !home.exists(),
+        "the settings file setup created holds nothing else: removed"
+    );
 }
 
 #[test]

@@ -924,6 +924,7 @@ fn a_full_disk_is_a_clean_error_and_loses_nothing() {
     };
     assert!(run(&["init", "w", "--phase", "a"]).status.success());
     assert!(run(&["note", "before"]).status.success());
+    assert!(run(&["start", "a"]).status.success());
     // Fill the disk.
     let mut filler = fs::File::create(small.join("filler")).unwrap();
     let chunk = vec![b'x'; 4096];
@@ -946,6 +947,43 @@ fn a_full_disk_is_a_clean_error_and_loses_nothing() {
         }
     }
     assert!(full > 0, "the disk never filled");
+    // Hooks on the full disk: each warns naming the cause and exits 0, and a failed append
+    // that left nothing moves nothing aside (no `journal.jsonl.torn-*` file, empty or not).
+    for n in 0..30 {
+        let payload = serde_json::json!({"session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": env.project(), "hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": format!("docs/f{n}-{}.md", "y".repeat(200)), "content": "x"}});
+        let mut child = env
+            .cmd()
+            .arg("--dir")
+            .arg(&store)
+            .args(["hook", "PostToolUse"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(
+            &mut child.stdin.take().unwrap(),
+            payload.to_string().as_bytes(),
+        )
+        .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("No space left on device"),
+            "hook {n}: {stderr}"
+        );
+    }
+    let aside: Vec<String> = fs::read_dir(store.join("w"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".torn-") || name.contains(".tmp"))
+        .collect();
+    assert_eq!(
+        aside,
+        Vec::<String>::new(),
+        "nothing torn was left or moved aside"
+    );
     fs::remove_file(small.join("filler")).unwrap();
     let output = run(&["--format", "json", "status"]);
     assert!(output.status.success(), "{}", render(&env, &output));

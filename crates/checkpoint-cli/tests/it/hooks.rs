@@ -591,3 +591,27 @@ fn hooks_act_on_a_complete_payload_while_stdin_stays_open() {
     assert!(stderr.contains("no complete JSON payload"), "{stderr}");
     assert_eq!(env.state("w")["last_activity"]["session_id"], "open-stdin");
 }
+
+/// A payload over the 16 MiB limit (an effect with a 20 MB output) is not dropped: the call is
+/// recorded with its output cut, and the hook says so.
+#[test]
+fn a_payload_over_the_limit_keeps_the_call_and_warns() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    let payload = serde_json::json!({
+        "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": env.project(),
+        "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "git push origin main"},
+        "tool_response": {"stdout": "x".repeat(20 * 1024 * 1024), "stderr": "", "interrupted": false},
+    });
+    let (code, _, stderr) = env.hook("PostToolUse", &payload.to_string()).wait();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("were cut"), "{stderr}");
+    let journal = env.read("w", "journal.jsonl");
+    assert!(
+        journal.contains("git push origin main"),
+        "the call is recorded"
+    );
+    assert!(journal.len() < 1024 * 1024, "without its whole output");
+}

@@ -32,6 +32,7 @@ const TOOLS: &[&str] = &[
     "curl",
     "wget",
     "cat",
+    "date",
 ];
 
 /// A clone's plugin directory, a data directory, release assets and a server for them.
@@ -431,9 +432,10 @@ fn the_hook_command_runs_the_installed_binary_without_the_launcher() {
         "{}",
         stderr(&output)
     );
-    // Without HOME and CLAUDE_PLUGIN_DATA the command still resolves to an absolute path.
+    // Without HOME and CLAUDE_PLUGIN_DATA the command runs only an absolute path, else the
+    // launcher.
     let command = hook_command(&setup.plugin(), "Stop");
-    assert!(command.contains("${CLAUDE_PLUGIN_DATA:-"), "{command}");
+    assert!(command.contains("case $c in /*)"), "{command}");
 }
 
 #[test]
@@ -620,4 +622,112 @@ fn session_start_message(output: &Output) -> String {
     );
     assert_eq!(json["hookSpecificOutput"]["hookEventName"], "SessionStart");
     message
+}
+
+/// A relative `XDG_DATA_HOME` (without `CLAUDE_PLUGIN_DATA`) names a directory of the project:
+/// a binary planted there is never run, by the hook commands nor by the launcher, which installs
+/// under the home instead.
+#[test]
+fn a_relative_data_directory_is_ignored_and_a_planted_binary_never_runs() {
+    let setup = Setup::new();
+    let planted = setup
+        .temp
+        .path()
+        .join(format!("rel/checkpoint-plugin/bin/checkpoint-{VERSION}"));
+    fs::create_dir_all(&planted).unwrap();
+    let marker = setup.temp.path().join("planted-ran");
+    write_script(
+        &planted.join("checkpoint"),
+        &format!("touch '{}'; echo planted", marker.display()),
+    );
+    for relative in ["rel", "./rel"] {
+        for mut command in [setup.hook("Stop"), setup.launch("--version")] {
+            let output = run(command
+                .env_remove("CLAUDE_PLUGIN_DATA")
+                .env("XDG_DATA_HOME", relative));
+            assert!(!marker.exists(), "{relative}: {output:?}");
+            assert!(output.status.success(), "{relative}: {output:?}");
+            assert!(!stdout(&output).contains("planted"), "{output:?}");
+        }
+    }
+    let home_install = setup.temp.path().join(format!(
+        "home/.local/share/checkpoint-plugin/bin/checkpoint-{VERSION}/checkpoint"
+    ));
+    assert!(home_install.is_file());
+}
+
+/// A backslash in the data directory does not change the checksum compared (a tool escapes
+/// such a name in its output); anything but an executable regular file at the install path is
+/// not an installation: the hooks go on (exit 0, never 126) and the launcher installs over it.
+#[test]
+fn an_odd_data_path_or_install_path_is_handled() {
+    let setup = Setup::new();
+    let data = setup.temp.path().join("da\\ta");
+    let output = run(setup.launch("--version").env("CLAUDE_PLUGIN_DATA", &data));
+    assert_success_with(&output, &format!("checkpoint {VERSION}"));
+
+    let setup = Setup::new();
+    fs::create_dir_all(setup.installed().join("sub")).unwrap();
+    for event in ["Stop", "PostToolUse", "PreToolUse"] {
+        let output = run(&mut setup.hook(event));
+        assert_eq!(output.status.code(), Some(0), "{event}: {output:?}");
+    }
+    let output = run(&mut setup.launch("--version"));
+    assert_success_with(&output, &format!("checkpoint {VERSION}"));
+    assert!(setup.installed().is_file());
+}
+
+/// An archive holding a symbolic link (here, the binary itself, pointing elsewhere) installs
+/// nothing, whatever its sum, and says why.
+#[test]
+fn an_archive_holding_a_link_installs_nothing() {
+    let setup = Setup::new();
+    let dir = setup.temp.path().join("linked-asset");
+    let name = asset_name();
+    let staging = dir.join(&name);
+    fs::create_dir_all(&staging).unwrap();
+    fs::copy(
+        env!("CARGO_BIN_EXE_checkpoint"),
+        staging.join("checkpoint-mcp"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/bin/sh", staging.join("checkpoint")).unwrap();
+    let archive = dir.join(format!("{name}.tar.gz"));
+    tar(&dir, &name, &archive);
+    repin(&setup, &fs::read(&archive).unwrap());
+    let output = run(&mut setup.launch("--version"));
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(
+        stderr(&output).contains("holds a link"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!setup.installed().exists());
+}
+
+/// While another launcher (alive) holds the install lock, the session's start does not wait
+/// past its hook's timeout: it returns by itself, exit 0, saying the installation is in
+/// progress. The patience below is the hook's 30 s timeout plus a margin for a loaded machine,
+/// a guard against the minute it used to wait.
+#[test]
+fn the_session_start_returns_within_its_timeout_while_another_launcher_installs() {
+    let setup = Setup::new();
+    let lock = setup
+        .data()
+        .join("bin")
+        .join(format!(".install-{VERSION}.lock"));
+    fs::create_dir_all(&lock).unwrap();
+    fs::write(lock.join("pid"), format!("{}\n", std::process::id())).unwrap();
+    let mut child = setup
+        .hook("SessionStart")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = crate::support::exits_by_itself(&mut child, std::time::Duration::from_secs(40));
+    assert_eq!(status.and_then(|status| status.code()), Some(0));
+    let output = child.wait_with_output().unwrap();
+    let told = session_start_message(&output);
+    assert!(told.contains("in progress"), "{told}");
+    assert_eq!(setup.downloads(), 0);
 }

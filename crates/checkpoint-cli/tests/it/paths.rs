@@ -234,3 +234,142 @@ fn outputs_and_artifacts_outside_the_project_are_refused() {
     fs::write(env.project().join("docs/a.md"), "the design").unwrap();
     env.ok(&["complete", "a", "--artifact", "docs/a.md"]);
 }
+
+/// One rule for every client's write hooks, as for `checkpoint files`: a file written outside
+/// the project (absolute elsewhere, up with `..`, through a link out) by Claude Code's `Write`,
+/// Codex's `apply_patch` or Gemini CLI's `write_file` and `replace` never reaches the store's
+/// files (nor, through them, a resume prompt); a file inside still does.
+#[cfg(unix)]
+#[test]
+fn every_clients_write_hooks_keep_paths_outside_the_project_out_of_the_store() {
+    let env = TestEnv::new();
+    let project = env.project();
+    let elsewhere = env.dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, project.join("linked")).unwrap();
+    env.ok(&["init", "w", "--phase", "a"]);
+    env.ok(&["start", "a"]);
+    let before = env.read("w", "journal.jsonl");
+    let outside = [
+        "/etc/passwd".to_owned(),
+        "../../../../root/.bashrc".to_owned(),
+        "linked/a.md".to_owned(),
+        elsewhere.join("b.md").to_string_lossy().into_owned(),
+    ];
+    let base =
+        serde_json::json!({"session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": project});
+    let with = |extra: serde_json::Value| {
+        let mut payload = base.clone();
+        payload
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        payload.to_string()
+    };
+    for path in &outside {
+        let calls = [
+            (
+                "claude",
+                "PostToolUse",
+                with(
+                    serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": path, "content": "x"}, "tool_response": {"type": "create"}}),
+                ),
+            ),
+            (
+                "claude",
+                "PostToolUse",
+                with(
+                    serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": path, "old_string": "a", "new_string": "b"}}),
+                ),
+            ),
+            (
+                "codex",
+                "PostToolUse",
+                with(
+                    serde_json::json!({"hook_event_name": "PostToolUse", "turn_id": "t", "tool_name": "apply_patch", "tool_input": {"command": format!("*** Begin Patch\n*** Update File: {path}\n@@\n-a\n+b\n*** End Patch\n")}, "tool_response": "Exit code: 0\nOutput:\nSuccess.\n", "tool_use_id": "c1"}),
+                ),
+            ),
+            (
+                "gemini",
+                "AfterTool",
+                with(
+                    serde_json::json!({"hook_event_name": "AfterTool", "tool_name": "write_file", "tool_input": {"file_path": path, "content": "x"}}),
+                ),
+            ),
+            (
+                "gemini",
+                "AfterTool",
+                with(
+                    serde_json::json!({"hook_event_name": "AfterTool", "tool_name": "replace", "tool_input": {"file_path": path, "old_string": "a", "new_string": "b"}}),
+                ),
+            ),
+        ];
+        for (client, event, payload) in calls {
+            let (code, _, stderr) = env.client_hook(client, event, &payload).wait();
+            assert_eq!(code, 0, "{client} {path}: {stderr}");
+            assert_eq!(
+                env.read("w", "journal.jsonl"),
+                before,
+                "{client} {event} {path}: nothing is stored"
+            );
+        }
+    }
+    let inside = with(
+        serde_json::json!({"hook_event_name": "AfterTool", "tool_name": "write_file", "tool_input": {"file_path": "docs/in.md", "content": "x"}}),
+    );
+    assert_eq!(env.client_hook("gemini", "AfterTool", &inside).wait().0, 0);
+    assert_eq!(
+        env.state("w")["context"]["file_paths"],
+        serde_json::json!(["docs/in.md"])
+    );
+}
+
+/// A `TZ` naming a FIFO, a device or a directory (absolute, after `:`, or up from the zone
+/// directory) is never read: the command warns, runs in UTC and finishes; a real zone name is
+/// used without a word.
+#[cfg(unix)]
+#[test]
+fn a_hostile_tz_is_never_read_and_the_command_runs_in_utc() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a"]);
+    let fifo = env.dir.path().join("tz-fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap().to_owned();
+    for tz in [
+        ":/dev/zero".to_owned(),
+        "/dev/zero".to_owned(),
+        fifo.clone(),
+        format!(":{fifo}"),
+        "../../../../dev/zero".to_owned(),
+        "/tmp".to_owned(),
+    ] {
+        for args in [vec!["status"], vec!["run", "--dry-run"]] {
+            let child = env
+                .cmd()
+                .args(&args)
+                .env("TZ", &tz)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (code, stderr) = finish_guarded(child).unwrap_or_else(|| panic!("{tz}: hung"));
+            assert_eq!(code, 0, "{tz} {args:?}: {stderr}");
+            assert!(stderr.contains("times are in UTC"), "{tz}: {stderr}");
+        }
+    }
+    if std::path::Path::new("/usr/share/zoneinfo/Europe/Berlin").is_file() {
+        let output = env
+            .cmd()
+            .arg("status")
+            .env("TZ", "Europe/Berlin")
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        assert!(!String::from_utf8_lossy(&output.stderr).contains("UTC"));
+    }
+}

@@ -1724,3 +1724,70 @@ fn status_and_watch_show_what_a_running_run_spent_and_its_caps() {
         );
     }
 }
+
+/// With the system's zone (`chrono::Local`, `TZ=Europe/Berlin`) on the autumn night of 2026,
+/// a window opening at a time the clock shows twice opens at its first showing (00:00 UTC, not
+/// the second at 01:00), as README says.
+#[test]
+fn the_autumn_night_opens_the_window_at_the_first_showing_in_the_systems_zone() {
+    if !Path::new("/usr/share/zoneinfo/Europe/Berlin").is_file() {
+        println!("skipped: no zone database here (the window tests cover the rule)");
+        return;
+    }
+    let env = TestEnv::new();
+    env.set_now("2026-10-20T00:00:00Z");
+    env.ok(&["init", "w", "--phase", "a"]);
+    let output = env
+        .cmd()
+        .args(["run", "--dry-run", "--window", "02:00-05:00"])
+        .env("TZ", "Europe/Berlin")
+        .env("CHECKPOINT_TEST_NOW", "2026-10-24T23:30:00Z")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("the next opens at 2026-10-25T00:00:00+00:00"),
+        "{stdout}"
+    );
+}
+
+/// `run --all` among workflows it cannot read (a state that is a FIFO, one of a newer schema):
+/// the others run, the closing line names every one it skipped and why, and the exit code is
+/// not 0.
+#[cfg(unix)]
+#[test]
+fn run_all_names_every_workflow_it_skipped_and_exits_non_zero() {
+    let env = TestEnv::new();
+    init_plan(&env, "good", r#"{"phases": [{"id": "a"}]}"#);
+    init_plan(&env, "fifo", r#"{"phases": [{"id": "a"}]}"#);
+    init_plan(&env, "newer", r#"{"phases": [{"id": "a"}]}"#);
+    let state = env.workflow_dir("fifo").join("state.json");
+    fs::remove_file(&state).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&state)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let newer = env.workflow_dir("newer").join("state.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&newer).unwrap()).unwrap();
+    value["schema_version"] = serde_json::json!(999);
+    fs::write(&newer, value.to_string()).unwrap();
+    let claude = fake_claude(&env, DO_PHASE_LOGGED);
+    let output = run_cmd(&env, &claude, &["--all"]).output().unwrap();
+    let rendered = render(&env, &output);
+    assert_eq!(output.status.code(), Some(6), "{rendered}");
+    assert!(rendered.contains("`good` finished"), "{rendered}");
+    let closing = rendered
+        .lines()
+        .skip_while(|line| !line.contains("run --all: `good` finished"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(closing.contains("skipped 2"), "{rendered}");
+    assert!(
+        closing.contains("`fifo`") && closing.contains("`newer`"),
+        "{closing}"
+    );
+}

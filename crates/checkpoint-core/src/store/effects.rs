@@ -316,7 +316,9 @@ fn write_index(dir: &Path, index: &Index) -> Result<()> {
         }
     }
     let path = dir.join(EFFECTS_INDEX);
-    let temp_path = dir.join(format!(".{EFFECTS_INDEX}.tmp-{}", std::process::id()));
+    let temp_prefix = format!(".{EFFECTS_INDEX}.tmp-");
+    crate::fsx::remove_stale(dir, &temp_prefix);
+    let temp_path = dir.join(format!("{temp_prefix}{}", std::process::id()));
     let mut temp = private_options()
         .write(true)
         .create(true)

@@ -84,7 +84,7 @@ pub(super) fn commit(
             .create(true)
             .open(&journal_path)
             .map_err(|err| Error::io("open", &journal_path, err))?;
-        refuse_growth_past(
+        let len_before = refuse_growth_past(
             &journal,
             &journal_path,
             lines.len(),
@@ -99,7 +99,14 @@ pub(super) fn commit(
             let half = &lines.as_bytes()[..lines.len() / 2];
             journal.write_all(half).and(Err(err)).map_err(maybe)?;
         }
-        journal.write_all(lines.as_bytes()).map_err(maybe)?;
+        if let Err(err) = journal.write_all(lines.as_bytes()) {
+            // A full disk: cut back what part of the entry went in, so that nothing is torn and
+            // nothing was saved (the next writer has nothing to move aside); the cause is named.
+            return Err(match journal.set_len(len_before) {
+                Ok(()) => Error::io("append to", &journal_path, err),
+                Err(_) => maybe(err),
+            });
+        }
         failpoint::check(failpoint, Step::JournalFsync)
             .and_then(|()| journal.sync_data())
             .map_err(maybe)?;
@@ -120,8 +127,8 @@ pub(super) fn commit(
 }
 
 /// Refuses an append of `n_bytes` to the open journal at `path` that would take it past
-/// `limit` bytes, before anything is written.
-fn refuse_growth_past(journal: &fs::File, path: &Path, n_bytes: usize, limit: u64) -> Result<()> {
+/// `limit` bytes, before anything is written; returns the journal's length.
+fn refuse_growth_past(journal: &fs::File, path: &Path, n_bytes: usize, limit: u64) -> Result<u64> {
     let len = journal
         .metadata()
         .map_err(|err| Error::io("read", path, err))?
@@ -134,7 +141,7 @@ fn refuse_growth_past(journal: &fs::File, path: &Path, n_bytes: usize, limit: u6
             limit,
         });
     }
-    Ok(())
+    Ok(len)
 }
 
 /// The text of `state.json`: indented JSON, or for a state of [`DEFER_STATE_BYTES`] or more,
@@ -219,7 +226,11 @@ pub(super) fn write_new_file(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|err| Error::io("create", path, err))?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
-        .map_err(|err| Error::io("write", path, err))
+        .map_err(|err| {
+            // A full disk leaves no empty or partial file behind: the next try starts clean.
+            let _ = fs::remove_file(path);
+            Error::io("write", path, err)
+        })
 }
 
 pub(super) fn create_private_dir(path: &Path) -> Result<()> {

@@ -200,3 +200,75 @@ fn windows_follow_the_local_clock_across_daylight_saving_changes() {
         "2026-10-25T00:30:00+00:00"
     );
 }
+
+/// Paris as `chrono::Local` answers it: the same clock, but a local time shown twice is
+/// answered with the later instant alone.
+#[derive(Debug, Clone, Copy)]
+struct LaterFirst;
+
+impl TimeZone for LaterFirst {
+    type Offset = FixedOffset;
+
+    fn from_offset(_: &FixedOffset) -> LaterFirst {
+        LaterFirst
+    }
+
+    fn offset_from_local_date(&self, local: &NaiveDate) -> LocalResult<FixedOffset> {
+        Paris.offset_from_local_date(local)
+    }
+
+    fn offset_from_local_datetime(&self, local: &NaiveDateTime) -> LocalResult<FixedOffset> {
+        match Paris.offset_from_local_datetime(local) {
+            LocalResult::Ambiguous(_, later) => LocalResult::Single(later),
+            other => other,
+        }
+    }
+
+    fn offset_from_utc_date(&self, utc: &NaiveDate) -> FixedOffset {
+        Paris.offset_from_utc_date(utc)
+    }
+
+    fn offset_from_utc_datetime(&self, utc: &NaiveDateTime) -> FixedOffset {
+        Paris.offset_from_utc_datetime(utc)
+    }
+}
+
+/// The autumn night (25 October, 03:00 → 02:00): a window opening at a time shown twice opens
+/// at its first showing, whatever the zone answers for that local time; it is open through
+/// both showings, and closes at its end.
+#[test]
+fn the_autumn_night_opens_at_the_first_of_a_time_shown_twice_in_every_zone() {
+    for (name, opening_at) in [
+        ("02:00-05:00", "2026-10-25T00:00:00+00:00"),
+        ("02:30-05:00", "2026-10-25T00:30:00+00:00"),
+    ] {
+        let window = windows(&[name]);
+        for now in ["2026-10-24T12:00:00Z", "2026-10-24T23:30:00Z"] {
+            assert_eq!(
+                show(next_opening(&window, utc(now), &Paris)),
+                opening_at,
+                "{name} {now}"
+            );
+            assert_eq!(
+                show(next_opening(&window, utc(now), &LaterFirst)),
+                opening_at,
+                "{name} {now}"
+            );
+        }
+        for open in [
+            opening_at,
+            "2026-10-25T01:10:00+00:00",
+            "2026-10-25T03:59:00+00:00",
+        ] {
+            let at = DateTime::parse_from_rfc3339(open)
+                .unwrap()
+                .with_timezone(&Utc);
+            assert!(is_open(&window, at, &LaterFirst), "{name} {open}");
+            assert!(is_open(&window, at, &Paris), "{name} {open}");
+        }
+        assert_eq!(
+            show(closing(&window, utc("2026-10-25T00:45:00Z"), &LaterFirst)),
+            "2026-10-25T04:00:00+00:00"
+        );
+    }
+}

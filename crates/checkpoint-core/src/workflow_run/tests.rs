@@ -103,7 +103,27 @@ fn ids_are_made_safe_from_any_title_and_run_id() {
     }
     let long = "a".repeat(500);
     assert!(safe(&long, 60).len() <= 60);
-    assert_eq!(workflow_id("wf_../../x").unwrap().as_str(), "wf_-x");
+    assert!(
+        workflow_id("wf_../../x")
+            .unwrap()
+            .as_str()
+            .starts_with("wf_-x-")
+    );
+    // A run id that is already an id is its workflow's; any other gets a hash of itself, so
+    // that distinct runs never share a workflow.
+    assert_eq!(
+        workflow_id("wf_a1b2c3d4-e5f").unwrap().as_str(),
+        "wf_a1b2c3d4-e5f"
+    );
+    let ids: Vec<String> = ["", ".", "..", "...", "a b", "a.b", "a-b", "x", "wf_../../x"]
+        .iter()
+        .map(|run| workflow_id(run).unwrap().as_str().to_owned())
+        .collect();
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ids.len(), "{ids:?}");
+    assert!(workflow_id(&"r".repeat(300)).unwrap().as_str().len() <= 100);
     let mut twice = launch();
     twice.phases = vec![
         ("Build".into(), None),
@@ -353,4 +373,41 @@ fn an_excerpt_is_redacted_and_at_most_a_thousand_characters() {
     assert_eq!(excerpt("short"), "short");
     let secret = "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB done";
     assert!(!excerpt(secret).contains("ghp_0123456789"));
+}
+
+/// At 10, 100 and 1,000 agents the briefing stays within its budget, the instructions first
+/// (the unfinished agents named up to a count, how to go on without starting over), the agents
+/// it leaves out counted with the command that prints them all; whole, it lists every agent.
+#[test]
+fn a_large_run_briefs_within_its_budget_instructions_first() {
+    for count in [10, 100, 1_000] {
+        let mut many = launch();
+        many.agents = (0..count)
+            .map(|n| (format!("build:{n}"), Some("Build".to_owned())))
+            .collect();
+        let workflow = launched(&many, now()).unwrap();
+        let budget = 4_000;
+        let text = briefing_within(&workflow, "results", budget).unwrap();
+        assert!(text.len() <= budget + 200, "{count}: {} bytes", text.len());
+        let instructions = text.find("Do not start the run over").unwrap();
+        let first_agent = text.find("  - agent").unwrap();
+        assert!(instructions < first_agent, "{count}: instructions first");
+        let whole = briefing(&workflow, "results").unwrap();
+        assert_eq!(whole.matches("  - agent").count(), count, "{count}");
+        if whole.len() > budget {
+            assert!(
+                text.contains(&format!(
+                    "checkpoint resume --dry-run --workflow {}",
+                    workflow.id
+                )),
+                "{count}: {text}"
+            );
+        }
+        if count > 20 {
+            assert!(
+                text.contains(&format!("and {} more", count - 20)),
+                "{count}"
+            );
+        }
+    }
 }

@@ -76,7 +76,13 @@ impl Hook {
                     },
                 )
             })
-            .map_err(|err| miette!("failed to update workflow `{}`: {err}", target.id))?;
+            .map_err(|err| {
+                miette!(
+                    "failed to update workflow `{}`: {}",
+                    target.id,
+                    output::with_causes(&err)
+                )
+            })?;
         match refusal.into_inner() {
             Some(reason) => self.refuse(&reason),
             None => Ok(()),

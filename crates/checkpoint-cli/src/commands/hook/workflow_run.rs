@@ -227,19 +227,22 @@ impl Hook {
 
     /// What a session that did not launch them is told of the unfinished runs among
     /// `workflows`.
-    pub(super) fn runs_briefing(&self, workflows: &[Workflow]) -> String {
+    pub(super) fn runs_briefing(&self, workflows: &[Workflow], budget: usize) -> String {
         let mut out = String::new();
-        for workflow in workflows
+        let runs: Vec<&Workflow> = workflows
             .iter()
             .filter(|workflow| workflow_run::unfinished(workflow))
-        {
+            .collect();
+        // Each run its share of the budget, enough for its instructions at least.
+        let share = (budget / runs.len().max(1)).max(1_500);
+        for workflow in runs {
             let results = self.ctx.store.results_dir(&workflow.id);
             let results = results
                 .strip_prefix(&self.ctx.project_root)
                 .unwrap_or(&results)
                 .display()
                 .to_string();
-            if let Some(text) = workflow_run::briefing(workflow, &results) {
+            if let Some(text) = workflow_run::briefing_within(workflow, &results, share) {
                 out.push('\n');
                 out.push_str(&text);
             }

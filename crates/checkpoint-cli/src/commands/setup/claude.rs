@@ -8,7 +8,7 @@ use miette::Result;
 use serde_json::json;
 
 use super::{
-    FileEdit, Plan, Scope, Target,
+    Plan, Scope, Target,
     hooks_json::{self, HookSpec},
 };
 use crate::{
@@ -92,15 +92,7 @@ pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
     Ok(Plan {
         edits: vec![
             hooks_json::hooks_file(settings, Client::Claude, specs, remove),
-            FileEdit {
-                path: mcp,
-                edit: Box::new(move |text| {
-                    let before = hooks_json::parse(text)?;
-                    let mut after = before.clone();
-                    hooks_json::edit_server(&mut after, "mcpServers", server.clone(), remove)?;
-                    Ok(hooks_json::render(&before, after))
-                }),
-            },
+            hooks_json::servers_file(mcp, "mcpServers", server, remove),
         ],
         needs,
     })

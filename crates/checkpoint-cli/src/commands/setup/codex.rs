@@ -91,7 +91,12 @@ fn needs(target: &Target, user: Option<&Path>, hooks_file: &Path) -> Vec<String>
     if target.scope == Scope::Project {
         let root = target.project_root.display().to_string();
         let trusted = user
-            .and_then(|home| std::fs::read_to_string(home.join("config.toml")).ok())
+            .and_then(|home| {
+                checkpoint_core::read_foreign(&home.join("config.toml"), super::MAX_CONFIG_BYTES)
+                    .ok()
+                    .flatten()
+            })
+            .and_then(|bytes| String::from_utf8(bytes).ok())
             .and_then(|text| text.parse::<toml_edit::DocumentMut>().ok())
             .is_some_and(|document| {
                 document

@@ -14,11 +14,13 @@ use serde_json::{Value, json};
 
 use miette::Result;
 
-use super::{FileEdit, Malformed, Plan, Scope, Target};
+use super::{
+    FileEdit, Malformed, Plan, Scope, Target,
+    hooks_json::{self, OwnedHooks},
+};
 use crate::{
     clients::{Client, gemini::hooks::HookEvent},
     env,
-    jsonc::{self, Node},
 };
 
 /// The name of each of our hooks, and of our MCP server.
@@ -79,214 +81,41 @@ impl Ours<'_> {
 }
 
 /// `text` (the file's, `None` when there is none) with `change` made; `None` when there is
-/// nothing to change.
+/// nothing to change. Only our hooks (named `checkpoint`, or running `checkpoint hook --client
+/// gemini`) are ours: a hook of the user's in the same group stays.
 pub(crate) fn edit(
     text: Option<&str>,
     ours: &Ours<'_>,
     change: Change,
 ) -> Result<Option<String>, Malformed> {
-    let original = text.unwrap_or_default();
-    let mut text = match text {
-        Some(text) if !text.trim().is_empty() => text.to_owned(),
-        _ if change == Change::Remove => return Ok(None),
-        _ => "{}\n".to_owned(),
-    };
-    // One edit at a time, each on a fresh parse, until none is needed; each takes out or puts
-    // in one entry, so this ends.
-    for _ in 0..1_000 {
-        let root = jsonc::parse(&text).map_err(|error| {
-            Malformed::at(
-                Some(error.line),
-                format!("column {}: {}", error.column, error.message),
-            )
-        })?;
-        match next_edit(&text, &root, ours, change)? {
-            Some(edited) => text = edited,
-            None => break,
-        }
-    }
-    Ok((text != original).then_some(text))
-}
-
-/// The text after the next edit `change` needs, `None` when it needs none.
-fn next_edit(
-    text: &str,
-    root: &Node,
-    ours: &Ours<'_>,
-    change: Change,
-) -> Result<Option<String>, Malformed> {
-    if root.members().is_none() {
-        return Err(not_a(text, "the settings", root, "an object"));
-    }
-    if let Some(edited) = hooks_edit(text, root, ours, change)? {
-        return Ok(Some(edited));
-    }
-    mcp_edit(text, root, ours, change)
-}
-
-/// The next edit of `hooks`.
-fn hooks_edit(
-    text: &str,
-    root: &Node,
-    ours: &Ours<'_>,
-    change: Change,
-) -> Result<Option<String>, Malformed> {
-    let Some(hooks) = root.get("hooks") else {
-        return Ok((change == Change::Install).then(|| {
-            let all: serde_json::Map<String, Value> = HookEvent::REGISTERED
+    let owned = OwnedHooks {
+        wanted: match change {
+            Change::Install => HookEvent::REGISTERED
                 .iter()
-                .map(|event| (event.name().to_owned(), json!([ours.group(*event)])))
-                .collect();
-            jsonc::insert_member(text, root, "hooks", &Value::Object(all))
-        }));
+                .map(|event| (event.name().to_owned(), ours.group(*event)))
+                .collect(),
+            Change::Remove => Vec::new(),
+        },
+        is_ours: &is_our_hook,
     };
-    let Some(events) = hooks.value.members() else {
-        return Err(not_a(text, "hooks", &hooks.value, "an object"));
-    };
-    for (index, event) in events.iter().enumerate() {
-        let Some(groups) = event.value.elements() else {
-            return Err(not_a(
-                text,
-                &format!("hooks.{}", event.key),
-                &event.value,
-                "an array",
-            ));
-        };
-        let wanted = match change {
-            Change::Install => event
-                .key
-                .parse::<HookEvent>()
-                .ok()
-                .filter(|known| HookEvent::REGISTERED.contains(known))
-                .map(|known| ours.group(known)),
-            Change::Remove => None,
-        };
-        let mine: Vec<usize> = (0..groups.len())
-            .filter(|at| is_ours(&groups[*at].to_value(text)))
-            .collect();
-        let keep = wanted.as_ref().and_then(|wanted| {
-            mine.iter()
-                .copied()
-                .find(|at| groups[*at].to_value(text) == *wanted)
-        });
-        if let Some(&stale) = mine.iter().find(|at| Some(**at) != keep) {
-            if groups.len() == 1 && wanted.is_none() {
-                // The event held only ours: the event goes too, and `hooks` when it held only
-                // that.
-                if sole(text, &hooks.value, event.start, event.value.end) {
-                    return Ok(Some(remove_member(text, root, "hooks")));
-                }
-                let previous = index.checked_sub(1).map(|at| events[at].value.end);
-                return Ok(Some(jsonc::remove_entry(
-                    text,
-                    event.start,
-                    event.value.end,
-                    previous,
-                )));
-            }
-            let previous = stale.checked_sub(1).map(|at| groups[at].end);
-            let group = &groups[stale];
-            return Ok(Some(jsonc::remove_entry(
-                text,
-                group.start,
-                group.end,
-                previous,
-            )));
+    let server = mcp_server(&ours.path);
+    let wanted = (change == Change::Install).then_some(&server);
+    hooks_json::splice(text, change == Change::Remove, |text, root| {
+        if let Some(edited) = hooks_json::hooks_edit(text, root, &owned)? {
+            return Ok(Some(edited));
         }
-        if let (Some(wanted), None) = (&wanted, keep) {
-            return Ok(Some(jsonc::push_element(text, &event.value, wanted)));
-        }
-    }
-    if change == Change::Install {
-        for event in HookEvent::REGISTERED {
-            if hooks.value.get(event.name()).is_none() {
-                let groups = json!([ours.group(event)]);
-                return Ok(Some(jsonc::insert_member(
-                    text,
-                    &hooks.value,
-                    event.name(),
-                    &groups,
-                )));
-            }
-        }
-    }
-    Ok(None)
+        // A server of our name is replaced, whatever it ran.
+        hooks_json::server_edit(text, root, "mcpServers", wanted, &|_| true)
+    })
 }
 
-/// The next edit of `mcpServers`.
-fn mcp_edit(
-    text: &str,
-    root: &Node,
-    ours: &Ours<'_>,
-    change: Change,
-) -> Result<Option<String>, Malformed> {
-    let wanted = mcp_server(&ours.path);
-    let Some(servers) = root.get("mcpServers") else {
-        return Ok((change == Change::Install)
-            .then(|| jsonc::insert_member(text, root, "mcpServers", &json!({ NAME: wanted }))));
-    };
-    if servers.value.members().is_none() {
-        return Err(not_a(text, "mcpServers", &servers.value, "an object"));
-    }
-    match (change, servers.value.get(NAME)) {
-        (Change::Install, None) => Ok(Some(jsonc::insert_member(
-            text,
-            &servers.value,
-            NAME,
-            &wanted,
-        ))),
-        (Change::Install, Some(server)) => Ok((server.value.to_value(text) != wanted)
-            .then(|| jsonc::replace(text, &server.value, &wanted))),
-        (Change::Remove, Some(server)) => {
-            // `mcpServers` goes too when it held only ours.
-            if sole(text, &servers.value, server.start, server.value.end) {
-                Ok(Some(remove_member(text, root, "mcpServers")))
-            } else {
-                Ok(Some(remove_member(text, &servers.value, NAME)))
-            }
-        }
-        (Change::Remove, None) => Ok(None),
-    }
-}
-
-/// Whether a hook group is ours: one of its hooks is named `checkpoint`, or runs
-/// `checkpoint hook --client gemini`.
-fn is_ours(group: &Value) -> bool {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .is_some_and(|hooks| {
-            hooks.iter().any(|hook| {
-                hook.get("name").and_then(Value::as_str) == Some(NAME)
-                    || hook
-                        .get("command")
-                        .and_then(Value::as_str)
-                        .is_some_and(|command| Target::is_our_hook(command, Client::Gemini))
-            })
-        })
-}
-
-/// Whether the entry at `start..end` is all that `container` holds (no other entry, no
-/// comment).
-fn sole(text: &str, container: &Node, start: usize, end: usize) -> bool {
-    text[container.start + 1..start].trim().is_empty()
-        && text[end..container.end - 1].trim().is_empty()
-}
-
-/// `text` without member `key` of `object`.
-fn remove_member(text: &str, object: &Node, key: &str) -> String {
-    let members = object.members().unwrap_or_default();
-    let Some(index) = members.iter().position(|member| member.key == key) else {
-        return text.to_owned();
-    };
-    let previous = index.checked_sub(1).map(|at| members[at].value.end);
-    let member = &members[index];
-    jsonc::remove_entry(text, member.start, member.value.end, previous)
-}
-
-fn not_a(text: &str, key: &str, node: &Node, expected: &'static str) -> Malformed {
-    let line = text[..node.start].matches('\n').count() + 1;
-    Malformed::at(Some(line), format!("`{key}` is not {expected}"))
+/// Whether a hook is ours: named `checkpoint`, or running `checkpoint hook --client gemini`.
+fn is_our_hook(hook: &Value) -> bool {
+    hook.get("name").and_then(Value::as_str) == Some(NAME)
+        || hook
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|command| Target::is_our_hook(command, Client::Gemini))
 }
 
 /// The user's settings file: `$GEMINI_CLI_HOME/.gemini/settings.json`, else the home's.
