@@ -3,7 +3,7 @@
 
 use checkpoint_core::{
     EffectSource, PhaseId, Workflow,
-    effects::{self, Call, Ledger, Observed, RecordedEffect},
+    effects::{self, Call, Ledger, Matcher, Observed, RecordedEffect},
     store::Loaded,
 };
 use std::fmt::Write as _;
@@ -15,6 +15,7 @@ use crate::{
     ctx::{Ctx, keep_until_exit},
     env,
     failure::Failure,
+    locate,
     json::{EffectRow, EffectsReport, Shown, WorkflowReport},
     output::{self, Format, JSON_VERSION, Paint},
 };
@@ -94,19 +95,41 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |workflow| {
         known_phase(workflow, &phase)?;
-        Ok(vec![effects::record(
-            workflow,
-            Some(&phase),
-            Observed {
-                call: Call::Bash(&args.what),
-                input: &args.what,
-                output: args.output.as_deref(),
-                ok: true,
-                session_id: None,
-                agent_id: None,
-                source,
-            },
-        )])
+        // A command recorded here is keyed as the hooks key its effects; words are one effect.
+        let call = Call::Bash(&args.what);
+        let found = Matcher::for_workflow(&ctx.config.effects, workflow).effects(call);
+        let mut each: Vec<(String, Option<String>, String)> = found
+            .effects
+            .iter()
+            .map(|effect| {
+                let dir = locate::effect_dir(&ctx.cwd, effect.dir.as_deref());
+                let place = locate::effect_place(&ctx.project_root, &dir, effect.place);
+                (effect.text.clone(), effect.dir.clone(), place)
+            })
+            .collect();
+        if each.is_empty() {
+            each.push((args.what.clone(), None, String::new()));
+        }
+        Ok(each
+            .iter()
+            .map(|(text, dir, place)| {
+                effects::record(
+                    workflow,
+                    Some(&phase),
+                    Observed {
+                        call,
+                        input: text,
+                        dir: dir.as_deref(),
+                        place,
+                        output: args.output.as_deref(),
+                        ok: true,
+                        session_id: None,
+                        agent_id: None,
+                        source,
+                    },
+                )
+            })
+            .collect())
     })?);
     output::warn_redacted(loaded.redacted);
     let ledger = ctx.store.ledger(&id)?;

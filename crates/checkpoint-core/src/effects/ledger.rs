@@ -91,8 +91,13 @@ impl RecordedEffect {
 pub struct Observed<'a> {
     /// The call (for a record by hand, `Call::Bash` with the text).
     pub call: Call<'a>,
-    /// The command, the MCP tool's input (as [`super::mcp_input`] writes it), or what was done.
+    /// The effect command (as [`super::Effect`] holds it), the MCP tool's input (as
+    /// [`super::mcp_input`] writes it), or what was done.
     pub input: &'a str,
+    /// The directory a `cd` moved the effect to, shown before its command.
+    pub dir: Option<&'a str>,
+    /// The place that makes it another effect (see [`super::key`]).
+    pub place: &'a str,
     /// What it printed or returned.
     pub output: Option<&'a str>,
     /// Whether it succeeded.
@@ -107,7 +112,7 @@ pub struct Observed<'a> {
 
 /// The `effect` transition for `observed` on `workflow`: on `phase` when given, else on the
 /// phase in progress (the one the sub-agent that made the call holds, else the first), else on
-/// the workflow; its key taken before its command and output are redacted and cut.
+/// the workflow; its command and output redacted and cut, its key taken from the redacted call.
 pub fn record(workflow: &Workflow, phase: Option<&PhaseId>, observed: Observed<'_>) -> Transition {
     let in_progress = || {
         workflow
@@ -138,12 +143,18 @@ pub fn record(workflow: &Workflow, phase: Option<&PhaseId>, observed: Observed<'
         phase: phase.map(|phase| phase.id.clone()),
         attempt: phase.map(|phase| phase.attempts),
         tool,
-        command: redact::shortened(observed.input, MAX_COMMAND_CHARS - 1),
+        command: redact::shortened(
+            &match observed.dir {
+                Some(dir) => format!("cd {} && {}", super::place::quoted(dir), observed.input),
+                None => observed.input.to_owned(),
+            },
+            MAX_COMMAND_CHARS - 1,
+        ),
         output: observed.output.map(excerpt),
         ok: observed.ok,
         session_id: observed.session_id.map(str::to_owned),
         source: observed.source,
-        key: key(observed.call, observed.input),
+        key: key(observed.call, observed.place, observed.input),
     }
 }
 
