@@ -151,7 +151,10 @@ impl Matcher {
             for words in place::loose_commands(command) {
                 if self.is_effect_command(&words) {
                     let effect = place::effect(words, None);
-                    if !effects.iter().any(|found: &Effect| found.text == effect.text) {
+                    if !effects
+                        .iter()
+                        .any(|found: &Effect| found.text == effect.text)
+                    {
                         effects.push(effect);
                     }
                 }

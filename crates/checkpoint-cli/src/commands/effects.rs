@@ -15,8 +15,8 @@ use crate::{
     ctx::{Ctx, keep_until_exit},
     env,
     failure::Failure,
-    locate,
     json::{EffectRow, EffectsReport, Shown, WorkflowReport},
+    locate,
     output::{self, Format, JSON_VERSION, Paint},
 };
 

@@ -181,7 +181,10 @@ fn submodule_foreach(args: &[String]) -> Option<String> {
     if first != "submodule" {
         return None;
     }
-    let rest: Vec<&String> = rest.iter().skip_while(|word| word.starts_with('-')).collect();
+    let rest: Vec<&String> = rest
+        .iter()
+        .skip_while(|word| word.starts_with('-'))
+        .collect();
     let (command, rest) = rest.split_first()?;
     if *command != "foreach" {
         return None;
@@ -217,8 +220,25 @@ fn asks_help(args: &[String]) -> bool {
 
 /// The built-in programs, for a look at text the reader doubts.
 pub(crate) const PROGRAMS: &[&str] = &[
-    "git", "gh", "npm", "pnpm", "yarn", "cargo", "docker", "podman", "kubectl", "oc", "helm",
-    "terraform", "tofu", "curl", "wget", "http", "https", "xh", "xhs",
+    "git",
+    "gh",
+    "npm",
+    "pnpm",
+    "yarn",
+    "cargo",
+    "docker",
+    "podman",
+    "kubectl",
+    "oc",
+    "helm",
+    "terraform",
+    "tofu",
+    "curl",
+    "wget",
+    "http",
+    "https",
+    "xh",
+    "xhs",
 ];
 
 /// Whether one command (its wrappers off, its words as [`unwrapped`] gives them) is on the

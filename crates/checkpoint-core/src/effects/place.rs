@@ -92,7 +92,8 @@ fn names_repo(word: &str) -> bool {
 pub(crate) fn quoted(word: &str) -> String {
     let plain = !word.is_empty()
         && word.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '@' | ',' | '+' | '%')
+            c.is_ascii_alphanumeric()
+                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '@' | ',' | '+' | '%')
         });
     if plain {
         word.to_owned()

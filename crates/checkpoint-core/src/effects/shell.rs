@@ -101,7 +101,10 @@ impl Lexer<'_> {
                         // `&>file`: both streams to a file.
                         self.end_word();
                         self.redirection();
-                    } else if c == '|' && self.peek(0) != Some('|') && self.peek_back(2) != Some('|') {
+                    } else if c == '|'
+                        && self.peek(0) != Some('|')
+                        && self.peek_back(2) != Some('|')
+                    {
                         let ended = self.end_command();
                         self.piped_from = ended;
                     } else {
@@ -152,13 +155,19 @@ impl Lexer<'_> {
             }
         }
         self.end_command();
-        if self.heredocs.iter().any(|(delimiter, ..)| !delimiter.is_empty()) {
+        if self
+            .heredocs
+            .iter()
+            .any(|(delimiter, ..)| !delimiter.is_empty())
+        {
             self.doubt("a here-document without its body");
         }
     }
 
     fn peek_back(&self, behind: usize) -> Option<char> {
-        self.pos.checked_sub(behind).and_then(|at| self.chars.get(at).copied())
+        self.pos
+            .checked_sub(behind)
+            .and_then(|at| self.chars.get(at).copied())
     }
 
     fn doubt(&mut self, why: &'static str) {
@@ -173,7 +182,11 @@ impl Lexer<'_> {
                 continue;
             }
             let writer = &self.commands[writer];
-            let text = match writer.words.first().map(|word| super::builtin::base_name(word)) {
+            let text = match writer
+                .words
+                .first()
+                .map(|word| super::builtin::base_name(word))
+            {
                 Some("echo" | "printf") => Some(
                     writer.words[1..]
                         .iter()

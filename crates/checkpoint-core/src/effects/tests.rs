@@ -339,7 +339,10 @@ fn keys_are_the_call_with_its_whitespace_collapsed() {
     let one = mcp_input(&serde_json::json!({"channel": "c", "text": "hi"}));
     let other = mcp_input(&serde_json::json!({"text": "hi", "channel": "c"}));
     assert_eq!(one, other);
-    assert_ne!(key(Call::Mcp(tool), "", &one), key(Call::Bash(""), "", &one));
+    assert_ne!(
+        key(Call::Mcp(tool), "", &one),
+        key(Call::Bash(""), "", &one)
+    );
 }
 
 fn entry(seq: u64, transition: Transition) -> Entry {
@@ -724,21 +727,36 @@ fn an_effect_is_the_command_the_reader_extracted() {
         );
     }
     // The directory counts: the ledger tells `cd vendor && git push` from the root's.
-    let moved = builtin().effects(Call::Bash("cd vendor && git push")).effects;
+    let moved = builtin()
+        .effects(Call::Bash("cd vendor && git push"))
+        .effects;
     assert_eq!(moved[0].dir.as_deref(), Some("vendor"));
     assert_eq!(moved[0].place, crate::effects::Place::Repository);
     let folded = builtin().effects(Call::Bash("git -C vendor push")).effects;
-    assert_eq!((folded[0].text.as_str(), folded[0].dir.as_deref()), ("git push", Some("vendor")));
-    let nested = builtin().effects(Call::Bash("cd a && cd ../b && git push")).effects;
+    assert_eq!(
+        (folded[0].text.as_str(), folded[0].dir.as_deref()),
+        ("git push", Some("vendor"))
+    );
+    let nested = builtin()
+        .effects(Call::Bash("cd a && cd ../b && git push"))
+        .effects;
     assert_eq!(nested[0].dir.as_deref(), Some("a/../b"));
-    let home = builtin().effects(Call::Bash("cd vendor && cd ~ && git push")).effects;
+    let home = builtin()
+        .effects(Call::Bash("cd vendor && cd ~ && git push"))
+        .effects;
     assert_eq!(home[0].dir, None);
     // Two effects in one line are two effects.
     assert_eq!(
         found("git push origin main && npm publish --access public"),
-        vec!["git push origin main".to_owned(), "npm publish --access public".into()]
+        vec![
+            "git push origin main".to_owned(),
+            "npm publish --access public".into()
+        ]
     );
-    assert_eq!(found("cd pkg && npm publish"), vec!["cd pkg && npm publish".to_owned()]);
+    assert_eq!(
+        found("cd pkg && npm publish"),
+        vec!["cd pkg && npm publish".to_owned()]
+    );
 }
 
 #[test]
@@ -748,17 +766,44 @@ fn wrappers_that_run_a_command_are_seen_through() {
         ("npx -y --package npm npm publish", "npm publish"),
         ("npm exec -- npm publish", "npm publish"),
         ("npx -c 'npm publish'", "npm publish"),
-        ("find . -name x -exec git push origin main \\;", "git push origin main"),
-        ("find . -execdir git push origin main {} +", "git push origin main '{}'"),
-        ("git submodule foreach git push origin main", "git push origin main"),
-        ("git submodule --quiet foreach --recursive 'git push origin main'", "git push origin main"),
+        (
+            "find . -name x -exec git push origin main \\;",
+            "git push origin main",
+        ),
+        (
+            "find . -execdir git push origin main {} +",
+            "git push origin main '{}'",
+        ),
+        (
+            "git submodule foreach git push origin main",
+            "git push origin main",
+        ),
+        (
+            "git submodule --quiet foreach --recursive 'git push origin main'",
+            "git push origin main",
+        ),
         ("bash <<< \"git push origin main\"", "git push origin main"),
         ("sh <<<'git push origin main'", "git push origin main"),
-        ("echo \"git push origin main\" | bash", "git push origin main"),
-        ("printf 'git push origin main' | sh -s", "git push origin main"),
-        ("bash <<'EOF'\ncd x\ngit push origin main\nEOF", "cd x && git push origin main"),
-        ("cat <<EOF | sh\ngit push origin main\nEOF", "git push origin main"),
-        ("sudo bash <<EOF\ngit push origin main\nEOF", "git push origin main"),
+        (
+            "echo \"git push origin main\" | bash",
+            "git push origin main",
+        ),
+        (
+            "printf 'git push origin main' | sh -s",
+            "git push origin main",
+        ),
+        (
+            "bash <<'EOF'\ncd x\ngit push origin main\nEOF",
+            "cd x && git push origin main",
+        ),
+        (
+            "cat <<EOF | sh\ngit push origin main\nEOF",
+            "git push origin main",
+        ),
+        (
+            "sudo bash <<EOF\ngit push origin main\nEOF",
+            "git push origin main",
+        ),
     ] {
         assert_eq!(found(command), vec![effect.to_owned()], "{command}");
     }

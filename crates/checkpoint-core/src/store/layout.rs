@@ -115,7 +115,8 @@ pub fn effect_dir(cwd: &Path, moved: Option<&str>) -> PathBuf {
             other => dir.push(other),
         }
     }
-    if !dir.exists() && Path::new(moved).is_relative() && cwd.ends_with(moved.trim_end_matches('/')) {
+    if !dir.exists() && Path::new(moved).is_relative() && cwd.ends_with(moved.trim_end_matches('/'))
+    {
         return cwd.to_owned();
     }
     dir

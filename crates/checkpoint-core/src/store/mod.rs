@@ -25,8 +25,8 @@ pub use crate::store::{
     archive::{ARCHIVE_DIR, FAILED_DIR},
     handle::{Store, StoreOptions},
     layout::{
-        DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, common_dir, default_store, effect_dir, effect_place,
-        project_root, project_with_store,
+        DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, common_dir, default_store, effect_dir,
+        effect_place, project_root, project_with_store,
     },
     load::parse_state,
     loaded::{Loaded, Recovery, Verification},

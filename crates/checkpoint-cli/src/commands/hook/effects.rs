@@ -169,8 +169,7 @@ impl Hook {
                 .into_iter()
                 .map(|(effect, text, _)| {
                     let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
-                    let place =
-                        locate::effect_place(&self.ctx.project_root, &dir, effect.place);
+                    let place = locate::effect_place(&self.ctx.project_root, &dir, effect.place);
                     effects::record(
                         workflow,
                         None,
