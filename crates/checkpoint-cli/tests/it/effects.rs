@@ -209,10 +209,12 @@ fn a_different_command_and_other_tools_run_as_before() {
     let env = TestEnv::new();
     deploying(&env);
     ran(&env, PUSH, "", PUSHED);
+    // A nested repository's push is another push.
+    std::fs::create_dir_all(env.project().join("vendor/.git")).unwrap();
     for command in [
         "git push origin main",
         "git push origin release --tags",
-        "cd sub && git push origin release",
+        "cd vendor && git push origin release",
         "ls",
         "echo git push origin release",
     ] {
@@ -359,8 +361,12 @@ fn secrets_in_a_command_and_its_output_never_reach_the_disk() {
     for secret in [anthropic, aws, github] {
         assert!(!reason.contains(secret), "{secret} in {reason}");
     }
+    // The key is the redacted call's: another secret in the same place is the same call, and
+    // nothing stored depends on the secret; another URL is another call.
     let other = command.replace(github, "ghp_0000000000aaaaaaaaaaBBBBBBBBBB000000");
-    assert_eq!(asked(&env, &other, Some("sdk-cli")), None);
+    assert!(asked(&env, &other, Some("sdk-cli")).is_some());
+    let elsewhere = command.replace("api.example.com", "api.example.org");
+    assert_eq!(asked(&env, &elsewhere, Some("sdk-cli")), None);
 }
 
 #[test]

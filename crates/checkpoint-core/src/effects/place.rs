@@ -71,15 +71,44 @@ pub(crate) fn effect(mut words: Vec<String>, dir: Option<&str>) -> Effect {
         ) => Place::Anywhere,
         _ => Place::Directory,
     };
+    let mut text = words
+        .iter()
+        .map(|word| quoted(word))
+        .collect::<Vec<_>>()
+        .join(" ");
+    crate::redact::text(&mut text);
     Effect {
-        text: words
-            .iter()
-            .map(|word| quoted(word))
-            .collect::<Vec<_>>()
-            .join(" "),
+        text: settled(&text),
         dir,
         place,
     }
+}
+
+/// A redacted command with the quotes taken off the words that only a secret made quoted
+/// (`'ana:[REDACTED:password]'`, once `'ana:two words'`), so that no byte of it tells what the
+/// secret held.
+fn settled(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('\'') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('\'') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let inner = &after[..close];
+        if inner.contains("[REDACTED:") && !inner.contains(char::is_whitespace) {
+            out.push_str(inner);
+        } else {
+            out.push('\'');
+            out.push_str(inner);
+            out.push('\'');
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `gh -R owner/repo`, `--repo`: the repository is named, not the one it runs in.
@@ -88,17 +117,24 @@ fn names_repo(word: &str) -> bool {
 }
 
 /// A word as a shell reads it back: as it is when it holds nothing special, else in single
-/// quotes.
+/// quotes (only its value's for `--flag=value`, as a person writes it).
 pub(crate) fn quoted(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '@' | ',' | '+' | '%')
-        });
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+    let is_plain = |text: &str| {
+        !text.is_empty()
+            && text.chars().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '@' | ',' | '+' | '%')
+            })
+    };
+    if is_plain(word) {
+        return word.to_owned();
+    }
+    let single = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
+    match word.split_once('=') {
+        Some((name, value)) if name.starts_with("--") && is_plain(name) => {
+            format!("{name}={}", single(value))
+        }
+        _ => single(word),
     }
 }
 

@@ -888,3 +888,23 @@ proptest! {
         prop_assert!(texts.contains(&push), "{:?} has no `{}`: {:?}", command, push, texts);
     }
 }
+
+#[test]
+fn a_secret_leaves_no_trace_in_the_effect() {
+    let text = |secret: &str| -> Vec<String> {
+        [
+            format!("curl -u ana:'{secret}' -X POST https://x/hook"),
+            format!("gh api -X POST repos/o/r/issues --password='{secret}'"),
+            format!("curl -H 'Cookie: session={secret}' -X PUT https://x/b"),
+        ]
+        .iter()
+        .map(|command| {
+            builtin().effects(Call::Bash(command)).effects[0]
+                .text
+                .clone()
+        })
+        .collect()
+    };
+    assert_eq!(text("hunter2"), text("two words"));
+    assert_eq!(text("hunter2"), text("Tr0ub4dor&3"));
+}
