@@ -226,6 +226,7 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
     let effect = ledger
         .get(args.number)
         .expect("the allowed effect is in the ledger");
+    allow_elsewhere(ctx, &id, &effect.key, by.as_deref())?;
     changed(ctx, loaded, &ledger, effect, |effect| {
         format!(
             "one repeat of effect {} (`{}`) may run now; it is recorded as a new effect, which guards again",
@@ -235,21 +236,52 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
     })
 }
 
+/// One allow lets one repeat through whichever workflows hold the effect: the other unfinished
+/// workflows whose ledger guards the same call get their own allow of it.
+fn allow_elsewhere(
+    ctx: &Ctx,
+    allowed: &checkpoint_core::WorkflowId,
+    key: &str,
+    by: Option<&str>,
+) -> Result<()> {
+    for other in ctx.store.list()? {
+        if &other == allowed || !ctx.store.has_effects_index(&other) {
+            continue;
+        }
+        let Some(guard) = ctx.store.effect_guard(&other, key)? else {
+            continue;
+        };
+        ctx.store.update(&other, ctx.now, |workflow| {
+            if workflow.status.is_finished() {
+                return Ok(Vec::new());
+            }
+            let ledger = ctx.store.ledger(&other)?;
+            Ok(effects::allow(&ledger, guard.number, by.map(str::to_owned))
+                .into_iter()
+                .collect())
+        })?;
+    }
+    Ok(())
+}
+
 /// Why `effects allow` is refused here: it is a person's decision, and it is run from an agent's
-/// Bash tool (Claude Code sets `CLAUDECODE=1` there), where the model would let itself repeat
-/// what the guard stopped.
+/// shell (any client's marker variable is set, whatever its value), where the model would let
+/// itself repeat what the guard stopped.
 fn agent_session() -> Option<Failure> {
-    let inside = std::env::var_os(env::CLAUDECODE).is_some_and(|value| !value.is_empty());
-    inside.then(|| {
+    let marker = env::AGENT_SHELL_MARKERS
+        .into_iter()
+        .find(|name| std::env::var_os(name).is_some())?;
+    Some(
         Failure::refused(
             "checkpoint::effect::allow_in_session",
-            "`checkpoint effects allow` is a person's decision and is not run from inside an agent's session"
-                .into(),
+            format!(
+                "`checkpoint effects allow` is a person's decision and is not run from inside an agent's session (`{marker}` is set, as an agent's shell sets it)"
+            ),
         )
         .with_help(
             "ask the user to run it in a terminal; in an interactive session the user is asked about the repeat instead",
-        )
-    })
+        ),
+    )
 }
 
 /// Refuses a phase `workflow` does not have, as a transition naming it would be refused.

@@ -305,17 +305,32 @@ fn effects_allow_refuses_what_it_cannot_allow_and_writes_nothing() {
             "{args:?}: {needle:?} missing:\n{shown}"
         );
     }
-    // From inside an agent's session, where the model would let itself through.
-    let inside = env
-        .cmd()
-        .args(["effects", "allow", "1"])
-        .env("CLAUDECODE", "1")
-        .output()
-        .unwrap();
-    let shown = render(&env, &inside);
-    assert_eq!(inside.status.code(), Some(3), "{shown}");
-    assert!(shown.contains("a person's decision"), "{shown}");
-    assert_eq!(env.read("rel", "journal.jsonl"), before);
+    // From inside any client's agent shell, where the model would let itself through: each
+    // client's marker variables, an empty value included.
+    for (name, value) in [
+        ("CLAUDECODE", "1"),
+        ("CLAUDECODE", ""),
+        ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+        ("CLAUDE_CODE_SESSION_ID", ""),
+        ("GEMINI_CLI", "1"),
+        ("GEMINI_CLI_NO_RELAUNCH", "true"),
+        ("CODEX_CI", "1"),
+        ("CODEX_THREAD_ID", "t"),
+        ("CODEX_SESSION_ID", ""),
+        ("CODEX_TOOL_CALL_ID", "call_1"),
+    ] {
+        let inside = env
+            .cmd()
+            .args(["effects", "allow", "1"])
+            .env(name, value)
+            .output()
+            .unwrap();
+        let shown = render(&env, &inside);
+        assert_eq!(inside.status.code(), Some(3), "{name}={value}: {shown}");
+        assert!(shown.contains("a person's decision"), "{shown}");
+        assert!(shown.contains(name), "{shown}");
+        assert_eq!(env.read("rel", "journal.jsonl"), before);
+    }
 
     // An allow not yet used is not given twice.
     env.ok(&["effects", "allow", "1"]);

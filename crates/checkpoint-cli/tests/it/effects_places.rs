@@ -302,3 +302,23 @@ fn no_stored_byte_depends_on_a_redacted_secret() {
         }
     }
 }
+
+#[test]
+fn one_allow_lets_one_repeat_through_whichever_workflows_hold_it() {
+    let env = TestEnv::new();
+    for id in ["a", "b"] {
+        env.ok(&["init", id, "--phase", "deploy"]);
+        env.ok(&["--workflow", id, "start", "deploy"]);
+    }
+    let root = env.project();
+    let push = "git push origin main";
+    ran_in(&env, &root, push);
+    assert!(refused_in(&env, &root, push));
+    env.ok(&["--workflow", "a", "effects", "allow", "1"]);
+    assert!(!refused_in(&env, &root, push), "b still refuses");
+    // The repeat, once run, is recorded in both and guards again in both.
+    ran_in(&env, &root, push);
+    assert!(refused_in(&env, &root, push));
+    env.ok(&["--workflow", "b", "effects", "allow", "2"]);
+    assert!(!refused_in(&env, &root, push), "a still refuses");
+}
