@@ -322,3 +322,23 @@ fn one_allow_lets_one_repeat_through_whichever_workflows_hold_it() {
     env.ok(&["--workflow", "b", "effects", "allow", "2"]);
     assert!(!refused_in(&env, &root, push), "a still refuses");
 }
+
+#[test]
+fn a_fork_keeps_the_effects_of_the_entries_it_copies() {
+    let env = TestEnv::new();
+    deploying(&env);
+    let root = env.project();
+    ran_in(&env, &root, "git push origin main");
+    let journal = env.read("w", "journal.jsonl");
+    let last: Value = serde_json::from_str(journal.lines().last().unwrap()).unwrap();
+    let seq = last["seq"].as_u64().unwrap().to_string();
+    ran_in(&env, &root, "npm publish");
+    env.ok(&["fork", &seq, "--as", "f"]);
+    env.ok(&["--workflow", "w", "abandon", "--reason", "journal full"]);
+    // The push the fork copied is refused; the publish after the fork point is not its.
+    assert!(refused_in(&env, &root, "git push origin main"));
+    assert!(!refused_in(&env, &root, "npm publish"));
+    let listed = env.ok(&["--workflow", "f", "effects", "--all"]);
+    assert!(listed.contains("git push origin main"), "{listed}");
+    assert!(!listed.contains("npm publish"), "{listed}");
+}
