@@ -185,7 +185,7 @@ impl Lexer<'_> {
             let text = match writer
                 .words
                 .first()
-                .map(|word| super::builtin::base_name(word))
+                .map(|word| word.rsplit('/').next().unwrap_or(word))
             {
                 Some("echo" | "printf") => Some(
                     writer.words[1..]

@@ -49,12 +49,18 @@ pub fn common_dir(dot_git: &Path) -> Option<PathBuf> {
     if dot_git.is_dir() {
         return dot_git.canonicalize().ok();
     }
-    let text = std::fs::read_to_string(dot_git).ok()?;
+    let read = |path: &Path| {
+        crate::fsx::read_foreign(path, 4096)
+            .ok()
+            .flatten()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+    };
+    let text = read(dot_git)?;
     let gitdir = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     let gitdir = dot_git.parent()?.join(gitdir);
-    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
-        Ok(common) => gitdir.join(common.trim()),
-        Err(_) => gitdir,
+    let common = match read(&gitdir.join("commondir")) {
+        Some(common) => gitdir.join(common.trim()),
+        None => gitdir,
     };
     common.canonicalize().ok()
 }
