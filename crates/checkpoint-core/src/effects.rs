@@ -21,9 +21,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::effects::guard::time;
-pub use crate::effects::guard::{Refusal, reason};
+pub use crate::effects::guard::{Refusal, check_command, reason};
 pub use crate::effects::ledger::{
-    Guard, Ledger, Observed, RecordedEffect, allow, excerpt, outstanding, record,
+    Guard, Ledger, Observed, RecordedEffect, allow, excerpt, outstanding, record, record_intent,
+    resolve, settling,
 };
 pub(crate) use crate::effects::ledger::{IndexEvent, guard_of};
 use crate::{effects::pattern::Pattern, model::Workflow};

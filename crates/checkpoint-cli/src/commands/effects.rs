@@ -65,6 +65,28 @@ pub enum EffectsCommand {
     /// Let exactly one repeat of effect <N> through the guard (a person's decision: refused
     /// from inside an agent's session)
     Allow(AllowArgs),
+    /// Say what became of effect <N>, whose outcome is unknown (let through, and no outcome
+    /// recorded): `--done` (it guards like a done effect) or `--not-done` (a repeat may run); a
+    /// person's decision, refused from inside an agent's session
+    Resolve(ResolveArgs),
+}
+
+/// Arguments of `checkpoint effects resolve`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("outcome").required(true).args(["done", "not_done"])))]
+pub struct ResolveArgs {
+    /// The effect's number (`checkpoint effects` lists them)
+    #[arg(value_name = "N")]
+    pub number: u64,
+    /// It happened
+    #[arg(long)]
+    pub done: bool,
+    /// It did not happen
+    #[arg(long)]
+    pub not_done: bool,
+    /// Who says so [default: `$USER`]
+    #[arg(long)]
+    pub by: Option<String>,
 }
 
 /// Arguments of `checkpoint effects allow`.
@@ -150,6 +172,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
 pub(crate) fn run(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
     match &args.command {
         Some(EffectsCommand::Allow(allow)) => self::allow(ctx, allow),
+        Some(EffectsCommand::Resolve(resolve)) => self::resolve(ctx, resolve),
         None => list(ctx, args),
     }
 }
@@ -230,6 +253,43 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
     changed(ctx, loaded, &ledger, effect, |effect| {
         format!(
             "one repeat of effect {} (`{}`) may run now; it is recorded as a new effect, which guards again",
+            effect.number,
+            output::escape(&effect.command)
+        )
+    })
+}
+
+fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
+    if let Some(refusal) = agent_session() {
+        return Err(refusal.into());
+    }
+    let by = args.by.clone().or_else(|| {
+        std::env::var(env::USER)
+            .ok()
+            .filter(|user| !user.is_empty())
+    });
+    let id = ctx.workflow_id()?;
+    let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
+        let ledger = ctx.store.ledger(&id)?;
+        Ok(vec![effects::resolve(
+            &ledger,
+            args.number,
+            args.done,
+            by.as_deref(),
+        )?])
+    })?);
+    let ledger = ctx.store.ledger(&id)?;
+    let effect = ledger
+        .get(args.number)
+        .expect("the resolved effect is in the ledger");
+    changed(ctx, loaded, &ledger, effect, |effect| {
+        let what = if effect.ok {
+            "done: a repeat of it is refused"
+        } else {
+            "not done: a repeat may run"
+        };
+        format!(
+            "effect {} (`{}`) is {what}",
             effect.number,
             output::escape(&effect.command)
         )
@@ -361,7 +421,9 @@ fn effects_text(rows: &[EffectRow<'_>], shown: Shown, total: usize, paint: Paint
         if let Some(session) = row.session_id {
             let _ = write!(head, "  session {}", session.get(..8).unwrap_or(session));
         }
-        let state = if !row.ok {
+        let state = if row.unknown {
+            paint.yellow("unknown: may have happened")
+        } else if !row.ok {
             paint.red("failed")
         } else if row.allowed {
             paint.yellow("one repeat allowed")

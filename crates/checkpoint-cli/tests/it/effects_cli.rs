@@ -31,6 +31,9 @@ fn bash_payload(env: &TestEnv, event: &str, command: &str) -> String {
         "tool_use_id": "toolu_01",
         "permission_mode": "default",
     });
+    if event == "PostToolUseFailure" {
+        payload["error"] = json!("Exit code 1");
+    }
     if event == "PostToolUse" {
         payload["tool_response"] = json!({
             "stdout": "",
@@ -217,12 +220,15 @@ fn a_bash_command_recorded_by_hand_guards_its_repeats() {
     let env = TestEnv::new();
     deploying(&env);
     assert!(!denied(&pre_tool_use(&env, "git push origin main")));
+    // The call let through ran and failed: its intent is settled, and guards nothing.
+    let failed = bash_payload(&env, "PostToolUseFailure", "git push origin main");
+    assert_eq!(env.hook("PostToolUseFailure", &failed).wait().0, 0);
 
     env.ok(&["effect", "deploy", "git push origin main"]);
 
     let answer = pre_tool_use(&env, "git  push origin   main");
     assert!(denied(&answer), "the repeat was not refused: {answer:?}");
-    assert!(answer.contains("checkpoint effects allow 1"), "{answer}");
+    assert!(answer.contains("checkpoint effects allow 2"), "{answer}");
     assert!(!denied(&pre_tool_use(&env, "git push origin other")));
 }
 

@@ -41,8 +41,29 @@ fn ran_in(env: &TestEnv, cwd: &Path, command: &str) {
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
 }
 
-/// Whether the guard refuses the call in `cwd` (headless).
+/// Whether the guard refuses the call in `cwd` (headless); a call let through is then reported
+/// failed (as if it ran and failed), which settles its intent and guards nothing.
 fn refused_in(env: &TestEnv, cwd: &Path, command: &str) -> bool {
+    let refused = probe(env, cwd, command);
+    let intent = std::fs::read_dir(env.store()).unwrap().any(|dir| {
+        std::fs::read_to_string(dir.unwrap().path().join("journal.jsonl")).is_ok_and(|text| {
+            text.lines()
+                .last()
+                .is_some_and(|line| line.contains("\"intent\":true"))
+        })
+    });
+    if !refused && intent {
+        let mut failed: Value =
+            serde_json::from_str(&bash_payload(env, "PostToolUseFailure", cwd, command)).unwrap();
+        failed["error"] = json!("Exit code 1");
+        let (code, _, err) = env.hook("PostToolUseFailure", &failed.to_string()).wait();
+        assert_eq!(code, 0, "{err}");
+    }
+    refused
+}
+
+/// What the guard answers, nothing more.
+fn probe(env: &TestEnv, cwd: &Path, command: &str) -> bool {
     let (code, out, err) = env
         .hook_with_env(
             "PreToolUse",
@@ -59,11 +80,16 @@ fn refused_in(env: &TestEnv, cwd: &Path, command: &str) -> bool {
     true
 }
 
+/// The commands of workflow `w`'s effects that succeeded.
 fn effect_commands(env: &TestEnv) -> Vec<String> {
-    env.read("w", "journal.jsonl")
+    ok_effects(env, "w")
+}
+
+fn ok_effects(env: &TestEnv, id: &str) -> Vec<String> {
+    env.read(id, "journal.jsonl")
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|entry| entry["transition"]["op"] == "effect")
+        .filter(|entry| entry["transition"]["op"] == "effect" && entry["transition"]["ok"] == true)
         .map(|entry| entry["transition"]["command"].as_str().unwrap().to_owned())
         .collect()
 }
@@ -319,7 +345,8 @@ fn one_allow_lets_one_repeat_through_whichever_workflows_hold_it() {
     // The repeat, once run, is recorded in both and guards again in both.
     ran_in(&env, &root, push);
     assert!(refused_in(&env, &root, push));
-    env.ok(&["--workflow", "b", "effects", "allow", "2"]);
+    // Effect 2 is the probe above (let through, then failed); the recorded repeat is 3.
+    env.ok(&["--workflow", "b", "effects", "allow", "3"]);
     assert!(!refused_in(&env, &root, push), "a still refuses");
 }
 
@@ -338,7 +365,83 @@ fn a_fork_keeps_the_effects_of_the_entries_it_copies() {
     // The push the fork copied is refused; the publish after the fork point is not its.
     assert!(refused_in(&env, &root, "git push origin main"));
     assert!(!refused_in(&env, &root, "npm publish"));
+    assert_eq!(
+        ok_effects(&env, "f"),
+        vec!["git push origin main".to_owned()]
+    );
     let listed = env.ok(&["--workflow", "f", "effects", "--all"]);
     assert!(listed.contains("git push origin main"), "{listed}");
-    assert!(!listed.contains("npm publish"), "{listed}");
+}
+
+#[test]
+fn an_outcome_nobody_saw_is_unknown_and_guarded_until_a_person_resolves_it() {
+    let env = TestEnv::new();
+    deploying(&env);
+    let root = env.project();
+    let push = "git push origin release";
+    // The call is let through and its intent journaled; the client is killed before its
+    // `PostToolUse`.
+    assert!(!probe(&env, &root, push));
+    let listed = env.ok(&["effects"]);
+    assert!(listed.contains("unknown: may have happened"), "{listed}");
+    assert_eq!(env.json(&["effects"])["effects"][0]["unknown"], true);
+    // Another session (or another call of this one, still running) is refused, told to check.
+    let (code, out, _) = env
+        .hook_with_env(
+            "PreToolUse",
+            &bash_payload(&env, "PreToolUse", &root, &format!("cd . && {push}")),
+            &[("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")],
+        )
+        .wait();
+    assert_eq!(code, 0);
+    let reason = serde_json::from_str::<Value>(&out).unwrap()["hookSpecificOutput"]
+        ["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for part in [
+        "outcome unknown",
+        "git ls-remote origin release",
+        "checkpoint effects resolve 1 --done",
+    ] {
+        assert!(reason.contains(part), "{part} in {reason}");
+    }
+    // An allow is no answer; nor is a resolve from an agent's shell.
+    assert_eq!(env.run(&["effects", "allow", "1"]).status.code(), Some(3));
+    let inside = env
+        .cmd()
+        .args(["effects", "resolve", "1", "--not-done"])
+        .env("CLAUDECODE", "")
+        .output()
+        .unwrap();
+    assert_eq!(inside.status.code(), Some(3));
+    // A person says it did not happen: a repeat runs, and its own outcome settles it.
+    env.ok(&["effects", "resolve", "1", "--not-done"]);
+    assert!(!probe(&env, &root, push));
+    ran_in(&env, &root, push);
+    assert_eq!(effect_commands(&env), vec![push.to_owned()]);
+    assert!(refused_in(&env, &root, push));
+    // Said done, an unknown effect guards as a done one.
+    assert!(!probe(&env, &root, "npm publish"));
+    env.ok(&["effects", "resolve", "3", "--done"]);
+    assert!(refused_in(&env, &root, "npm publish"));
+    let log = env.ok(&["log"]);
+    assert!(log.contains("about to run"), "{log}");
+}
+
+#[test]
+fn a_later_session_is_told_of_an_unknown_outcome() {
+    let env = TestEnv::new();
+    deploying(&env);
+    assert!(!probe(&env, &env.project(), "git push origin release"));
+    let context = crate::support::session_start_context(&env);
+    for part in [
+        "may have happened",
+        "git ls-remote origin release",
+        "checkpoint effects resolve 1 --done|--not-done",
+    ] {
+        assert!(context.contains(part), "{part} in {context}");
+    }
+    let prompt = env.ok(&["resume", "--format", "prompt"]);
+    assert!(prompt.contains("may have happened"), "{prompt}");
 }

@@ -84,6 +84,42 @@ impl Hook {
                 return emit_refusal(client, refusal, &reason);
             }
         }
+        if !found.effects.is_empty() || ids.iter().any(|id| store.declares_effect_patterns(id)) {
+            self.journal_intents(call, &input)?;
+        }
+        Ok(())
+    }
+
+    /// Journals the intent of each effect of a call let through, before it runs: until its
+    /// outcome is recorded it guards like a done effect, and if none ever is (the client
+    /// killed, the machine down) it stays an effect whose outcome is unknown.
+    fn journal_intents(&self, call: Call<'_>, input: &str) -> Result<()> {
+        let config = &self.ctx.config.effects;
+        let session_id = self.envelope.session_id.clone();
+        self.update_unfinished(|workflow| {
+            let found = Matcher::for_workflow(config, workflow).effects(call);
+            self.keyed(call, input, &found.effects)
+                .into_iter()
+                .map(|(effect, text, _)| {
+                    let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
+                    let place = locate::effect_place(&self.ctx.project_root, &dir, effect.place);
+                    effects::record_intent(
+                        workflow,
+                        Observed {
+                            call,
+                            input: &text,
+                            dir: effect.dir.as_deref(),
+                            place: &place,
+                            output: None,
+                            ok: false,
+                            session_id: Some(&session_id),
+                            agent_id: None,
+                            source: EffectSource::Hook,
+                        },
+                    )
+                })
+                .collect()
+        })?;
         Ok(())
     }
 
@@ -165,12 +201,27 @@ impl Hook {
         let session_id = self.envelope.session_id.clone();
         self.update_unfinished(|workflow| {
             let found = Matcher::for_workflow(config, workflow).effects(call);
+            // Under the lock: the intents this call's outcomes settle.
+            let ledger = self.ctx.store.ledger(&workflow.id).unwrap_or_default();
+            let mut settled: Vec<u64> = Vec::new();
             self.keyed(call, &input, &found.effects)
                 .into_iter()
-                .map(|(effect, text, _)| {
+                .map(|(effect, text, key)| {
+                    let intent = ledger
+                        .effects
+                        .iter()
+                        .rev()
+                        .find(|recorded| {
+                            recorded.unknown
+                                && recorded.key == key
+                                && recorded.session_id.as_deref() == Some(session_id.as_str())
+                                && !settled.contains(&recorded.number)
+                        })
+                        .map(|recorded| recorded.number);
+                    settled.extend(intent);
                     let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
                     let place = locate::effect_place(&self.ctx.project_root, &dir, effect.place);
-                    effects::record(
+                    let outcome = effects::record(
                         workflow,
                         None,
                         Observed {
@@ -184,7 +235,11 @@ impl Hook {
                             agent_id,
                             source: EffectSource::Hook,
                         },
-                    )
+                    );
+                    match intent {
+                        Some(number) => effects::settling(outcome, number),
+                        None => outcome,
+                    }
                 })
                 .collect()
         })?;
