@@ -76,9 +76,14 @@ pub(crate) struct Location {
 
 impl Location {
     /// The project around `cwd`, and the store: `dir` (relative to `cwd`) when given, else
-    /// `.claude/checkpoints` under the project root.
+    /// `.claude/checkpoints` under the project root: the nearest around `cwd` that has a store,
+    /// past a nested repository and from a worktree to its main one (see
+    /// `locate::project_with_store`).
     pub(crate) fn find(cwd: PathBuf, dir: Option<&Path>) -> Self {
-        let project_root = locate::project_root(&cwd);
+        let project_root = match dir {
+            Some(_) => locate::project_root(&cwd),
+            None => locate::project_with_store(&cwd),
+        };
         let root = match dir {
             Some(dir) if dir.is_absolute() => dir.to_owned(),
             Some(dir) => cwd.join(dir),
@@ -243,7 +248,7 @@ impl Ctx {
         if self.store.workflow_dir(&id).is_dir() {
             return Ok(Some(id));
         }
-        Err(Failure::not_found(
+        Err(Failure::new(
             "checkpoint::store::not_found",
             format!(
                 "`checkpoint use` chose `{id}`, which is no longer in `{}`",

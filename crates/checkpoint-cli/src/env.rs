@@ -20,6 +20,20 @@ pub const USER: &str = "USER";
 /// Set by Claude Code in its Bash tool's processes: `effects allow`, a person's decision, is
 /// refused there.
 pub const CLAUDECODE: &str = "CLAUDECODE";
+/// The variables an agent's shell carries (Claude Code's, Gemini CLI's and Codex CLI's, as
+/// measured in their tool calls' environments): `effects allow` is refused where any is set,
+/// whatever its value, an empty one included.
+pub const AGENT_SHELL_MARKERS: [&str; 9] = [
+    CLAUDECODE,
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SESSION_ID",
+    "GEMINI_CLI",
+    "GEMINI_CLI_NO_RELAUNCH",
+    "CODEX_CI",
+    "CODEX_THREAD_ID",
+    "CODEX_SESSION_ID",
+    "CODEX_TOOL_CALL_ID",
+];
 /// Disables colour when set to a non-empty value.
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Forces colour when set to a non-empty value.

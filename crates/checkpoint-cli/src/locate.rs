@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-pub(crate) use checkpoint_core::store::{DEFAULT_STORE, default_store, project_root};
+pub(crate) use checkpoint_core::store::{
+    DEFAULT_STORE, default_store, effect_dir, effect_place, project_root, project_with_store,
+};
 
 /// Whether `dir` is a default store, by its last two components.
 pub(crate) fn is_default_store(dir: &Path) -> bool {

@@ -11,6 +11,7 @@ mod builtin;
 mod guard;
 mod ledger;
 mod pattern;
+mod place;
 mod shell;
 
 #[cfg(test)]
@@ -20,9 +21,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::effects::guard::time;
-pub use crate::effects::guard::{Refusal, reason};
+pub use crate::effects::guard::{Refusal, check_command, reason};
 pub use crate::effects::ledger::{
-    Guard, Ledger, Observed, RecordedEffect, allow, excerpt, outstanding, record,
+    Guard, Ledger, Observed, RecordedEffect, allow, excerpt, outstanding, record, record_intent,
+    resolve, settling,
 };
 pub(crate) use crate::effects::ledger::{IndexEvent, guard_of};
 use crate::{effects::pattern::Pattern, model::Workflow};
@@ -99,31 +101,86 @@ impl Matcher {
         !self.patterns.is_empty()
     }
 
-    /// Whether `call` is an effect.
-    ///
-    /// A Bash command line is one when one of the commands it runs is (the last pattern that
-    /// matches that command's words decides, else the built-in list), or when the last pattern
-    /// that matches the whole line adds (a removal applies to single commands only, so that
-    /// `!git push origin scratch*` leaves the `npm publish` of `git push origin scratch && npm
-    /// publish` an effect).
+    /// Whether `call` is an effect (makes at least one, see [`Matcher::effects`]).
     pub fn is_effect(&self, call: Call<'_>) -> bool {
+        !self.effects(call).effects.is_empty()
+    }
+
+    /// The effects `call` makes.
+    ///
+    /// An MCP tool makes one when the last pattern naming it adds. A Bash command line makes one
+    /// per command it runs that is an effect (the last pattern that matches that command's
+    /// words decides, else the built-in list), each as the reader extracted it, in the
+    /// directory the line's `cd`s (and git's `-C`) moved it to; when it makes none, the whole
+    /// line is one if the last pattern that matches it adds (a removal applies to single
+    /// commands only, so that `!git push origin scratch*` leaves the `npm publish` of `git push
+    /// origin scratch && npm publish` an effect). A line the reader doubts is also searched as
+    /// raw text, so that what it could not parse is never "no effect".
+    pub fn effects(&self, call: Call<'_>) -> Found {
         match call {
-            Call::Mcp(tool) => self
-                .last_match(|pattern| pattern.mcp && pattern.matches(tool))
-                .unwrap_or(false),
-            Call::Bash(command) => {
-                let whole = normalized(command);
-                if self.last_match(|pattern| !pattern.mcp && pattern.matches(&whole)) == Some(true)
-                {
-                    return true;
-                }
-                commands_run(command).iter().any(|words| {
-                    let text = words.join(" ");
-                    self.last_match(|pattern| !pattern.mcp && pattern.matches(&text))
-                        .unwrap_or_else(|| self.builtin && builtin::is_builtin_effect(words))
-                })
+            Call::Mcp(tool) => Found {
+                effects: self
+                    .last_match(|pattern| pattern.mcp && pattern.matches(tool))
+                    .unwrap_or(false)
+                    .then(|| Effect {
+                        text: String::new(),
+                        dir: None,
+                        place: Place::Anywhere,
+                    })
+                    .into_iter()
+                    .collect(),
+                doubt: None,
+            },
+            Call::Bash(command) => self.bash_effects(command),
+        }
+    }
+
+    fn bash_effects(&self, command: &str) -> Found {
+        let reading = shell::simple_commands(command, 0);
+        let mut effects = Vec::new();
+        let mut dir: Option<String> = None;
+        for words in builtin::unwrap_all(&reading.commands, 0) {
+            if let Some(moved) = place::cd(&words, dir.as_deref()) {
+                dir = moved;
+                continue;
+            }
+            if self.is_effect_command(&words) {
+                effects.push(place::effect(words, dir.as_deref()));
             }
         }
+        if reading.doubt.is_some() {
+            for words in place::loose_commands(command) {
+                if self.is_effect_command(&words) {
+                    let effect = place::effect(words, None);
+                    if !effects
+                        .iter()
+                        .any(|found: &Effect| found.text == effect.text)
+                    {
+                        effects.push(effect);
+                    }
+                }
+            }
+        }
+        if effects.is_empty() {
+            let whole = normalized(command);
+            if self.last_match(|pattern| !pattern.mcp && pattern.matches(&whole)) == Some(true) {
+                effects.push(Effect {
+                    text: whole,
+                    dir: None,
+                    place: Place::Directory,
+                });
+            }
+        }
+        Found {
+            effects,
+            doubt: reading.doubt,
+        }
+    }
+
+    fn is_effect_command(&self, words: &[String]) -> bool {
+        let text = words.join(" ");
+        self.last_match(|pattern| !pattern.mcp && pattern.matches(&text))
+            .unwrap_or_else(|| self.builtin && builtin::is_builtin_effect(words))
     }
 
     fn last_match(&self, matches: impl Fn(&Pattern) -> bool) -> Option<bool> {
@@ -135,13 +192,56 @@ impl Matcher {
     }
 }
 
+/// The effects of a call, and the reader's doubt about a command line it could not read to its
+/// end as a shell would (an unclosed quote, substitution or here-document).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// Each effect, in the order the line runs them.
+    pub effects: Vec<Effect>,
+    /// Why the reader doubts its reading, if it does.
+    pub doubt: Option<&'static str>,
+}
+
+/// One effect of a call: the effect command as the reader extracted it (its program and
+/// arguments, wrappers and neighbours off), and where it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effect {
+    /// Its words, each quoted as a shell would need (empty for an MCP tool: its input is the
+    /// effect).
+    pub text: String,
+    /// The directory it runs in relative to the call's (or absolute), when a `cd` or git's
+    /// `-C` moved it.
+    pub dir: Option<String>,
+    /// What of that place makes it another effect.
+    pub place: Place,
+}
+
+/// What of the place an effect runs in is part of its identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Nothing: the command names what it changes (a URL, an image).
+    Anywhere,
+    /// The repository (any of its worktrees): `git push`, `gh pr create`.
+    Repository,
+    /// The directory within the repository's worktree: `npm publish`, `terraform apply`, a
+    /// configured script.
+    Directory,
+}
+
+impl Effect {
+    /// The command as the ledger shows it: `cd <dir> && <text>` when the line moved it.
+    pub fn shown(&self) -> String {
+        match &self.dir {
+            Some(dir) => format!("cd {} && {}", place::quoted(dir), self.text),
+            None => self.text.clone(),
+        }
+    }
+}
+
 /// The commands a Bash command line runs, each as its words, wrappers taken off (`sudo`,
 /// `env`, `timeout`, `xargs`, `bash -c '…'`, …).
 pub fn commands_run(command: &str) -> Vec<Vec<String>> {
-    shell::simple_commands(command, 0)
-        .iter()
-        .flat_map(|words| builtin::unwrapped(words, 0))
-        .collect()
+    builtin::unwrap_all(&shell::simple_commands(command, 0).commands, 0)
 }
 
 /// A command with its whitespace collapsed: runs of spaces, tabs and newlines are one space,
@@ -150,11 +250,30 @@ pub fn normalized(command: &str) -> String {
     command.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The key of a call in the ledger: a 128-bit FNV-1a hash, in hex, of the tool and the
-/// normalized command (a Bash call, or one recorded by hand) or the tool's input (an MCP
-/// tool's, as [`mcp_input`] writes it). The key, not the command, is compared, so a command
-/// holding a secret is guarded though its journaled form is redacted.
-pub fn key(call: Call<'_>, input: &str) -> String {
+/// The key of an effect in the ledger: a 128-bit FNV-1a hash, in hex, of the tool, the place
+/// that makes it another effect (see [`Place`]; empty for the project's own repository and
+/// where the place does not count) and the effect command normalized (a Bash effect, or one
+/// recorded by hand) or the tool's input (an MCP tool's, as [`mcp_input`] writes it), both
+/// **redacted**: the key holds nothing a secret's guess could be checked against, and two
+/// calls that differ only in a secret are the same effect.
+pub fn key(call: Call<'_>, place: &str, input: &str) -> String {
+    let mut input = input.to_owned();
+    crate::redact::text(&mut input);
+    let text = match call {
+        Call::Bash(_) => format!("Bash\n{}", normalized(&input)),
+        Call::Mcp(tool) => format!("{tool}\n{input}"),
+    };
+    let text = if place.is_empty() {
+        text
+    } else {
+        format!("{place}\n{text}")
+    };
+    format!("{:032x}", fnv1a_128(text.as_bytes()))
+}
+
+/// The key a call had before effects were told apart within a line (the whole command line,
+/// not redacted): looked up too, so that an effect journaled then still guards. Never stored.
+pub fn legacy_key(call: Call<'_>, input: &str) -> String {
     let text = match call {
         Call::Bash(_) => format!("Bash\n{}", normalized(input)),
         Call::Mcp(tool) => format!("{tool}\n{input}"),

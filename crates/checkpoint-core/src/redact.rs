@@ -228,6 +228,8 @@ pub fn transition(transition: &mut Transition) -> usize {
             session_id,
             source: _,
             key: _,
+            intent: _,
+            settles: _,
         } => {
             tool.iter_mut().for_each(&mut field);
             field(command);

@@ -3,7 +3,7 @@
 
 use checkpoint_core::{
     EffectSource, PhaseId, Workflow,
-    effects::{self, Call, Ledger, Observed, RecordedEffect},
+    effects::{self, Call, Ledger, Matcher, Observed, RecordedEffect},
     store::Loaded,
 };
 use std::fmt::Write as _;
@@ -16,6 +16,7 @@ use crate::{
     env,
     failure::Failure,
     json::{EffectRow, EffectsReport, Shown, WorkflowReport},
+    locate,
     output::{self, Format, JSON_VERSION, Paint},
 };
 
@@ -64,6 +65,28 @@ pub enum EffectsCommand {
     /// Let exactly one repeat of effect <N> through the guard (a person's decision: refused
     /// from inside an agent's session)
     Allow(AllowArgs),
+    /// Say what became of effect <N>, whose outcome is unknown (let through, and no outcome
+    /// recorded): `--done` (it guards like a done effect) or `--not-done` (a repeat may run); a
+    /// person's decision, refused from inside an agent's session
+    Resolve(ResolveArgs),
+}
+
+/// Arguments of `checkpoint effects resolve`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("outcome").required(true).args(["done", "not_done"])))]
+pub struct ResolveArgs {
+    /// The effect's number (`checkpoint effects` lists them)
+    #[arg(value_name = "N")]
+    pub number: u64,
+    /// It happened
+    #[arg(long)]
+    pub done: bool,
+    /// It did not happen
+    #[arg(long)]
+    pub not_done: bool,
+    /// Who says so [default: `$USER`]
+    #[arg(long)]
+    pub by: Option<String>,
 }
 
 /// Arguments of `checkpoint effects allow`.
@@ -94,19 +117,41 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |workflow| {
         known_phase(workflow, &phase)?;
-        Ok(vec![effects::record(
-            workflow,
-            Some(&phase),
-            Observed {
-                call: Call::Bash(&args.what),
-                input: &args.what,
-                output: args.output.as_deref(),
-                ok: true,
-                session_id: None,
-                agent_id: None,
-                source,
-            },
-        )])
+        // A command recorded here is keyed as the hooks key its effects; words are one effect.
+        let call = Call::Bash(&args.what);
+        let found = Matcher::for_workflow(&ctx.config.effects, workflow).effects(call);
+        let mut each: Vec<(String, Option<String>, String)> = found
+            .effects
+            .iter()
+            .map(|effect| {
+                let dir = locate::effect_dir(&ctx.cwd, effect.dir.as_deref());
+                let place = locate::effect_place(&ctx.project_root, &dir, effect.place);
+                (effect.text.clone(), effect.dir.clone(), place)
+            })
+            .collect();
+        if each.is_empty() {
+            each.push((args.what.clone(), None, String::new()));
+        }
+        Ok(each
+            .iter()
+            .map(|(text, dir, place)| {
+                effects::record(
+                    workflow,
+                    Some(&phase),
+                    Observed {
+                        call,
+                        input: text,
+                        dir: dir.as_deref(),
+                        place,
+                        output: args.output.as_deref(),
+                        ok: true,
+                        session_id: None,
+                        agent_id: None,
+                        source,
+                    },
+                )
+            })
+            .collect())
     })?);
     output::warn_redacted(loaded.redacted);
     let ledger = ctx.store.ledger(&id)?;
@@ -127,6 +172,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
 pub(crate) fn run(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
     match &args.command {
         Some(EffectsCommand::Allow(allow)) => self::allow(ctx, allow),
+        Some(EffectsCommand::Resolve(resolve)) => self::resolve(ctx, resolve),
         None => list(ctx, args),
     }
 }
@@ -203,6 +249,7 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
     let effect = ledger
         .get(args.number)
         .expect("the allowed effect is in the ledger");
+    allow_elsewhere(ctx, &id, &effect.key, by.as_deref())?;
     changed(ctx, loaded, &ledger, effect, |effect| {
         format!(
             "one repeat of effect {} (`{}`) may run now; it is recorded as a new effect, which guards again",
@@ -212,21 +259,89 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
     })
 }
 
+fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
+    if let Some(refusal) = agent_session() {
+        return Err(refusal.into());
+    }
+    let by = args.by.clone().or_else(|| {
+        std::env::var(env::USER)
+            .ok()
+            .filter(|user| !user.is_empty())
+    });
+    let id = ctx.workflow_id()?;
+    let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
+        let ledger = ctx.store.ledger(&id)?;
+        Ok(vec![effects::resolve(
+            &ledger,
+            args.number,
+            args.done,
+            by.as_deref(),
+        )?])
+    })?);
+    let ledger = ctx.store.ledger(&id)?;
+    let effect = ledger
+        .get(args.number)
+        .expect("the resolved effect is in the ledger");
+    changed(ctx, loaded, &ledger, effect, |effect| {
+        let what = if effect.ok {
+            "done: a repeat of it is refused"
+        } else {
+            "not done: a repeat may run"
+        };
+        format!(
+            "effect {} (`{}`) is {what}",
+            effect.number,
+            output::escape(&effect.command)
+        )
+    })
+}
+
+/// One allow lets one repeat through whichever workflows hold the effect: the other unfinished
+/// workflows whose ledger guards the same call get their own allow of it.
+fn allow_elsewhere(
+    ctx: &Ctx,
+    allowed: &checkpoint_core::WorkflowId,
+    key: &str,
+    by: Option<&str>,
+) -> Result<()> {
+    for other in ctx.store.list()? {
+        if &other == allowed || !ctx.store.has_effects_index(&other) {
+            continue;
+        }
+        let Some(guard) = ctx.store.effect_guard(&other, key)? else {
+            continue;
+        };
+        ctx.store.update(&other, ctx.now, |workflow| {
+            if workflow.status.is_finished() {
+                return Ok(Vec::new());
+            }
+            let ledger = ctx.store.ledger(&other)?;
+            Ok(effects::allow(&ledger, guard.number, by.map(str::to_owned))
+                .into_iter()
+                .collect())
+        })?;
+    }
+    Ok(())
+}
+
 /// Why `effects allow` is refused here: it is a person's decision, and it is run from an agent's
-/// Bash tool (Claude Code sets `CLAUDECODE=1` there), where the model would let itself repeat
-/// what the guard stopped.
+/// shell (any client's marker variable is set, whatever its value), where the model would let
+/// itself repeat what the guard stopped.
 fn agent_session() -> Option<Failure> {
-    let inside = std::env::var_os(env::CLAUDECODE).is_some_and(|value| !value.is_empty());
-    inside.then(|| {
+    let marker = env::AGENT_SHELL_MARKERS
+        .into_iter()
+        .find(|name| std::env::var_os(name).is_some())?;
+    Some(
         Failure::new(
             "checkpoint::effect::allow_in_session",
-            "`checkpoint effects allow` is a person's decision and is not run from inside an agent's session"
-                .into(),
+            format!(
+                "`checkpoint effects allow` is a person's decision and is not run from inside an agent's session (`{marker}` is set, as an agent's shell sets it)"
+            ),
         )
         .with_help(
             "ask the user to run it in a terminal; in an interactive session the user is asked about the repeat instead",
-        )
-    })
+        ),
+    )
 }
 
 /// Refuses a phase `workflow` does not have, as a transition naming it would be refused.
@@ -306,7 +421,9 @@ fn effects_text(rows: &[EffectRow<'_>], shown: Shown, total: usize, paint: Paint
         if let Some(session) = row.session_id {
             let _ = write!(head, "  session {}", session.get(..8).unwrap_or(session));
         }
-        let state = if !row.ok {
+        let state = if row.unknown {
+            paint.yellow("unknown: may have happened")
+        } else if !row.ok {
             paint.red("failed")
         } else if row.allowed {
             paint.yellow("one repeat allowed")

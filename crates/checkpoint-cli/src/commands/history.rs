@@ -129,6 +129,25 @@ pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
         .into(),
         other => miette::Report::new(other),
     })?;
+    // The fork keeps the effects (and allows) of the entries it copies, so that a repeat of
+    // what the original did is refused in the fork too, and its resume names them.
+    let effects: Vec<Transition> = journal
+        .entries
+        .iter()
+        .filter(|entry| entry.seq <= args.seq)
+        .filter(|entry| {
+            matches!(
+                entry.transition,
+                Transition::Effect { .. } | Transition::EffectAllow { .. }
+            )
+        })
+        .map(|entry| entry.transition.clone())
+        .collect();
+    let loaded = if effects.is_empty() {
+        loaded
+    } else {
+        ctx.store.update(&new_id, ctx.now, |_| Ok(effects))?
+    };
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),
         _ => output::emit_human(

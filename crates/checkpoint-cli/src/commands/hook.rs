@@ -134,11 +134,8 @@ fn handle(
         Event::SessionStart(payload) => hook.session_start(payload),
         Event::BeforeCompaction(payload) => hook.pre_compact(payload),
         Event::ToolStart(payload) => {
-            // The guard answers in Claude Code's form; the other clients' runs are recorded
-            // (ToolDone) but not yet guarded.
-            if client == Client::Claude {
-                hook.guard_effect(payload)?;
-            }
+            // The guard answers in each client's own form.
+            hook.guard_effect(client, payload)?;
             hook.workflow_agent_at_work(payload);
             hook.pre_tool_use(payload)
         }

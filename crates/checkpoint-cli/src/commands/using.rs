@@ -47,7 +47,7 @@ pub(crate) fn run(ctx: &Ctx, args: &UseArgs) -> Result<()> {
             let known = ctx.store.list()?;
             if !known.contains(&id) {
                 let names: Vec<&str> = known.iter().map(WorkflowId::as_str).collect();
-                return Err(Failure::not_found(
+                return Err(Failure::new(
                     "checkpoint::store::not_found",
                     format!(
                         "no workflow `{id}` in `{}`{}",

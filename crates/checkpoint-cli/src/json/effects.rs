@@ -53,6 +53,10 @@ pub(crate) struct EffectRow<'a> {
     pub(crate) guards: bool,
     /// Whether one repeat of it is allowed (`effects allow`) and not yet used.
     pub(crate) allowed: bool,
+    /// Whether its outcome is unknown: let through, and no outcome recorded (it may have
+    /// happened); written only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) unknown: bool,
 }
 
 impl<'a> EffectRow<'a> {
@@ -71,6 +75,7 @@ impl<'a> EffectRow<'a> {
             source: effect.source,
             guards,
             allowed: effect.allowed,
+            unknown: effect.unknown,
         }
     }
 }

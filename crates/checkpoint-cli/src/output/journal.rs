@@ -138,6 +138,8 @@ pub(crate) fn describe(transition: &Transition) -> String {
             command,
             output,
             ok,
+            intent,
+            settles,
             ..
         } => {
             let mut text = if phase.is_empty() {
@@ -149,6 +151,13 @@ pub(crate) fn describe(transition: &Transition) -> String {
                 text.push_str(&format!("{tool} "));
             }
             text.push_str(command);
+            if *intent {
+                text.push_str(" (about to run)");
+                return text;
+            }
+            if let Some(number) = settles {
+                text.push_str(&format!(" (the outcome of effect {number})"));
+            }
             match (ok, output) {
                 (false, _) => text.push_str(" (failed)"),
                 (true, Some(output)) if !output.is_empty() => {

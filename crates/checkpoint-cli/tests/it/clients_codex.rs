@@ -411,3 +411,41 @@ fn run_refuses_an_unknown_client() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("config.toml"), "{stderr}");
 }
+
+#[test]
+fn a_repeat_of_a_recorded_push_is_denied_in_codexs_form() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "deploy"]);
+    env.ok(&["start", "deploy"]);
+    let root = env.project();
+    let push = "cd . && git push origin main";
+    let done = payload(
+        &root,
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": push}, "tool_response": "To o/r\n", "tool_use_id": "call_1"}),
+    );
+    run_ok(&env, "PostToolUse", &done);
+    for command in ["git push origin main", "sudo git push origin main"] {
+        let pre = payload(
+            &root,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "call_2"}),
+        );
+        let (stdout, _) = run_ok(&env, "PreToolUse", &pre);
+        let out: Value = serde_json::from_str(&stdout).unwrap();
+        // Codex runs a call its hook only asks about: the guard denies, with the fields its
+        // parser requires and no other inside `hookSpecificOutput`.
+        let specific = out["hookSpecificOutput"].as_object().unwrap();
+        assert_eq!(specific.len(), 3, "{out}");
+        assert_eq!(specific["hookEventName"], "PreToolUse");
+        assert_eq!(specific["permissionDecision"], "deny");
+        let reason = specific["permissionDecisionReason"].as_str().unwrap();
+        assert!(reason.contains("checkpoint effects allow 1"), "{reason}");
+    }
+    let other = payload(
+        &root,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "git push origin other"}, "tool_use_id": "call_3"}),
+    );
+    assert_eq!(run_ok(&env, "PreToolUse", &other).0, "");
+}

@@ -632,3 +632,40 @@ fn run_client_gemini_drives_gemini_headless_from_the_option_or_the_config() {
     assert!(stderr.contains("config.toml"), "{stderr}");
     assert!(stderr.contains("copilot"), "{stderr}");
 }
+
+#[test]
+fn a_repeat_of_a_recorded_push_is_denied_in_geminis_form() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "deploy"]);
+    env.ok(&["start", "deploy"]);
+    let call = |command: &str| {
+        json!({
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": command},
+            "tool_response": {"llmContent": "Output: done", "returnDisplay": "done"},
+        })
+    };
+    answered(&hook(
+        &env,
+        "AfterTool",
+        &payload(&env, "AfterTool", call("git push origin main && echo ok")),
+    ));
+    for command in ["git push origin main", "bash -c 'git push origin main'"] {
+        let out = answered(&hook(
+            &env,
+            "BeforeTool",
+            &payload(&env, "BeforeTool", call(command)),
+        ));
+        // Gemini CLI reads its own `decision` (never Claude Code's `permissionDecision`).
+        assert_eq!(out["decision"], "deny", "{out}");
+        let reason = out["reason"].as_str().unwrap();
+        assert!(reason.contains("checkpoint effects allow 1"), "{reason}");
+        assert!(out.get("hookSpecificOutput").is_none(), "{out}");
+    }
+    let other = answered(&hook(
+        &env,
+        "BeforeTool",
+        &payload(&env, "BeforeTool", call("git push origin other")),
+    ));
+    assert_eq!(other, json!({}));
+}

@@ -75,7 +75,18 @@ fn asked(env: &TestEnv, command: &str, entrypoint: Option<&str>) -> Option<(Stri
         "PreToolUse",
         json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "toolu_3"}),
     );
-    decision(env.hook_with_env("PreToolUse", &hook_payload, &vars).wait())
+    let answer = decision(env.hook_with_env("PreToolUse", &hook_payload, &vars).wait());
+    let intent = env.store().join("w").is_dir()
+        && env
+            .read("w", "journal.jsonl")
+            .lines()
+            .last()
+            .is_some_and(|line| line.contains("\"intent\":true"));
+    if answer.is_none() && intent {
+        // A call let through runs; here it fails, which settles its intent.
+        failed(env, command);
+    }
+    answer
 }
 
 fn decision((code, stdout, stderr): (i32, String, String)) -> Option<(String, String)> {
@@ -209,10 +220,12 @@ fn a_different_command_and_other_tools_run_as_before() {
     let env = TestEnv::new();
     deploying(&env);
     ran(&env, PUSH, "", PUSHED);
+    // A nested repository's push is another push.
+    std::fs::create_dir_all(env.project().join("vendor/.git")).unwrap();
     for command in [
         "git push origin main",
         "git push origin release --tags",
-        "cd sub && git push origin release",
+        "cd vendor && git push origin release",
         "ls",
         "echo git push origin release",
     ] {
@@ -251,7 +264,8 @@ fn an_allowed_repeat_goes_through_once() {
     // The recorded repeat uses it up, and guards in its turn.
     ran(&env, PUSH, "", "Everything up-to-date");
     let (_, reason) = asked(&env, PUSH, Some("sdk-cli")).unwrap();
-    assert!(reason.contains("effect 3"), "{reason}");
+    // (Each let-through probe above journaled an intent its failure settled: effects 2 to 4.)
+    assert!(reason.contains("effect 5"), "{reason}");
     assert!(reason.contains("Everything up-to-date"), "{reason}");
 }
 
@@ -359,8 +373,12 @@ fn secrets_in_a_command_and_its_output_never_reach_the_disk() {
     for secret in [anthropic, aws, github] {
         assert!(!reason.contains(secret), "{secret} in {reason}");
     }
+    // The key is the redacted call's: another secret in the same place is the same call, and
+    // nothing stored depends on the secret; another URL is another call.
     let other = command.replace(github, "ghp_0000000000aaaaaaaaaaBBBBBBBBBB000000");
-    assert_eq!(asked(&env, &other, Some("sdk-cli")), None);
+    assert!(asked(&env, &other, Some("sdk-cli")).is_some());
+    let elsewhere = command.replace("api.example.com", "api.example.org");
+    assert_eq!(asked(&env, &elsewhere, Some("sdk-cli")), None);
 }
 
 #[test]

@@ -31,6 +31,9 @@ fn bash_payload(env: &TestEnv, event: &str, command: &str) -> String {
         "tool_use_id": "toolu_01",
         "permission_mode": "default",
     });
+    if event == "PostToolUseFailure" {
+        payload["error"] = json!("Exit code 1");
+    }
     if event == "PostToolUse" {
         payload["tool_response"] = json!({
             "stdout": "",
@@ -217,12 +220,15 @@ fn a_bash_command_recorded_by_hand_guards_its_repeats() {
     let env = TestEnv::new();
     deploying(&env);
     assert!(!denied(&pre_tool_use(&env, "git push origin main")));
+    // The call let through ran and failed: its intent is settled, and guards nothing.
+    let failed = bash_payload(&env, "PostToolUseFailure", "git push origin main");
+    assert_eq!(env.hook("PostToolUseFailure", &failed).wait().0, 0);
 
     env.ok(&["effect", "deploy", "git push origin main"]);
 
     let answer = pre_tool_use(&env, "git  push origin   main");
     assert!(denied(&answer), "the repeat was not refused: {answer:?}");
-    assert!(answer.contains("checkpoint effects allow 1"), "{answer}");
+    assert!(answer.contains("checkpoint effects allow 2"), "{answer}");
     assert!(!denied(&pre_tool_use(&env, "git push origin other")));
 }
 
@@ -305,17 +311,32 @@ fn effects_allow_refuses_what_it_cannot_allow_and_writes_nothing() {
             "{args:?}: {needle:?} missing:\n{shown}"
         );
     }
-    // From inside an agent's session, where the model would let itself through.
-    let inside = env
-        .cmd()
-        .args(["effects", "allow", "1"])
-        .env("CLAUDECODE", "1")
-        .output()
-        .unwrap();
-    let shown = render(&env, &inside);
-    assert_eq!(inside.status.code(), Some(3), "{shown}");
-    assert!(shown.contains("a person's decision"), "{shown}");
-    assert_eq!(env.read("rel", "journal.jsonl"), before);
+    // From inside any client's agent shell, where the model would let itself through: each
+    // client's marker variables, an empty value included.
+    for (name, value) in [
+        ("CLAUDECODE", "1"),
+        ("CLAUDECODE", ""),
+        ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+        ("CLAUDE_CODE_SESSION_ID", ""),
+        ("GEMINI_CLI", "1"),
+        ("GEMINI_CLI_NO_RELAUNCH", "true"),
+        ("CODEX_CI", "1"),
+        ("CODEX_THREAD_ID", "t"),
+        ("CODEX_SESSION_ID", ""),
+        ("CODEX_TOOL_CALL_ID", "call_1"),
+    ] {
+        let inside = env
+            .cmd()
+            .args(["effects", "allow", "1"])
+            .env(name, value)
+            .output()
+            .unwrap();
+        let shown = render(&env, &inside);
+        assert_eq!(inside.status.code(), Some(3), "{name}={value}: {shown}");
+        assert!(shown.contains("a person's decision"), "{shown}");
+        assert!(shown.contains(name), "{shown}");
+        assert_eq!(env.read("rel", "journal.jsonl"), before);
+    }
 
     // An allow not yet used is not given twice.
     env.ok(&["effects", "allow", "1"]);

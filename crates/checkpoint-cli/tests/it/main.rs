@@ -8,6 +8,7 @@ mod contract;
 mod durability;
 mod effects;
 mod effects_cli;
+mod effects_places;
 mod escaping;
 mod first_hour;
 mod hooks;

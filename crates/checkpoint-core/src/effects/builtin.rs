@@ -2,12 +2,14 @@
 //! `gh pr create`, `npm publish`, a `curl` that posts, …), and the wrappers a command may run
 //! behind (`env VAR=x`, `sudo -u`, `timeout 5`, `xargs`, `bash -c '…'`, an absolute path).
 
-use crate::effects::shell::{MAX_DEPTH, simple_commands};
+use crate::effects::shell::{MAX_DEPTH, Simple, simple_commands};
 
-/// The commands `words` (one simple command) runs once its wrappers are taken off, each with
-/// the words as written (`/usr/bin/git`, not `git`); a `sh -c` script or an `eval` gives the
-/// commands of its text. None for a command that runs nothing (`command -v git`).
-pub(crate) fn unwrapped(words: &[String], depth: usize) -> Vec<Vec<String>> {
+/// The commands `words` (one simple command, reading `stdin` when the line says what) runs once
+/// its wrappers are taken off, each with the words as written (`/usr/bin/git`, not `git`); a
+/// `sh -c` script, a shell reading a here-document, a here-string or a piped `echo`, an `eval`,
+/// a `find -exec`, a `git submodule foreach` and an `npx` give the commands they run. None for a
+/// command that runs nothing (`command -v git`).
+pub(crate) fn unwrapped(words: &[String], stdin: Option<&str>, depth: usize) -> Vec<Vec<String>> {
     let mut rest = words;
     loop {
         while rest.first().is_some_and(|word| is_assignment(word)) {
@@ -79,9 +81,37 @@ pub(crate) fn unwrapped(words: &[String], depth: usize) -> Vec<Vec<String>> {
                 ])
                 .skip(after),
             "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" => {
-                return shell_script(rest, depth);
+                return shell_script(rest, stdin, depth);
             }
             "eval" => return script(&after.join(" "), depth),
+            "npx" | "bunx" => match runner(after, depth) {
+                Ok(skip) => skip,
+                Err(commands) => return commands,
+            },
+            "npm" | "pnpm" | "yarn" | "bun"
+                if matches!(
+                    after.first().map(String::as_str),
+                    Some("exec" | "x" | "dlx")
+                ) =>
+            {
+                match runner(&after[1..], depth) {
+                    Ok(Skip::Words(n)) => Skip::Words(n + 1),
+                    Ok(other) => other,
+                    Err(commands) => return commands,
+                }
+            }
+            "find" => {
+                let mut commands = vec![rest.to_vec()];
+                commands.extend(find_exec(after, depth));
+                return commands;
+            }
+            "git" => {
+                let mut commands = vec![rest.to_vec()];
+                if let Some(text) = submodule_foreach(after) {
+                    commands.extend(script(&text, depth));
+                }
+                return commands;
+            }
             _ => return vec![rest.to_vec()],
         };
         match skipped {
@@ -97,12 +127,129 @@ pub(crate) fn unwrapped(words: &[String], depth: usize) -> Vec<Vec<String>> {
     }
 }
 
+/// `npx`'s (or `npm exec`'s) options before the command it runs, or the commands of its `-c`
+/// script.
+fn runner(args: &[String], depth: usize) -> Result<Skip, Vec<Vec<String>>> {
+    let mut index = 0;
+    while let Some(word) = args.get(index) {
+        match word.as_str() {
+            "--" => return Ok(Skip::Words(index + 1)),
+            "-c" | "--call" => {
+                return Err(args
+                    .get(index + 1)
+                    .map(|text| script(text, depth))
+                    .unwrap_or_default());
+            }
+            "-p" | "--package" | "-w" | "--workspace" => index += 2,
+            word if word.starts_with("--call=") => {
+                return Err(script(&word["--call=".len()..], depth));
+            }
+            word if word.starts_with('-') => index += 1,
+            _ => break,
+        }
+    }
+    Ok(Skip::Words(index))
+}
+
+/// The commands a `find` runs: each `-exec`/`-execdir`/`-ok`/`-okdir` up to its `;` or `+`.
+fn find_exec(args: &[String], depth: usize) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let mut index = 0;
+    while let Some(word) = args.get(index) {
+        index += 1;
+        if matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = index;
+            while args
+                .get(index)
+                .is_some_and(|word| word != ";" && word != "+")
+            {
+                index += 1;
+            }
+            if depth < MAX_DEPTH {
+                commands.extend(unwrapped(&args[start..index], None, depth + 1));
+            }
+        }
+    }
+    commands
+}
+
+/// The script of `git [options] submodule [--quiet] foreach [--recursive] <command>…`.
+fn submodule_foreach(args: &[String]) -> Option<String> {
+    let at = git_command_at(args);
+    let rest = args.get(at..)?;
+    let (first, rest) = rest.split_first()?;
+    if first != "submodule" {
+        return None;
+    }
+    let rest: Vec<&String> = rest
+        .iter()
+        .skip_while(|word| word.starts_with('-'))
+        .collect();
+    let (command, rest) = rest.split_first()?;
+    if *command != "foreach" {
+        return None;
+    }
+    let words: Vec<&str> = rest
+        .iter()
+        .skip_while(|word| word.starts_with('-'))
+        .map(|word| word.as_str())
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// Where git's subcommand is, past its global options.
+fn git_command_at(args: &[String]) -> usize {
+    let mut index = 0;
+    while let Some(word) = args.get(index) {
+        match word.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
+            | "--config-env" | "--super-prefix" | "--list-cmds" | "--attr-source" => index += 2,
+            word if word.starts_with('-') => index += 1,
+            _ => break,
+        }
+    }
+    index
+}
+
+/// Whether a command asks for its help (`--help`, `-h`), which changes nothing.
+fn asks_help(args: &[String]) -> bool {
+    args.iter()
+        .take_while(|word| *word != "--")
+        .any(|word| word == "--help" || word == "-h")
+}
+
+/// The built-in programs, for a look at text the reader doubts.
+pub(crate) const PROGRAMS: &[&str] = &[
+    "git",
+    "gh",
+    "npm",
+    "pnpm",
+    "yarn",
+    "cargo",
+    "docker",
+    "podman",
+    "kubectl",
+    "oc",
+    "helm",
+    "terraform",
+    "tofu",
+    "curl",
+    "wget",
+    "http",
+    "https",
+    "xh",
+    "xhs",
+];
+
 /// Whether one command (its wrappers off, its words as [`unwrapped`] gives them) is on the
 /// built-in list.
 pub(crate) fn is_builtin_effect(words: &[String]) -> bool {
     let Some((first, args)) = words.split_first() else {
         return false;
     };
+    if asks_help(args) {
+        return false;
+    }
     match base_name(first) {
         "git" => git(args),
         "gh" => gh(args),
@@ -171,19 +318,25 @@ pub(crate) fn is_builtin_effect(words: &[String]) -> bool {
 }
 
 /// The commands of a script's text.
-fn script(text: &str, depth: usize) -> Vec<Vec<String>> {
+pub(crate) fn script(text: &str, depth: usize) -> Vec<Vec<String>> {
     if depth >= MAX_DEPTH {
         return Vec::new();
     }
-    simple_commands(text, depth + 1)
+    unwrap_all(&simple_commands(text, depth + 1).commands, depth + 1)
+}
+
+/// The commands of simple commands, their wrappers off.
+pub(crate) fn unwrap_all(commands: &[Simple], depth: usize) -> Vec<Vec<String>> {
+    commands
         .iter()
-        .flat_map(|words| unwrapped(words, depth + 1))
+        .flat_map(|command| unwrapped(&command.words, command.stdin.as_deref(), depth))
         .collect()
 }
 
 /// `bash -c '<script>'` (with any flags, `-lc`, `-o pipefail`): the script's commands; a shell
-/// running a file is that file's command.
-fn shell_script(words: &[String], depth: usize) -> Vec<Vec<String>> {
+/// running a file is that file's command; a shell with neither reads its script on its
+/// standard input (a here-document, a here-string, a piped `echo`).
+fn shell_script(words: &[String], stdin: Option<&str>, depth: usize) -> Vec<Vec<String>> {
     let mut command_flag = false;
     let mut index = 1;
     while let Some(word) = words.get(index) {
@@ -211,7 +364,7 @@ fn shell_script(words: &[String], depth: usize) -> Vec<Vec<String>> {
     match (command_flag, words.get(index)) {
         (true, Some(text)) => script(text, depth),
         (false, Some(_)) => vec![words[index..].to_vec()],
-        (_, None) => Vec::new(),
+        (_, None) => stdin.map(|text| script(text, depth)).unwrap_or_default(),
     }
 }
 
@@ -347,15 +500,7 @@ fn dry_run(args: &[String]) -> bool {
 
 /// `git [-C dir] [-c k=v] … push`, unless `--dry-run` or `-n`.
 fn git(args: &[String]) -> bool {
-    let mut index = 0;
-    while let Some(word) = args.get(index) {
-        match word.as_str() {
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
-            | "--config-env" | "--super-prefix" | "--list-cmds" | "--attr-source" => index += 2,
-            word if word.starts_with('-') => index += 1,
-            _ => break,
-        }
-    }
+    let index = git_command_at(args);
     let Some(("push", rest)) = args
         .get(index..)
         .and_then(|rest| rest.split_first())

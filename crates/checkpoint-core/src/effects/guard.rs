@@ -40,6 +40,9 @@ impl Refusal {
 /// its output, and the command that lets one repeat through (naming the workflow when the
 /// store has several).
 pub fn reason(effect: &RecordedEffect, workflow: &WorkflowId, several: bool) -> String {
+    if effect.unknown {
+        return unknown_reason(effect, workflow, several);
+    }
     let mut text = format!(
         "checkpoint: this call already succeeded in workflow `{workflow}` (effect {}): `{}` at {}",
         effect.number,
@@ -70,6 +73,79 @@ pub fn reason(effect: &RecordedEffect, workflow: &WorkflowId, several: bool) -> 
         effect.number
     ));
     text
+}
+
+/// The reason for a repeat of an effect whose outcome nobody saw: it may be running now, or it
+/// may have happened before its session was cut off.
+fn unknown_reason(effect: &RecordedEffect, workflow: &WorkflowId, several: bool) -> String {
+    let workflow_flag = if several {
+        format!(" --workflow {workflow}")
+    } else {
+        String::new()
+    };
+    let mut text = format!(
+        "checkpoint: this call may already have run in workflow `{workflow}` (effect {}, outcome unknown): `{}` was let through at {}",
+        effect.number,
+        effect.command,
+        time(effect.at),
+    );
+    if let Some(session) = &effect.session_id {
+        text.push_str(&format!(" in session {session}"));
+    }
+    text.push_str(
+        ", and no outcome was recorded: it is still running, or it was cut off after it started.\n",
+    );
+    if let Some(check) = check_command(&effect.command) {
+        text.push_str(&format!("Check before repeating: `{check}`.\n"));
+    }
+    text.push_str(&format!(
+        "So it was not run. Once you know which it was, a person runs `checkpoint effects resolve {}{workflow_flag} --done` (it happened: it guards like a done effect) or `--not-done` (a repeat may run).",
+        effect.number
+    ));
+    text
+}
+
+/// How to check whether an effect of a built-in kind happened: `git push` against the remote's
+/// ref, `gh pr create` against the open pull requests of the branch, `npm publish` and `cargo
+/// publish` against the registry, `docker push` against the registry's manifest.
+pub fn check_command(command: &str) -> Option<String> {
+    let line = command.rsplit(" && ").next().unwrap_or(command);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let positional: Vec<&str> = words
+        .iter()
+        .skip(2)
+        .copied()
+        .filter(|word| !word.starts_with('-'))
+        .collect();
+    match words.as_slice() {
+        ["git", "push", ..] => {
+            let remote = positional.first().copied().unwrap_or("origin");
+            let reference = positional
+                .get(1)
+                .map(|spec| spec.rsplit(':').next().unwrap_or(spec).trim_start_matches('+'))
+                .unwrap_or("HEAD");
+            Some(format!("git ls-remote {remote} {reference}"))
+        }
+        ["gh", "pr", "create", ..] => {
+            let head = words
+                .iter()
+                .position(|word| *word == "--head" || *word == "-H")
+                .and_then(|at| words.get(at + 1).copied())
+                .map_or_else(|| "\"$(git branch --show-current)\"".to_owned(), str::to_owned);
+            Some(format!("gh pr list --head {head} --state all"))
+        }
+        ["npm" | "pnpm" | "yarn", ..] if words.contains(&"publish") => Some(
+            "npm view \"$(node -p \"require('./package.json').name\")@$(node -p \"require('./package.json').version\")\" version"
+                .to_owned(),
+        ),
+        ["cargo", "publish", ..] => Some(
+            "cargo info \"$(cargo metadata --no-deps --format-version 1 | jq -r '.packages[0].name')\"".to_owned(),
+        ),
+        ["docker" | "podman", "push", ..] => positional
+            .first()
+            .map(|image| format!("docker manifest inspect {image}")),
+        _ => None,
+    }
 }
 
 /// A time as the reason shows it, to the minute, in UTC.

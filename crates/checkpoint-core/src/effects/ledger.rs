@@ -49,6 +49,9 @@ pub struct RecordedEffect {
     pub key: String,
     /// Whether a repeat of it may run once (`effects allow`), not yet used.
     pub allowed: bool,
+    /// Whether its outcome is unknown: an intent journaled before the call ran, that no
+    /// outcome settled (a call cut off, or still running). It guards like a done effect.
+    pub unknown: bool,
 }
 
 impl RecordedEffect {
@@ -64,6 +67,8 @@ impl RecordedEffect {
             session_id,
             source,
             key,
+            intent,
+            settles: _,
         } = &entry.transition
         else {
             return None;
@@ -82,7 +87,16 @@ impl RecordedEffect {
             source: *source,
             key: key.clone(),
             allowed: false,
+            unknown: *intent,
         })
+    }
+
+    /// The intent number an outcome entry settles, if it is one.
+    pub fn settles(entry: &Entry) -> Option<u64> {
+        match &entry.transition {
+            Transition::Effect { settles, .. } => *settles,
+            _ => None,
+        }
     }
 }
 
@@ -91,8 +105,13 @@ impl RecordedEffect {
 pub struct Observed<'a> {
     /// The call (for a record by hand, `Call::Bash` with the text).
     pub call: Call<'a>,
-    /// The command, the MCP tool's input (as [`super::mcp_input`] writes it), or what was done.
+    /// The effect command (as [`super::Effect`] holds it), the MCP tool's input (as
+    /// [`super::mcp_input`] writes it), or what was done.
     pub input: &'a str,
+    /// The directory a `cd` moved the effect to, shown before its command.
+    pub dir: Option<&'a str>,
+    /// The place that makes it another effect (see [`super::key`]).
+    pub place: &'a str,
     /// What it printed or returned.
     pub output: Option<&'a str>,
     /// Whether it succeeded.
@@ -107,7 +126,7 @@ pub struct Observed<'a> {
 
 /// The `effect` transition for `observed` on `workflow`: on `phase` when given, else on the
 /// phase in progress (the one the sub-agent that made the call holds, else the first), else on
-/// the workflow; its key taken before its command and output are redacted and cut.
+/// the workflow; its command and output redacted and cut, its key taken from the redacted call.
 pub fn record(workflow: &Workflow, phase: Option<&PhaseId>, observed: Observed<'_>) -> Transition {
     let in_progress = || {
         workflow
@@ -138,13 +157,43 @@ pub fn record(workflow: &Workflow, phase: Option<&PhaseId>, observed: Observed<'
         phase: phase.map(|phase| phase.id.clone()),
         attempt: phase.map(|phase| phase.attempts),
         tool,
-        command: redact::shortened(observed.input, MAX_COMMAND_CHARS - 1),
+        command: redact::shortened(
+            &match observed.dir {
+                Some(dir) => format!("cd {} && {}", super::place::quoted(dir), observed.input),
+                None => observed.input.to_owned(),
+            },
+            MAX_COMMAND_CHARS - 1,
+        ),
         output: observed.output.map(excerpt),
         ok: observed.ok,
         session_id: observed.session_id.map(str::to_owned),
         source: observed.source,
-        key: key(observed.call, observed.input),
+        key: key(observed.call, observed.place, observed.input),
+        intent: false,
+        settles: None,
     }
+}
+
+/// The intent of `observed` (journaled before the call runs): its record with no outcome yet.
+pub fn record_intent(workflow: &Workflow, observed: Observed<'_>) -> Transition {
+    let mut transition = record(workflow, None, observed);
+    if let Transition::Effect {
+        intent, ok, output, ..
+    } = &mut transition
+    {
+        *intent = true;
+        *ok = false;
+        *output = None;
+    }
+    transition
+}
+
+/// The outcome `transition` (an `effect` record) made the outcome of intent `number`.
+pub fn settling(mut transition: Transition, number: u64) -> Transition {
+    if let Transition::Effect { settles, .. } = &mut transition {
+        *settles = Some(number);
+    }
+    transition
 }
 
 /// An output's excerpt: redacted, then cut to [`MAX_OUTPUT_CHARS`] characters at most (on a
@@ -172,6 +221,24 @@ impl Ledger {
 
     /// Adds one journal entry (an `effect` or an `effect_allow`; others change nothing).
     pub fn push(&mut self, entry: &Entry) {
+        if let Some(number) = RecordedEffect::settles(entry)
+            && let Some(index) = number
+                .checked_sub(1)
+                .filter(|index| (*index as usize) < self.effects.len())
+            && let Some(mut outcome) = RecordedEffect::from_entry(entry, number)
+        {
+            // The outcome of an intent takes its place, under its number.
+            outcome.unknown = false;
+            if outcome.ok {
+                for earlier in &mut self.effects {
+                    if earlier.key == outcome.key {
+                        earlier.allowed = false;
+                    }
+                }
+            }
+            self.effects[index as usize] = outcome;
+            return;
+        }
         if let Some(effect) = RecordedEffect::from_entry(entry, self.effects.len() as u64 + 1) {
             if effect.ok {
                 // A recorded repeat uses the allow up.
@@ -202,6 +269,14 @@ impl Ledger {
     /// The successful effect with this key that guards a repeat (the last one), unless a
     /// repeat was allowed since.
     pub fn guard(&self, key: &str) -> Option<&RecordedEffect> {
+        if let Some(unknown) = self
+            .effects
+            .iter()
+            .rev()
+            .find(|effect| effect.unknown && effect.key == key)
+        {
+            return Some(unknown);
+        }
         let last = self
             .effects
             .iter()
@@ -231,7 +306,7 @@ pub fn outstanding<'l>(workflow: &Workflow, ledger: &'l Ledger) -> Vec<&'l Recor
     ledger
         .effects
         .iter()
-        .filter(|effect| effect.ok)
+        .filter(|effect| effect.ok || effect.unknown)
         .filter(|effect| match &effect.phase {
             Some(phase) => workflow
                 .phase(phase)
@@ -261,6 +336,14 @@ pub fn allow(ledger: &Ledger, number: u64, by: Option<String>) -> Result<Transit
             "list them with `checkpoint effects --all`",
         ));
     };
+    if effect.unknown {
+        return Err(Error::transition(
+            format!("the outcome of effect {number} is unknown: it may have happened"),
+            format!(
+                "check, then say which it was: `checkpoint effects resolve {number} --done` or `--not-done`"
+            ),
+        ));
+    }
     if !effect.ok {
         return Err(Error::transition(
             format!("effect {number} failed, so it guards nothing: a repeat runs as it is"),
@@ -276,6 +359,43 @@ pub fn allow(ledger: &Ledger, number: u64, by: Option<String>) -> Result<Transit
     Ok(Transition::EffectAllow { effect: number, by })
 }
 
+/// The outcome a person gives effect `number`, whose outcome is unknown: an `effect` entry that
+/// settles it, done (it guards) or not (it guards nothing); or why not.
+pub fn resolve(ledger: &Ledger, number: u64, done: bool, by: Option<&str>) -> Result<Transition> {
+    let Some(effect) = ledger.get(number) else {
+        return Err(Error::transition(
+            format!(
+                "there is no effect {number}: the workflow has {} effects",
+                ledger.effects.len()
+            ),
+            "list them with `checkpoint effects --all`",
+        ));
+    };
+    if !effect.unknown {
+        return Err(Error::transition(
+            format!("the outcome of effect {number} is known already"),
+            "only an effect whose outcome is unknown is resolved",
+        ));
+    }
+    let said = if done { "done" } else { "not done" };
+    Ok(Transition::Effect {
+        phase: effect.phase.clone(),
+        attempt: effect.attempt,
+        tool: effect.tool.clone(),
+        command: effect.command.clone(),
+        output: Some(match by {
+            Some(by) => format!("resolved by {by}: {said}"),
+            None => format!("resolved: {said}"),
+        }),
+        ok: done,
+        session_id: effect.session_id.clone(),
+        source: EffectSource::Manual,
+        key: effect.key.clone(),
+        intent: false,
+        settles: Some(number),
+    })
+}
+
 /// One line of the store's effect index: an effect's number, key and outcome, or an allow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum IndexEvent {
@@ -285,6 +405,10 @@ pub(crate) enum IndexEvent {
         offset: u64,
         ok: bool,
         key: String,
+        /// An intent with no outcome yet.
+        intent: bool,
+        /// The intent this outcome settles (it takes that number).
+        settles: bool,
     },
     Allow {
         number: u64,
@@ -299,6 +423,8 @@ pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<(u64, u64, u6
     let mut keys: std::collections::HashMap<u64, &str> = std::collections::HashMap::new();
     let mut guard: Option<(u64, u64, u64)> = None;
     let mut allowed = false;
+    // Intents of this key not yet settled, by number.
+    let mut unknown: Vec<(u64, u64, u64)> = Vec::new();
     for event in events {
         match event {
             IndexEvent::Effect {
@@ -307,9 +433,19 @@ pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<(u64, u64, u6
                 offset,
                 ok,
                 key: effect_key,
+                intent,
+                settles,
             } => {
                 keys.insert(*number, effect_key);
-                if *ok && effect_key == key {
+                if effect_key != key {
+                    continue;
+                }
+                if *settles {
+                    unknown.retain(|(pending, ..)| pending != number);
+                }
+                if *intent {
+                    unknown.push((*number, *offset, *seq));
+                } else if *ok {
                     guard = Some((*number, *offset, *seq));
                     allowed = false;
                 }
@@ -321,5 +457,5 @@ pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<(u64, u64, u6
             }
         }
     }
-    guard.filter(|_| !allowed)
+    unknown.last().copied().or(guard.filter(|_| !allowed))
 }

@@ -331,15 +331,18 @@ fn keys_are_the_call_with_its_whitespace_collapsed() {
         normalized("  git   push\n origin\tmain "),
         "git push origin main"
     );
-    let a = key(Call::Bash(""), "git push origin main");
-    assert_eq!(a, key(Call::Bash(""), " git  push   origin\nmain"));
-    assert_ne!(a, key(Call::Bash(""), "git push origin release"));
+    let a = key(Call::Bash(""), "", "git push origin main");
+    assert_eq!(a, key(Call::Bash(""), "", " git  push   origin\nmain"));
+    assert_ne!(a, key(Call::Bash(""), "", "git push origin release"));
     assert_eq!(a.len(), 32);
     let tool = "mcp__slack__post";
     let one = mcp_input(&serde_json::json!({"channel": "c", "text": "hi"}));
     let other = mcp_input(&serde_json::json!({"text": "hi", "channel": "c"}));
     assert_eq!(one, other);
-    assert_ne!(key(Call::Mcp(tool), &one), key(Call::Bash(""), &one));
+    assert_ne!(
+        key(Call::Mcp(tool), "", &one),
+        key(Call::Bash(""), "", &one)
+    );
 }
 
 fn entry(seq: u64, transition: Transition) -> Entry {
@@ -357,6 +360,8 @@ fn pushed(workflow: &crate::Workflow, command: &str, ok: bool) -> Transition {
         Observed {
             call: Call::Bash(command),
             input: command,
+            dir: None,
+            place: "",
             output: Some("To origin\n * [new branch] release"),
             ok,
             session_id: Some("s1"),
@@ -393,6 +398,8 @@ fn a_record_is_on_the_phase_in_progress_redacted_and_cut() {
         Observed {
             call: Call::Bash(&command),
             input: &command,
+            dir: None,
+            place: "",
             output: Some(&output),
             ok: true,
             session_id: Some("s1"),
@@ -418,7 +425,7 @@ fn a_record_is_on_the_phase_in_progress_redacted_and_cut() {
     assert!(!recorded.contains(secret), "{recorded}");
     assert!(!excerpt_text.contains(secret));
     assert!(excerpt_text.chars().count() <= 1000);
-    assert_eq!(recorded_key, &key(Call::Bash(""), &command));
+    assert_eq!(recorded_key, &key(Call::Bash(""), "", &command));
     assert_eq!(excerpt(""), "");
     assert_eq!(excerpt(&"a".repeat(1000)).chars().count(), 1000);
     assert_eq!(excerpt(&"a".repeat(1001)).chars().count(), 1000);
@@ -429,7 +436,7 @@ fn a_record_is_on_the_phase_in_progress_redacted_and_cut() {
 fn the_ledger_numbers_guards_and_allows_once() {
     let workflow = workflow();
     let push = "git push origin release";
-    let push_key = key(Call::Bash(""), push);
+    let push_key = key(Call::Bash(""), "", push);
     let mut ledger = Ledger::default();
     assert!(ledger.guard(&push_key).is_none());
     ledger.push(&entry(
@@ -444,7 +451,7 @@ fn the_ledger_numbers_guards_and_allows_once() {
     // A failed call guards nothing, and cannot be allowed.
     assert!(
         ledger
-            .guard(&key(Call::Bash(""), "git push origin broken"))
+            .guard(&key(Call::Bash(""), "", "git push origin broken"))
             .is_none()
     );
     assert!(allow(&ledger, 1, None).is_err());
@@ -478,6 +485,8 @@ fn outstanding_effects_are_those_of_unfinished_phases() {
             Observed {
                 call: Call::Bash("npm publish"),
                 input: "npm publish",
+                dir: None,
+                place: "",
                 output: None,
                 ok: true,
                 session_id: None,
@@ -642,4 +651,260 @@ fn the_resume_prompt_lists_what_is_done_first() {
         now(),
     );
     assert!(!without.prompt().contains("Already done"));
+}
+
+/// The effect commands the built-in list finds in a line, as the ledger keys them.
+fn found(command: &str) -> Vec<String> {
+    builtin()
+        .effects(Call::Bash(command))
+        .effects
+        .into_iter()
+        .map(|effect| effect.shown())
+        .collect()
+}
+
+#[test]
+fn here_documents_are_read_wherever_a_shell_reads_them() {
+    let push = vec!["git push origin main".to_owned()];
+    for command in [
+        // Claude Code's own commit form, an apostrophe in the message.
+        "git commit -m \"$(cat <<'EOF'\nFix the flow so it doesn't break\nEOF\n)\" && git push origin main",
+        "git commit -m \"$(cat <<EOF\nit's done (really\nEOF\n)\" && git push origin main",
+        "git commit -m \"$(cat <<\"EOF\"\nwon't ) close\nEOF\n)\"; git push origin main",
+        "git commit -m \"$(cat <<-EOF\n\tdon't\n\tEOF\n)\" && git push origin main",
+        "git commit -m `cat <<'EOF'\nit's\nEOF\n` && git push origin main",
+        "bash -c \"git commit -m \\\"\\$(cat <<'EOF'\nit's\nEOF\n)\\\" && git push origin main\"",
+        "cat <<'EOF' > notes.md\ngit push origin release\nit's\nEOF\ngit push origin main",
+        "cat > notes.md <<EOF\n$(date) isn't\nEOF\ngit push origin main",
+    ] {
+        let read = builtin().effects(Call::Bash(command));
+        assert_eq!(found(command), push, "{command}");
+        assert_eq!(read.doubt, None, "{command}");
+    }
+}
+
+#[test]
+fn a_line_the_reader_doubts_is_searched_as_raw_text() {
+    for command in [
+        "git commit -m \"it's && git push origin main",
+        "echo 'unclosed && git push origin main",
+        "echo $(git push origin main",
+        "echo `git push origin main",
+        "cat <<EOF && git push origin main\nno end here",
+    ] {
+        let read = builtin().effects(Call::Bash(command));
+        assert!(read.doubt.is_some(), "{command}");
+        assert!(
+            found(command).contains(&"git push origin main".to_owned()),
+            "{command}: {:?}",
+            found(command)
+        );
+    }
+    // A line read to its end is not searched as raw text: a mention stays a mention.
+    assert_eq!(found("echo 'git push origin main'"), Vec::<String>::new());
+}
+
+#[test]
+fn an_effect_is_the_command_the_reader_extracted() {
+    let plain = "gh pr create --title T --body B";
+    for command in [
+        plain,
+        "cd . && gh pr create --title T --body B",
+        "gh pr create --title T --body B && echo ok",
+        "sudo gh pr create --title T --body B",
+        "VAR=x gh pr create --title T --body B",
+        "bash -c 'gh pr create --title T --body B'",
+        "timeout 60 env A=1 gh pr create --title 'T' --body \"B\"",
+        "echo start; gh  pr create   --title T --body B 2>&1 | tee log",
+    ] {
+        let effects = builtin().effects(Call::Bash(command)).effects;
+        assert_eq!(effects.len(), 1, "{command}");
+        assert_eq!(effects[0].text, plain, "{command}");
+        assert_eq!(
+            key(Call::Bash(command), "", &effects[0].text),
+            key(Call::Bash(plain), "", plain),
+            "{command}"
+        );
+    }
+    // The directory counts: the ledger tells `cd vendor && git push` from the root's.
+    let moved = builtin()
+        .effects(Call::Bash("cd vendor && git push"))
+        .effects;
+    assert_eq!(moved[0].dir.as_deref(), Some("vendor"));
+    assert_eq!(moved[0].place, crate::effects::Place::Repository);
+    let folded = builtin().effects(Call::Bash("git -C vendor push")).effects;
+    assert_eq!(
+        (folded[0].text.as_str(), folded[0].dir.as_deref()),
+        ("git push", Some("vendor"))
+    );
+    let nested = builtin()
+        .effects(Call::Bash("cd a && cd ../b && git push"))
+        .effects;
+    assert_eq!(nested[0].dir.as_deref(), Some("a/../b"));
+    let home = builtin()
+        .effects(Call::Bash("cd vendor && cd ~ && git push"))
+        .effects;
+    assert_eq!(home[0].dir, None);
+    // Two effects in one line are two effects.
+    assert_eq!(
+        found("git push origin main && npm publish --access public"),
+        vec![
+            "git push origin main".to_owned(),
+            "npm publish --access public".into()
+        ]
+    );
+    assert_eq!(
+        found("cd pkg && npm publish"),
+        vec!["cd pkg && npm publish".to_owned()]
+    );
+}
+
+#[test]
+fn wrappers_that_run_a_command_are_seen_through() {
+    for (command, effect) in [
+        ("npx npm publish", "npm publish"),
+        ("npx -y --package npm npm publish", "npm publish"),
+        ("npm exec -- npm publish", "npm publish"),
+        ("npx -c 'npm publish'", "npm publish"),
+        (
+            "find . -name x -exec git push origin main \\;",
+            "git push origin main",
+        ),
+        (
+            "find . -execdir git push origin main {} +",
+            "git push origin main '{}'",
+        ),
+        (
+            "git submodule foreach git push origin main",
+            "git push origin main",
+        ),
+        (
+            "git submodule --quiet foreach --recursive 'git push origin main'",
+            "git push origin main",
+        ),
+        ("bash <<< \"git push origin main\"", "git push origin main"),
+        ("sh <<<'git push origin main'", "git push origin main"),
+        (
+            "echo \"git push origin main\" | bash",
+            "git push origin main",
+        ),
+        (
+            "printf 'git push origin main' | sh -s",
+            "git push origin main",
+        ),
+        (
+            "bash <<'EOF'\ncd x\ngit push origin main\nEOF",
+            "cd x && git push origin main",
+        ),
+        (
+            "cat <<EOF | sh\ngit push origin main\nEOF",
+            "git push origin main",
+        ),
+        (
+            "sudo bash <<EOF\ngit push origin main\nEOF",
+            "git push origin main",
+        ),
+    ] {
+        assert_eq!(found(command), vec![effect.to_owned()], "{command}");
+    }
+    // What only reads a here-document or an echo runs nothing of it.
+    for command in [
+        "cat <<EOF\ngit push\nEOF",
+        "echo 'git push' | tee notes",
+        "grep push <<< 'git push'",
+        "echo 'git push' || bash",
+    ] {
+        assert_eq!(found(command), Vec::<String>::new(), "{command}");
+    }
+}
+
+#[test]
+fn asking_for_help_is_not_an_effect() {
+    for command in [
+        "git push --help",
+        "git push -h",
+        "npm publish --help",
+        "gh pr create -h",
+        "cargo publish --help",
+        "docker push --help",
+        "curl -h -X POST",
+        "kubectl apply -h",
+    ] {
+        not_effect(command);
+    }
+    // An argument after `--` is not an option.
+    effect("git push origin -- -h");
+}
+
+/// Text a here-document or a quoted message may hold: apostrophes, parentheses, quotes.
+fn prose() -> impl Strategy<Value = String> {
+    "[a-z ()'\"`;&|]{0,20}"
+}
+
+proptest! {
+    /// Any line that runs a built-in effect as a command, whatever wrappers, quoting,
+    /// here-documents or neighbours around it, makes that effect, extracted as its own words.
+    #[test]
+    fn an_effect_run_as_a_command_is_always_found(
+        args in prop::collection::vec(plain_word(), 0..3),
+        message in prose(),
+        wrapper in prop::sample::select(vec!["", "sudo ", "env A=1 ", "timeout 5 ", "nohup ", "command ", "A=b ", "npx "]),
+        before in 0usize..5,
+        form in 0usize..9,
+        after in 0usize..3,
+    ) {
+        let push = if args.is_empty() { "git push".to_owned() } else { format!("git push {}", args.join(" ")) };
+        let message = message.replace("EOF", "");
+        let inner = match form {
+            0 => format!("{wrapper}{push}"),
+            1 => format!("bash -c '{wrapper}{push}'"),
+            2 => format!("echo $({wrapper}{push})"),
+            3 => format!("bash <<< '{push}'"),
+            4 => format!("echo '{push}' | {wrapper}bash"),
+            5 => format!("bash <<'EOF'\n{push}\nEOF\n"),
+            6 => format!("find . -exec {push} \\;"),
+            7 => format!("git submodule foreach '{push}'"),
+            _ => format!("eval '{push}'"),
+        };
+        let before = match before {
+            0 => String::new(),
+            1 => format!("git commit -m \"$(cat <<'EOF'\n{message}\nEOF\n)\" && "),
+            2 => format!("cat <<-EOF > notes\n\t{message}\n\tEOF\n"),
+            3 => "cd . && ".to_owned(),
+            _ => "make test; ".to_owned(),
+        };
+        let after = match after {
+            0 => "",
+            1 => " && echo ok",
+            _ => " 2>&1 | tee log",
+        };
+        let command = format!("{before}{inner}{after}");
+        let texts: Vec<String> = builtin()
+            .effects(Call::Bash(&command))
+            .effects
+            .into_iter()
+            .map(|effect| effect.text)
+            .collect();
+        prop_assert!(texts.contains(&push), "{:?} has no `{}`: {:?}", command, push, texts);
+    }
+}
+
+#[test]
+fn a_secret_leaves_no_trace_in_the_effect() {
+    let text = |secret: &str| -> Vec<String> {
+        [
+            format!("curl -u ana:'{secret}' -X POST https://x/hook"),
+            format!("gh api -X POST repos/o/r/issues --password='{secret}'"),
+            format!("curl -H 'Cookie: session={secret}' -X PUT https://x/b"),
+        ]
+        .iter()
+        .map(|command| {
+            builtin().effects(Call::Bash(command)).effects[0]
+                .text
+                .clone()
+        })
+        .collect()
+    };
+    assert_eq!(text("hunter2"), text("two words"));
+    assert_eq!(text("hunter2"), text("Tr0ub4dor&3"));
 }

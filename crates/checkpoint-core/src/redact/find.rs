@@ -85,6 +85,9 @@ pub(super) fn find(text: &str) -> Vec<Span> {
             prefixed_token(bytes, i, false)
                 .or_else(|| jwt(bytes, i))
                 .or_else(|| bearer(bytes, i, MIN_BEARER_LEN))
+                .or_else(|| credential_flag(bytes, i))
+                .or_else(|| cookie_header(bytes, i))
+                .or_else(|| query_secret(bytes, i))
                 .or_else(|| assignment(bytes, i))
         } else {
             // A token glued after other characters (`xxxxghp_…`), for prefixes distinctive enough.
@@ -302,6 +305,124 @@ fn bearer(bytes: &[u8], at: usize, min_len: usize) -> Option<Span> {
         start,
         end: start + len,
         kind: "bearer-token",
+    })
+}
+
+/// The secret of a command's credential flag: the password of `-u`/`--user user:password`
+/// (curl's, and any program's), the token of `--oauth2-bearer`, the cookies of `--cookie` and of
+/// a `-b` that holds `name=value` (not a cookie file's name).
+fn credential_flag(bytes: &[u8], at: usize) -> Option<Span> {
+    const FLAGS: &[(&[u8], &str, bool)] = &[
+        (b"--oauth2-bearer", "bearer-token", true),
+        (b"--cookie", "cookie", true),
+        (b"--user", "password", true),
+        (b"-u", "password", false),
+        (b"-b", "cookie", false),
+    ];
+    let (flag, kind, long) = FLAGS
+        .iter()
+        .find(|(flag, ..)| bytes[at..].starts_with(flag))?;
+    let mut i = at + flag.len();
+    match bytes.get(i) {
+        Some(b' ' | b'\t') => i += count_spaces(&bytes[i..]),
+        Some(b'=') if *long => i += 1,
+        // `-uuser:password`, glued.
+        Some(&b) if !*long && !b.is_ascii_whitespace() && b != b'-' => {}
+        _ => return None,
+    }
+    let (start, len) = match bytes.get(i) {
+        Some(&quote @ (b'"' | b'\'')) => (
+            i + 1,
+            bytes[i + 1..]
+                .iter()
+                .take_while(|&&b| b != quote && b != b'\n')
+                .count(),
+        ),
+        Some(b'-') | None => return None,
+        _ => (
+            i,
+            bytes[i..]
+                .iter()
+                .take_while(|&&b| !b.is_ascii_whitespace() && b != b'"' && b != b'\'')
+                .count(),
+        ),
+    };
+    let end = start + len;
+    let value = &bytes[start..end];
+    let start = match *kind {
+        "password" => start + value.iter().position(|&b| b == b':')? + 1,
+        "cookie" if !*long && !value.contains(&b'=') => return None,
+        _ => start,
+    };
+    (end > start && !bytes[start..].starts_with(MARKER_PREFIX.as_bytes())).then_some(Span {
+        start,
+        end,
+        kind,
+    })
+}
+
+/// The value of a `Cookie:` or `Set-Cookie:` header (any case), to its quote or line's end.
+fn cookie_header(bytes: &[u8], at: usize) -> Option<Span> {
+    let rest = &bytes[at..];
+    let name = [&b"set-cookie:"[..], b"cookie:"]
+        .into_iter()
+        .find(|name| rest.len() >= name.len() && rest[..name.len()].eq_ignore_ascii_case(name))?;
+    let start = at + name.len() + count_spaces(&rest[name.len()..]);
+    let len = bytes[start..]
+        .iter()
+        .take_while(|&&b| !matches!(b, b'"' | b'\'' | b'\n' | b'\r'))
+        .count();
+    let len = bytes[start..start + len]
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |last| last + 1);
+    (len > 0 && !bytes[start..].starts_with(MARKER_PREFIX.as_bytes())).then_some(Span {
+        start,
+        end: start + len,
+        kind: "cookie",
+    })
+}
+
+/// Query parameters of a URL that carry a credential though their name alone would not say so
+/// elsewhere: `?key=`, `&sig=`, `&signature=`, `&auth=`, cloud signed URLs' `X-Amz-Signature`,
+/// `X-Amz-Credential`, `X-Goog-Signature`, `X-Goog-Credential`.
+fn query_secret(bytes: &[u8], at: usize) -> Option<Span> {
+    const NAMES: &[&str] = &[
+        "key",
+        "sig",
+        "signature",
+        "auth",
+        "x-amz-signature",
+        "x-amz-credential",
+        "x-amz-security-token",
+        "x-goog-signature",
+        "x-goog-credential",
+    ];
+    if at == 0 || !matches!(bytes[at - 1], b'?' | b'&') {
+        return None;
+    }
+    let name_len = bytes[at..]
+        .iter()
+        .take(MAX_KEY_LEN)
+        .take_while(|&&b| is_key_char(b))
+        .count();
+    let name = &bytes[at..at + name_len];
+    if bytes.get(at + name_len) != Some(&b'=')
+        || !NAMES
+            .iter()
+            .any(|known| name.eq_ignore_ascii_case(known.as_bytes()))
+    {
+        return None;
+    }
+    let start = at + name_len + 1;
+    let len = bytes[start..]
+        .iter()
+        .take_while(|&&b| !b.is_ascii_whitespace() && !matches!(b, b'&' | b'#' | b'"' | b'\''))
+        .count();
+    (len > 0 && !bytes[start..].starts_with(MARKER_PREFIX.as_bytes())).then_some(Span {
+        start,
+        end: start + len,
+        kind: "secret",
     })
 }
 

@@ -856,3 +856,61 @@ proptest! {
         prop_assert_eq!(twice, once);
     }
 }
+
+#[test]
+fn credentials_of_commands() {
+    check(
+        "curl -u ana:s3cret -X POST https://x",
+        "curl -u ana:[REDACTED:password] -X POST https://x",
+    );
+    check(
+        "curl -uana:s3cret https://x",
+        "curl -uana:[REDACTED:password] https://x",
+    );
+    check(
+        "curl --user 'ana:two words' https://x",
+        "curl --user 'ana:[REDACTED:password]' https://x",
+    );
+    check(
+        "curl --user=ana:pw https://x",
+        "curl --user=ana:[REDACTED:password] https://x",
+    );
+    check(
+        "curl --oauth2-bearer abc123 https://x",
+        "curl --oauth2-bearer [REDACTED:bearer-token] https://x",
+    );
+    check(
+        "curl -H 'Cookie: session=abc; theme=dark' https://x",
+        "curl -H 'Cookie: [REDACTED:cookie]' https://x",
+    );
+    check(
+        "Set-Cookie: id=a3fWa; Secure\nnext line",
+        "Set-Cookie: [REDACTED:cookie]\nnext line",
+    );
+    check(
+        "curl -b 'session=abc' --cookie sid=1 https://x",
+        "curl -b '[REDACTED:cookie]' --cookie [REDACTED:cookie] https://x",
+    );
+    check(
+        "curl 'https://x/api?key=AbC123&q=1' https://y/?sig=zz#top",
+        "curl 'https://x/api?key=[REDACTED:secret]&q=1' https://y/?sig=[REDACTED:secret]#top",
+    );
+    check(
+        "GET /a?api_key=k1&token=t2&signature=s3&X-Amz-Signature=s4",
+        "GET /a?api_key=[REDACTED:secret]&token=[REDACTED:secret]&signature=[REDACTED:secret]&X-Amz-Signature=[REDACTED:secret]",
+    );
+    check(
+        "psql --password=hunter2 && mysql --password hunter3",
+        "psql --password=[REDACTED:secret] && mysql --password [REDACTED:secret]",
+    );
+    for near_miss in [
+        "git push -u origin main",
+        "sudo -u deploy make",
+        "curl -b cookies.txt https://x",
+        "the cookie jar is empty",
+        "https://x/?q=key=1",
+        "tar -b 20 -cf x",
+    ] {
+        check(near_miss, near_miss);
+    }
+}

@@ -284,6 +284,22 @@ fn effects_section(plan: &ResumePlan) -> Option<String> {
         if let Some(phase) = &effect.phase {
             let _ = write!(section, " (phase {phase})");
         }
+        if effect.unknown {
+            // Let through, and no outcome was recorded: the session was cut off mid-call.
+            let _ = write!(
+                section,
+                ": **may have happened** (its outcome was never recorded): check before repeating"
+            );
+            if let Some(check) = crate::effects::check_command(&effect.command) {
+                let _ = write!(section, " (`{check}`)");
+            }
+            let _ = writeln!(
+                section,
+                "; a person says which it was with `checkpoint effects resolve {} --done|--not-done`, and until then a repeat is refused",
+                effect.number
+            );
+            continue;
+        }
         let output = effect
             .output
             .as_deref()

@@ -191,14 +191,20 @@ fn read_current(dir: &Path, key: Option<&str>) -> Result<(Index, u64)> {
 
 /// The index event of an effect or an allow entry found at `offset`.
 fn event_of(entry: &Entry, offset: u64, numbered: &mut u64) -> Option<IndexEvent> {
-    if let Some(effect) = RecordedEffect::from_entry(entry, *numbered + 1) {
-        *numbered += 1;
+    let settles = RecordedEffect::settles(entry).filter(|number| *number <= *numbered);
+    let number = settles.unwrap_or(*numbered + 1);
+    if let Some(effect) = RecordedEffect::from_entry(entry, number) {
+        if settles.is_none() {
+            *numbered += 1;
+        }
         return Some(IndexEvent::Effect {
             number: effect.number,
             seq: entry.seq,
             offset,
             ok: effect.ok,
             key: effect.key,
+            intent: effect.unknown,
+            settles: settles.is_some(),
         });
     }
     if let crate::transition::Transition::EffectAllow { effect, .. } = &entry.transition {
@@ -274,12 +280,16 @@ fn read_index(path: &Path, key: Option<&str>) -> Option<(Index, String)> {
 fn parse_event(line: &str) -> Option<IndexEvent> {
     let words: Vec<&str> = line.split(' ').collect();
     Some(match words.as_slice() {
+        // The outcome word: `1` done, `0` failed, `2` an intent, `3` a failed outcome that
+        // settles one, `4` a done one that does (an older reader takes 2 to 4 as failed).
         ["e", number, seq, offset, ok, key] => IndexEvent::Effect {
             number: number.parse().ok()?,
             seq: seq.parse().ok()?,
             offset: offset.parse().ok()?,
-            ok: *ok == "1",
+            ok: matches!(*ok, "1" | "4"),
             key: (*key).to_owned(),
+            intent: *ok == "2",
+            settles: matches!(*ok, "3" | "4"),
         },
         ["a", number, offset] => IndexEvent::Allow {
             number: number.parse().ok()?,
@@ -306,10 +316,17 @@ fn write_index(dir: &Path, index: &Index) -> Result<()> {
                 offset,
                 ok,
                 key,
-            } => text.push_str(&format!(
-                "e {number} {seq} {offset} {} {key}\n",
-                u8::from(*ok)
-            )),
+                intent,
+                settles,
+            } => {
+                let word = match (intent, settles, ok) {
+                    (true, ..) => 2,
+                    (false, true, false) => 3,
+                    (false, true, true) => 4,
+                    (false, false, ok) => u8::from(*ok),
+                };
+                text.push_str(&format!("e {number} {seq} {offset} {word} {key}\n"));
+            }
             IndexEvent::Allow { number, offset } => {
                 text.push_str(&format!("a {number} {offset}\n"));
             }

@@ -25,7 +25,10 @@ pub(crate) use crate::store::write::MAX_DEFERRED_ENTRIES;
 pub use crate::store::{
     archive::{ARCHIVE_DIR, FAILED_DIR},
     handle::{Store, StoreOptions},
-    layout::{DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, default_store, project_root},
+    layout::{
+        DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, common_dir, default_store, effect_dir,
+        effect_place, project_root, project_with_store,
+    },
     load::parse_state,
     loaded::{Loaded, Recovery, Verification},
     own::{IGNORE_FILE, USE_FILE},

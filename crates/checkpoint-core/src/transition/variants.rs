@@ -490,9 +490,17 @@ pub enum Transition {
         session_id: Option<String>,
         /// Who recorded it: `hook`, `manual` or `mcp`.
         source: EffectSource,
-        /// A hash of the call (its tool and whitespace-collapsed command or input), taken
-        /// before redaction: a repeat of the same call has the same key.
+        /// A hash of the effect (its tool, the place it runs in, and its command or input,
+        /// whitespace collapsed, redacted): a repeat of the same effect has the same key.
         key: String,
+        /// An intent: the call was let through before it ran (`PreToolUse`), its outcome not yet
+        /// known; it guards like a done effect until an outcome settles it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        intent: bool,
+        /// The number of the intent this outcome settles (the call's `PostToolUse`, or a
+        /// person's `checkpoint effects resolve`): the effect keeps that number.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settles: Option<u64>,
     },
     /// Lets one repeat of an effect run (`checkpoint effects allow <n>`).
     EffectAllow {

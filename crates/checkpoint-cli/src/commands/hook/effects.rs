@@ -8,15 +8,18 @@
 
 use checkpoint_core::{
     EffectSource, WorkflowId,
-    effects::{self, Call, Matcher, Observed, Refusal},
+    effects::{self, Call, Effect, Matcher, Observed, Refusal},
 };
 use miette::{IntoDiagnostic, Result, miette};
 use serde_json::json;
 
 use crate::{
-    clients::event::{Tool, ToolFailure, ToolInput, ToolResponse, ToolUse},
+    clients::{
+        Client,
+        event::{Tool, ToolFailure, ToolInput, ToolResponse, ToolUse},
+    },
     commands::hook::Hook,
-    env, output,
+    env, locate, output,
 };
 
 /// The prefix of an MCP tool's name.
@@ -25,38 +28,123 @@ const MCP_PREFIX: &str = "mcp__";
 impl Hook {
     /// Refuses (headless) or asks about (interactive) a call that repeats a successful effect
     /// of an unfinished workflow, unless a repeat of it was allowed; says nothing otherwise.
-    pub(super) fn guard_effect(&self, payload: &ToolUse) -> Result<()> {
+    /// Each effect of the call is looked up on its own (`cd x && git push` repeats `git push`
+    /// made in `x`), and so is the whole line as it was keyed before effects were told apart.
+    pub(super) fn guard_effect(&self, client: Client, payload: &ToolUse) -> Result<()> {
         let Some((call, input)) = call_of(payload.tool, &payload.tool_name, &payload.tool_input)
         else {
             return Ok(());
         };
         let store = &self.ctx.store;
-        let named = Matcher::new(&self.ctx.config.effects).is_effect(call);
+        let config = &self.ctx.config.effects;
+        let found = Matcher::new(config).effects(call);
+        if let Some(doubt) = found.doubt.filter(|_| !found.effects.is_empty()) {
+            output::warn(&format!(
+                "checkpoint hook PreToolUse: the command line has {doubt}, so it was read as raw text too; every effect found in it is guarded"
+            ));
+        }
         let ids = store.list().into_diagnostic()?;
-        let key = effects::key(call, &input);
+        let legacy = effects::legacy_key(call, &input);
         for id in &ids {
-            if !named && !store.has_effects_index(id) {
+            if found.effects.is_empty() && !store.has_effects_index(id) {
                 continue;
             }
-            let effect = match store.effect_guard(id, &key) {
-                Ok(Some(effect)) => effect,
-                Ok(None) => continue,
-                Err(err) => {
-                    output::warn(&format!(
-                        "checkpoint hook PreToolUse: the effects of workflow `{id}` cannot be read, so a repeat is not checked there: {err}"
-                    ));
-                    continue;
+            let own = store
+                .declares_effect_patterns(id)
+                .then(|| self.ctx.store.load(id).ok())
+                .flatten()
+                .map(|loaded| Matcher::for_workflow(config, &loaded.workflow).effects(call));
+            let mut keys: Vec<String> = self
+                .keyed(call, &input, &own.as_ref().unwrap_or(&found).effects)
+                .into_iter()
+                .map(|(_, _, key)| key)
+                .collect();
+            keys.push(legacy.clone());
+            for key in &keys {
+                let effect = match store.effect_guard(id, key) {
+                    Ok(Some(effect)) => effect,
+                    Ok(None) => continue,
+                    Err(err) => {
+                        output::warn(&format!(
+                            "checkpoint hook PreToolUse: the effects of workflow `{id}` cannot be read, so a repeat is not checked there: {err}"
+                        ));
+                        break;
+                    }
+                };
+                if !self.is_unfinished(id) {
+                    break;
                 }
-            };
-            if !self.is_unfinished(id) {
-                continue;
+                let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
+                let refusal = match client {
+                    Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
+                    // Codex runs a call its hook asks about; Gemini has no `ask`.
+                    Client::Codex | Client::Gemini => Refusal::Deny,
+                };
+                let reason = effects::reason(&effect, id, ids.len() > 1);
+                return emit_refusal(client, refusal, &reason);
             }
-            let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-            let refusal = Refusal::for_entrypoint(entrypoint.as_deref());
-            let reason = effects::reason(&effect, id, ids.len() > 1);
-            return emit_refusal(refusal, &reason);
+        }
+        if !found.effects.is_empty() || ids.iter().any(|id| store.declares_effect_patterns(id)) {
+            self.journal_intents(call, &input)?;
         }
         Ok(())
+    }
+
+    /// Journals the intent of each effect of a call let through, before it runs: until its
+    /// outcome is recorded it guards like a done effect, and if none ever is (the client
+    /// killed, the machine down) it stays an effect whose outcome is unknown.
+    fn journal_intents(&self, call: Call<'_>, input: &str) -> Result<()> {
+        let config = &self.ctx.config.effects;
+        let session_id = self.envelope.session_id.clone();
+        self.update_unfinished(|workflow| {
+            let found = Matcher::for_workflow(config, workflow).effects(call);
+            self.keyed(call, input, &found.effects)
+                .into_iter()
+                .map(|(effect, text, _)| {
+                    let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
+                    let place = locate::effect_place(&self.ctx.project_root, &dir, effect.place);
+                    effects::record_intent(
+                        workflow,
+                        Observed {
+                            call,
+                            input: &text,
+                            dir: effect.dir.as_deref(),
+                            place: &place,
+                            output: None,
+                            ok: false,
+                            session_id: Some(&session_id),
+                            agent_id: None,
+                            source: EffectSource::Hook,
+                        },
+                    )
+                })
+                .collect()
+        })?;
+        Ok(())
+    }
+
+    /// Each effect with the text its key is taken from (the effect command, or an MCP tool's
+    /// input), and its key, in the place it runs (the directory the line moved it to, seen
+    /// from the call's).
+    fn keyed<'e>(
+        &self,
+        call: Call<'_>,
+        input: &str,
+        found: &'e [Effect],
+    ) -> Vec<(&'e Effect, String, String)> {
+        found
+            .iter()
+            .map(|effect| {
+                let text = match call {
+                    Call::Bash(_) => effect.text.clone(),
+                    Call::Mcp(_) => input.to_owned(),
+                };
+                let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
+                let place = locate::effect_place(&self.ctx.project_root, &dir, effect.place);
+                let key = effects::key(call, &place, &text);
+                (effect, text, key)
+            })
+            .collect()
     }
 
     /// Records a successful call that is an effect on every unfinished workflow, on its phase
@@ -112,22 +200,48 @@ impl Hook {
         }
         let session_id = self.envelope.session_id.clone();
         self.update_unfinished(|workflow| {
-            if !Matcher::for_workflow(config, workflow).is_effect(call) {
-                return Vec::new();
-            }
-            vec![effects::record(
-                workflow,
-                None,
-                Observed {
-                    call,
-                    input: &input,
-                    output,
-                    ok,
-                    session_id: Some(&session_id),
-                    agent_id,
-                    source: EffectSource::Hook,
-                },
-            )]
+            let found = Matcher::for_workflow(config, workflow).effects(call);
+            // Under the lock: the intents this call's outcomes settle.
+            let ledger = self.ctx.store.ledger(&workflow.id).unwrap_or_default();
+            let mut settled: Vec<u64> = Vec::new();
+            self.keyed(call, &input, &found.effects)
+                .into_iter()
+                .map(|(effect, text, key)| {
+                    let intent = ledger
+                        .effects
+                        .iter()
+                        .rev()
+                        .find(|recorded| {
+                            recorded.unknown
+                                && recorded.key == key
+                                && recorded.session_id.as_deref() == Some(session_id.as_str())
+                                && !settled.contains(&recorded.number)
+                        })
+                        .map(|recorded| recorded.number);
+                    settled.extend(intent);
+                    let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
+                    let place = locate::effect_place(&self.ctx.project_root, &dir, effect.place);
+                    let outcome = effects::record(
+                        workflow,
+                        None,
+                        Observed {
+                            call,
+                            input: &text,
+                            dir: effect.dir.as_deref(),
+                            place: &place,
+                            output,
+                            ok,
+                            session_id: Some(&session_id),
+                            agent_id,
+                            source: EffectSource::Hook,
+                        },
+                    );
+                    match intent {
+                        Some(number) => effects::settling(outcome, number),
+                        None => outcome,
+                    }
+                })
+                .collect()
         })?;
         Ok(())
     }
@@ -174,12 +288,17 @@ fn output_of(response: &ToolResponse) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
-/// PreToolUse's decision, with the reason the model (and the person) reads.
-fn emit_refusal(refusal: Refusal, reason: &str) -> Result<()> {
-    let out = json!({ "hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": refusal.decision(),
-        "permissionDecisionReason": reason,
-    } });
-    output::emit(&format!("{out}\n")).map_err(|err| miette!("failed to answer the client: {err}"))
+/// The decision of the hook before a tool call, in `client`'s form, with the reason the model
+/// (and the person) reads: Claude Code's and Codex's `hookSpecificOutput.permissionDecision`,
+/// Gemini CLI's `decision`.
+fn emit_refusal(client: Client, refusal: Refusal, reason: &str) -> Result<()> {
+    let out = match client {
+        Client::Claude | Client::Codex => json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": refusal.decision(),
+            "permissionDecisionReason": reason,
+        } }),
+        Client::Gemini => json!({ "decision": refusal.decision(), "reason": reason }),
+    };
+    super::answer(&out).map_err(|err| miette!("failed to answer the client: {err}"))
 }

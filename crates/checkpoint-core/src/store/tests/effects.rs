@@ -19,7 +19,7 @@ use crate::{
 };
 
 fn key(command: &str) -> String {
-    effects::key(Call::Bash(command), command)
+    effects::key(Call::Bash(command), "", command)
 }
 
 fn record(store: &Store, id: &WorkflowId, command: &str, ok: bool) {
@@ -31,6 +31,8 @@ fn record(store: &Store, id: &WorkflowId, command: &str, ok: bool) {
                 Observed {
                     call: Call::Bash(command),
                     input: command,
+                    dir: None,
+                    place: "",
                     output: Some("done"),
                     ok,
                     session_id: Some("s"),
