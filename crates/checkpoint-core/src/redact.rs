@@ -235,8 +235,44 @@ pub fn transition(transition: &mut Transition) -> usize {
             session_id.iter_mut().for_each(field);
         }
         Transition::EffectAllow { effect: _, by } => by.iter_mut().for_each(field),
+        Transition::FilesSnapshot { .. } | Transition::FilesRestore { .. } => {
+            files_fields(transition, field);
+        }
     }
     n
+}
+
+/// The free-text fields of a snapshot or restore of the files, each given to `field`.
+fn files_fields(transition: &mut Transition, mut field: impl FnMut(&mut String)) {
+    // Fields are named exhaustively (no `..`), so a new field must be considered here.
+    match transition {
+        Transition::FilesSnapshot {
+            commit: _,
+            reason: _,
+            label,
+            phase: _,
+            session_id,
+            agent_id: _,
+            files_changed: _,
+            paths,
+            added: _,
+            removed: _,
+            left_out,
+        } => {
+            label.iter_mut().for_each(&mut field);
+            session_id.iter_mut().for_each(&mut field);
+            paths.iter_mut().for_each(&mut field);
+            left_out.iter_mut().for_each(field);
+        }
+        Transition::FilesRestore {
+            kind: _,
+            before: _,
+            target: _,
+            paths,
+            files: _,
+        } => paths.iter_mut().for_each(field),
+        _ => {}
+    }
 }
 
 /// Redacts every free-text field of a workflow; returns how many secrets it replaced.
