@@ -158,21 +158,9 @@ pub fn transition(transition: &mut Transition) -> usize {
         } => output.iter_mut().chain(note.iter_mut()).for_each(field),
         Transition::Note { text: note } | Transition::Decide { text: note } => field(note),
         Transition::FilePath { path } => field(path),
-        Transition::HolderDispatch {
-            phase: _,
-            tool_use_id: _,
-            description,
-            session_id: _,
-        } => description.iter_mut().for_each(field),
-        Transition::HolderSeen {
-            phase: _,
-            agent_id: _,
-        } => {}
-        Transition::HolderEnd {
-            phase: _,
-            note,
-            error,
-        } => note.iter_mut().chain(error.iter_mut()).for_each(field),
+        Transition::HolderDispatch { .. }
+        | Transition::HolderSeen { .. }
+        | Transition::HolderEnd { .. } => holder_fields(transition, field),
         Transition::ToolFailure {
             phase: _,
             tool,
@@ -240,6 +228,29 @@ pub fn transition(transition: &mut Transition) -> usize {
         }
     }
     n
+}
+
+/// The free-text fields of a sub-agent's dispatch, sign of life or end, each given to `field`.
+fn holder_fields(transition: &mut Transition, field: impl FnMut(&mut String)) {
+    // Fields are named exhaustively (no `..`), so a new field must be considered here.
+    match transition {
+        Transition::HolderDispatch {
+            phase: _,
+            tool_use_id: _,
+            description,
+            session_id: _,
+        } => description.iter_mut().for_each(field),
+        Transition::HolderSeen {
+            phase: _,
+            agent_id: _,
+        } => {}
+        Transition::HolderEnd {
+            phase: _,
+            note,
+            error,
+        } => note.iter_mut().chain(error.iter_mut()).for_each(field),
+        _ => {}
+    }
 }
 
 /// The free-text fields of a snapshot or restore of the files, each given to `field`.
