@@ -39,14 +39,43 @@ pub(crate) struct Recorded {
     pub(crate) taken: Taken,
 }
 
-/// The snapshots of workflow `id` in the project.
+/// The snapshots of workflow `id` in the project, which must be a git working tree.
 pub(crate) fn open(ctx: &Ctx, id: &WorkflowId) -> Result<Snapshots> {
-    Snapshots::open(&ctx.project_root, id).map_err(|err| miette!("{err}"))
+    Snapshots::open(&ctx.project_root, id)
+        .map_err(|err| miette!("{err}"))?
+        .ok_or_else(|| {
+            miette!(
+                help = "run `git init` in the project: snapshots are git objects",
+                "`{}` is in no git working tree, so its files have no snapshots",
+                ctx.project_root.display()
+            )
+        })
 }
 
 /// Takes a snapshot of the working tree for workflow `id` and journals it when it is new.
 pub(crate) fn take(ctx: &Ctx, id: &WorkflowId, request: Request) -> Result<Recorded> {
     let snapshots = open(ctx, id)?;
+    take_with(ctx, id, &snapshots, request)
+}
+
+/// Like [`take`], outside git: nothing (a hook's case).
+pub(crate) fn take_if_git(
+    ctx: &Ctx,
+    id: &WorkflowId,
+    request: Request,
+) -> Result<Option<Recorded>> {
+    match Snapshots::open(&ctx.project_root, id).map_err(|err| miette!("{err}"))? {
+        Some(snapshots) => take_with(ctx, id, &snapshots, request).map(Some),
+        None => Ok(None),
+    }
+}
+
+fn take_with(
+    ctx: &Ctx,
+    id: &WorkflowId,
+    snapshots: &Snapshots,
+    request: Request,
+) -> Result<Recorded> {
     let message = format!(
         "checkpoint snapshot: {}\n\nWorkflow: {id}\n",
         request.reason
@@ -109,6 +138,61 @@ pub(crate) fn take(ctx: &Ctx, id: &WorkflowId, request: Request) -> Result<Recor
             .update(id, ctx.now, |workflow| Ok(vec![transition(workflow)]))?;
     }
     Ok(Recorded { taken })
+}
+
+/// The snapshot of a phase's completion (`checkpoint complete`); an error is a warning, the
+/// phase stays complete.
+pub(crate) fn at_completion(ctx: &Ctx, id: &WorkflowId, phase: &PhaseId) {
+    if !ctx.config.files.snapshots {
+        return;
+    }
+    let request = Request {
+        reason: SnapshotReason::PhaseComplete,
+        label: None,
+        session_id: None,
+        agent_id: None,
+        phase: Some(phase.clone()),
+        deadline: None,
+    };
+    if let Err(err) = take_if_git(ctx, id, request) {
+        output::warn(&format!(
+            "no snapshot of the files at `{phase}`'s completion: {err}"
+        ));
+    }
+}
+
+/// Removes the snapshot refs (and private indexes) of the workflows whose last archive `gc`
+/// deleted, so that git can prune the objects only they held; a workflow of the same id still
+/// in the store, or archived, keeps them. An error is a warning.
+pub(crate) fn forget_deleted(ctx: &Ctx, doomed: &[checkpoint_core::retention::Doomed]) {
+    let Ok(archives) = ctx.store.list_archives() else {
+        return;
+    };
+    let live = ctx.store.list().unwrap_or_default();
+    let id_of = |name: &str| name.get(..name.len().saturating_sub(16)).map(str::to_owned);
+    let mut ids: Vec<String> = doomed
+        .iter()
+        .filter_map(|victim| id_of(&victim.archive.name))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let kept = live.iter().any(|live| live.as_str() == id)
+            || archives
+                .iter()
+                .any(|(_, archive)| id_of(&archive.name).as_deref() == Some(id.as_str()));
+        let Ok(id) = WorkflowId::new(&id) else {
+            continue;
+        };
+        if kept {
+            continue;
+        }
+        if let Ok(Some(snapshots)) = Snapshots::open(&ctx.project_root, &id)
+            && let Err(err) = snapshots.forget()
+        {
+            output::warn(&format!("the snapshots of `{id}` are kept: {err}"));
+        }
+    }
 }
 
 /// The first changed paths, for a journal entry.

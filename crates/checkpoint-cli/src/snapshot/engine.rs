@@ -84,10 +84,9 @@ pub(crate) struct Snapshots {
 }
 
 impl Snapshots {
-    /// The snapshots of `workflow` in the working tree around `dir`.
-    pub(crate) fn open(dir: &Path, workflow: &WorkflowId) -> Result<Self, String> {
-        let repo = Repo::find(dir)?;
-        Ok(Self::of(repo, workflow))
+    /// The snapshots of `workflow` in the working tree around `dir`; none outside git.
+    pub(crate) fn open(dir: &Path, workflow: &WorkflowId) -> Result<Option<Self>, String> {
+        Ok(Repo::find(dir)?.map(|repo| Self::of(repo, workflow)))
     }
 
     /// The snapshots of `workflow` in `repo`.
@@ -261,6 +260,20 @@ impl Snapshots {
             ])
             .output()?;
         Ok(numstat(&output))
+    }
+
+    /// Removes the private ref and index, so that git can prune what only they held.
+    pub(crate) fn forget(&self) -> Result<(), String> {
+        if self.last()?.is_some() {
+            self.repo
+                .git()
+                .args(["update-ref", "-d", &self.refname])
+                .output()?;
+        }
+        for extension in ["index", "pending", "lock"] {
+            let _ = fs::remove_file(self.index.with_extension(extension));
+        }
+        Ok(())
     }
 
     /// How each file changed from `from` to `to`: `added`, `deleted`, `type_changed`,

@@ -30,8 +30,8 @@ pub(crate) struct Repo {
 }
 
 impl Repo {
-    /// The repository around `dir`, or why there is none.
-    pub(crate) fn find(dir: &Path) -> Result<Self, String> {
+    /// The repository around `dir`; none when `dir` is in no git working tree.
+    pub(crate) fn find(dir: &Path) -> Result<Option<Self>, String> {
         let output = Git::new(dir)
             .args([
                 "rev-parse",
@@ -39,8 +39,11 @@ impl Repo {
                 "--absolute-git-dir",
                 "--git-common-dir",
             ])
-            .output()?;
-        let text = String::from_utf8_lossy(&output);
+            .run()?;
+        if !output.status.success() {
+            return Ok(None);
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
         let mut lines = text.lines();
         let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next())
         else {
@@ -55,11 +58,11 @@ impl Repo {
         } else {
             dir.join(common)
         };
-        Ok(Self {
+        Ok(Some(Self {
             top: PathBuf::from(top),
             common_dir: std::fs::canonicalize(&common_dir).unwrap_or(common_dir),
             git_dir,
-        })
+        }))
     }
 
     /// Whether this is a linked worktree (its git directory is not the common one).

@@ -9,6 +9,7 @@ mod durability;
 mod effects;
 mod effects_cli;
 mod escaping;
+mod files;
 mod hooks;
 mod journal;
 mod journal_size;
