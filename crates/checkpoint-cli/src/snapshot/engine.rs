@@ -230,6 +230,11 @@ impl Snapshots {
             ])
             .output()?;
         let _ = fs::remove_file(&pending);
+        // Spares the next snapshot a process; checked against the ref before it is trusted.
+        let _ = fs::write(
+            self.index.with_extension("last"),
+            format!("{commit} {tree}\n"),
+        );
         let base = match &last {
             Some((parent, _)) => parent.clone(),
             None => self.head_tree(),
@@ -270,7 +275,7 @@ impl Snapshots {
                 .args(["update-ref", "-d", &self.refname])
                 .output()?;
         }
-        for extension in ["index", "pending", "lock"] {
+        for extension in ["index", "pending", "lock", "last"] {
             let _ = fs::remove_file(self.index.with_extension(extension));
         }
         Ok(())
@@ -327,8 +332,17 @@ impl Snapshots {
         self.repo.git().args(args).output()
     }
 
-    /// The last snapshot's commit and tree, if any.
+    /// The last snapshot's commit and tree, if any: the loose ref and the tree noted beside
+    /// the private index when they agree, else `git for-each-ref`.
     pub(crate) fn last(&self) -> Result<Option<(String, String)>, String> {
+        let loose = fs::read_to_string(self.repo.common_dir.join(&self.refname)).ok();
+        let noted = fs::read_to_string(self.index.with_extension("last")).ok();
+        if let (Some(loose), Some(noted)) = (loose, noted)
+            && let Some((commit, tree)) = noted.trim().split_once(' ')
+            && loose.trim() == commit
+        {
+            return Ok(Some((commit.to_owned(), tree.to_owned())));
+        }
         let text = self
             .repo
             .git()

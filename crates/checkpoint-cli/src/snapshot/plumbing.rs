@@ -30,8 +30,16 @@ pub(crate) struct Repo {
 }
 
 impl Repo {
-    /// The repository around `dir`; none when `dir` is in no git working tree.
+    /// The repository around `dir`; none when `dir` is in no git working tree. Found without a
+    /// process where the layout is the usual one (`.git` a directory, or a linked worktree's
+    /// `gitdir:` file), else by `git rev-parse`.
     pub(crate) fn find(dir: &Path) -> Result<Option<Self>, String> {
+        if std::env::var_os(crate::env::GIT_DIR).is_none()
+            && std::env::var_os(crate::env::GIT_WORK_TREE).is_none()
+            && let Some(found) = Self::find_in_process(dir)
+        {
+            return Ok(found);
+        }
         let output = Git::new(dir)
             .args([
                 "rev-parse",
@@ -62,6 +70,39 @@ impl Repo {
             top: PathBuf::from(top),
             common_dir: std::fs::canonicalize(&common_dir).unwrap_or(common_dir),
             git_dir,
+        }))
+    }
+
+    /// The usual layouts, read without git: `Some(None)` when the nearest `.git` is no
+    /// repository (git would refuse it too); `None` when git must decide.
+    fn find_in_process(dir: &Path) -> Option<Option<Self>> {
+        let dir = std::fs::canonicalize(dir).ok()?;
+        let top = dir
+            .ancestors()
+            .find(|candidate| candidate.join(".git").exists())?;
+        let dot_git = top.join(".git");
+        let git_dir = if dot_git.is_dir() {
+            dot_git
+        } else {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let target = text
+                .strip_prefix("gitdir: ")?
+                .trim_end_matches(['\n', '\r']);
+            std::fs::canonicalize(top.join(target)).ok()?
+        };
+        if !git_dir.join("HEAD").is_file() {
+            return Some(None);
+        }
+        let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
+            Ok(text) => {
+                std::fs::canonicalize(git_dir.join(text.trim_end_matches(['\n', '\r']))).ok()?
+            }
+            Err(_) => git_dir.clone(),
+        };
+        Some(Some(Self {
+            top: top.to_path_buf(),
+            git_dir,
+            common_dir,
         }))
     }
 
