@@ -131,7 +131,7 @@ impl Snapshots {
                 "--exclude-standard",
             ])
             .output()?;
-        let (paths, left_out) = self.candidates(&listed, options);
+        let (paths, left_out, mut cut) = self.candidates(&listed, options);
         if paths.is_empty() && !first && !pending.exists() && options.commit {
             if let Some((commit, _)) = last {
                 return Ok(Taken {
@@ -149,19 +149,9 @@ impl Snapshots {
             fs::write(&pending, b"")
                 .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
         }
+        // Each chunk added is kept in the private index: past the deadline, the next snapshot
+        // goes on from there.
         for chunk in paths.chunks(CHUNK) {
-            if options
-                .deadline
-                .is_some_and(|deadline| Instant::now() >= deadline)
-            {
-                return Ok(Taken {
-                    commit: last.map(|(commit, _)| commit).unwrap_or_default(),
-                    created: false,
-                    changed: Vec::new(),
-                    left_out,
-                    unfinished: true,
-                });
-            }
             let mut input = Vec::new();
             for path in chunk {
                 input.extend_from_slice(path);
@@ -180,6 +170,21 @@ impl Snapshots {
                 ])
                 .input(input)
                 .output()?;
+            if past(options.deadline) {
+                cut = true;
+                break;
+            }
+        }
+        if cut {
+            fs::write(&pending, b"")
+                .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
+            return Ok(Taken {
+                commit: last.map(|(commit, _)| commit).unwrap_or_default(),
+                created: false,
+                changed: Vec::new(),
+                left_out,
+                unfinished: true,
+            });
         }
         let tree = self
             .repo
@@ -413,7 +418,7 @@ impl Snapshots {
         &self,
         listed: &[u8],
         options: &SnapshotOptions<'_>,
-    ) -> (Vec<Vec<u8>>, Vec<LeftOut>) {
+    ) -> (Vec<Vec<u8>>, Vec<LeftOut>, bool) {
         let store = self.store_prefix(options.store);
         let mut paths: Vec<&[u8]> = records(listed)
             // A directory with a repository of its own, listed with a slash: left alone.
@@ -423,7 +428,11 @@ impl Snapshots {
         paths.dedup();
         let mut kept = Vec::new();
         let mut left_out = Vec::new();
-        for path in paths {
+        for (scanned, path) in paths.into_iter().enumerate() {
+            // Reading files for secrets is the slow part of a large change: bounded too.
+            if scanned % 64 == 63 && past(options.deadline) {
+                return (kept, left_out, true);
+            }
             if path_of(path).starts_with(&store) && !store.as_os_str().is_empty() {
                 continue;
             }
@@ -436,7 +445,7 @@ impl Snapshots {
             }
             kept.push(path.to_vec());
         }
-        (kept, left_out)
+        (kept, left_out, false)
     }
 
     /// Why a changed file stays out of snapshots, if it does.
@@ -501,6 +510,11 @@ impl Snapshots {
             }
         }
     }
+}
+
+/// Whether `deadline` has passed.
+fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|deadline| Instant::now() >= deadline)
 }
 
 /// The private ref of a workflow's snapshots: a linked worktree's under its own name.
