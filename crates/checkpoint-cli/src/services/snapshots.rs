@@ -195,6 +195,50 @@ pub(crate) fn forget_deleted(ctx: &Ctx, doomed: &[checkpoint_core::retention::Do
     }
 }
 
+/// The most changed paths a session's context or a resume prompt names.
+const MAX_NAMED: usize = 20;
+
+/// The files changed since the last snapshot of workflow `id` (outside any session, or by a
+/// session that died before its turn ended): the tree is written with the private index, no
+/// commit, no ref. Empty outside git, with no snapshot yet, or on an error.
+pub(crate) fn unsnapshotted(ctx: &Ctx, id: &WorkflowId) -> Vec<String> {
+    let Ok(Some(snapshots)) = Snapshots::open(&ctx.project_root, id) else {
+        return Vec::new();
+    };
+    let Ok(Some((last, _))) = snapshots.last() else {
+        return Vec::new();
+    };
+    let now = snapshots.take(&SnapshotOptions {
+        store: ctx.store.root(),
+        project_root: &ctx.project_root,
+        max_file_bytes: ctx.config.files.max_file_bytes,
+        message: "",
+        deadline: None,
+        commit: false,
+    });
+    now.and_then(|now| snapshots.changes(&last, &now.commit))
+        .map(|changed| changed.iter().map(|change| display(&change.path)).collect())
+        .unwrap_or_default()
+}
+
+/// The lines of a prompt that name the files changed since the last snapshot.
+pub(crate) fn changed_text(paths: &[String]) -> String {
+    if paths.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "\nFiles changed since the last snapshot of the files (outside any session, or by a session that ended before its turn did): {}. `checkpoint diff --files @<n>` shows them; `checkpoint undo --dry-run` what an undo would put back.\n",
+        output::count(paths.len(), "file")
+    );
+    for path in paths.iter().take(MAX_NAMED) {
+        text.push_str(&format!("- `{}`\n", output::escape(path)));
+    }
+    if paths.len() > MAX_NAMED {
+        text.push_str(&format!("- … and {} more\n", paths.len() - MAX_NAMED));
+    }
+    text
+}
+
 /// The first changed paths, for a journal entry.
 fn paths(changed: &[Changed]) -> Vec<String> {
     changed

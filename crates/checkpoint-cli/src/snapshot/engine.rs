@@ -132,16 +132,20 @@ impl Snapshots {
             ])
             .output()?;
         let (paths, left_out, mut cut) = self.candidates(&listed, options);
-        if paths.is_empty() && !first && !pending.exists() && options.commit {
-            if let Some((commit, _)) = last {
-                return Ok(Taken {
-                    commit,
-                    created: false,
-                    changed: Vec::new(),
-                    left_out,
-                    unfinished: false,
-                });
-            }
+        if paths.is_empty()
+            && !cut
+            && !first
+            && !pending.exists()
+            && options.commit
+            && let Some((commit, _)) = last
+        {
+            return Ok(Taken {
+                commit,
+                created: false,
+                changed: Vec::new(),
+                left_out,
+                unfinished: false,
+            });
         }
         // The index is ahead of the ref until a commit holds it (or a cut-short snapshot, or a
         // tree-only one, left it so): the marker makes the next snapshot look.

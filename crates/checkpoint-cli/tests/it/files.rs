@@ -657,3 +657,25 @@ fn gc_of_a_workflows_last_archive_removes_its_snapshot_ref() {
     assert!(!env.store().join(".archive/old_20260301_120000").exists());
     assert_eq!(refs(), "refs/checkpoint/snapshots/kept\n");
 }
+
+#[test]
+fn the_resume_prompt_names_the_files_changed_since_the_last_snapshot() {
+    let env = started();
+    let root = env.project();
+    env.ok(&["snapshot"]);
+    let quiet = env.ok(&["resume", "--dry-run", "--format", "prompt"]);
+    assert!(
+        !quiet.contains("Files changed since the last snapshot"),
+        "{quiet}"
+    );
+    write(&root, "died mid-turn.txt", "half done\n");
+    let refs = git(&root, &["for-each-ref"]);
+    let prompt = env.ok(&["resume", "--dry-run", "--format", "prompt"]);
+    assert!(
+        prompt.contains("Files changed since the last snapshot"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("`died mid-turn.txt`"), "{prompt}");
+    // Naming them stores no snapshot.
+    assert_eq!(git(&root, &["for-each-ref"]), refs);
+}

@@ -17,9 +17,6 @@ use crate::{
 /// How long a hook's snapshot may spend adding files, by default.
 const DEFAULT_BUDGET: Duration = Duration::from_millis(2500);
 
-/// The most changed paths the session's context names.
-const MAX_NAMED: usize = 20;
-
 impl Hook {
     /// Takes a snapshot of the files for each of `workflows`; an error is a warning.
     pub(super) fn snapshot_files(
@@ -83,18 +80,6 @@ impl Hook {
 
 /// The lines of a session's context that name the files changed since the last snapshot.
 pub(super) fn changed_context(changed: &[Changed]) -> String {
-    if changed.is_empty() {
-        return String::new();
-    }
-    let mut text = format!(
-        "\nFiles changed since the last snapshot of the files (outside any session, or by a session that ended before its turn did): {}. `checkpoint diff --files @<n>` shows them; `checkpoint undo --dry-run` what an undo would put back.\n",
-        output::count(changed.len(), "file")
-    );
-    for change in changed.iter().take(MAX_NAMED) {
-        text.push_str(&format!("- `{}`\n", output::escape(&display(&change.path))));
-    }
-    if changed.len() > MAX_NAMED {
-        text.push_str(&format!("- … and {} more\n", changed.len() - MAX_NAMED));
-    }
-    text
+    let paths: Vec<String> = changed.iter().map(|change| display(&change.path)).collect();
+    snapshots::changed_text(&paths)
 }
