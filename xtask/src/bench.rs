@@ -7,6 +7,7 @@ mod fixtures;
 mod harness;
 mod plugin_hook;
 mod report;
+mod snapshots;
 mod stats;
 mod sync;
 mod targets;
@@ -145,6 +146,11 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if effects::wanted(&wanted) {
         groups.guard = effects::cases(&dir, &binary)?;
     }
+    if snapshots::wanted(&wanted) {
+        groups
+            .guard
+            .extend(snapshots::cases(&dir, &binary, options.quick)?);
+    }
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;
     }
@@ -182,6 +188,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     targets.push(watch_target(watch_latency.as_ref()));
     targets.extend(plugin_hook::targets(&lookup));
     targets.extend(effects::targets(&lookup));
+    targets.extend(snapshots::targets(&lookup));
     let command = format!(
         "cargo xtask {}",
         env::args().skip(1).collect::<Vec<_>>().join(" ")

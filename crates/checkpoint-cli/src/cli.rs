@@ -164,6 +164,21 @@ pub enum Command {
     Diff(commands::history::DiffArgs),
     /// Make a past point of the journal the current state (history is kept)
     Rewind(commands::history::RewindArgs),
+    /// Take a snapshot of the working tree now (stored as git objects on a private ref; HEAD,
+    /// the index and branches are untouched)
+    Snapshot(commands::files::SnapshotArgs),
+    /// List the snapshots of the working tree (one per turn, phase completion, compaction, …)
+    Snapshots(commands::files::SnapshotsArgs),
+    /// Put the files back as a snapshot kept them (a snapshot of the tree is taken first)
+    ///
+    /// With no `--to`, as they were before the last turn. Changed files get their content and
+    /// mode back, files created since are removed, deleted ones come back, symbolic links are
+    /// links again; ignored files, the store, secret-looking files and files left out of
+    /// snapshots are untouched, and HEAD, the index and branches stay. `checkpoint redo`
+    /// reverses it.
+    Undo(commands::files::UndoArgs),
+    /// Reverse the last `undo`: put back the files it replaced
+    Redo(commands::files::RedoArgs),
     /// Start a new workflow from a past point of the journal
     Fork(commands::history::ForkArgs),
     /// Draw the phase graph with statuses (`--format mermaid` or `--format dot`)

@@ -15,6 +15,13 @@ pub const CHECKPOINT_TEST_NOW: &str = "CHECKPOINT_TEST_NOW";
 pub const CHECKPOINT_TEST_FAILPOINT: &str = "CHECKPOINT_TEST_FAILPOINT";
 /// Hidden, for tests: `checkpoint watch` polls as where the file system sends no notifications.
 pub const CHECKPOINT_TEST_WATCH_POLL: &str = "CHECKPOINT_TEST_WATCH_POLL";
+/// Seconds a hook's snapshot of the files may spend adding files before it stops and leaves
+/// the rest to the next one (default 2.5, inside the hooks' 5-second timeout).
+pub const CHECKPOINT_SNAPSHOT_BUDGET: &str = "CHECKPOINT_SNAPSHOT_BUDGET";
+/// Git's own: where the repository is; when set, snapshots ask git instead of finding it.
+pub const GIT_DIR: &str = "GIT_DIR";
+/// Git's own: where the working tree is; as `GIT_DIR`.
+pub const GIT_WORK_TREE: &str = "GIT_WORK_TREE";
 /// Who a person is, for `effects allow` (its `--by` wins).
 pub const USER: &str = "USER";
 /// Set by Claude Code in its Bash tool's processes: `effects allow`, a person's decision, is

@@ -214,7 +214,7 @@ fn is_store_scratch(store: &Path, path: &Path) -> bool {
 
 /// Why a changed file must stay out of a checkpoint commit, if it must: its name, its content,
 /// or, for a symbolic link, a target outside the project.
-fn left_out(top: &Path, project_root: &Path, path: &str) -> Option<LeftOutReason> {
+pub(crate) fn left_out(top: &Path, project_root: &Path, path: &str) -> Option<LeftOutReason> {
     let full = top.join(path);
     let Ok(metadata) = fs::symlink_metadata(&full) else {
         // A deleted file: committing its deletion shares nothing.
@@ -253,6 +253,14 @@ fn left_out(top: &Path, project_root: &Path, path: &str) -> Option<LeftOutReason
         .ok()?;
     let kinds = redact::kinds(&String::from_utf8_lossy(&content));
     (!kinds.is_empty()).then_some(LeftOutReason::SecretContent { kinds })
+}
+
+/// Whether a file named `name` is one secrets are kept under (`.env`, `*.pem`, `id_rsa`, …).
+pub(crate) fn has_secret_name(name: &str) -> bool {
+    !TEMPLATE_NAMES.contains(&name)
+        && SECRET_NAMES
+            .iter()
+            .any(|pattern| glob_matches(pattern, name))
 }
 
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters.

@@ -22,6 +22,7 @@ mod probe;
 mod remote;
 mod runner;
 mod services;
+mod snapshot;
 mod stdin;
 mod unfinished;
 
@@ -159,8 +160,21 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Archive(args) => commands::archive::archive(&ctx, args),
         Command::Gc(args) => commands::archive::gc(&ctx, args),
         Command::Restore(args) => commands::archive::restore(&ctx, args),
+        Command::Diff(args) if args.files => {
+            commands::files::diff(&ctx, &args.from, args.to.as_deref(), args.stat)
+        }
         Command::Diff(args) => commands::history::diff(&ctx, args),
-        Command::Rewind(args) => commands::history::rewind(&ctx, args),
+        Command::Rewind(args) => {
+            // The files first: the state's rewind is journaled only once they are back.
+            if args.files {
+                commands::files::rewind(&ctx, &args.point, args.yes)?;
+            }
+            commands::history::rewind(&ctx, args)
+        }
+        Command::Snapshot(args) => commands::files::snapshot(&ctx, args),
+        Command::Snapshots(args) => commands::files::list(&ctx, args),
+        Command::Undo(args) => commands::files::undo(&ctx, args),
+        Command::Redo(args) => commands::files::redo(&ctx, args),
         Command::Fork(args) => commands::history::fork(&ctx, args),
         Command::Graph => commands::history::graph(&ctx),
         Command::Resume(args) => commands::resume::run(&ctx, args),

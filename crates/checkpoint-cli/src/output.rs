@@ -8,6 +8,7 @@ mod paint;
 mod plan;
 mod screen;
 mod sink;
+pub(crate) mod snapshots;
 mod status;
 mod text;
 

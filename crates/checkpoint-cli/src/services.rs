@@ -4,3 +4,4 @@
 pub(crate) mod new_workflow;
 pub(crate) mod remote_sync;
 pub(crate) mod resume_plan;
+pub(crate) mod snapshots;

@@ -50,6 +50,29 @@ pub struct Config {
     pub run: RunConfig,
     /// What counts as an effect, a call that a resumed workflow must not repeat.
     pub effects: EffectsConfig,
+    /// Snapshots of the working tree (`checkpoint snapshots`, `undo`).
+    pub files: FilesConfig,
+}
+
+/// The `[files]` table: snapshots of the working tree.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct FilesConfig {
+    /// Take snapshots at turn ends, sub-agent stops, compactions, session starts and phase
+    /// completions (default true); `checkpoint snapshot` and `undo` work either way.
+    pub snapshots: bool,
+    /// Files larger than this many bytes are left out of snapshots, and said so (default
+    /// 10485760, 10 MiB).
+    pub max_file_bytes: u64,
+}
+
+impl Default for FilesConfig {
+    fn default() -> Self {
+        Self {
+            snapshots: true,
+            max_file_bytes: 10 << 20,
+        }
+    }
 }
 
 /// The `[sync]` table.
@@ -163,6 +186,7 @@ impl Default for Config {
             sync: Sync::default(),
             run: RunConfig::default(),
             effects: EffectsConfig::default(),
+            files: FilesConfig::default(),
         }
     }
 }

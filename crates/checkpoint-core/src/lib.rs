@@ -31,6 +31,7 @@ pub mod retention;
 pub mod run;
 pub mod schema;
 pub mod seeds;
+pub mod snapshots;
 pub mod store;
 pub mod subagent;
 pub mod suggest;
@@ -39,7 +40,7 @@ pub mod window;
 pub mod workflow_run;
 
 pub use crate::{
-    config::{CONFIG_FILE, Client, Config, RunConfig},
+    config::{CONFIG_FILE, Client, Config, FilesConfig, RunConfig},
     error::{Error, Result},
     fsx::{MAX_FILE_BYTES, read_foreign, write_atomic},
     id::{PhaseId, TaskId, WorkflowId},
@@ -50,6 +51,7 @@ pub use crate::{
     plan::{PhasePlan, Plan},
     timestamp::Timestamp,
     transition::{
-        EffectSource, Transition, apply, lift_pause, over_max_in_progress, unknown_phase,
+        EffectSource, RestoreKind, SnapshotReason, Transition, apply, lift_pause,
+        over_max_in_progress, unknown_phase,
     },
 };

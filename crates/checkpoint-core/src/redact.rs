@@ -158,21 +158,9 @@ pub fn transition(transition: &mut Transition) -> usize {
         } => output.iter_mut().chain(note.iter_mut()).for_each(field),
         Transition::Note { text: note } | Transition::Decide { text: note } => field(note),
         Transition::FilePath { path } => field(path),
-        Transition::HolderDispatch {
-            phase: _,
-            tool_use_id: _,
-            description,
-            session_id: _,
-        } => description.iter_mut().for_each(field),
-        Transition::HolderSeen {
-            phase: _,
-            agent_id: _,
-        } => {}
-        Transition::HolderEnd {
-            phase: _,
-            note,
-            error,
-        } => note.iter_mut().chain(error.iter_mut()).for_each(field),
+        Transition::HolderDispatch { .. }
+        | Transition::HolderSeen { .. }
+        | Transition::HolderEnd { .. } => holder_fields(transition, field),
         Transition::ToolFailure {
             phase: _,
             tool,
@@ -237,8 +225,67 @@ pub fn transition(transition: &mut Transition) -> usize {
             session_id.iter_mut().for_each(field);
         }
         Transition::EffectAllow { effect: _, by } => by.iter_mut().for_each(field),
+        Transition::FilesSnapshot { .. } | Transition::FilesRestore { .. } => {
+            files_fields(transition, field);
+        }
     }
     n
+}
+
+/// The free-text fields of a sub-agent's dispatch, sign of life or end, each given to `field`.
+fn holder_fields(transition: &mut Transition, field: impl FnMut(&mut String)) {
+    // Fields are named exhaustively (no `..`), so a new field must be considered here.
+    match transition {
+        Transition::HolderDispatch {
+            phase: _,
+            tool_use_id: _,
+            description,
+            session_id: _,
+        } => description.iter_mut().for_each(field),
+        Transition::HolderSeen {
+            phase: _,
+            agent_id: _,
+        } => {}
+        Transition::HolderEnd {
+            phase: _,
+            note,
+            error,
+        } => note.iter_mut().chain(error.iter_mut()).for_each(field),
+        _ => {}
+    }
+}
+
+/// The free-text fields of a snapshot or restore of the files, each given to `field`.
+fn files_fields(transition: &mut Transition, mut field: impl FnMut(&mut String)) {
+    // Fields are named exhaustively (no `..`), so a new field must be considered here.
+    match transition {
+        Transition::FilesSnapshot {
+            commit: _,
+            reason: _,
+            label,
+            phase: _,
+            session_id,
+            agent_id: _,
+            files_changed: _,
+            paths,
+            added: _,
+            removed: _,
+            left_out,
+        } => {
+            label.iter_mut().for_each(&mut field);
+            session_id.iter_mut().for_each(&mut field);
+            paths.iter_mut().for_each(&mut field);
+            left_out.iter_mut().for_each(field);
+        }
+        Transition::FilesRestore {
+            kind: _,
+            before: _,
+            target: _,
+            paths,
+            files: _,
+        } => paths.iter_mut().for_each(field),
+        _ => {}
+    }
 }
 
 /// Redacts every free-text field of a workflow; returns how many secrets it replaced.

@@ -16,6 +16,9 @@ mod commands;
 #[cfg(unix)]
 #[path = "e2e/effects.rs"]
 mod effects;
+#[cfg(unix)]
+#[path = "e2e/files.rs"]
+mod files;
 #[path = "e2e/gemini.rs"]
 mod gemini;
 #[path = "e2e/hooks.rs"]

@@ -2,7 +2,9 @@
 //! into), a description written for the model, and the `checkpoint` command it runs.
 //!
 //! Approving or rejecting an approval gate, abandoning a workflow and rewinding history are a
-//! person's decisions: they have no tool.
+//! person's decisions: they have no tool. Putting files back (`undo`) has one, so that a model
+//! can undo its own damage: it is reversible (`checkpoint redo`), and its snapshot keeps the
+//! tree it replaces.
 
 use std::ffi::OsString;
 
@@ -59,6 +61,7 @@ pub(crate) fn all() -> Vec<ToolDef> {
         task_tools(),
         context_tools(),
         effect_tools(),
+        file_tools(),
     ]
     .into_iter()
     .flatten()
@@ -416,6 +419,83 @@ fn effect_tools() -> Vec<ToolDef> {
     ]
 }
 
+/// The tools of the working tree's snapshots.
+fn file_tools() -> Vec<ToolDef> {
+    vec![
+        tool::<SnapshotsArgs>(
+            "snapshots",
+            "List the snapshots of the project's files: one at every turn end, sub-agent stop, \
+             compaction, session start and phase completion, each with its number (`@n`), time, \
+             reason, phase, session and agent, and the files it changed with +/- lines. \
+             Read-only. Use it to find when a file was changed, and by whom, before `diff_files` \
+             or `undo`.",
+            true,
+            |args| {
+                let mut argv = vec![OsString::from("snapshots")];
+                if let Some(phase) = &args.phase {
+                    argv.push(format!("--phase={phase}").into());
+                }
+                if let Some(session) = &args.session {
+                    argv.push(format!("--session={session}").into());
+                }
+                Ok(Invocation::raw(args.workflow, argv, "snapshots".into()))
+            },
+        )
+        .showing_document(),
+        tool::<DiffFilesArgs>(
+            "diff_files",
+            "Show which files changed between two snapshots, or from one to the files now: \
+             each path with its change (added, modified, deleted, type_changed, mode_changed) \
+             and +/- lines. Read-only. A target is `@n` (a snapshot), a phase id (its \
+             completion), `<phase>^` (its start) or a journal sequence number.",
+            true,
+            |args| {
+                let mut argv = vec![OsString::from("diff"), "--files".into(), "--".into()];
+                argv.push(args.from.into());
+                if let Some(to) = args.to {
+                    argv.push(to.into());
+                }
+                Ok(Invocation::raw(
+                    args.workflow,
+                    argv,
+                    "files compared".into(),
+                ))
+            },
+        )
+        .showing_document(),
+        tool::<UndoArgs>(
+            "undo",
+            "Put the project's files back as a snapshot kept them (default: as they were before \
+             the last turn), including what Bash commands changed (`sed -i`, `rm`, generators). \
+             Call it with `dry_run` first and read the files it would change: a file marked \
+             `unsnapshotted` holds edits made since the last snapshot (perhaps the user's). \
+             A snapshot of the files as they are is taken first, so `checkpoint redo` reverses \
+             it; ignored and secret-looking files, HEAD, the index and branches are untouched.",
+            false,
+            |args| {
+                let mut argv = vec![OsString::from("undo"), "--yes".into()];
+                if let Some(to) = &args.to {
+                    argv.push(format!("--to={to}").into());
+                }
+                if args.dry_run.unwrap_or(false) {
+                    argv.push("--dry-run".into());
+                }
+                if !args.paths.is_empty() {
+                    argv.push("--".into());
+                    argv.extend(args.paths.iter().map(OsString::from));
+                }
+                let headline = if args.dry_run.unwrap_or(false) {
+                    "what an undo would change (nothing changed)"
+                } else {
+                    "files put back (`checkpoint redo` reverses it)"
+                };
+                Ok(Invocation::raw(args.workflow, argv, headline.into()))
+            },
+        )
+        .showing_document(),
+    ]
+}
+
 impl Invocation {
     fn new<'a>(
         workflow: Option<String>,
@@ -676,4 +756,41 @@ struct EffectsArgs {
     phase: Option<String>,
     /// Every effect of the workflow (default false: those of the phases not done).
     all: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SnapshotsArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// Only this phase's snapshots.
+    phase: Option<String>,
+    /// Only this session's snapshots.
+    session: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DiffFilesArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// The earlier point: `@n`, a phase id, `<phase>^` or a journal sequence number.
+    from: String,
+    /// The later point, as `from`; omit it for the files now.
+    to: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UndoArgs {
+    /// The workflow id; omit it when the project has one active workflow.
+    workflow: Option<String>,
+    /// Where to: `@n`, a phase id, `<phase>^` or a journal sequence number; omit it for before
+    /// the last turn.
+    to: Option<String>,
+    /// Only say what would change (default false).
+    dry_run: Option<bool>,
+    /// Only these paths, relative to the project (default: every file).
+    #[serde(default)]
+    paths: Vec<String>,
 }

@@ -96,6 +96,7 @@ pub(crate) fn gc(ctx: &Ctx, args: &GcArgs) -> Result<()> {
                 ctx.store.delete_archive(&path)?;
             }
         }
+        crate::services::snapshots::forget_deleted(ctx, &doomed);
     }
     let kept = archives.len() - doomed.len();
     match ctx.format {

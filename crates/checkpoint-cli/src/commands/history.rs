@@ -20,10 +20,18 @@ use crate::{
 /// Arguments of `checkpoint diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The earlier journal sequence number
-    pub from: u64,
-    /// The later journal sequence number [default: the last]
-    pub to: Option<u64>,
+    /// The earlier journal sequence number (with `--files`: a snapshot `@n`, a phase id,
+    /// `<phase>^` or a journal sequence number)
+    pub from: String,
+    /// The later journal sequence number [default: the last] (with `--files`: as `<FROM>`
+    /// [default: the working tree now])
+    pub to: Option<String>,
+    /// Compare the files of two snapshots (stat, then the patch), not the workflow's state
+    #[arg(long)]
+    pub files: bool,
+    /// With `--files`: the stat only
+    #[arg(long, requires = "files")]
+    pub stat: bool,
 }
 
 /// Arguments of `checkpoint rewind`.
@@ -31,6 +39,13 @@ pub struct DiffArgs {
 pub struct RewindArgs {
     /// A journal sequence number, or a phase id to redo that phase from where it last started
     pub point: String,
+    /// Put the files back to the same point too (a snapshot of the tree is taken first, so
+    /// `checkpoint redo` gives them back)
+    #[arg(long)]
+    pub files: bool,
+    /// With `--files`: do not ask on a terminal
+    #[arg(long, short = 'y', requires = "files")]
+    pub yes: bool,
 }
 
 /// Arguments of `checkpoint fork`.
@@ -56,22 +71,35 @@ fn journal(ctx: &Ctx) -> Result<(WorkflowId, Journal, PathBuf)> {
 
 pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
     let (_, journal, path) = journal(ctx)?;
-    let to = args
-        .to
-        .unwrap_or_else(|| journal.entries.last().map_or(0, |entry| entry.seq));
-    let before = history::state_at(&path, &journal.entries, args.from)?;
+    let seq = |text: &str| {
+        text.parse::<u64>().map_err(|_| {
+            Failure::usage(
+                "checkpoint::usage",
+                format!("`{text}` is not a journal sequence number"),
+            )
+            .with_help(
+                "`checkpoint diff --files` compares snapshots of the files (`@n`, a phase id)",
+            )
+        })
+    };
+    let from = seq(&args.from)?;
+    let to = match &args.to {
+        Some(to) => seq(to)?,
+        None => journal.entries.last().map_or(0, |entry| entry.seq),
+    };
+    let before = history::state_at(&path, &journal.entries, from)?;
     let after = history::state_at(&path, &journal.entries, to)?;
     let changes = history::diff(&before, &after);
     match ctx.format {
         Format::Json => output::emit_json(&DiffReport {
             version: JSON_VERSION,
-            from: args.from,
+            from,
             to,
             changes: &changes,
         })
         .into_diagnostic(),
         _ => {
-            let mut text = format!("changes from entry {} to entry {to}:\n", args.from);
+            let mut text = format!("changes from entry {from} to entry {to}:\n");
             if changes.is_empty() {
                 text.push_str("  (none)\n");
             }

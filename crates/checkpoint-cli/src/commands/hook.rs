@@ -7,6 +7,7 @@
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
 mod effects;
+mod files;
 mod subagent;
 mod workflow_run;
 
@@ -17,7 +18,8 @@ use std::{
 };
 
 use checkpoint_core::{
-    Config, PhaseStatus, Transition, Workflow, WorkflowId, observe, resume::Briefing,
+    Config, PhaseStatus, SnapshotReason, Transition, Workflow, WorkflowId, observe,
+    resume::Briefing,
 };
 use chrono::{DateTime, Utc};
 use clap::Args;
@@ -287,6 +289,12 @@ impl Hook {
         // One scan of the store: the runs among its workflows are brought up to date in place.
         let (mut active, unreadable) = self.scan()?;
         self.refresh_runs_in(&mut active);
+        // What changed while no session watched, kept before anything else runs.
+        let changed = self.snapshot_files(
+            &active.iter().take(1).collect::<Vec<_>>(),
+            SnapshotReason::SessionStart,
+            None,
+        );
         let mut context = String::new();
         if let Some((first, others)) = active.split_first() {
             let probe = FsProbe::new(&ctx.project_root);
@@ -300,6 +308,7 @@ impl Hook {
             let briefing = ctx.brief(&first, &[], &probe);
             context.push_str("A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n");
             context.push_str(&briefing.prompt_within(ctx.config.prompt_budget.min(MAIN_BRIEFING)));
+            context.push_str(&files::changed_context(&changed));
             if !others.is_empty() {
                 let ids: Vec<String> = others
                     .iter()
@@ -330,12 +339,17 @@ impl Hook {
     /// Records the compaction, so the `compact` SessionStart finds the position saved.
     fn pre_compact(&self, payload: &Compaction) -> Result<()> {
         let trigger = payload.trigger.clone();
-        self.update_unfinished(|_| {
+        let updated = self.update_unfinished(|_| {
             vec![Transition::Compaction {
                 trigger: trigger.clone(),
                 session_id: self.session_id(),
             }]
         })?;
+        self.snapshot_files(
+            &updated.iter().collect::<Vec<_>>(),
+            SnapshotReason::PreCompact,
+            None,
+        );
         Ok(())
     }
 
@@ -387,18 +401,25 @@ impl Hook {
             if let Some(sha) = &sha {
                 transitions.extend(observe::commit_made(workflow, sha));
             }
-            if transitions
-                .iter()
-                .any(|transition| matches!(transition, Transition::PhaseComplete { .. }))
-            {
-                completed.borrow_mut().push(workflow.id.clone());
+            for transition in &transitions {
+                if let Transition::PhaseComplete { phase, .. } = transition {
+                    completed
+                        .borrow_mut()
+                        .push((workflow.id.clone(), phase.clone()));
+                }
             }
             transitions
         })?;
+        let completed = completed.into_inner();
+        for (id, phase) in &completed {
+            self.snapshot_completed(id, phase);
+        }
         // The push runs detached, after the hook has answered: only its start is in the budget.
         if self.ctx.config.sync.on_complete {
-            for id in completed.into_inner() {
-                crate::services::remote_sync::push_in_background(&self.ctx, &id);
+            let mut ids: Vec<&WorkflowId> = completed.iter().map(|(id, _)| id).collect();
+            ids.dedup();
+            for id in ids {
+                crate::services::remote_sync::push_in_background(&self.ctx, id);
             }
         }
         Ok(())
@@ -441,6 +462,15 @@ impl Hook {
                 session_id: self.session_id(),
             }]
         })?;
+        let reason = match event {
+            Event::SubagentStop(_) => SnapshotReason::SubagentStop,
+            _ => SnapshotReason::TurnEnd,
+        };
+        self.snapshot_files(
+            &updated.iter().collect::<Vec<_>>(),
+            reason,
+            payload.agent_id.as_deref(),
+        );
         for workflow in updated {
             let already_blocked = payload.stop_hook_active.unwrap_or(false);
             if matches!(event, Event::TurnEnd(_)) && !already_blocked && block.is_none() {

@@ -5,6 +5,7 @@ pub(crate) mod completions;
 pub(crate) mod context;
 pub(crate) mod effects;
 pub(crate) mod export;
+pub(crate) mod files;
 pub(crate) mod history;
 pub(crate) mod hook;
 pub(crate) mod import;

@@ -227,6 +227,7 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         warnings,
         |loaded| checkpoint_commit(ctx, &loaded.workflow, args.commit),
     )?;
+    crate::services::snapshots::at_completion(ctx, &loaded.workflow.id, &phase);
     if ctx.config.sync.on_complete {
         crate::services::remote_sync::push_in_background(ctx, &loaded.workflow.id);
     }

@@ -371,15 +371,24 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
         .into_diagnostic(),
         Format::Prompt => {
             let budget = args.budget.unwrap_or(ctx.config.prompt_budget);
-            let text = resumed.briefing.prompt_within(budget) + &run_briefing(ctx, plan);
+            let text = resumed.briefing.prompt_within(budget)
+                + &run_briefing(ctx, plan)
+                + &changed_files(ctx, plan);
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
         _ => {
             let text = output::render_plan(plan, resumed.applied, ctx.now, Paint::new(ctx.color))
-                + &run_briefing(ctx, plan);
+                + &run_briefing(ctx, plan)
+                + &changed_files(ctx, plan);
             output::emit_human(ctx.color, &text).into_diagnostic()
         }
     }
+}
+
+/// The files changed since the workflow's last snapshot of the files, named.
+fn changed_files(ctx: &Ctx, plan: &ResumePlan) -> String {
+    let paths = crate::services::snapshots::unsnapshotted(ctx, &plan.workflow);
+    crate::services::snapshots::changed_text(&paths)
 }
 
 /// For a workflow that mirrors a Claude Code `Workflow` run: what to do about the run.

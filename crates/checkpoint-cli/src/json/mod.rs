@@ -15,6 +15,7 @@
 mod effects;
 mod history;
 mod resume;
+mod snapshots;
 mod sync;
 mod workflow;
 
@@ -25,6 +26,10 @@ pub(crate) use crate::json::{
         ListReport, LogReport, RestoreReport, ValidateReport,
     },
     resume::{DryRunStep, ResumeReport, RunDryRun, SeedOrigin},
+    snapshots::{
+        FileChangeRow, FilesDiffReport, LeftOutRow, SnapshotRow, SnapshotTaken, SnapshotsReport,
+        UndoFileRow, UndoReport,
+    },
     sync::divergent_entries,
     workflow::{
         CommitReport, ImportReport, ImportedFrom, PhaseSummary, RunnerReport, StatusReport,

@@ -4,6 +4,7 @@ use checkpoint_core::{Transition, journal::Entry};
 
 use crate::output::{
     paint::Paint,
+    snapshots::describe as files,
     text::{WHOLE_IN_LOG, count, one_line, short_sha, shorten, spent_text},
 };
 
@@ -174,6 +175,7 @@ pub(crate) fn describe(transition: &Transition) -> String {
             }
             text
         }
+        Transition::FilesSnapshot { .. } | Transition::FilesRestore { .. } => files(transition),
         // What the entry's kind and phase say in full.
         Transition::PhaseStart { .. }
         | Transition::PhaseSkip { .. }

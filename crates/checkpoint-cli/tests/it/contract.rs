@@ -250,6 +250,51 @@ fn the_documents_of_sync() {
     insta::assert_snapshot!("sync_merge", document(&laptop, &["sync", "--merge"]));
 }
 
+/// The documents of the working tree's snapshots; commits (which carry the time git committed
+/// them) are shown as `[SHA]`.
+#[test]
+fn the_documents_of_the_files() {
+    let env = crate::support::repo();
+    let root = env.project();
+    env.ok(&["init", "files", "--phase", "build"]);
+    env.ok(&["start", "build"]);
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    std::fs::write(root.join(".env"), "TOKEN=x\n").unwrap();
+    let shas = |text: String| {
+        text.split('"')
+            .map(|part| {
+                if part.len() == 40 && part.chars().all(|c| c.is_ascii_hexdigit()) {
+                    "[SHA]"
+                } else {
+                    part
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\"")
+    };
+    insta::assert_snapshot!(
+        "snapshot",
+        shas(document(&env, &["snapshot", "-m", "first"]))
+    );
+    std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
+    hook(&env, "Stop", json!({ "stop_hook_active": false }));
+    insta::assert_snapshot!("snapshots", shas(document(&env, &["snapshots"])));
+    insta::assert_snapshot!(
+        "diff_files",
+        shas(document(&env, &["diff", "--files", "@1", "@2"]))
+    );
+    std::fs::write(root.join("b.txt"), "mine\n").unwrap();
+    insta::assert_snapshot!(
+        "undo_dry_run",
+        shas(document(&env, &["undo", "--to", "@1", "--dry-run"]))
+    );
+    insta::assert_snapshot!(
+        "undo",
+        shas(document(&env, &["undo", "--to", "@1", "--yes"]))
+    );
+    insta::assert_snapshot!("redo", shas(document(&env, &["redo", "--yes"])));
+}
+
 /// Every field the MCP server reads from a document or names to the model, and every dotted
 /// path the skills, the slash commands, the MCP tools' texts and the README mention in
 /// backticks (`plan.next.command`), exists in a real document: renaming a field of the contract

@@ -11,6 +11,7 @@ mod effects_cli;
 mod effects_places;
 mod escaping;
 mod first_hour;
+mod files;
 mod hooks;
 mod journal;
 mod journal_size;

@@ -19,7 +19,7 @@ use crate::support::TestEnv;
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
 
 /// The tools the server offers, in order.
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 21] = [
     "status",
     "resume",
     "init",
@@ -38,6 +38,9 @@ const TOOLS: [&str; 18] = [
     "pause",
     "effect",
     "effects",
+    "snapshots",
+    "diff_files",
+    "undo",
 ];
 
 /// A running `checkpoint mcp` and the lines it writes on stdout.
@@ -1001,4 +1004,31 @@ fn the_server_means_the_workflow_use_chose_and_ignores_finished_ones() {
     assert_eq!(env.state("search")["phases"][0]["status"], "in_progress");
     assert_eq!(env.state("pay")["phases"][0]["status"], "pending");
     mcp.finish();
+}
+
+#[test]
+fn the_file_tools_list_compare_and_undo_as_the_cli_would() {
+    let env = crate::support::repo();
+    let root = env.project();
+    env.ok(&["init", "w", "--phase", "build"]);
+    fs::write(root.join("a.txt"), "one\n").unwrap();
+    env.ok(&["snapshot"]);
+    fs::write(root.join("a.txt"), "two\n").unwrap();
+    env.ok(&["snapshot"]);
+    let mut mcp = Mcp::start(&env);
+    assert_eq!(
+        mcp.call_ok("snapshots", json!({})),
+        env.json(&["snapshots"])
+    );
+    let diff = mcp.call_ok("diff_files", json!({ "from": "@1", "to": "@2" }));
+    assert_eq!(diff["files"][0]["path"], "a.txt", "{diff:#}");
+    let dry = mcp.call_ok("undo", json!({ "to": "@1", "dry_run": true }));
+    assert_eq!(dry["dry_run"], true, "{dry:#}");
+    assert_eq!(dry["files"][0]["action"], "modify", "{dry:#}");
+    assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "two\n");
+    let done = mcp.call_ok("undo", json!({ "to": "@1", "paths": ["a.txt"] }));
+    assert_eq!(done["dry_run"], false, "{done:#}");
+    assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+    let error = mcp.call_err("undo", json!({ "to": "@7" }));
+    assert_eq!(error["exit_code"], 1, "{error:#}");
 }

@@ -251,6 +251,8 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
             }
         }
         Transition::EffectAllow { .. } => {}
+        // Snapshots and restores of the files are history, read by `snapshots` and `undo`.
+        Transition::FilesSnapshot { .. } | Transition::FilesRestore { .. } => {}
         // The runner's events are history for `checkpoint log` and `report`; the phases and
         // tasks are the sessions' business.
         Transition::RunStart { .. }

@@ -53,6 +53,8 @@ impl Transition {
             Self::RunStop { .. } => "run_stop",
             Self::Effect { .. } => "effect",
             Self::EffectAllow { .. } => "effect_allow",
+            Self::FilesSnapshot { .. } => "files_snapshot",
+            Self::FilesRestore { .. } => "files_restore",
         }
     }
 
@@ -78,7 +80,7 @@ impl Transition {
             | Self::HolderDispatch { phase, .. }
             | Self::HolderSeen { phase, .. }
             | Self::HolderEnd { phase, .. } => Some(phase),
-            Self::Effect { phase, .. } => phase.as_ref(),
+            Self::Effect { phase, .. } | Self::FilesSnapshot { phase, .. } => phase.as_ref(),
             Self::Init { .. }
             | Self::Snapshot { .. }
             | Self::Note { .. }
@@ -95,7 +97,8 @@ impl Transition {
             | Self::RunSessionEnd { .. }
             | Self::RunWait { .. }
             | Self::RunStop { .. }
-            | Self::EffectAllow { .. } => None,
+            | Self::EffectAllow { .. }
+            | Self::FilesRestore { .. } => None,
         }
     }
 
@@ -128,8 +131,10 @@ impl Transition {
             | Self::HolderDispatch { .. }
             | Self::HolderEnd { .. }
             | Self::SyncResolve { .. }
-            | Self::Effect { .. } => true,
+            | Self::Effect { .. }
+            | Self::FilesRestore { .. } => true,
             Self::EffectAllow { .. }
+            | Self::FilesSnapshot { .. }
             | Self::Heartbeat { .. }
             | Self::Compaction { .. }
             | Self::ToolFailure { .. }
@@ -184,7 +189,9 @@ impl Transition {
             | Self::RunWait { .. }
             | Self::RunStop { .. }
             | Self::Effect { .. }
-            | Self::EffectAllow { .. } => false,
+            | Self::EffectAllow { .. }
+            | Self::FilesSnapshot { .. }
+            | Self::FilesRestore { .. } => false,
         }
     }
 
@@ -194,6 +201,9 @@ impl Transition {
         match self {
             // An effect happened whatever the workflow's state: it is recorded.
             Self::Note { .. } | Self::Heartbeat { .. } | Self::Effect { .. } => true,
+            // The files are the person's whatever the workflow's state: they can be kept and put
+            // back.
+            Self::FilesSnapshot { .. } | Self::FilesRestore { .. } => true,
             Self::Init { .. }
             | Self::Snapshot { .. }
             | Self::PhaseStart { .. }
@@ -271,7 +281,9 @@ impl Transition {
             | Self::Compaction { .. }
             | Self::SyncResolve { .. }
             | Self::Effect { .. }
-            | Self::EffectAllow { .. } => false,
+            | Self::EffectAllow { .. }
+            | Self::FilesSnapshot { .. }
+            | Self::FilesRestore { .. } => false,
         }
     }
 }

@@ -12,7 +12,9 @@ pub(crate) use crate::transition::{apply::apply_in_place, variants::DEFAULT_MAX_
 pub use crate::transition::{
     apply::{apply, lift_pause, over_max_in_progress},
     checks::unknown_phase,
-    variants::{EffectSource, Keep, SessionOutcome, Transition, WaitKind},
+    variants::{
+        EffectSource, Keep, RestoreKind, SessionOutcome, SnapshotReason, Transition, WaitKind,
+    },
 };
 
 #[cfg(test)]

@@ -155,6 +155,61 @@ impl EffectSource {
     }
 }
 
+/// Why the working tree was snapshotted (spelled in `snake_case` in the journal's
+/// `files_snapshot`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotReason {
+    /// The main agent's turn ended (Claude Code and Codex `Stop`, Gemini `AfterAgent`).
+    TurnEnd,
+    /// A sub-agent stopped.
+    SubagentStop,
+    /// The conversation was about to be compacted.
+    PreCompact,
+    /// A session started: what changed while no session watched.
+    SessionStart,
+    /// A phase completed.
+    PhaseComplete,
+    /// Before files were put back (`undo`, `redo`, `rewind --files`): the tree as it was.
+    BeforeRestore,
+    /// By hand, `checkpoint snapshot`.
+    Manual,
+    /// The model, through the MCP server.
+    Mcp,
+}
+
+impl SnapshotReason {
+    /// Its word in the journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TurnEnd => "turn_end",
+            Self::SubagentStop => "subagent_stop",
+            Self::PreCompact => "pre_compact",
+            Self::SessionStart => "session_start",
+            Self::PhaseComplete => "phase_complete",
+            Self::BeforeRestore => "before_restore",
+            Self::Manual => "manual",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+impl fmt::Display for SnapshotReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which way files were put back (spelled in `snake_case` in the journal's `files_restore`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoreKind {
+    /// `checkpoint undo` (or `rewind --files`): back to an earlier snapshot.
+    Undo,
+    /// `checkpoint redo`: the tree an undo replaced.
+    Redo,
+}
+
 /// One change to a workflow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -517,5 +572,55 @@ pub enum Transition {
         /// The runner's exit code.
         #[serde(default)]
         exit: u8,
+    },
+    /// Records a snapshot of the working tree (the files as `git add -A` sees them, minus the
+    /// store, secret-looking files and files over the size bound), kept as a git commit
+    /// reachable from `refs/checkpoint/snapshots/<workflow>`; snapshots are numbered from 1 in
+    /// journal order.
+    FilesSnapshot {
+        /// The snapshot's git commit.
+        commit: String,
+        /// Why it was taken.
+        reason: SnapshotReason,
+        /// A label given by hand (`checkpoint snapshot -m`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+        /// The phase in progress (or the phase that completed), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<PhaseId>,
+        /// The session that was running.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        /// The sub-agent whose stop took it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        /// How many files changed since the previous snapshot.
+        files_changed: u64,
+        /// The changed paths, at most the first 50.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        paths: Vec<String>,
+        /// Lines added since the previous snapshot (text files).
+        #[serde(default)]
+        added: u64,
+        /// Lines removed since the previous snapshot (text files).
+        #[serde(default)]
+        removed: u64,
+        /// Changed files left out (secret-looking, or over the size bound), at most 50.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<String>,
+    },
+    /// Records that files were put back as they were in a snapshot.
+    FilesRestore {
+        /// `undo` or `redo`.
+        kind: RestoreKind,
+        /// The snapshot of the tree taken just before (what `redo` puts back).
+        before: String,
+        /// The snapshot's commit whose files were put back.
+        target: String,
+        /// The paths the restore was limited to; empty for the whole tree.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        paths: Vec<String>,
+        /// How many files were changed, created or removed.
+        files: u64,
     },
 }

@@ -77,13 +77,28 @@ fn codex_gets_the_workflow_and_its_patch_and_commit_are_recorded() {
         ResponsesTurn::Patch(
             "*** Begin Patch\n*** Add File: docs/spec.md\n+# spec\n*** End Patch".into(),
         ),
+        // A change only the turn's end sees: its snapshot holds it.
+        ResponsesTurn::Shell("echo done > turn.txt".into()),
         ResponsesTurn::Text("done".into()),
     ]);
     let (env, _) = set_up(&mock, 0);
     let output = env.exec("Carry on with the work.");
     assert!(output.status.success(), "{}", text(&output));
     let requests = mock.requests();
-    assert_eq!(requests.len(), 3, "{}", text(&output));
+    assert_eq!(requests.len(), 4, "{}", text(&output));
+    let journal = read_journal(&store_dir(&env.project()).join("w").join("journal.jsonl"));
+    let turn_end = journal
+        .iter()
+        .find(|entry| {
+            entry["transition"]["op"] == "files_snapshot"
+                && entry["transition"]["reason"] == "turn_end"
+        })
+        .unwrap_or_else(|| panic!("no turn-end snapshot in {journal:#?}"));
+    assert_eq!(
+        turn_end["transition"]["paths"],
+        json!(["turn.txt"]),
+        "{turn_end:#}"
+    );
     let first = requests[0]["input"].to_string();
     assert!(first.contains("workflow `w`"), "{first}");
     assert!(first.contains("outline agreed"), "{first}");

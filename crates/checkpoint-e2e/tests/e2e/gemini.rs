@@ -109,6 +109,11 @@ fn spec_session() -> Vec<GeminiTurn> {
             "write_file",
             json!({"file_path": "docs/spec.md", "content": "# spec\n"}),
         ),
+        // A change only the turn's end sees: its snapshot holds it.
+        GeminiTurn::call(
+            "run_shell_command",
+            json!({"command": "echo done > turn.txt"}),
+        ),
         GeminiTurn::Text("SPEC-DONE".into()),
     ]
 }
@@ -148,6 +153,20 @@ fn setup_gemini_carries_a_workflow_through_a_session() {
     assert!(output.stdout.contains("SPEC-DONE"), "{output}");
     spec_session_recorded(&project);
     assert_eq!(project.mock.remaining_turns(), 0);
+    // The turn's end (`AfterAgent`) took a snapshot of the files.
+    let journal = project.journal("w");
+    let turn_end = journal
+        .iter()
+        .find(|entry| {
+            entry["transition"]["op"] == "files_snapshot"
+                && entry["transition"]["reason"] == "turn_end"
+        })
+        .unwrap_or_else(|| panic!("no turn-end snapshot in {journal:#?}"));
+    assert_eq!(
+        turn_end["transition"]["paths"],
+        json!(["turn.txt"]),
+        "{turn_end:#}"
+    );
 }
 
 #[test]

@@ -1,0 +1,99 @@
+//! The working tree's snapshots in words: a line of `checkpoint snapshots`, and a snapshot's
+//! or a restore's journal entry as `log` describes it.
+
+use checkpoint_core::{Transition, snapshots::SnapshotRecord};
+
+use crate::output::text::{count, escape, short_sha};
+
+/// One line of `checkpoint snapshots`: number, time, why, phase, session/agent, files, lines.
+pub(crate) fn row(record: &SnapshotRecord) -> String {
+    let mut line = format!(
+        "@{:<4} {}  {:<14}",
+        record.n,
+        record.at.format("%Y-%m-%d %H:%M:%S"),
+        record.reason.as_str()
+    );
+    if let Some(phase) = &record.phase {
+        line.push_str(&format!(" phase {phase}"));
+    }
+    if let Some(session) = &record.session_id {
+        line.push_str(&format!(" session {}", escape(&short(session))));
+    }
+    if let Some(agent) = &record.agent_id {
+        line.push_str(&format!(" agent {}", escape(&short(agent))));
+    }
+    line.push_str(&format!(
+        "  {} +{} -{}",
+        count(record.files_changed as usize, "file"),
+        record.added,
+        record.removed
+    ));
+    if let Some(label) = &record.label {
+        line.push_str(&format!("  \"{}\"", escape(label)));
+    }
+    line
+}
+
+/// A snapshot's or a restore's journal entry in words.
+pub(crate) fn describe(transition: &Transition) -> String {
+    match transition {
+        Transition::FilesSnapshot {
+            commit,
+            reason,
+            files_changed,
+            paths,
+            agent_id,
+            ..
+        } => {
+            let mut text = format!(
+                "files snapshot {} ({}): {} changed",
+                short_sha(commit),
+                reason.as_str().replace('_', " "),
+                count(*files_changed as usize, "file")
+            );
+            if !paths.is_empty() {
+                let shown: Vec<String> = paths
+                    .iter()
+                    .take(3)
+                    .map(|path| escape(path).into_owned())
+                    .collect();
+                text.push_str(&format!(" ({}", shown.join(", ")));
+                if *files_changed > 3 {
+                    text.push_str(", …");
+                }
+                text.push(')');
+            }
+            if let Some(agent) = agent_id {
+                text.push_str(&format!(", by agent {}", escape(&short(agent))));
+            }
+            text
+        }
+        Transition::FilesRestore {
+            kind,
+            target,
+            files,
+            paths,
+            ..
+        } => {
+            let verb = match kind {
+                checkpoint_core::RestoreKind::Undo => "undo",
+                checkpoint_core::RestoreKind::Redo => "redo",
+            };
+            let mut text = format!(
+                "{verb}: {} put back as snapshot {} kept them",
+                count(*files as usize, "file"),
+                short_sha(target)
+            );
+            if !paths.is_empty() {
+                text.push_str(&format!(" (only {})", paths.join(", ")));
+            }
+            text
+        }
+        other => other.op().to_owned(),
+    }
+}
+
+/// An id's first 8 characters.
+fn short(id: &str) -> String {
+    id.chars().take(8).collect()
+}

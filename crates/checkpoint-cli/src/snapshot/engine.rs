@@ -1,0 +1,550 @@
+//! Taking a snapshot: the working tree as `git add -A` sees it, minus the store, secret-looking
+//! files and files over the size bound, written with a private index into the object database
+//! and chained on the workflow's private ref; HEAD, the index, branches, the stash, tags and the
+//! working tree are never touched.
+//!
+//! The private index is kept between snapshots, so git's stat cache makes an unchanged tree
+//! cheap: a snapshot with nothing changed runs `git rev-parse` and `git ls-files` only.
+
+use std::{
+    fs,
+    os::unix::ffi::OsStrExt,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use checkpoint_core::WorkflowId;
+
+use crate::snapshot::plumbing::{Repo, display, path_of, records};
+
+/// The paths given to one `git update-index`: a snapshot cut short by its deadline keeps the
+/// chunks already added, and the next one goes on from there.
+const CHUNK: usize = 2000;
+/// The SHA-1 of the empty tree, the base of a repository's first snapshot when it has no commit.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// The longest a snapshot waits for another one of the same workflow.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// A changed file left out of a snapshot, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LeftOut {
+    /// The path, relative to the top directory, as bytes.
+    pub(crate) path: Vec<u8>,
+    /// Why, in words.
+    pub(crate) why: String,
+}
+
+/// One file's change between two trees.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Changed {
+    /// The path, relative to the top directory, as bytes.
+    pub(crate) path: Vec<u8>,
+    /// Lines added and removed; none for a binary file.
+    pub(crate) lines: Option<(u64, u64)>,
+}
+
+/// What a snapshot took.
+#[derive(Debug, Clone)]
+pub(crate) struct Taken {
+    /// The snapshot's commit (the last one when nothing changed).
+    pub(crate) commit: String,
+    /// Whether it is a new commit.
+    pub(crate) created: bool,
+    /// The files changed since the previous snapshot (since HEAD for the first).
+    pub(crate) changed: Vec<Changed>,
+    /// Changed files left out.
+    pub(crate) left_out: Vec<LeftOut>,
+    /// The deadline cut it short: nothing was committed, and the next snapshot goes on.
+    pub(crate) unfinished: bool,
+}
+
+/// How to take a snapshot.
+pub(crate) struct SnapshotOptions<'a> {
+    /// The store's directory (never snapshotted).
+    pub(crate) store: &'a Path,
+    /// The project root (where secret-looking symbolic links must point).
+    pub(crate) project_root: &'a Path,
+    /// Files larger than this are left out.
+    pub(crate) max_file_bytes: u64,
+    /// The commit message.
+    pub(crate) message: &'a str,
+    /// When to stop adding files (a hook's budget); none for no limit.
+    pub(crate) deadline: Option<Instant>,
+    /// Commit and move the ref; false only writes the tree (`undo --dry-run`).
+    pub(crate) commit: bool,
+}
+
+/// The snapshots of one workflow in one working tree: its private index and ref.
+pub(crate) struct Snapshots {
+    pub(crate) repo: Repo,
+    /// The private index.
+    index: PathBuf,
+    /// The private ref.
+    pub(crate) refname: String,
+}
+
+impl Snapshots {
+    /// The snapshots of `workflow` in the working tree around `dir`; none outside git.
+    pub(crate) fn open(dir: &Path, workflow: &WorkflowId) -> Result<Option<Self>, String> {
+        Ok(Repo::find(dir)?.map(|repo| Self::of(repo, workflow)))
+    }
+
+    /// The snapshots of `workflow` in `repo`.
+    pub(crate) fn of(repo: Repo, workflow: &WorkflowId) -> Self {
+        let index = repo
+            .git_dir
+            .join("checkpoint")
+            .join("snapshots")
+            .join(format!("{workflow}.index"));
+        let refname = refname(&repo, workflow);
+        Self {
+            repo,
+            index,
+            refname,
+        }
+    }
+
+    /// Takes a snapshot of the working tree.
+    pub(crate) fn take(&self, options: &SnapshotOptions<'_>) -> Result<Taken, String> {
+        let dir = self.index.parent().expect("the index has a directory");
+        fs::create_dir_all(dir)
+            .map_err(|err| format!("failed to create `{}`: {err}", dir.display()))?;
+        let _lock = self.lock()?;
+        // A git killed while it held the private index left its lock: nobody else uses it.
+        let _ = fs::remove_file(self.index.with_extension("index.lock"));
+        let last = self.last()?;
+        let first = !self.index.exists();
+        if first {
+            self.seed(options)?;
+        }
+        let pending = self.index.with_extension("pending");
+        let listed = self
+            .repo
+            .git()
+            .index(&self.index)
+            .args([
+                "ls-files",
+                "-z",
+                "--modified",
+                "--deleted",
+                "--others",
+                "--exclude-standard",
+            ])
+            .output()?;
+        let (paths, left_out, mut cut) = self.candidates(&listed, options);
+        if paths.is_empty()
+            && !cut
+            && !first
+            && !pending.exists()
+            && options.commit
+            && let Some((commit, _)) = last
+        {
+            return Ok(Taken {
+                commit,
+                created: false,
+                changed: Vec::new(),
+                left_out,
+                unfinished: false,
+            });
+        }
+        // The index is ahead of the ref until a commit holds it (or a cut-short snapshot, or a
+        // tree-only one, left it so): the marker makes the next snapshot look.
+        if !paths.is_empty() {
+            fs::write(&pending, b"")
+                .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
+        }
+        // Each chunk added is kept in the private index: past the deadline, the next snapshot
+        // goes on from there.
+        for chunk in paths.chunks(CHUNK) {
+            let mut input = Vec::new();
+            for path in chunk {
+                input.extend_from_slice(path);
+                input.push(0);
+            }
+            self.repo
+                .git()
+                .index(&self.index)
+                .args([
+                    "update-index",
+                    "--add",
+                    "--remove",
+                    "--replace",
+                    "-z",
+                    "--stdin",
+                ])
+                .input(input)
+                .output()?;
+            if past(options.deadline) {
+                cut = true;
+                break;
+            }
+        }
+        if cut {
+            fs::write(&pending, b"")
+                .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
+            return Ok(Taken {
+                commit: last.map(|(commit, _)| commit).unwrap_or_default(),
+                created: false,
+                changed: Vec::new(),
+                left_out,
+                unfinished: true,
+            });
+        }
+        let tree = self
+            .repo
+            .git()
+            .index(&self.index)
+            .args(["write-tree"])
+            .text()?;
+        let same = last
+            .as_ref()
+            .is_some_and(|(_, last_tree)| *last_tree == tree);
+        if same {
+            let _ = fs::remove_file(&pending);
+        }
+        if !options.commit {
+            return Ok(Taken {
+                commit: tree,
+                created: false,
+                changed: Vec::new(),
+                left_out,
+                unfinished: false,
+            });
+        }
+        if let Some((commit, _)) = last.as_ref().filter(|_| same) {
+            return Ok(Taken {
+                commit: commit.clone(),
+                created: false,
+                changed: Vec::new(),
+                left_out,
+                unfinished: false,
+            });
+        }
+        let mut args = vec!["commit-tree".to_owned(), tree.clone()];
+        if let Some((parent, _)) = &last {
+            args.extend(["-p".to_owned(), parent.clone()]);
+        }
+        args.extend(["-m".to_owned(), options.message.to_owned()]);
+        let commit = self.repo.git().identity().args(&args).text()?;
+        let old = last.as_ref().map_or("", |(parent, _)| parent.as_str());
+        self.repo
+            .git()
+            .args([
+                "update-ref",
+                "-m",
+                "checkpoint snapshot",
+                &self.refname,
+                &commit,
+                old,
+            ])
+            .output()?;
+        let _ = fs::remove_file(&pending);
+        // Spares the next snapshot a process; checked against the ref before it is trusted.
+        let _ = fs::write(
+            self.index.with_extension("last"),
+            format!("{commit} {tree}\n"),
+        );
+        let base = match &last {
+            Some((parent, _)) => parent.clone(),
+            None => self.head_tree(),
+        };
+        let changed = self.changes(&base, &commit)?;
+        Ok(Taken {
+            commit,
+            created: true,
+            changed,
+            left_out,
+            unfinished: false,
+        })
+    }
+
+    /// The files changed from `from` to `to` (commits or trees).
+    pub(crate) fn changes(&self, from: &str, to: &str) -> Result<Vec<Changed>, String> {
+        let output = self
+            .repo
+            .git()
+            .args([
+                "diff-tree",
+                "-r",
+                "-z",
+                "--numstat",
+                "--no-renames",
+                from,
+                to,
+            ])
+            .output()?;
+        Ok(numstat(&output))
+    }
+
+    /// Removes the private ref and index, so that git can prune what only they held.
+    pub(crate) fn forget(&self) -> Result<(), String> {
+        if self.last()?.is_some() {
+            self.repo
+                .git()
+                .args(["update-ref", "-d", &self.refname])
+                .output()?;
+        }
+        for extension in ["index", "pending", "lock", "last"] {
+            let _ = fs::remove_file(self.index.with_extension(extension));
+        }
+        Ok(())
+    }
+
+    /// How each file changed from `from` to `to`: `added`, `deleted`, `type_changed`,
+    /// `mode_changed` or `modified`.
+    pub(crate) fn kinds(
+        &self,
+        from: &str,
+        to: &str,
+    ) -> Result<std::collections::HashMap<Vec<u8>, &'static str>, String> {
+        let output = self
+            .repo
+            .git()
+            .args([
+                "diff-tree",
+                "-r",
+                "-z",
+                "--raw",
+                "--no-renames",
+                "--no-abbrev",
+                from,
+                to,
+            ])
+            .output()?;
+        let mut kinds = std::collections::HashMap::new();
+        let mut fields = records(&output);
+        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+            let meta = String::from_utf8_lossy(meta);
+            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            let [old_mode, new_mode, old_blob, new_blob, status] = parts[..] else {
+                continue;
+            };
+            let kind = match status {
+                "A" => "added",
+                "D" => "deleted",
+                "T" => "type_changed",
+                _ if old_blob == new_blob && old_mode != new_mode => "mode_changed",
+                _ => "modified",
+            };
+            kinds.insert(path.to_vec(), kind);
+        }
+        Ok(kinds)
+    }
+
+    /// The stat then the patch from `from` to `to`, as git prints them.
+    pub(crate) fn patch(&self, from: &str, to: &str, stat_only: bool) -> Result<Vec<u8>, String> {
+        let mut args = vec!["-c", "color.ui=never", "diff", "--no-ext-diff", "--stat"];
+        if !stat_only {
+            args.push("--patch");
+        }
+        args.extend([from, to]);
+        self.repo.git().args(args).output()
+    }
+
+    /// The last snapshot's commit and tree, if any: the loose ref and the tree noted beside
+    /// the private index when they agree, else `git for-each-ref`.
+    pub(crate) fn last(&self) -> Result<Option<(String, String)>, String> {
+        let loose = fs::read_to_string(self.repo.common_dir.join(&self.refname)).ok();
+        let noted = fs::read_to_string(self.index.with_extension("last")).ok();
+        if let (Some(loose), Some(noted)) = (loose, noted)
+            && let Some((commit, tree)) = noted.trim().split_once(' ')
+            && loose.trim() == commit
+        {
+            return Ok(Some((commit.to_owned(), tree.to_owned())));
+        }
+        let text = self
+            .repo
+            .git()
+            .args([
+                "for-each-ref",
+                "--format=%(objectname) %(tree)",
+                &self.refname,
+            ])
+            .text()?;
+        Ok(text
+            .lines()
+            .next()
+            .and_then(|line| line.split_once(' '))
+            .filter(|(_, tree)| !tree.is_empty())
+            .map(|(commit, tree)| (commit.to_owned(), tree.to_owned())))
+    }
+
+    /// HEAD's tree, or the empty tree in a repository with no commit yet.
+    fn head_tree(&self) -> String {
+        self.repo
+            .git()
+            .args(["rev-parse", "-q", "--verify", "HEAD^{tree}"])
+            .text()
+            .ok()
+            .filter(|tree| !tree.is_empty())
+            .unwrap_or_else(|| EMPTY_TREE.to_owned())
+    }
+
+    /// The first private index: a copy of the repository's (its stat cache spares hashing the
+    /// unchanged files), minus the entries a snapshot never holds.
+    fn seed(&self, options: &SnapshotOptions<'_>) -> Result<(), String> {
+        let real = self.repo.git_dir.join("index");
+        if !real.exists() {
+            return Ok(());
+        }
+        let copy = self.index.with_extension("index.new");
+        fs::copy(&real, &copy)
+            .map_err(|err| format!("failed to copy `{}`: {err}", real.display()))?;
+        fs::rename(&copy, &self.index)
+            .map_err(|err| format!("failed to write `{}`: {err}", self.index.display()))?;
+        let cached = self
+            .repo
+            .git()
+            .index(&self.index)
+            .args(["ls-files", "-z", "--cached"])
+            .output()?;
+        let store = self.store_prefix(options.store);
+        let mut input = Vec::new();
+        for path in records(&cached) {
+            if self.excluded_by_name(&store, path) {
+                input.extend_from_slice(path);
+                input.push(0);
+            }
+        }
+        if !input.is_empty() {
+            self.repo
+                .git()
+                .index(&self.index)
+                .args(["update-index", "--force-remove", "-z", "--stdin"])
+                .input(input)
+                .output()?;
+        }
+        Ok(())
+    }
+
+    /// The listed paths to add or remove, and the changed files left out.
+    fn candidates(
+        &self,
+        listed: &[u8],
+        options: &SnapshotOptions<'_>,
+    ) -> (Vec<Vec<u8>>, Vec<LeftOut>, bool) {
+        let store = self.store_prefix(options.store);
+        let mut paths: Vec<&[u8]> = records(listed)
+            // A directory with a repository of its own, listed with a slash: left alone.
+            .filter(|path| !path.ends_with(b"/"))
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let mut kept = Vec::new();
+        let mut left_out = Vec::new();
+        for (scanned, path) in paths.into_iter().enumerate() {
+            // Reading files for secrets is the slow part of a large change: bounded too.
+            if scanned % 64 == 63 && past(options.deadline) {
+                return (kept, left_out, true);
+            }
+            if path_of(path).starts_with(&store) && !store.as_os_str().is_empty() {
+                continue;
+            }
+            if let Some(why) = self.left_out(path, options) {
+                left_out.push(LeftOut {
+                    path: path.to_vec(),
+                    why,
+                });
+                continue;
+            }
+            kept.push(path.to_vec());
+        }
+        (kept, left_out, false)
+    }
+
+    /// Why a changed file stays out of snapshots, if it does.
+    fn left_out(&self, path: &[u8], options: &SnapshotOptions<'_>) -> Option<String> {
+        let full = self.repo.top.join(path_of(path));
+        let metadata = fs::symlink_metadata(&full).ok()?;
+        if metadata.is_file() && metadata.len() > options.max_file_bytes {
+            return Some(format!(
+                "it is larger than the bound of {} bytes (`[files] max_file_bytes`)",
+                options.max_file_bytes
+            ));
+        }
+        use crate::git::LeftOutReason;
+        match crate::git::left_out(&self.repo.top, options.project_root, &display(path)) {
+            // A link is stored as its target's name: nothing outside is read.
+            None | Some(LeftOutReason::SymlinkOutside { .. }) => None,
+            Some(reason) => Some(reason.to_string()),
+        }
+    }
+
+    /// Whether a path is the store's or has a secret-looking name.
+    pub(crate) fn excluded_by_name(&self, store: &Path, path: &[u8]) -> bool {
+        let path = path_of(path);
+        (!store.as_os_str().is_empty() && path.starts_with(store))
+            || path
+                .file_name()
+                .is_some_and(|name| crate::git::has_secret_name(&name.to_string_lossy()))
+    }
+
+    /// The store's directory relative to the top directory (empty when outside it).
+    pub(crate) fn store_prefix(&self, store: &Path) -> PathBuf {
+        let store = fs::canonicalize(store).unwrap_or_else(|_| store.to_path_buf());
+        let top = fs::canonicalize(&self.repo.top).unwrap_or_else(|_| self.repo.top.clone());
+        store
+            .strip_prefix(&top)
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
+    /// Holds the workflow's snapshot lock, waiting for another snapshot a bounded time.
+    fn lock(&self) -> Result<fs::File, String> {
+        let path = self.index.with_extension("lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|err| format!("failed to open `{}`: {err}", path.display()))?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(err) => {
+                    return Err(format!(
+                        "failed to lock `{}`: {err} (another snapshot is running)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Whether `deadline` has passed.
+fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|deadline| Instant::now() >= deadline)
+}
+
+/// The private ref of a workflow's snapshots: a linked worktree's under its own name.
+fn refname(repo: &Repo, workflow: &WorkflowId) -> String {
+    match repo.git_dir.file_name() {
+        Some(name) if repo.is_linked() => format!(
+            "refs/checkpoint/worktrees/{}/snapshots/{workflow}",
+            String::from_utf8_lossy(name.as_bytes())
+        ),
+        _ => format!("refs/checkpoint/snapshots/{workflow}"),
+    }
+}
+
+/// `git diff-tree --numstat -z` records.
+fn numstat(output: &[u8]) -> Vec<Changed> {
+    records(output)
+        .filter_map(|record| {
+            let mut fields = record.splitn(3, |byte| *byte == b'\t');
+            let added = fields.next()?;
+            let removed = fields.next()?;
+            let path = fields.next()?;
+            let number = |bytes: &[u8]| std::str::from_utf8(bytes).ok()?.parse::<u64>().ok();
+            Some(Changed {
+                path: path.to_vec(),
+                lines: number(added).zip(number(removed)),
+            })
+        })
+        .collect()
+}
