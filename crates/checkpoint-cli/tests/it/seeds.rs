@@ -836,3 +836,40 @@ fn a_dotagent_import_from_either_of_its_files_keeps_every_field() {
         );
     }
 }
+
+/// The nine-step workflow's `error_message` on a step that did not fail is the note of where
+/// the work stopped: it reaches `resume`'s text and its prompt, and the export writes it back.
+#[test]
+fn a_seed_note_about_the_interrupted_work_reaches_resume_and_its_prompt() {
+    let note = "stopped halfway: the feed client is written, the reconnect logic is not";
+    for status in ["in_progress", "started", "interrupted"] {
+        let env = TestEnv::new();
+        copy_fixture(&env, "nine-step", "mid-run");
+        let path = env.project().join(".workflow-state.json");
+        let mut state: Value = serde_json::from_str(&read(&path)).unwrap();
+        state["last_execution"]["status"] = status.into();
+        state["last_execution"]["error_message"] = note.into();
+        std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+        env.ok(&["import", ".workflow-state.json"]);
+        for args in [
+            &["resume", "--dry-run"][..],
+            &["--format", "prompt", "resume", "--dry-run"],
+        ] {
+            let text = env.ok(args);
+            assert!(text.contains(note), "{status} {args:?}: {text}");
+        }
+        let exported = env.project().join("out.json");
+        env.ok(&[
+            "export",
+            "--to",
+            "nine-step",
+            "-o",
+            exported.to_str().unwrap(),
+        ]);
+        let exported: Value = serde_json::from_str(&read(&exported)).unwrap();
+        assert_eq!(
+            exported["last_execution"]["error_message"], note,
+            "{status}: {exported:#}"
+        );
+    }
+}
