@@ -803,7 +803,7 @@ fn a_dotagent_import_from_either_of_its_files_keeps_every_field() {
             copy_fixture(&env, "dotagent", scenario);
             // A running task that has not been attempted yet.
             let execution = env.project().join("memory/state/execution.json");
-            let mut tasks: serde_json::Value = serde_json::from_str(&read(&execution)).unwrap();
+            let mut tasks: Value = serde_json::from_str(&read(&execution)).unwrap();
             if let Some(task) = tasks["tasks"]
                 .as_array_mut()
                 .and_then(|tasks| tasks.first_mut())
@@ -815,7 +815,7 @@ fn a_dotagent_import_from_either_of_its_files_keeps_every_field() {
             let id = only_workflow(&env);
             let mut state = env.state(&id);
             // The source's path is the one thing that may differ.
-            state["updated_at"] = serde_json::Value::Null;
+            state["updated_at"] = Value::Null;
             workflows.push((file, state));
         }
         let (_, from_phase) = &workflows[0];
