@@ -330,7 +330,7 @@ fn exit_code_of(report: &Report) -> u8 {
         // A report wrapped in context keeps the code of the error inside.
         report
             .downcast_ref::<checkpoint_core::Error>()
-            .and_then(|err| miette::Diagnostic::code(err))
+            .and_then(miette::Diagnostic::code)
     });
     code.map_or(exit_code::FAILURE, |code| {
         exit_code::of_diagnostic(&code.to_string())

@@ -999,7 +999,7 @@ fn a_state_that_disagrees_with_its_journal_is_found_and_repaired_by_the_command_
     let state_path = env.workflow_dir("w").join("state.json");
     let mut state = env.state("w");
     state["phases"][0]["progress"] = "edited by hand".into();
-    std::fs::write(&state_path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    fs::write(&state_path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
     let check = |env: &TestEnv| {
         let output = env.snapshot(&["validate"]);
         assert!(output.starts_with("exit status: 8"), "{output}");
@@ -1020,13 +1020,13 @@ fn a_state_that_disagrees_with_its_journal_is_found_and_repaired_by_the_command_
     assert!(output.starts_with("exit status: 0"), "{output}");
     assert!(output.contains("state.json.mismatch-"), "{output}");
     assert_eq!(env.state("w")["phases"][0]["progress"], "half way");
-    let kept: Vec<_> = std::fs::read_dir(env.workflow_dir("w"))
+    let kept: Vec<_> = fs::read_dir(env.workflow_dir("w"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.starts_with("state.json.mismatch-"))
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
-    let kept = std::fs::read_to_string(env.workflow_dir("w").join(&kept[0])).unwrap();
+    let kept = fs::read_to_string(env.workflow_dir("w").join(&kept[0])).unwrap();
     assert!(kept.contains("edited by hand"), "the bad file is kept");
     env.ok(&["validate"]);
     // Nothing to repair: said, and nothing kept.

@@ -803,7 +803,7 @@ fn a_dotagent_import_from_either_of_its_files_keeps_every_field() {
             copy_fixture(&env, "dotagent", scenario);
             // A running task that has not been attempted yet.
             let execution = env.project().join("memory/state/execution.json");
-            let mut tasks: serde_json::Value = serde_json::from_str(&read(&execution)).unwrap();
+            let mut tasks: Value = serde_json::from_str(&read(&execution)).unwrap();
             if let Some(task) = tasks["tasks"]
                 .as_array_mut()
                 .and_then(|tasks| tasks.first_mut())
@@ -815,7 +815,7 @@ fn a_dotagent_import_from_either_of_its_files_keeps_every_field() {
             let id = only_workflow(&env);
             let mut state = env.state(&id);
             // The source's path is the one thing that may differ.
-            state["updated_at"] = serde_json::Value::Null;
+            state["updated_at"] = Value::Null;
             workflows.push((file, state));
         }
         let (_, from_phase) = &workflows[0];
@@ -833,6 +833,43 @@ fn a_dotagent_import_from_either_of_its_files_keeps_every_field() {
         assert!(
             tasks > 0,
             "{scenario}: the tasks of `execution.json` are read"
+        );
+    }
+}
+
+/// The nine-step workflow's `error_message` on a step that did not fail is the note of where
+/// the work stopped: it reaches `resume`'s text and its prompt, and the export writes it back.
+#[test]
+fn a_seed_note_about_the_interrupted_work_reaches_resume_and_its_prompt() {
+    let note = "stopped halfway: the feed client is written, the reconnect logic is not";
+    for status in ["in_progress", "started", "interrupted"] {
+        let env = TestEnv::new();
+        copy_fixture(&env, "nine-step", "mid-run");
+        let path = env.project().join(".workflow-state.json");
+        let mut state: Value = serde_json::from_str(&read(&path)).unwrap();
+        state["last_execution"]["status"] = status.into();
+        state["last_execution"]["error_message"] = note.into();
+        std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+        env.ok(&["import", ".workflow-state.json"]);
+        for args in [
+            &["resume", "--dry-run"][..],
+            &["--format", "prompt", "resume", "--dry-run"],
+        ] {
+            let text = env.ok(args);
+            assert!(text.contains(note), "{status} {args:?}: {text}");
+        }
+        let exported = env.project().join("out.json");
+        env.ok(&[
+            "export",
+            "--to",
+            "nine-step",
+            "-o",
+            exported.to_str().unwrap(),
+        ]);
+        let exported: Value = serde_json::from_str(&read(&exported)).unwrap();
+        assert_eq!(
+            exported["last_execution"]["error_message"], note,
+            "{status}: {exported:#}"
         );
     }
 }

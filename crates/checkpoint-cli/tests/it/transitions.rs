@@ -159,7 +159,7 @@ fn work_on_a_paused_workflow_lifts_the_pause_as_a_journaled_transition_and_says_
 #[test]
 fn complete_refuses_a_phase_whose_declared_outputs_are_not_its_work() {
     let env = TestEnv::new();
-    std::fs::write(
+    fs::write(
         env.project().join("plan.json"),
         r#"{"phases": [{"id": "a", "outputs": ["out/a.md", "b.md"]}]}"#,
     )
@@ -167,10 +167,10 @@ fn complete_refuses_a_phase_whose_declared_outputs_are_not_its_work() {
     env.ok(&["init", "w", "--plan", "plan.json"]);
     env.ok(&["start", "a"]);
     let project = env.project();
-    std::fs::create_dir_all(project.join("out")).unwrap();
-    std::fs::write(project.join("b.md"), "done").unwrap();
+    fs::create_dir_all(project.join("out")).unwrap();
+    fs::write(project.join("b.md"), "done").unwrap();
     let old = || {
-        std::fs::File::options()
+        fs::File::options()
             .write(true)
             .open(project.join("out/a.md"))
             .unwrap()
@@ -185,7 +185,7 @@ fn complete_refuses_a_phase_whose_declared_outputs_are_not_its_work() {
         (Some("old"), "older than the phase's start"),
     ] {
         if let Some(text) = prepare {
-            std::fs::write(project.join("out/a.md"), text).unwrap();
+            fs::write(project.join("out/a.md"), text).unwrap();
             if text == "old" {
                 old();
             }
@@ -201,12 +201,12 @@ fn complete_refuses_a_phase_whose_declared_outputs_are_not_its_work() {
         assert_eq!(env.state("w")["phases"][0]["status"], "in_progress");
     }
     // Forced, it completes, and `validate` says what is missing.
-    std::fs::remove_file(project.join("out/a.md")).unwrap();
+    fs::remove_file(project.join("out/a.md")).unwrap();
     env.ok(&["complete", "a", "--force"]);
     assert_eq!(env.run(&["validate"]).status.code(), Some(8));
     // Written since the start, it completes.
     env.ok(&["start", "a", "--force"]);
-    std::fs::write(project.join("out/a.md"), "done").unwrap();
+    fs::write(project.join("out/a.md"), "done").unwrap();
     env.ok(&["complete", "a"]);
     env.ok(&["validate"]);
 }

@@ -193,15 +193,22 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         phase.description = step_description(&raw_last)
             .or_else(|| raw.get("phase_description").and_then(Value::as_str))
             .map(str::to_owned);
-        // A failure's message becomes the phase's error; one that is not text is kept as written.
+        // A failure's message becomes the phase's error; on a step that did not fail, it is the
+        // note of where the work stopped, the phase's progress (what `resume` shows), and is kept
+        // as written for the export, as one that is not text.
         let error = match &last.error_message {
-            _ if outcome != Outcome::Failed => None,
-            Some(Value::String(message)) => Some(message.clone()),
+            Some(Value::String(message)) if outcome == Outcome::Failed => Some(message.clone()),
             Some(_) => {
                 slot.keep(&raw_last, "error_message");
                 None
             }
             None => None,
+        };
+        let stopped_at = match &last.error_message {
+            Some(Value::String(message)) if outcome != Outcome::Failed => {
+                Some(message.trim().to_owned()).filter(|message| !message.is_empty())
+            }
+            _ => None,
         };
         let last_step = LastStep {
             position,
@@ -210,6 +217,9 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             error,
         };
         apply_last(&file, &last_step, now, phase);
+        if phase.progress.is_none() {
+            phase.progress = stopped_at;
+        }
     }
     // Every step before the one the file is at is done, recorded or not.
     if let Some(at) = at.filter(|position| position.phase <= n_phases) {
