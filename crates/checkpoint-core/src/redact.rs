@@ -87,6 +87,33 @@ pub fn kinds(text: &str) -> Vec<&'static str> {
     kinds
 }
 
+/// Redacts the free-text fields of an `effect` entry; returns how many secrets it replaced.
+fn effect(transition: &mut Transition) -> usize {
+    let mut n = 0;
+    let mut field = |value: &mut String| n += text(value);
+    // Fields are named exhaustively (no `..`), so a new field must be considered here.
+    if let Transition::Effect {
+        phase: _,
+        attempt: _,
+        tool,
+        command,
+        output,
+        ok: _,
+        session_id,
+        source: _,
+        key: _,
+        intent: _,
+        settles: _,
+    } = transition
+    {
+        tool.iter_mut().for_each(&mut field);
+        field(command);
+        output.iter_mut().for_each(&mut field);
+        session_id.iter_mut().for_each(field);
+    }
+    n
+}
+
 /// Redacts every free-text field of a transition (for `init` and `snapshot`, of the whole
 /// workflow); returns how many secrets it replaced.
 pub fn transition(transition: &mut Transition) -> usize {
@@ -206,24 +233,7 @@ pub fn transition(transition: &mut Transition) -> usize {
         | Transition::RunStop { reason, exit: _ } => {
             field(reason);
         }
-        Transition::Effect {
-            phase: _,
-            attempt: _,
-            tool,
-            command,
-            output,
-            ok: _,
-            session_id,
-            source: _,
-            key: _,
-            intent: _,
-            settles: _,
-        } => {
-            tool.iter_mut().for_each(&mut field);
-            field(command);
-            output.iter_mut().for_each(&mut field);
-            session_id.iter_mut().for_each(field);
-        }
+        Transition::Effect { .. } => return effect(transition),
         Transition::EffectAllow { effect: _, by } => by.iter_mut().for_each(field),
         Transition::FilesSnapshot { .. } | Transition::FilesRestore { .. } => {
             files_fields(transition, field);

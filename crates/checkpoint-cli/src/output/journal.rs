@@ -134,40 +134,7 @@ pub(crate) fn describe(transition: &Transition) -> String {
             format!("until {}: {reason}", until.to_rfc3339())
         }
         Transition::RunStop { reason, exit } => format!("{reason} (exit {exit})"),
-        Transition::Effect {
-            tool,
-            command,
-            output,
-            ok,
-            intent,
-            settles,
-            ..
-        } => {
-            let mut text = if phase.is_empty() {
-                String::new()
-            } else {
-                format!("{phase}: ")
-            };
-            if let Some(tool) = tool.as_deref().filter(|tool| *tool != "Bash") {
-                text.push_str(&format!("{tool} "));
-            }
-            text.push_str(command);
-            if *intent {
-                text.push_str(" (about to run)");
-                return text;
-            }
-            if let Some(number) = settles {
-                text.push_str(&format!(" (the outcome of effect {number})"));
-            }
-            match (ok, output) {
-                (false, _) => text.push_str(" (failed)"),
-                (true, Some(output)) if !output.is_empty() => {
-                    text.push_str(&format!(" → {output}"));
-                }
-                (true, _) => {}
-            }
-            text
-        }
+        Transition::Effect { .. } => effect_text(transition, &phase),
         Transition::EffectAllow { effect, by } => {
             let mut text = format!("effect {effect} may run once more");
             if let Some(by) = by {
@@ -185,4 +152,44 @@ pub(crate) fn describe(transition: &Transition) -> String {
         | Transition::HolderSeen { agent_id: None, .. }
         | Transition::Unpause => phase,
     }
+}
+
+/// What an `effect` entry says: its phase, tool and command, and its outcome.
+fn effect_text(transition: &Transition, phase: &str) -> String {
+    let Transition::Effect {
+        tool,
+        command,
+        output,
+        ok,
+        intent,
+        settles,
+        ..
+    } = transition
+    else {
+        return String::new();
+    };
+    let mut text = if phase.is_empty() {
+        String::new()
+    } else {
+        format!("{phase}: ")
+    };
+    if let Some(tool) = tool.as_deref().filter(|tool| *tool != "Bash") {
+        text.push_str(&format!("{tool} "));
+    }
+    text.push_str(command);
+    if *intent {
+        text.push_str(" (about to run)");
+        return text;
+    }
+    if let Some(number) = settles {
+        text.push_str(&format!(" (the outcome of effect {number})"));
+    }
+    match (ok, output) {
+        (false, _) => text.push_str(" (failed)"),
+        (true, Some(output)) if !output.is_empty() => {
+            text.push_str(&format!(" → {output}"));
+        }
+        (true, _) => {}
+    }
+    text
 }
