@@ -153,32 +153,7 @@ impl Snapshots {
             fs::write(&pending, b"")
                 .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
         }
-        // Each chunk added is kept in the private index: past the deadline, the next snapshot
-        // goes on from there.
-        for chunk in paths.chunks(CHUNK) {
-            let mut input = Vec::new();
-            for path in chunk {
-                input.extend_from_slice(path);
-                input.push(0);
-            }
-            self.repo
-                .git()
-                .index(&self.index)
-                .args([
-                    "update-index",
-                    "--add",
-                    "--remove",
-                    "--replace",
-                    "-z",
-                    "--stdin",
-                ])
-                .input(input)
-                .output()?;
-            if past(options.deadline) {
-                cut = true;
-                break;
-            }
-        }
+        cut |= self.add(&paths, options.deadline)?;
         if cut {
             fs::write(&pending, b"")
                 .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
@@ -256,6 +231,35 @@ impl Snapshots {
             left_out,
             unfinished: false,
         })
+    }
+
+    /// Adds `paths` to the private index in chunks; whether the deadline cut it short. Each chunk
+    /// added is kept: the next snapshot goes on from there.
+    fn add(&self, paths: &[Vec<u8>], deadline: Option<Instant>) -> Result<bool, String> {
+        for chunk in paths.chunks(CHUNK) {
+            let mut input = Vec::new();
+            for path in chunk {
+                input.extend_from_slice(path);
+                input.push(0);
+            }
+            self.repo
+                .git()
+                .index(&self.index)
+                .args([
+                    "update-index",
+                    "--add",
+                    "--remove",
+                    "--replace",
+                    "-z",
+                    "--stdin",
+                ])
+                .input(input)
+                .output()?;
+            if past(deadline) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The files changed from `from` to `to` (commits or trees).
