@@ -299,7 +299,7 @@ pub(crate) fn redo(ctx: &Ctx, args: &RedoArgs) -> Result<()> {
     let list = snapshots::list(&entries);
     let last = snapshots::last_restore(&entries).filter(|last| last.kind == RestoreKind::Undo);
     let Some(last) = last else {
-        return Err(Failure::not_found(
+        return Err(Failure::new(
             "checkpoint::files::nothing_to_redo",
             "nothing to redo: the last restore of the files was not an undo".to_owned(),
         )

@@ -73,7 +73,7 @@ pub(crate) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<()> {
     let (_, journal, path) = journal(ctx)?;
     let seq = |text: &str| {
         text.parse::<u64>().map_err(|_| {
-            Failure::usage(
+            Failure::new(
                 "checkpoint::usage",
                 format!("`{text}` is not a journal sequence number"),
             )

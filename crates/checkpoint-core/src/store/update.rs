@@ -77,6 +77,7 @@ impl Store {
             return Err(Error::NotFound {
                 id: id.to_string(),
                 root: self.root.clone(),
+                suggestion: String::new(),
             });
         };
         let state_path = dir.join(STATE_FILE);
