@@ -401,7 +401,7 @@ fn a_session_is_coloured_by_how_it_ended_not_by_its_label() {
     assert_eq!(
         colours,
         [
-            "#2f6fd6", "#9aa3ad", "#d99a00", "#d64545", "#2f6fd6", "#2f6fd6", "#d64545", "#2f6fd6"
+            "#2e9d57", "#9aa3ad", "#d99a00", "#d64545", "#2f6fd6", "#2f6fd6", "#d64545", "#2f6fd6"
         ]
     );
 }
