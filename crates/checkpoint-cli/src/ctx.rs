@@ -30,7 +30,8 @@ use crate::{
 /// What a command's second write (a checkpoint commit) did: its report, and the state after it
 /// when it wrote one.
 pub(crate) struct Committed {
-    pub report: CommitReport,
+    /// The commit made, if any.
+    pub report: Option<CommitReport>,
     pub loaded: Option<&'static Loaded>,
 }
 
@@ -340,8 +341,8 @@ impl Ctx {
         match self.format {
             Format::Json => {
                 let report = WorkflowReport::new(loaded).with_warnings(warnings);
-                match commit {
-                    Some(commit) => report.with_commit(commit.report).emit()?,
+                match commit.and_then(|commit| commit.report) {
+                    Some(commit) => report.with_commit(commit).emit()?,
                     None => report.emit()?,
                 }
             }

@@ -225,9 +225,28 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
             _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
         },
         warnings,
-        |loaded| checkpoint_commit(ctx, &loaded.workflow, args.commit),
+        |loaded| {
+            let committed = checkpoint_commit(ctx, &loaded.workflow, args.commit)?;
+            // The snapshot of the files is a write of its own, after the commit's: the document
+            // describes the state after it.
+            let Some(after) =
+                crate::services::snapshots::at_completion(ctx, &loaded.workflow.id, &phase)
+            else {
+                return Ok(committed);
+            };
+            let after = crate::ctx::keep_until_exit(after);
+            Ok(Some(match committed {
+                Some(committed) => Committed {
+                    loaded: Some(after),
+                    ..committed
+                },
+                None => Committed {
+                    report: None,
+                    loaded: Some(after),
+                },
+            }))
+        },
     )?;
-    crate::services::snapshots::at_completion(ctx, &loaded.workflow.id, &phase);
     if ctx.config.sync.on_complete {
         crate::services::remote_sync::push_in_background(ctx, &loaded.workflow.id);
     }
@@ -277,10 +296,17 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
         return Ok(());
     }
     let commit = checkpoint_commit(ctx, &loaded.workflow, true)?;
-    if let (output::Format::Json, Some(commit)) = (ctx.format, commit) {
+    if let (
+        output::Format::Json,
+        Some(Committed {
+            report: Some(report),
+            loaded: after,
+        }),
+    ) = (ctx.format, commit)
+    {
         // The state after the commit's own write, which records its sha.
-        json::WorkflowReport::new(commit.loaded.unwrap_or(loaded))
-            .with_commit(commit.report)
+        json::WorkflowReport::new(after.unwrap_or(loaded))
+            .with_commit(report)
             .emit()?;
     }
     Ok(())
@@ -342,7 +368,7 @@ fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<Opt
         }
     };
     Ok(Some(Committed {
-        report: json::CommitReport { sha, left_out },
+        report: Some(json::CommitReport { sha, left_out }),
         loaded,
     }))
 }

@@ -13,6 +13,7 @@ use checkpoint_core::{
     PhaseId, PhaseStatus, RestoreKind, SnapshotReason, Transition, Workflow, WorkflowId,
     journal::Entry,
     snapshots::{self, MAX_PATHS, SnapshotRecord, Target},
+    store::Loaded,
 };
 use miette::{Result, miette};
 
@@ -37,6 +38,8 @@ pub(crate) struct Request {
 /// A snapshot taken.
 pub(crate) struct Recorded {
     pub(crate) taken: Taken,
+    /// The workflow after the snapshot's entry, when one was journaled (a new snapshot).
+    pub(crate) after: Option<Loaded>,
 }
 
 /// The snapshots of workflow `id` in the project, which must be a git working tree.
@@ -80,6 +83,7 @@ fn take_with(
         "checkpoint snapshot: {}\n\nWorkflow: {id}\n",
         request.reason
     );
+    let mut after = None;
     let taken = snapshots
         .take(&SnapshotOptions {
             store: ctx.store.root(),
@@ -134,17 +138,20 @@ fn take_with(
                 .map(|left| display(&left.path))
                 .collect(),
         };
-        ctx.store
-            .update(id, ctx.now, |workflow| Ok(vec![transition(workflow)]))?;
+        after = Some(
+            ctx.store
+                .update(id, ctx.now, |workflow| Ok(vec![transition(workflow)]))?,
+        );
     }
-    Ok(Recorded { taken })
+    Ok(Recorded { taken, after })
 }
 
 /// The snapshot of a phase's completion (`checkpoint complete`); an error is a warning, the
-/// phase stays complete.
-pub(crate) fn at_completion(ctx: &Ctx, id: &WorkflowId, phase: &PhaseId) {
+/// phase stays complete. Returns the workflow after the snapshot's entry, when it journaled one:
+/// the document a command prints describes the state after all of its writes.
+pub(crate) fn at_completion(ctx: &Ctx, id: &WorkflowId, phase: &PhaseId) -> Option<Loaded> {
     if !ctx.config.files.snapshots {
-        return;
+        return None;
     }
     let request = Request {
         reason: SnapshotReason::PhaseComplete,
@@ -154,10 +161,14 @@ pub(crate) fn at_completion(ctx: &Ctx, id: &WorkflowId, phase: &PhaseId) {
         phase: Some(phase.clone()),
         deadline: None,
     };
-    if let Err(err) = take_if_git(ctx, id, request) {
-        output::warn(&format!(
-            "no snapshot of the files at `{phase}`'s completion: {err}"
-        ));
+    match take_if_git(ctx, id, request) {
+        Ok(recorded) => recorded.and_then(|recorded| recorded.after),
+        Err(err) => {
+            output::warn(&format!(
+                "no snapshot of the files at `{phase}`'s completion: {err}"
+            ));
+            None
+        }
     }
 }
 

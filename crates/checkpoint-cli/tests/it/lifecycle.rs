@@ -124,6 +124,8 @@ fn the_document_of_a_command_that_commits_describes_the_state_after_the_commit()
         for args in first {
             env.ok(args);
         }
+        // The phase's work: a checkpoint commit takes the project's files, never the store.
+        fs::write(env.project().join("work.txt"), "done\n").unwrap();
         let report = env.json(last);
         let head = git(&env.project(), &["rev-parse", "HEAD"]);
         assert_eq!(report["checkpoint_commit"]["sha"], head.trim(), "{last:?}");

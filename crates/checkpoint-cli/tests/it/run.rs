@@ -755,8 +755,9 @@ fn sync_pulls_a_teammates_entries_before_each_session_and_pushes_after() {
         fs::read_to_string(laptop.project().join("work.log")).unwrap(),
         "b\n"
     );
+    // The teammate's start, completion and the snapshot of the files its completion took.
     assert!(
-        rendered.contains("pull: `w`: pulled 2 entries from `origin`"),
+        rendered.contains("pull: `w`: pulled 3 entries from `origin`"),
         "{rendered}"
     );
     assert!(rendered.contains("push: `w`: pushed entry"), "{rendered}");

@@ -93,18 +93,19 @@ fn laptop_then_second_machine(remote: &Remote) {
 
     let pulled = laptop.ok(&["pull"]);
     assert!(
-        pulled.contains("pulled 3 entries from `origin` (now at entry 5)"),
+        pulled.contains("pulled 4 entries from `origin` (now at entry 6)"),
         "{pulled}"
     );
     assert_eq!(
         statuses(&laptop, "demo"),
         ["a complete", "b complete", "c pending"]
     );
-    assert_eq!(journal_len(&laptop, "demo"), 5);
+    // Each completion journals the snapshot of the files it took.
+    assert_eq!(journal_len(&laptop, "demo"), 6);
     exits(&laptop, &["validate"], 0);
     let again = laptop.ok(&["sync"]);
     assert!(
-        again.contains("up to date with `origin` (entry 5)"),
+        again.contains("up to date with `origin` (entry 6)"),
         "{again}"
     );
 }
@@ -152,7 +153,7 @@ fn a_divergence_is_reported_with_its_point_and_changes_nothing() {
     let before = laptop.read("demo", "journal.jsonl");
     let rendered = exits(&laptop, &["pull"], 3);
     assert!(
-        rendered.contains("`demo` diverged from `origin` after entry 3: since then we have 2 entries (4 `phase_complete` `a`, 5 `phase_start` `b`), they have 1 entry (4 `phase_start` `c`)"),
+        rendered.contains("`demo` diverged from `origin` after entry 3: since then we have 3 entries (4 `phase_complete` `a`, 5 `files_snapshot` `a`, 6 `phase_start` `b`), they have 1 entry (4 `phase_start` `c`)"),
         "{rendered}"
     );
     assert!(rendered.contains("`--merge` applies both"), "{rendered}");
@@ -214,8 +215,9 @@ fn keeping_ours_replays_ours_after_theirs_and_forks_theirs() {
     let ours_state = statuses(&laptop, "demo");
     laptop.ok(&["pull", "--ours"]);
     let fork = "demo@remote-20260301T120000Z";
-    // Theirs, the resolution, then our two entries since the divergence.
-    assert_eq!(journal_len(&laptop, "demo"), theirs + 1 + 2);
+    // Theirs, the resolution, then our three entries since the divergence (the completion, the
+    // snapshot of the files it took, the start).
+    assert_eq!(journal_len(&laptop, "demo"), theirs + 1 + 3);
     assert_eq!(journal_len(&laptop, fork), theirs + 1);
     assert_eq!(statuses(&laptop, "demo"), ours_state);
     assert_eq!(statuses(&laptop, fork), statuses(&other, "demo"));
@@ -235,7 +237,8 @@ fn merging_applies_both_sides_when_they_touched_different_phases() {
     );
     let theirs = journal_len(&other, "demo");
     laptop.ok(&["pull", "--merge"]);
-    assert_eq!(journal_len(&laptop, "demo"), theirs + 1 + 2);
+    // Theirs, the resolution, then ours: the completion, its snapshot of the files, the note.
+    assert_eq!(journal_len(&laptop, "demo"), theirs + 1 + 3);
     assert_eq!(
         statuses(&laptop, "demo"),
         ["a complete", "b pending", "c in_progress"]
@@ -249,7 +252,7 @@ fn merging_applies_both_sides_when_they_touched_different_phases() {
     exits(&laptop, &["validate"], 0);
     // `sync` pushes the merge.
     let synced = laptop.ok(&["sync"]);
-    assert!(synced.contains("pushed entry 8"), "{synced}");
+    assert!(synced.contains("pushed entry 9"), "{synced}");
 }
 
 #[test]
@@ -456,7 +459,8 @@ fn on_complete_pushes_in_the_background_and_a_failure_is_reported_next() {
         );
         thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(remote.history("demo"), ["checkpoint: demo at entry 3"]);
+    // The completion and the snapshot of the files it took.
+    assert_eq!(remote.history("demo"), ["checkpoint: demo at entry 4"]);
 
     // A remote that cannot be reached: the push fails in the background, and the next command
     // says so, once.
