@@ -137,10 +137,18 @@ fn a_push_done_before_a_cut_off_is_not_repeated_until_allowed_once() {
     assert_eq!(remote.pushes().len(), 1, "session 1's push did not arrive");
     let pushed = remote.head("main").expect("main reached the remote");
     let journal = project.journal(WORKFLOW);
-    let effect = journal
+    // The intent, journaled before the push ran, then its outcome settling it.
+    let intent = journal
         .iter()
         .find(|entry| entry["transition"]["op"] == "effect")
         .unwrap_or_else(|| panic!("no effect entry in {:?}", ops(&journal)));
+    assert_eq!(intent["transition"]["intent"], true, "{intent:#}");
+    let effect = journal
+        .iter()
+        .find(|entry| {
+            entry["transition"]["op"] == "effect" && entry["transition"]["intent"] != true
+        })
+        .unwrap_or_else(|| panic!("no settled effect in {:?}", ops(&journal)));
     assert_eq!(effect["transition"]["ok"], true, "{effect:#}");
     assert_eq!(effect["transition"]["phase"], "deploy", "{effect:#}");
     let state = project.state(WORKFLOW);
