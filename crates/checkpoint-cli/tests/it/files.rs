@@ -588,7 +588,9 @@ fn a_killed_snapshot_or_undo_leaves_each_file_old_or_new() {
     let last = list["snapshots"].as_array().unwrap().len();
     assert!(last >= 2);
     for delay in [0u64, 10, 30, 60, 120] {
-        // The tree before the undo, as git would write it.
+        // The last snapshot is the tree as it is (the previous round's restore may have left the
+        // ref's tip on the tree it replaced): the tree before the undo, as git would write it.
+        env.ok(&["snapshot"]);
         let before_tree = git(&root, &["rev-parse", "refs/checkpoint/snapshots/w^{tree}"]);
         let mut child = env
             .cmd()
