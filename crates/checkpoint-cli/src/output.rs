@@ -30,6 +30,20 @@ pub(crate) use crate::output::{
     },
 };
 
+/// Notes the phases a restart of `phase` sent back to pending (nothing when there are none):
+/// `start --force` and `resume --restart` say the same.
+pub(crate) fn note_reopened(phase: &checkpoint_core::PhaseId, reset: &[checkpoint_core::PhaseId]) {
+    if reset.is_empty() {
+        return;
+    }
+    let ids: Vec<String> = reset.iter().map(|id| format!("`{id}`")).collect();
+    note(&format!(
+        "restarting `{phase}` sent {} that depend on it back to pending: {}",
+        count(reset.len(), "phase"),
+        ids.join(", ")
+    ));
+}
+
 /// `err` and its causes, so that a warning names the cause ("No space left on device").
 pub(crate) fn with_causes(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();

@@ -231,14 +231,7 @@ fn list(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
 }
 
 fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
-    if let Some(refusal) = agent_session() {
-        return Err(refusal.into());
-    }
-    let by = args.by.clone().or_else(|| {
-        std::env::var(env::USER)
-            .ok()
-            .filter(|user| !user.is_empty())
-    });
+    let by = person(args.by.as_deref())?;
     let id = ctx.workflow_id()?;
     let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
         // Under the lock: two allows racing cannot both pass.
@@ -260,14 +253,7 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
 }
 
 fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
-    if let Some(refusal) = agent_session() {
-        return Err(refusal.into());
-    }
-    let by = args.by.clone().or_else(|| {
-        std::env::var(env::USER)
-            .ok()
-            .filter(|user| !user.is_empty())
-    });
+    let by = person(args.by.as_deref())?;
     let id = ctx.workflow_id()?;
     let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
         let ledger = ctx.store.ledger(&id)?;
@@ -294,6 +280,19 @@ fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
             output::escape(&effect.command)
         )
     })
+}
+
+/// Who makes a person's decision (`effects allow`, `effects resolve`): `--by`, else `$USER`;
+/// refused from an agent's shell.
+fn person(by: Option<&str>) -> Result<Option<String>> {
+    if let Some(refusal) = agent_session() {
+        return Err(refusal.into());
+    }
+    Ok(by.map(str::to_owned).or_else(|| {
+        std::env::var(env::USER)
+            .ok()
+            .filter(|user| !user.is_empty())
+    }))
 }
 
 /// One allow lets one repeat through whichever workflows hold the effect: the other unfinished

@@ -156,17 +156,7 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
         Vec::new(),
         |_| Ok(None),
     )?;
-    if !reset.is_empty() {
-        output::note(&format!(
-            "restarting `{phase}` sent {} that depend on it back to pending: {}",
-            output::count(reset.len(), "phase"),
-            reset
-                .iter()
-                .map(|id| format!("`{id}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    output::note_reopened(&phase, &reset);
     Ok(())
 }
 

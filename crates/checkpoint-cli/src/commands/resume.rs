@@ -335,18 +335,8 @@ fn recover(
         Ok(transitions)
     })?;
     output::warn_recoveries(&updated.recoveries);
-    if let Some(phase) = &restart
-        && !reset.is_empty()
-    {
-        output::note(&format!(
-            "restarting `{phase}` sent {} that depend on it back to pending: {}",
-            output::count(reset.len(), "phase"),
-            reset
-                .iter()
-                .map(|id| format!("`{id}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+    if let Some(phase) = &restart {
+        output::note_reopened(phase, &reset);
     }
     let mut after = ctx.brief(&updated.workflow, &[], probe);
     after.plan.recoveries = briefing.plan.recoveries;
