@@ -21,7 +21,7 @@ use crate::{
     },
     output::{self, Format, JSON_VERSION},
     services::snapshots::{self as service, Request, Restore, Restored},
-    snapshot::{SnapshotOptions, display},
+    snapshot::display,
 };
 
 /// Arguments of `checkpoint snapshot`.
@@ -193,15 +193,7 @@ pub(crate) fn diff(ctx: &Ctx, from: &str, to: Option<&str>, stat_only: bool) -> 
     let to_tree = match &to_commit {
         Some(commit) => commit.clone(),
         None => {
-            snapshots
-                .take(&SnapshotOptions {
-                    store: ctx.store.root(),
-                    project_root: &ctx.project_root,
-                    max_file_bytes: ctx.config.files.max_file_bytes,
-                    message: "",
-                    deadline: None,
-                    commit: false,
-                })
+            service::tree_now(ctx, &snapshots)
                 .map_err(|err| miette!("failed to read the working tree: {err}"))?
                 .commit
         }
@@ -332,15 +324,7 @@ fn default_target(
     list: &[SnapshotRecord],
 ) -> Result<String> {
     let snapshots = service::open(ctx, id)?;
-    let now = snapshots
-        .take(&SnapshotOptions {
-            store: ctx.store.root(),
-            project_root: &ctx.project_root,
-            max_file_bytes: ctx.config.files.max_file_bytes,
-            message: "",
-            deadline: None,
-            commit: false,
-        })
+    let now = service::tree_now(ctx, &snapshots)
         .map_err(|err| miette!("failed to read the working tree: {err}"))?
         .commit;
     let tree = |commit: &str| {

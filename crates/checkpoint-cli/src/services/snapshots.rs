@@ -219,17 +219,24 @@ pub(crate) fn unsnapshotted(ctx: &Ctx, id: &WorkflowId) -> Vec<String> {
     let Ok(Some((last, _))) = snapshots.last() else {
         return Vec::new();
     };
-    let now = snapshots.take(&SnapshotOptions {
+    let now = tree_now(ctx, &snapshots);
+    now.and_then(|now| snapshots.changes(&last, &now.commit))
+        .map(|changed| changed.iter().map(|change| display(&change.path)).collect())
+        .unwrap_or_default()
+}
+
+/// The working tree as a snapshot would hold it, written with the private index but neither
+/// committed nor journaled (`commit` is its tree): what `diff --files`, a dry run and the files
+/// changed since the last snapshot compare against.
+pub(crate) fn tree_now(ctx: &Ctx, snapshots: &Snapshots) -> Result<Taken, String> {
+    snapshots.take(&SnapshotOptions {
         store: ctx.store.root(),
         project_root: &ctx.project_root,
         max_file_bytes: ctx.config.files.max_file_bytes,
         message: "",
         deadline: None,
         commit: false,
-    });
-    now.and_then(|now| snapshots.changes(&last, &now.commit))
-        .map(|changed| changed.iter().map(|change| display(&change.path)).collect())
-        .unwrap_or_default()
+    })
 }
 
 /// The lines of a prompt that name the files changed since the last snapshot.
@@ -330,16 +337,7 @@ pub(crate) struct Restored {
 pub(crate) fn restore(ctx: &Ctx, id: &WorkflowId, restore: &Restore<'_>) -> Result<Restored> {
     let snapshots = open(ctx, id)?;
     let (before, left_out) = if restore.dry_run {
-        let message = "";
-        let taken = snapshots
-            .take(&SnapshotOptions {
-                store: ctx.store.root(),
-                project_root: &ctx.project_root,
-                max_file_bytes: ctx.config.files.max_file_bytes,
-                message,
-                deadline: None,
-                commit: false,
-            })
+        let taken = tree_now(ctx, &snapshots)
             .map_err(|err| miette!("failed to snapshot the files: {err}"))?;
         (taken.commit, taken.left_out)
     } else {
