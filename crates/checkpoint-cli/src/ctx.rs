@@ -268,6 +268,40 @@ impl Ctx {
         Ok(keep_until_exit(self.store.load(&id)?))
     }
 
+    /// Like [`Ctx::load`], with a bad line anywhere in the journal among the recoveries (see
+    /// [`Ctx::journal_damage`]): for the commands that sum a workflow up.
+    pub(crate) fn load_checked(&self) -> Result<&'static Loaded> {
+        let id = self.workflow_id()?;
+        let mut loaded = self.store.load(&id)?;
+        let damage = self.journal_damage(&id, &loaded.recoveries);
+        loaded.recoveries.extend(damage);
+        Ok(keep_until_exit(loaded))
+    }
+
+    /// The first line of the workflow's journal that is not its next entry, wherever it is
+    /// (`Store::check_journal`, which reads only what it has not checked before), unless
+    /// loading already reported the journal's end (`recoveries`); a journal that cannot be
+    /// checked is a warning.
+    pub(crate) fn journal_damage(
+        &self,
+        id: &WorkflowId,
+        recoveries: &[Recovery],
+    ) -> Option<Recovery> {
+        if recoveries
+            .iter()
+            .any(|recovery| matches!(recovery, Recovery::ForeignJournalLines { .. }))
+        {
+            return None;
+        }
+        match self.store.check_journal(id) {
+            Ok(damage) => damage,
+            Err(err) => {
+                output::warn(&format!("the journal of `{id}` cannot be checked: {err}"));
+                None
+            }
+        }
+    }
+
     /// Applies one transition to the workflow the command means and reports the result:
     /// `summary` gives the human line.
     pub(crate) fn apply(

@@ -66,6 +66,48 @@ pub fn read_foreign(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// The end of a file the program did not write, read as [`read_foreign`] reads (never
+/// blocking, a regular file only): what an incremental reader of an append-only file needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignTail {
+    /// The bytes from the offset asked for to the end (none when the file is shorter).
+    pub bytes: Vec<u8>,
+    /// The file's size when it was opened.
+    pub len: u64,
+    /// The file's identity (its inode), which a rewrite by rename changes.
+    pub inode: u64,
+}
+
+/// Reads a file the program did not write from byte `from` to its end, at most `limit` bytes
+/// (an error past it, naming the file); `Ok(None)` when it does not exist.
+pub fn read_foreign_from(path: &Path, from: u64, limit: u64) -> Result<Option<ForeignTail>> {
+    use std::io::{Seek, SeekFrom};
+    let Some(mut file) = open_regular(path)? else {
+        return Ok(None);
+    };
+    let meta = file
+        .metadata()
+        .map_err(|err| Error::io("read", path, err))?;
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    let len = meta.len();
+    if from > len {
+        return Ok(Some(ForeignTail {
+            bytes: Vec::new(),
+            len,
+            inode,
+        }));
+    }
+    file.seek(SeekFrom::Start(from))
+        .map_err(|err| Error::io("read", path, err))?;
+    match read_bounded(path, file, limit)? {
+        Ok(bytes) => Ok(Some(ForeignTail { bytes, len, inode })),
+        Err(_) => Err(Error::Unreadable {
+            path: path.to_owned(),
+            reason: format!("it is larger than the limit of {limit} bytes"),
+        }),
+    }
+}
+
 /// Opens `path` for reading without blocking, and checks (with `fstat` on the open file, so
 /// that nothing can swap it in between) that it is a regular file.
 fn open_regular(path: &Path) -> Result<Option<fs::File>> {

@@ -67,7 +67,7 @@ pub struct BadLine {
 /// The hint of a bad last line.
 const BAD_LAST_LINE_HELP: &str = "the last line is not the next entry of this journal: it was added by hand or by another tool; `state.json` is used meanwhile, and `checkpoint resume` moves the line aside as `journal.jsonl.foreign-<time>`, keeping it, after which `checkpoint log` reads the whole history again";
 /// The hint of a bad line followed by others.
-const BAD_MIDDLE_LINE_HELP: &str = "the journal is append-only and fsynced line by line, so a bad line in the middle means the file was edited or the disk is damaged; commands use `state.json` meanwhile: fix or remove the line by hand (keep a copy of the file first)";
+const BAD_MIDDLE_LINE_HELP: &str = "the journal is append-only and fsynced line by line, so a bad line in the middle means the file was edited or the disk is damaged; commands use `state.json` meanwhile; `checkpoint validate --repair` moves every unreadable line to `journal.jsonl.unreadable-<time>`, keeping its bytes, and keeps every readable entry";
 
 /// The longest journal line a reader accepts, newline included, and so the longest a writer
 /// writes: an `init` or a `snapshot` carries a whole state (at most 64 MiB, the limit of
@@ -120,6 +120,19 @@ pub struct Summary {
     pub torn: Option<TornLine>,
     /// The first line that is not the next entry, where the read stopped.
     pub bad: Option<BadLine>,
+    /// Where the read stopped: the end of the last complete line before a torn or bad one.
+    pub end: Position,
+}
+
+/// A point between two lines of a journal: a read may start there, after `line` lines.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// The byte offset.
+    pub offset: u64,
+    /// How many lines come before it.
+    pub line: usize,
+    /// The sequence number of the last entry before it.
+    pub last_seq: Option<u64>,
 }
 
 /// Reads a journal line by line, handing each entry to `visit` with the size of its line,
@@ -130,15 +143,35 @@ pub struct Summary {
 /// read whole.
 pub(crate) fn read_prefix(
     path: &Path,
+    reader: impl BufRead,
+    visit: impl FnMut(Entry, u64) -> Result<()>,
+) -> Result<Summary> {
+    read_from(path, reader, Position::default(), visit)
+}
+
+/// Reads a journal as [`read_prefix`] does, from `start` (`reader` is at its offset): the lines
+/// before it are taken as read.
+pub(crate) fn read_from(
+    path: &Path,
     mut reader: impl BufRead,
+    start: Position,
     mut visit: impl FnMut(Entry, u64) -> Result<()>,
 ) -> Result<Summary> {
     let io_error = |err| Error::io("read", path, err);
-    let mut summary = Summary::default();
-    let mut offset = 0u64;
-    let mut line_no = 0usize;
+    let mut summary = Summary {
+        last_seq: start.last_seq,
+        end: start,
+        ..Summary::default()
+    };
+    let mut offset = start.offset;
+    let mut line_no = start.line;
     let mut buf = Vec::new();
     loop {
+        summary.end = Position {
+            offset,
+            line: line_no,
+            last_seq: summary.last_seq,
+        };
         buf.clear();
         let n = (&mut reader)
             .take(MAX_LINE_BYTES + 1)

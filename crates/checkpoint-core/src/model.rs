@@ -438,6 +438,31 @@ impl TaskStatus {
 }
 
 impl Workflow {
+    /// The workflow as it was before any work: its plan, every phase pending (`resume --fresh`
+    /// starts from it, and a journal repair whose `init` is lost goes on from it).
+    pub fn fresh(&self) -> Workflow {
+        let mut fresh = self.clone();
+        fresh.phases = self
+            .phases
+            .iter()
+            .map(|phase| Phase {
+                name: phase.name.clone(),
+                description: phase.description.clone(),
+                outputs: phase.outputs.clone(),
+                requires_approval: phase.requires_approval,
+                on_failure: phase.on_failure.clone(),
+                max_attempts: phase.max_attempts,
+                ..Phase::new(phase.id.clone(), phase.dependencies.clone())
+            })
+            .collect();
+        fresh.status = WorkflowStatus::Pending;
+        fresh.pause = None;
+        fresh.last_activity = None;
+        fresh.replans.clear();
+        fresh.seq = 0;
+        fresh
+    }
+
     /// The phase with this id.
     pub fn phase(&self, id: &PhaseId) -> Option<&Phase> {
         self.phases.iter().find(|phase| &phase.id == id)

@@ -247,7 +247,11 @@ impl Hook {
         let unreadable = found
             .unreadable
             .into_iter()
-            .map(|(id, err)| (id, err.to_string()))
+            .map(|(id, err)| {
+                // The help names the repair (a bad journal line: `checkpoint validate --repair`).
+                let help = miette::Diagnostic::help(&err).map(|help| format!(" ({help})"));
+                (id, format!("{err}{}", help.unwrap_or_default()))
+            })
             .collect();
         Ok((active, unreadable))
     }
@@ -305,7 +309,9 @@ impl Hook {
             } else {
                 checkpoint_core::subagent::as_seen_by_new_session(first)
             };
-            let briefing = ctx.brief(&first, &[], &probe);
+            // A bad line anywhere in its journal is said, with the command that repairs it.
+            let damage: Vec<_> = ctx.journal_damage(&first.id, &[]).into_iter().collect();
+            let briefing = ctx.brief(&first, &damage, &probe);
             context.push_str("A `checkpoint` workflow is unfinished in this project. Resume it from here; do not start over.\n\n");
             context.push_str(&briefing.prompt_within(ctx.config.prompt_budget.min(MAIN_BRIEFING)));
             context.push_str(&files::changed_context(&changed));

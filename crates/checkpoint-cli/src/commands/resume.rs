@@ -3,10 +3,10 @@
 use std::io::IsTerminal;
 
 use checkpoint_core::{
-    Phase, PhaseId, Transition, Workflow, WorkflowId, WorkflowStatus,
+    PhaseId, Transition, Workflow, WorkflowId,
     resume::{self, Briefing, Finding, FindingCode, ResumePlan, Severity},
     seeds::{self, Discovered, ImportOptions},
-    store::{Loaded, Recovery},
+    store::Loaded,
 };
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
@@ -184,29 +184,16 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     emit_resumed(ctx, args, &resumed)
 }
 
-/// A bad line in the journal before the entries a load reads (which loading does not see),
-/// as a warning: commands use the state, and `checkpoint validate` reports it as an error.
+/// A bad line anywhere in the journal (which loading does not see before the entries it
+/// reads), as a warning with the command that repairs it: commands use the state, and
+/// `checkpoint validate` reports it as an error.
 fn journal_finding(ctx: &Ctx, loaded: &Loaded) -> Result<Option<Finding>> {
-    let foreign = loaded
-        .recoveries
-        .iter()
-        .any(|recovery| matches!(recovery, Recovery::ForeignJournalLines { .. }));
-    if foreign {
-        // Already reported, with its repair.
-        return Ok(None);
-    }
     Ok(ctx
-        .store
-        .check_journal(&loaded.workflow.id)?
-        .map(|err| Finding {
-            severity: Severity::Warning,
-            code: FindingCode::JournalUnreadable,
-            phase: None,
-            message: format!("the journal cannot be read: {err}"),
-            hint: Some(
-                "commands use `state.json` (`checkpoint status` shows it); restore `journal.jsonl` from a copy (git, a backup), then run `checkpoint validate`"
-                    .into(),
-            ),
+        .journal_damage(&loaded.workflow.id, &loaded.recoveries)
+        .map(|damage| {
+            let mut finding = resume::recovery_finding(&damage);
+            finding.severity = Severity::Warning;
+            finding
         }))
 }
 
@@ -259,7 +246,7 @@ impl Resumed {
 /// `--fresh`: archives the workflow and creates it again with every phase pending.
 fn start_fresh(ctx: &Ctx, id: &WorkflowId, loaded: &Loaded, probe: &FsProbe) -> Result<Resumed> {
     let target = ctx.store.archive(id, ctx.now, false)?;
-    let fresh = fresh_copy(&loaded.workflow);
+    let fresh = loaded.workflow.fresh();
     let created = ctx.store.create(fresh, ctx.now)?;
     output::note(&format!(
         "archived `{id}` to `{}` and started it over",
@@ -632,29 +619,6 @@ fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
 }
 
 /// The same workflow with every phase back to pending, for `--fresh`.
-fn fresh_copy(workflow: &Workflow) -> Workflow {
-    let mut fresh = workflow.clone();
-    fresh.phases = workflow
-        .phases
-        .iter()
-        .map(|phase| Phase {
-            name: phase.name.clone(),
-            description: phase.description.clone(),
-            outputs: phase.outputs.clone(),
-            requires_approval: phase.requires_approval,
-            on_failure: phase.on_failure.clone(),
-            max_attempts: phase.max_attempts,
-            ..Phase::new(phase.id.clone(), phase.dependencies.clone())
-        })
-        .collect();
-    fresh.status = WorkflowStatus::Pending;
-    fresh.pause = None;
-    fresh.last_activity = None;
-    fresh.replans.clear();
-    fresh.seq = 0;
-    fresh
-}
-
 fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }

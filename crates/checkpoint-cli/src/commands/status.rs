@@ -10,7 +10,7 @@ use crate::{
 };
 
 pub(crate) fn status(ctx: &Ctx) -> Result<()> {
-    let loaded = ctx.load()?;
+    let loaded = ctx.load_checked()?;
     output::warn_recoveries(&loaded.recoveries);
     let workflow = &loaded.workflow;
     let runner = crate::runner::lock::holder(&ctx.store.workflow_dir(&workflow.id));

@@ -17,8 +17,9 @@ pub struct ValidateArgs {
     /// Skip the replay of the whole journal (fast, for very long journals)
     #[arg(long)]
     pub quick: bool,
-    /// Rebuild `state.json` from the journal when they disagree (the journal is the record),
-    /// keeping the state that disagreed as `state.json.mismatch-<time>`, then validate
+    /// Move unreadable journal lines to `journal.jsonl.unreadable-<time>` (every readable entry
+    /// kept), rebuild `state.json` from the journal when they disagree (the journal is the
+    /// record), keeping the state that disagreed as `state.json.mismatch-<time>`, then validate
     #[arg(long, conflicts_with = "quick")]
     pub repair: bool,
 }
@@ -37,6 +38,9 @@ pub(crate) struct Invalid {
 pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     if args.repair {
+        if let Some(repair) = ctx.store.repair_journal(&id, ctx.now)? {
+            output::note(&repaired(ctx, &repair));
+        }
         match ctx.store.rebuild_from_journal(&id, ctx.now)? {
             Some(kept) => output::note(&format!(
                 "rebuilt `state.json` from the journal; the state that disagreed is kept as `{}`",
@@ -45,7 +49,10 @@ pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
             None => output::note("the state already is the journal's replay: nothing to repair"),
         }
     }
-    let loaded = ctx.store.load(&id)?;
+    let mut loaded = ctx.store.load(&id)?;
+    let damage = ctx.journal_damage(&id, &loaded.recoveries);
+    let damaged = damage.is_some();
+    loaded.recoveries.extend(damage);
     let probe = FsProbe::new(&ctx.project_root);
     let mut findings = resume::validate(
         &loaded.workflow,
@@ -57,11 +64,15 @@ pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
     // Lines at the journal's end that are not its entries are only a warning for the commands
     // that go on from the state, but `validate` holds the journal to its rule, `--quick` too.
     for finding in &mut findings {
-        if finding.code == FindingCode::JournalForeign {
+        if matches!(
+            finding.code,
+            FindingCode::JournalForeign | FindingCode::JournalUnreadable
+        ) {
             finding.severity = Severity::Error;
         }
     }
-    if !args.quick {
+    // A bad line is reported once, with its line number and repair, and stops the replay.
+    if !args.quick && !damaged {
         findings.extend(replay_finding(ctx, &loaded));
     }
     findings.sort_by_key(|finding| finding.severity);
@@ -114,7 +125,7 @@ fn replay_finding(ctx: &Ctx, loaded: &checkpoint_core::store::Loaded) -> Option<
             Severity::Error,
             FindingCode::JournalUnreadable,
             format!("the journal cannot be read: {err}"),
-            "the state is what commands use (`checkpoint status` shows it); restore `journal.jsonl` from a copy (git, a backup), then run `checkpoint validate` again",
+            checkpoint_core::store::JOURNAL_REPAIR_HINT,
         )),
     }
 }
@@ -127,4 +138,27 @@ fn finding(severity: Severity, code: FindingCode, message: String, hint: &str) -
         message,
         hint: Some(hint.into()),
     }
+}
+
+/// What `validate --repair` did to a journal with unreadable lines, in a sentence.
+fn repaired(ctx: &Ctx, repair: &checkpoint_core::store::JournalRepair) -> String {
+    let lines: Vec<String> = repair.lines.iter().map(ToString::to_string).collect();
+    let mut text = format!(
+        "moved {} unreadable line{} of the journal (line {}) to `{}`, keeping every readable entry",
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" },
+        lines.join(", "),
+        ctx.display_path(&repair.kept_as).display()
+    );
+    if repair.placeholders > 0 {
+        text.push_str(&format!(
+            "; {} placeholder entr{} keep the numbers they held",
+            repair.placeholders,
+            if repair.placeholders == 1 { "y" } else { "ies" }
+        ));
+    }
+    if repair.state_kept {
+        text.push_str("; `state.json`, which saw what they did, is journaled as the last entry");
+    }
+    text
 }

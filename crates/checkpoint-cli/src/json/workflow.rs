@@ -182,6 +182,11 @@ enum Recovery<'a> {
         reason: &'a str,
         kept_as: Option<&'a Path>,
     },
+    UnreadableJournalLine {
+        path: &'a Path,
+        line: usize,
+        reason: &'a str,
+    },
     TempFiles {
         paths: &'a [PathBuf],
         removed: bool,
@@ -228,6 +233,13 @@ impl<'a> From<&'a store::Recovery> for Recovery<'a> {
                 reason,
                 kept_as: kept_as.as_deref(),
             },
+            store::Recovery::UnreadableJournalLine { path, line, reason } => {
+                Self::UnreadableJournalLine {
+                    path,
+                    line: *line,
+                    reason,
+                }
+            }
             store::Recovery::TempFiles { paths, removed } => Self::TempFiles {
                 paths,
                 removed: *removed,

@@ -14,6 +14,7 @@ mod files;
 mod first_hour;
 mod hooks;
 mod journal;
+mod journal_lines;
 mod journal_size;
 mod launcher;
 mod lifecycle;

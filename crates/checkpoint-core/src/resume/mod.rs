@@ -19,7 +19,10 @@ pub use crate::resume::{
     planner::{PhaseRef, PlanOptions, RecoveryAction, ResumePlan, plan},
     prompt::{ago, render_prompt},
     restart::{Restart, rerun, restart},
-    validate::{Finding, JOURNAL_MISMATCH_HINT, Probe, Severity, unfinished_outputs, validate},
+    validate::{
+        Finding, JOURNAL_MISMATCH_HINT, Probe, Severity, recovery_finding, unfinished_outputs,
+        validate,
+    },
 };
 
 #[cfg(test)]

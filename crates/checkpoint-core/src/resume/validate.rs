@@ -162,7 +162,8 @@ pub fn validate(
     findings
 }
 
-fn recovery_finding(recovery: &Recovery) -> Finding {
+/// The finding that reports a recovery, with its hint.
+pub fn recovery_finding(recovery: &Recovery) -> Finding {
     let (severity, code, hint) = match recovery {
         Recovery::JournalReplayed { .. } => (Severity::Info, FindingCode::StateReplayed, None),
         Recovery::StateRebuilt { .. } => (
@@ -188,6 +189,11 @@ fn recovery_finding(recovery: &Recovery) -> Finding {
             Some(
                 "`checkpoint resume` (or any command that writes) moves them aside as `journal.jsonl.foreign-<time>`, keeping them, after which `checkpoint log` reads the whole history again",
             ),
+        ),
+        Recovery::UnreadableJournalLine { .. } => (
+            Severity::Warning,
+            FindingCode::JournalUnreadable,
+            Some(crate::store::JOURNAL_REPAIR_HINT),
         ),
         Recovery::TempFiles { .. } => (Severity::Info, FindingCode::WriteTempFiles, None),
         Recovery::JournalBehind { .. } => (

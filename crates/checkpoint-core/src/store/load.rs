@@ -102,43 +102,6 @@ impl Store {
     }
 }
 
-/// How much of the journal's end [`Store::check_journal`] reads: some 500 entries, so that
-/// `resume` costs the same with a journal of 100 entries or of 100,000 (`cargo xtask bench`).
-pub(crate) const CHECK_JOURNAL_BYTES: u64 = 64 * 1024;
-
-impl Store {
-    /// Checks the shape of the journal's last 64 KiB ([`CHECK_JOURNAL_BYTES`], the whole
-    /// journal when it is smaller; see [`journal::looks_whole`]) without parsing it, and returns the
-    /// whole-file parser's error when it finds a bad line; `None` when it finds none.
-    ///
-    /// Loading reads only the entries the state lacks, so a bad line before them goes unseen;
-    /// `checkpoint resume` reports what this finds, at a bounded cost.
-    pub fn check_journal(&self, id: &WorkflowId) -> Result<Option<Error>> {
-        let path = self.checked_dir(id)?.join(JOURNAL_FILE);
-        refuse_symlink(&path)?;
-        let mut file = match fs::File::open(&path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(Error::io("open", &path, err)),
-        };
-        let len = file
-            .metadata()
-            .map_err(|err| Error::io("read", &path, err))?
-            .len();
-        let start = len.saturating_sub(CHECK_JOURNAL_BYTES);
-        file.seek(SeekFrom::Start(start))
-            .map_err(|err| Error::io("read", &path, err))?;
-        let mut bytes = Vec::with_capacity((len - start) as usize);
-        file.take(CHECK_JOURNAL_BYTES)
-            .read_to_end(&mut bytes)
-            .map_err(|err| Error::io("read", &path, err))?;
-        if journal::looks_whole(&bytes, start == 0) {
-            return Ok(None);
-        }
-        Ok(read_journal(&path).err())
-    }
-}
-
 pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loaded> {
     let state_path = dir.join(STATE_FILE);
     let journal_path = dir.join(JOURNAL_FILE);
@@ -601,7 +564,7 @@ fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<(Tail, Option<Fore
             let claims_next = journal::seq_of_line(&bytes)
                 .is_some_and(|seq| Some(seq) == last_seq.and_then(|last| last.checked_add(1)));
             if !(bad.last && state_is_whole) || claims_next {
-                return Err(bad.error);
+                return Err(with_repair_help(bad.error));
             }
             let reason = match bad.error {
                 Error::Corrupt { message, .. } => message,
@@ -622,6 +585,29 @@ fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<(Tail, Option<Fore
         after_bytes,
     };
     Ok((tail, foreign))
+}
+
+/// A bad line no command can go on past, with the command that repairs it as its help.
+fn with_repair_help(err: Error) -> Error {
+    match err {
+        Error::Corrupt {
+            path,
+            message,
+            source_code,
+            span,
+            ..
+        } => Error::Corrupt {
+            path,
+            message,
+            help: format!(
+                "the state does not go on from the journal's entries before this line; {}",
+                crate::store::JOURNAL_REPAIR_HINT
+            ),
+            source_code,
+            span,
+        },
+        other => other,
+    }
 }
 
 /// The bytes of a file from `offset` to its end.

@@ -51,6 +51,18 @@ pub enum Recovery {
         /// Where they were kept, once a writer moved them aside.
         kept_as: Option<PathBuf>,
     },
+    /// A line of the journal before its end is not its next entry (it does not parse, is not
+    /// UTF-8, is of a kind this version does not know, or is numbered out of order): found by
+    /// the readers that check the journal whole ([`crate::Store::check_journal`]), never
+    /// repaired by a load; the state is used meanwhile.
+    UnreadableJournalLine {
+        /// The journal.
+        path: PathBuf,
+        /// The line's number, from 1.
+        line: usize,
+        /// What is wrong with it, as the journal's parser says it.
+        reason: String,
+    },
     /// Temporary files of an interrupted write were found.
     TempFiles {
         /// Their paths.
@@ -77,6 +89,7 @@ impl Recovery {
             | Self::TornJournalLine { .. } => true,
             Self::StateRebuilt { .. }
             | Self::ForeignJournalLines { .. }
+            | Self::UnreadableJournalLine { .. }
             | Self::JournalBehind { .. } => false,
         }
     }
@@ -139,6 +152,10 @@ impl fmt::Display for Recovery {
                     "the journal's end is not its next entry ({reason}); from line {line}, {bytes} bytes are ignored and the state is used as is"
                 ),
             },
+            Recovery::UnreadableJournalLine { path, line, reason } => format!(
+                "line {line} of `{}` cannot be read ({reason}); commands use `state.json` meanwhile; {JOURNAL_REPAIR_HINT}",
+                path.display()
+            ),
             Recovery::TempFiles { paths, removed } => format!(
                 "{} temporary file{} of an interrupted write {}",
                 paths.len(),
@@ -159,6 +176,9 @@ impl fmt::Display for Recovery {
         f.write_str(&text)
     }
 }
+
+/// The command that repairs a journal with unreadable lines, and what it does.
+pub const JOURNAL_REPAIR_HINT: &str = "`checkpoint validate --repair` moves every unreadable line to `journal.jsonl.unreadable-<time>`, keeping its bytes, and keeps every readable entry";
 
 /// A loaded workflow and what was recovered to load it.
 #[derive(Debug, Clone)]

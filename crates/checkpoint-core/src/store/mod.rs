@@ -7,6 +7,7 @@
 //! does not parse is rebuilt from it (or from the backup) and kept aside, never overwritten.
 
 mod archive;
+mod checked;
 mod effects;
 mod handle;
 mod layout;
@@ -14,6 +15,7 @@ mod load;
 mod loaded;
 mod lock;
 mod own;
+mod repair;
 mod results;
 mod sync;
 mod update;
@@ -24,14 +26,16 @@ pub(crate) use crate::store::layout::{BACKUP_FILE, TEMP_PREFIX};
 pub(crate) use crate::store::write::MAX_DEFERRED_ENTRIES;
 pub use crate::store::{
     archive::{ARCHIVE_DIR, FAILED_DIR},
+    checked::CHECKED_FILE,
     handle::{Store, StoreOptions},
     layout::{
         DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, common_dir, default_store, effect_dir,
         effect_place, project_root, project_with_store,
     },
     load::parse_state,
-    loaded::{Loaded, Recovery, Verification},
+    loaded::{JOURNAL_REPAIR_HINT, Loaded, Recovery, Verification},
     own::{IGNORE_FILE, USE_FILE},
+    repair::{JournalRepair, UNREADABLE_SUFFIX},
     results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,
 };
