@@ -190,7 +190,12 @@ fn post_tool_use(project: &Path, command: &str, i: usize) -> String {
 }
 
 /// Runs `checkpoint args` in `project` with `stdin`; a hook must also print no warning.
-fn checkpoint(binary: &Path, project: &Path, args: &[&str], stdin: Option<&str>) -> Result {
+pub(crate) fn checkpoint(
+    binary: &Path,
+    project: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Result {
     let mut child = Command::new(binary)
         .args(args)
         .current_dir(project)

@@ -2,6 +2,7 @@
 //! `claude -p` session.
 
 pub(crate) mod hooks;
+pub(crate) mod run_catchup;
 pub(crate) mod stream;
 pub(crate) mod workflow_run;
 pub(crate) mod workflow_script;

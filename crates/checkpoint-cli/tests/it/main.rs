@@ -32,4 +32,5 @@ mod support;
 mod sync;
 mod transitions;
 mod watch;
+mod workflow_run_catchup;
 mod workflow_runs;

@@ -12,7 +12,7 @@ use std::{
 use checkpoint_core::workflow_run::{AgentSeen, AgentState};
 use serde::Deserialize;
 
-use crate::clients::claude::workflow_script::Script;
+use crate::clients::claude::{run_catchup::Catchup, workflow_script::Script};
 
 /// The largest journal or run file read, in bytes (1,000 agents' results fit many times).
 const MAX_RUN_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -174,12 +174,66 @@ impl RunDir {
                 .any(|ext| self.dir.join(format!("agent-{agent_id}.{ext}")).exists())
     }
 
-    /// Reads everything the files say, placing agents whose files name no label or phase by
-    /// their first prompt in `script`.
-    pub(crate) fn observe(&self, script: Option<&Script>) -> Observation {
+    /// What the files say, read from where `saved` left off when the run's journal still holds
+    /// what it read (only the lines appended since), else from the start; and the catch-up to
+    /// save once what was seen is applied. Both reads give the same observation.
+    pub(crate) fn observe_from(
+        &self,
+        script: Option<&Script>,
+        saved: Option<Catchup>,
+    ) -> (Observation, Catchup) {
         let mut seen = Observation::default();
-        self.read_journal(&mut seen);
+        let path = self.dir.join("journal.jsonl");
+        let from = saved.as_ref().map_or(0, Catchup::check_from);
+        let read = match checkpoint_core::read_foreign_from(&path, from, MAX_RUN_FILE_BYTES) {
+            Ok(read) => read,
+            Err(err) => {
+                seen.warnings
+                    .push(format!("{err}; the run is recorded without it"));
+                None
+            }
+        };
+        let (mut offset, mut inode, mut before) = (0, 0, Vec::new());
+        if let Some(read) = read {
+            inode = read.inode;
+            let (start, tail) = match saved {
+                Some(saved) if saved.holds(read.inode, read.len, &read.bytes) => {
+                    seen.agents = saved.agents();
+                    seen.results.extend(saved.pending.clone());
+                    let skip = (saved.offset - from) as usize;
+                    (saved.offset, read.bytes[skip..].to_vec())
+                }
+                // Not the journal it read: all of it, from the start.
+                Some(_) => match checkpoint_core::read_foreign(&path, MAX_RUN_FILE_BYTES) {
+                    Ok(bytes) => (0, bytes.unwrap_or_default()),
+                    Err(err) => {
+                        seen.warnings
+                            .push(format!("{err}; the run is recorded without it"));
+                        (0, Vec::new())
+                    }
+                },
+                None => (0, read.bytes.clone()),
+            };
+            let used = self.read_journal(&tail, &mut seen);
+            offset = start + used as u64;
+            before = if used > 0 {
+                tail[..used].to_vec()
+            } else if start > 0 {
+                // Nothing new: the bytes before the point are the ones checked.
+                read.bytes[..(start - from) as usize].to_vec()
+            } else {
+                Vec::new()
+            };
+        }
         self.read_run_file(&mut seen);
+        self.place_unnamed(script, &mut seen);
+        let catchup = Catchup::at(offset, inode, &before, &seen.agents);
+        (seen, catchup)
+    }
+
+    /// Names the agents whose lines name no label or phase, from their meta files, else by
+    /// their first prompt in `script`.
+    fn place_unnamed(&self, script: Option<&Script>, seen: &mut Observation) {
         for index in 0..seen.agents.len() {
             if seen.agents[index].label.is_some() && seen.agents[index].phase.is_some() {
                 continue;
@@ -204,7 +258,6 @@ impl RunDir {
                 agent.phase = agent.phase.take().or(call.phase);
             }
         }
-        seen
     }
 
     fn read(&self, path: &Path, limit: u64, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
@@ -217,13 +270,16 @@ impl RunDir {
         }
     }
 
-    fn read_journal(&self, seen: &mut Observation) {
+    /// Reads the complete lines of `bytes`, lines of the run's journal; returns how many bytes
+    /// they hold (a last line without its newline is still being written: read next time).
+    fn read_journal(&self, bytes: &[u8], seen: &mut Observation) -> usize {
         let path = self.dir.join("journal.jsonl");
-        let Some(bytes) = self.read(&path, MAX_RUN_FILE_BYTES, &mut seen.warnings) else {
-            return;
-        };
+        let used = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |end| end + 1);
         let mut skipped = 0;
-        for line in bytes.split(|b| *b == b'\n') {
+        for line in bytes[..used].split(|b| *b == b'\n') {
             if line.trim_ascii().is_empty() {
                 continue;
             }
@@ -260,6 +316,7 @@ impl RunDir {
                 path.display()
             ));
         }
+        used
     }
 
     fn read_run_file(&self, seen: &mut Observation) {

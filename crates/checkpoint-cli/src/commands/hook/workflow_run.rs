@@ -13,7 +13,10 @@ use miette::{Result, miette};
 
 use crate::{
     clients::{
-        claude::workflow_run::{Observation, RunDir, read_script},
+        claude::{
+            run_catchup::Catchup,
+            workflow_run::{Observation, RunDir, read_script},
+        },
         event::{Stop, SubagentStart, ToolUse, TurnFailure},
     },
     commands::hook::Hook,
@@ -185,7 +188,16 @@ impl Hook {
             };
             let ours = match &named_dir {
                 Some(named) => *named == dir.dir,
-                None => dir.has_agent(event.agent_id) || dir.observe(None).knows(event.agent_id),
+                None => {
+                    dir.has_agent(event.agent_id)
+                        || dir
+                            .observe_from(
+                                None,
+                                Catchup::load(&self.ctx.store.workflow_dir(&workflow.id)),
+                            )
+                            .0
+                            .knows(event.agent_id)
+                }
             };
             if ours {
                 return self.sync_run(&workflow.id, Some(event));
@@ -270,8 +282,16 @@ impl Hook {
         };
         let mut warnings = Vec::new();
         let script = read_script(record.script_path.as_deref(), &self.cwd(), &mut Vec::new());
-        let mut seen = run_dir(&workflow)
-            .map_or_else(Observation::default, |dir| dir.observe(script.as_ref()));
+        // Only what the client appended since the last hook is read (the catch-up saved in
+        // the workflow's directory), and the catch-up is saved once what it saw is applied.
+        let store_dir = store.workflow_dir(id);
+        let (mut seen, catchup) = match run_dir(&workflow) {
+            Some(dir) => {
+                let (seen, catchup) = dir.observe_from(script.as_ref(), Catchup::load(&store_dir));
+                (seen, Some(catchup))
+            }
+            None => (Observation::default(), None),
+        };
         warnings.append(&mut seen.warnings);
         if let Some(event) = event {
             let agent = seen.agent(event.agent_id);
@@ -300,15 +320,31 @@ impl Hook {
                 let result = task
                     .agent_id
                     .as_deref()
-                    .and_then(|agent_id| seen.results.get(agent_id));
+                    .and_then(|agent_id| seen.results.remove_entry(agent_id));
+                let Some((_, result)) = result else {
+                    continue;
+                };
                 let kept = store
                     .results_dir(id)
                     .join(phase.id.as_str())
                     .join(format!("{}.md", task.id));
-                if let Some(result) = result.filter(|_| !kept.exists()) {
-                    store.keep_result(id, &phase.id, &task.id, result)?;
+                if !kept.exists() {
+                    store.keep_result(id, &phase.id, &task.id, &result)?;
                 }
             }
+        }
+        // The results of agents not placed yet wait in the catch-up for their task.
+        if let Some(mut catchup) = catchup
+            && let Err(err) = {
+                catchup.pending = seen.results.into_iter().collect();
+                catchup.save(&store_dir)
+            }
+        {
+            // The next hook reads the run's files from the start: the same result, slower.
+            warnings.push(format!(
+                "the run's catch-up could not be saved in `{}`: {err}",
+                store_dir.display()
+            ));
         }
         self.warn_all(&warnings);
         Ok(())

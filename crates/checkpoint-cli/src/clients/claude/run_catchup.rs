@@ -1,0 +1,153 @@
+//! The catch-up of a `Workflow` run kept between hooks (`claude-run.catchup` in the workflow's
+//! directory): how far the run's journal was read, and what its files showed of each agent, so
+//! that a hook reads only the lines the client appended since, whatever the run's size.
+//!
+//! It is trusted while the run's journal is the same file (its inode), at least as long, and
+//! still holds the bytes just before the point read; anything else (no file, a torn or
+//! unreadable one, another version, a journal rewritten) is a full read, which gives the same
+//! observation. It is saved by a rename after the hook applied what it saw, so a hook killed
+//! before the save reads the same lines again, and applying an agent's state twice changes
+//! nothing: nothing is lost or counted twice. Saves racing from concurrent hooks each hold a
+//! consistent point; the next hook goes on from whichever won.
+
+use std::{
+    collections::BTreeMap,
+    io::Write as _,
+    path::{Path, PathBuf},
+};
+
+use checkpoint_core::workflow_run::{AgentSeen, AgentState};
+use serde::{Deserialize, Serialize};
+
+/// The file, in the workflow's directory.
+pub(crate) const CATCHUP_FILE: &str = "claude-run.catchup";
+/// The format's version; another is a full read.
+const VERSION: u32 = 1;
+/// How many bytes before the point read are compared.
+const CHECK_BYTES: u64 = 64;
+
+/// One agent as the run's files showed it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SavedAgent {
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    phase: Option<String>,
+    /// `started`, `done` or `failed`.
+    state: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    text: String,
+}
+
+/// The point a run's journal was read to, and what it showed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Catchup {
+    version: u32,
+    /// The journal's bytes read: the end of its last complete line.
+    pub(crate) offset: u64,
+    /// The journal's inode.
+    pub(crate) inode: u64,
+    /// The journal's bytes just before `offset`, hex.
+    pub(crate) before: String,
+    agents: Vec<SavedAgent>,
+    /// Full results read of agents not yet placed in a phase, kept once they are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) pending: BTreeMap<String, String>,
+}
+
+impl Catchup {
+    /// The saved catch-up of the workflow in `dir`; none when there is none or it is not one
+    /// this version reads.
+    pub(crate) fn load(dir: &Path) -> Option<Self> {
+        let bytes =
+            checkpoint_core::read_foreign(&dir.join(CATCHUP_FILE), 64 * 1024 * 1024).ok()??;
+        let saved: Self = serde_json::from_slice(&bytes).ok()?;
+        (saved.version == VERSION).then_some(saved)
+    }
+
+    /// Where a read of the journal starts: the saved point when the journal still holds it
+    /// (`head` are the bytes read from [`Catchup::check_from`]), else 0.
+    pub(crate) fn check_from(&self) -> u64 {
+        self.offset.saturating_sub(CHECK_BYTES)
+    }
+
+    /// Whether the journal (`inode`, `len`, and its bytes from [`Catchup::check_from`]) still
+    /// holds what was read.
+    pub(crate) fn holds(&self, inode: u64, len: u64, head: &[u8]) -> bool {
+        let check = (self.offset - self.check_from()) as usize;
+        inode == self.inode
+            && len >= self.offset
+            && head.len() >= check
+            && hex(&head[..check]) == self.before
+    }
+
+    /// The agents saved, as the files showed them.
+    pub(crate) fn agents(&self) -> Vec<AgentSeen> {
+        self.agents
+            .iter()
+            .map(|agent| AgentSeen {
+                agent_id: agent.id.clone(),
+                label: agent.label.clone(),
+                phase: agent.phase.clone(),
+                state: match agent.state.as_str() {
+                    "done" => AgentState::Done(agent.text.clone()),
+                    "failed" => AgentState::Failed(agent.text.clone()),
+                    _ => AgentState::Started,
+                },
+            })
+            .collect()
+    }
+
+    /// The catch-up at `offset` of a journal (`inode`) whose bytes before it end in `before`,
+    /// with `agents` as the files showed them.
+    pub(crate) fn at(offset: u64, inode: u64, before: &[u8], agents: &[AgentSeen]) -> Self {
+        let keep = before.len().min(CHECK_BYTES as usize);
+        Self {
+            version: VERSION,
+            offset,
+            inode,
+            before: hex(&before[before.len() - keep..]),
+            agents: agents
+                .iter()
+                .map(|agent| {
+                    let (state, text) = match &agent.state {
+                        AgentState::Started => ("started", String::new()),
+                        AgentState::Done(text) => ("done", text.clone()),
+                        AgentState::Failed(text) => ("failed", text.clone()),
+                    };
+                    SavedAgent {
+                        id: agent.agent_id.clone(),
+                        label: agent.label.clone(),
+                        phase: agent.phase.clone(),
+                        state: state.to_owned(),
+                        text,
+                    }
+                })
+                .collect(),
+            pending: BTreeMap::new(),
+        }
+    }
+
+    /// Saves the catch-up in `dir` by a rename (a cache: no fsync; a torn file is a full read).
+    pub(crate) fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let temp: PathBuf = dir.join(format!(".{CATCHUP_FILE}.tmp-{}", std::process::id()));
+        let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&temp)?;
+        file.write_all(&text)?;
+        drop(file);
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a cache beside the workflow's files, its temporary name unique to the process"
+        )]
+        std::fs::rename(&temp, dir.join(CATCHUP_FILE))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,284 @@
+//! The incremental catch-up of a Claude Code `Workflow` run (`claude-run.catchup`): each hook
+//! reads only what the client appended since the last one, and the result is the one a full
+//! read of the run's files gives, after a torn save, a save lost to a kill, a line still being
+//! written, and a journal the client rewrote.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+
+const SESSION: &str = "11111111-2222-3333-4444-555555555555";
+const RUN: &str = "wf_catchup-1";
+const CATCHUP: &str = "claude-run.catchup";
+
+/// A project with a launched run of the two-phase script, its run directory empty.
+struct Run {
+    env: TestEnv,
+}
+
+impl Run {
+    fn new() -> Self {
+        let env = TestEnv::new();
+        std::fs::write(
+            env.project().join("flow.js"),
+            "export const meta = { name: 'big', description: 'Many agents', phases: [{ title: 'Design' }, { title: 'Build' }] };\n",
+        )
+        .unwrap();
+        let run = Self { env };
+        std::fs::create_dir_all(run.run_dir()).unwrap();
+        run.append("{\"type\":\"launched\"}\n");
+        run.hook(
+            "PostToolUse",
+            json!({
+                "tool_name": "Workflow", "tool_use_id": "toolu_1",
+                "tool_input": { "scriptPath": "flow.js" },
+                "tool_response": {
+                    "status": "async_launched", "runId": RUN, "transcriptDir": run.run_dir(),
+                    "scriptPath": "flow.js",
+                },
+            }),
+        );
+        run
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.env
+            .dir
+            .path()
+            .join("home/projects/p")
+            .join(SESSION)
+            .join("subagents/workflows")
+            .join(RUN)
+    }
+
+    fn workflow_dir(&self) -> PathBuf {
+        let id = self.env.json(&["list"])["workflows"][0]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        self.env.workflow_dir(&id)
+    }
+
+    fn append(&self, text: &str) {
+        use std::io::Write as _;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.run_dir().join("journal.jsonl"))
+            .unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+    }
+
+    #[track_caller]
+    fn hook(&self, event: &str, extra: Value) {
+        let mut payload = json!({
+            "session_id": SESSION,
+            "transcript_path": self.env.dir.path().join(format!("home/projects/p/{SESSION}.jsonl")),
+            "cwd": self.env.project(),
+            "hook_event_name": event,
+        });
+        payload
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let (code, _, stderr) = self.env.hook(event, &payload.to_string()).wait();
+        assert_eq!(code, 0, "{stderr}");
+    }
+
+    /// A turn's end, which brings the run up to date from its files.
+    fn stop(&self) {
+        self.hook("Stop", json!({ "stop_hook_active": false }));
+    }
+
+    /// What the workflow holds of the run: each phase's status and each task's title, status,
+    /// note and agent; and the kept results.
+    fn seen(&self) -> (Vec<Value>, Vec<(String, String)>) {
+        let dir = self.workflow_dir();
+        let state: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap())
+                .unwrap();
+        let phases = state["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|phase| {
+                json!({
+                    "id": phase["id"], "status": phase["status"],
+                    "tasks": phase["tasks"].as_array().map(|tasks| tasks.iter().map(|task| json!([
+                        task["title"], task["status"], task["note"], task["agent_id"]
+                    ])).collect::<Vec<_>>()),
+                })
+            })
+            .collect();
+        (phases, results(&dir.join("results")))
+    }
+}
+
+/// Every file under `dir` with its text, sorted.
+fn results(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(results(&path));
+        } else {
+            out.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&path).unwrap(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn started(k: usize, phase: &str) -> String {
+    format!(
+        "{{\"type\":\"started\",\"agentId\":\"agent{k}\",\"label\":\"{}:{k}\",\"phase\":\"{phase}\"}}\n",
+        phase.to_lowercase()
+    )
+}
+
+fn result(k: usize) -> String {
+    format!("{{\"type\":\"result\",\"agentId\":\"agent{k}\",\"result\":\"result of agent {k}\"}}\n")
+}
+
+/// One step of the scenario, on `run`; `full` removes the catch-up first (a full read).
+fn step(run: &Run, n: usize, full: bool, damage: &dyn Fn(&Run, usize)) {
+    let catchup = run.workflow_dir().join(CATCHUP);
+    if full {
+        let _ = std::fs::remove_file(&catchup);
+    }
+    damage(run, n);
+    run.stop();
+    if !full {
+        assert!(catchup.exists(), "step {n}: the catch-up is saved");
+    }
+}
+
+/// The scenario: 3 design agents, then 12 build agents, started and finished in batches, some
+/// of whose lines are still being written when a hook runs.
+fn scenario(run: &Run, full: bool, damage: &dyn Fn(&Run, usize)) {
+    let mut n = 0;
+    for k in 0..3 {
+        run.append(&started(k, "Design"));
+    }
+    step(run, n, full, damage);
+    for k in 0..3 {
+        run.append(&result(k));
+        n += 1;
+        step(run, n, full, damage);
+    }
+    for batch in 0..3 {
+        for k in 3 + batch * 4..7 + batch * 4 {
+            run.append(&started(k, "Build"));
+        }
+        // A line the client is still writing when the hook reads.
+        let line = result(3 + batch * 4);
+        run.append(&line[..10]);
+        n += 1;
+        step(run, n, full, damage);
+        run.append(&line[10..]);
+        for k in 4 + batch * 4..7 + batch * 4 {
+            run.append(&result(k));
+        }
+        n += 1;
+        step(run, n, full, damage);
+    }
+}
+
+fn no_damage(_: &Run, _: usize) {}
+
+#[test]
+fn the_incremental_catch_up_gives_what_a_full_read_gives() {
+    let full = Run::new();
+    scenario(&full, true, &no_damage);
+    let expected = full.seen();
+    // The scenario ends with every agent done and both phases complete.
+    assert_eq!(expected.1.len(), 15, "{:?}", expected.1);
+    let tasks: usize = expected
+        .0
+        .iter()
+        .map(|phase| phase["tasks"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(tasks, 15, "{:?}", expected.0);
+
+    let incremental = Run::new();
+    scenario(&incremental, false, &no_damage);
+    assert_eq!(incremental.seen(), expected);
+
+    // A torn save (the catch-up cut anywhere, or emptied) is a full read: the same result.
+    let torn = Run::new();
+    scenario(&torn, false, &|run: &Run, n: usize| {
+        let path = run.workflow_dir().join(CATCHUP);
+        if let Ok(text) = std::fs::read(&path) {
+            std::fs::write(&path, &text[..text.len() * n / 11]).unwrap();
+        }
+    });
+    assert_eq!(torn.seen(), expected);
+
+    // A save lost to a kill (the catch-up of an earlier hook): the lines after it are read
+    // again and nothing is counted twice.
+    let killed = Run::new();
+    let kept = std::cell::RefCell::new(None::<Vec<u8>>);
+    scenario(&killed, false, &|run: &Run, n: usize| {
+        let path = run.workflow_dir().join(CATCHUP);
+        if n % 3 == 1 {
+            *kept.borrow_mut() = std::fs::read(&path).ok();
+        } else if n % 3 == 0
+            && let Some(old) = kept.borrow().as_ref()
+        {
+            std::fs::write(&path, old).unwrap();
+        }
+    });
+    assert_eq!(killed.seen(), expected);
+
+    // A journal the client rewrote (replaced by a copy of itself): read again from the start.
+    let rewritten = Run::new();
+    scenario(&rewritten, false, &|run: &Run, n: usize| {
+        if n == 4 {
+            let journal = run.run_dir().join("journal.jsonl");
+            let text = std::fs::read(&journal).unwrap();
+            let copy = run.run_dir().join("journal.copy");
+            std::fs::write(&copy, text).unwrap();
+            std::fs::rename(&copy, &journal).unwrap();
+        }
+    });
+    assert_eq!(rewritten.seen(), expected);
+}
+
+#[test]
+fn a_hook_reads_only_what_was_appended_since_the_last_one() {
+    let run = Run::new();
+    for k in 0..3 {
+        run.append(&started(k, "Design"));
+    }
+    run.stop();
+    let catchup: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.workflow_dir().join(CATCHUP)).unwrap())
+            .unwrap();
+    let journal_len = std::fs::metadata(run.run_dir().join("journal.jsonl"))
+        .unwrap()
+        .len();
+    assert_eq!(catchup["offset"], journal_len);
+    // What the catch-up says is what the next hook goes on from: an agent it names (and the
+    // journal does not) is taken as seen, so the journal before the offset was not read again.
+    let mut edited = catchup.clone();
+    edited["agents"][0]["label"] = json!("design:renamed");
+    edited["agents"][0]["id"] = json!("agent99");
+    std::fs::write(
+        run.workflow_dir().join(CATCHUP),
+        serde_json::to_string(&edited).unwrap(),
+    )
+    .unwrap();
+    run.append(&result(1));
+    run.stop();
+    let (phases, _) = run.seen();
+    let text = serde_json::to_string(&phases).unwrap();
+    assert!(text.contains("agent99"), "{text}");
+}
