@@ -147,9 +147,9 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if effects::wanted(&wanted) {
         groups.guard = effects::cases(&dir, &binary)?;
     }
-    if workflow_runs::wanted(&wanted) {
-        groups.guard.extend(workflow_runs::cases(&dir, &binary)?);
-    }
+    groups
+        .guard
+        .extend(workflow_runs::cases(&dir, &binary, &wanted)?);
     if snapshots::wanted(&wanted) {
         groups
             .guard

@@ -184,7 +184,7 @@ pub(crate) const STALE_TEMP: std::time::Duration = std::time::Duration::from_sec
 /// Removes, best effort, the files in `dir` whose names start with `prefix` and that were last
 /// changed over [`STALE_TEMP`] ago: what a writer killed between creating its temporary file
 /// and renaming it left behind. A live writer's file is younger, and kept.
-pub(crate) fn remove_stale(dir: &Path, prefix: &str) {
+pub fn remove_stale(dir: &Path, prefix: &str) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

@@ -42,7 +42,9 @@ pub mod workflow_run;
 pub use crate::{
     config::{CONFIG_FILE, Client, Config, FilesConfig, RunConfig},
     error::{Error, Result},
-    fsx::{ForeignTail, MAX_FILE_BYTES, read_foreign, read_foreign_from, write_atomic},
+    fsx::{
+        ForeignTail, MAX_FILE_BYTES, read_foreign, read_foreign_from, remove_stale, write_atomic,
+    },
     id::{PhaseId, TaskId, WorkflowId},
     model::{
         Activity, Approval, Artifact, ContextSummary, Decision, DoneSet, GitContext, Holder, Note,

@@ -35,23 +35,19 @@ const GOAL_SECS: f64 = 0.25;
 const SESSION: &str = "0b3c6e0e-bench-4d5e-9f00-5e5510a5e5ab";
 const RUN: &str = "wf_bench-run";
 
-/// Whether any case of this module is wanted.
-pub(crate) fn wanted(wanted: &dyn Fn(&str) -> bool) -> bool {
-    SIZES
-        .iter()
-        .flat_map(|n| KINDS.map(|(kind, _)| key(*n, kind)))
-        .any(|key| wanted(&key))
-}
-
 fn key(n: usize, kind: &str) -> String {
     format!("workflow-run/{n}/{kind}")
 }
 
 /// The cases: for each size, a project whose launched run has that many agents in two phases
-/// (all started, all but the last finished, each result a paragraph), caught up once.
-pub(crate) fn cases(dir: &Path, binary: &Path) -> Result<Vec<Case>> {
+/// (all started, all but the last finished, each result a paragraph), caught up once; none
+/// unless one is `wanted`.
+pub(crate) fn cases(dir: &Path, binary: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
     for n in SIZES {
+        if !KINDS.iter().any(|(kind, _)| wanted(&key(n, kind))) {
+            continue;
+        }
         eprintln!("  a `Workflow` run of {} agents", thousands(n as u64));
         let project = dir.join(format!("workflow-run-{n}"));
         fixtures::fresh_dir(&project)?;

@@ -13,7 +13,7 @@
 
 use std::{
     fs,
-    io::{self, Read, Seek, SeekFrom, Write},
+    io::{self, Seek, SeekFrom},
     path::Path,
 };
 
@@ -25,7 +25,7 @@ use crate::{
         handle::Store,
         layout::JOURNAL_FILE,
         loaded::Recovery,
-        write::{private_options, refuse_symlink},
+        write::{fingerprint, refuse_symlink, write_cache},
     },
 };
 
@@ -68,7 +68,10 @@ impl Store {
             .filter(|(mark, print)| {
                 mark.inode == inode
                     && mark.at.offset <= meta.len()
-                    && fingerprint(&mut file, mark.at.offset).ok().as_ref() == Some(print)
+                    && fingerprint(&mut file, mark.at.offset, FINGERPRINT_BYTES)
+                        .ok()
+                        .as_ref()
+                        == Some(print)
             })
             .map_or(Position::default(), |(mark, _)| mark.at);
         file.seek(SeekFrom::Start(start.offset)).map_err(io_error)?;
@@ -104,15 +107,6 @@ fn inode(_meta: &fs::Metadata) -> u64 {
     0
 }
 
-/// A hash of the journal's bytes just before `end`.
-fn fingerprint(journal: &mut fs::File, end: u64) -> io::Result<String> {
-    let start = end.saturating_sub(FINGERPRINT_BYTES);
-    journal.seek(SeekFrom::Start(start))?;
-    let mut bytes = vec![0; (end - start) as usize];
-    journal.read_exact(&mut bytes)?;
-    Ok(format!("{:032x}", crate::effects::fnv1a_128(&bytes)))
-}
-
 /// The mark's words: `<header> <offset> <lines> <last seq or -> <inode> <fingerprint>`.
 fn read_words(path: &Path) -> Option<Vec<String>> {
     let bytes = crate::fsx::read_limited(path).ok()??;
@@ -143,22 +137,11 @@ fn read_mark(path: &Path) -> Option<(Mark, String)> {
 fn write_mark(dir: &Path, journal_path: &Path, at: Position, inode: u64) -> Result<()> {
     let mut journal =
         fs::File::open(journal_path).map_err(|err| Error::io("open", journal_path, err))?;
-    let print =
-        fingerprint(&mut journal, at.offset).map_err(|err| Error::io("read", journal_path, err))?;
+    let print = fingerprint(&mut journal, at.offset, FINGERPRINT_BYTES)
+        .map_err(|err| Error::io("read", journal_path, err))?;
     let seq = at
         .last_seq
         .map_or_else(|| "-".to_owned(), |seq| seq.to_string());
     let text = format!("{HEADER} {} {} {seq} {inode} {print}\n", at.offset, at.line);
-    let temp_prefix = format!(".{CHECKED_FILE}.tmp-");
-    crate::fsx::remove_stale(dir, &temp_prefix);
-    let temp_path = dir.join(format!("{temp_prefix}{}", std::process::id()));
-    let mut temp = private_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temp_path)
-        .map_err(|err| Error::io("create", &temp_path, err))?;
-    temp.write_all(text.as_bytes())
-        .map_err(|err| Error::io("write", &temp_path, err))?;
-    crate::fsx::rename(&temp_path, &dir.join(CHECKED_FILE))
+    write_cache(dir, CHECKED_FILE, text.as_bytes())
 }

@@ -14,7 +14,7 @@
 
 use std::{
     fs,
-    io::{self, BufRead, Read, Seek, SeekFrom, Write},
+    io::{self, BufRead, Read, Seek, SeekFrom},
     path::Path,
 };
 
@@ -26,7 +26,7 @@ use crate::{
     store::{
         handle::Store,
         layout::{EFFECTS_INDEX, JOURNAL_FILE},
-        write::{private_options, refuse_symlink},
+        write::{fingerprint, refuse_symlink, write_cache},
     },
 };
 
@@ -155,7 +155,10 @@ fn read_current(dir: &Path, key: Option<&str>) -> Result<(Index, u64)> {
     let mut index = read_index(&dir.join(EFFECTS_INDEX), key)
         .filter(|(index, print)| {
             index.covered <= len
-                && fingerprint(&mut journal, index.covered).ok().as_deref() == Some(print.as_str())
+                && fingerprint(&mut journal, index.covered, FINGERPRINT_BYTES)
+                    .ok()
+                    .as_deref()
+                    == Some(print.as_str())
         })
         .map(|(index, _)| index)
         .unwrap_or_default();
@@ -238,15 +241,6 @@ fn entry_at(path: &Path, offset: u64) -> Result<Entry> {
     })
 }
 
-/// A hash of the journal's bytes just before `end`.
-fn fingerprint(journal: &mut fs::File, end: u64) -> io::Result<String> {
-    let start = end.saturating_sub(FINGERPRINT_BYTES);
-    journal.seek(SeekFrom::Start(start))?;
-    let mut bytes = vec![0; (end - start) as usize];
-    journal.read_exact(&mut bytes)?;
-    Ok(format!("{:032x}", crate::effects::fnv1a_128(&bytes)))
-}
-
 /// The index file and the fingerprint it recorded; none when it is missing or unreadable.
 /// With `key`, its events only when the key is among them.
 fn read_index(path: &Path, key: Option<&str>) -> Option<(Index, String)> {
@@ -305,7 +299,7 @@ fn write_index(dir: &Path, index: &Index) -> Result<()> {
     let journal_path = dir.join(JOURNAL_FILE);
     let mut journal =
         fs::File::open(&journal_path).map_err(|err| Error::io("open", &journal_path, err))?;
-    let print = fingerprint(&mut journal, index.covered)
+    let print = fingerprint(&mut journal, index.covered, FINGERPRINT_BYTES)
         .map_err(|err| Error::io("read", &journal_path, err))?;
     let mut text = format!("{HEADER} {} {} {print}\n", index.covered, index.effects);
     for event in &index.events {
@@ -332,17 +326,5 @@ fn write_index(dir: &Path, index: &Index) -> Result<()> {
             }
         }
     }
-    let path = dir.join(EFFECTS_INDEX);
-    let temp_prefix = format!(".{EFFECTS_INDEX}.tmp-");
-    crate::fsx::remove_stale(dir, &temp_prefix);
-    let temp_path = dir.join(format!("{temp_prefix}{}", std::process::id()));
-    let mut temp = private_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temp_path)
-        .map_err(|err| Error::io("create", &temp_path, err))?;
-    temp.write_all(text.as_bytes())
-        .map_err(|err| Error::io("write", &temp_path, err))?;
-    crate::fsx::rename(&temp_path, &path)
+    write_cache(dir, EFFECTS_INDEX, text.as_bytes())
 }

@@ -295,6 +295,16 @@ fn rebuild(dir: &Path, journal_path: &Path) -> Result<(Workflow, &'static str)> 
 }
 
 fn state_err_with_help(err: Error) -> Error {
+    with_help(
+        err,
+        format!(
+            "neither the journal nor `{BACKUP_FILE}` could rebuild it; the file was left untouched: fix it by hand, or move it aside and start again"
+        ),
+    )
+}
+
+/// A corrupt file's error with `help` in place of its own.
+fn with_help(err: Error, help: String) -> Error {
     match err {
         Error::Corrupt {
             path,
@@ -303,9 +313,7 @@ fn state_err_with_help(err: Error) -> Error {
             span,
             ..
         } => Error::Corrupt {
-            help: format!(
-                "neither the journal nor `{BACKUP_FILE}` could rebuild it; the file was left untouched: fix it by hand, or move it aside and start again"
-            ),
+            help,
             path,
             message,
             source_code,
@@ -589,25 +597,13 @@ fn read_tail_whole(path: &Path, after: Option<u64>) -> Result<(Tail, Option<Fore
 
 /// A bad line no command can go on past, with the command that repairs it as its help.
 fn with_repair_help(err: Error) -> Error {
-    match err {
-        Error::Corrupt {
-            path,
-            message,
-            source_code,
-            span,
-            ..
-        } => Error::Corrupt {
-            path,
-            message,
-            help: format!(
-                "the state does not go on from the journal's entries before this line; {}",
-                crate::store::JOURNAL_REPAIR_HINT
-            ),
-            source_code,
-            span,
-        },
-        other => other,
-    }
+    with_help(
+        err,
+        format!(
+            "the state does not go on from the journal's entries before this line; {}",
+            crate::store::JOURNAL_REPAIR_HINT
+        ),
+    )
 }
 
 /// The bytes of a file from `offset` to its end.

@@ -262,3 +262,32 @@ fn private_file_permissions() -> fs::Permissions {
             .expect("the current directory has metadata")
     }
 }
+
+/// Writes a cache file of the store (`name` in `dir`) atomically: a temporary file renamed over
+/// it, without fsync (a torn or lost cache is rebuilt by its next reader); a killed writer's
+/// temporary file is removed once stale.
+pub(super) fn write_cache(dir: &Path, name: &str, text: &[u8]) -> Result<()> {
+    let temp_prefix = format!(".{name}.tmp-");
+    fsx::remove_stale(dir, &temp_prefix);
+    let temp_path = dir.join(format!("{temp_prefix}{}", std::process::id()));
+    let mut temp = private_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temp_path)
+        .map_err(|err| Error::io("create", &temp_path, err))?;
+    temp.write_all(text)
+        .map_err(|err| Error::io("write", &temp_path, err))?;
+    fsx::rename(&temp_path, &dir.join(name))
+}
+
+/// A hash of the `span` bytes of the journal just before `end`: what a cache of the journal
+/// checks to trust that the journal still holds what it covers.
+pub(super) fn fingerprint(journal: &mut fs::File, end: u64, span: u64) -> io::Result<String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let start = end.saturating_sub(span);
+    journal.seek(SeekFrom::Start(start))?;
+    let mut bytes = vec![0; (end - start) as usize];
+    journal.read_exact(&mut bytes)?;
+    Ok(format!("{:032x}", crate::effects::fnv1a_128(&bytes)))
+}

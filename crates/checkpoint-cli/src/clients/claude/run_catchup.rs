@@ -131,7 +131,10 @@ impl Catchup {
 
     /// Saves the catch-up in `dir` by a rename (a cache: no fsync; a torn file is a full read).
     pub(crate) fn save(&self, dir: &Path) -> std::io::Result<()> {
-        let temp: PathBuf = dir.join(format!(".{CATCHUP_FILE}.tmp-{}", std::process::id()));
+        let prefix = format!(".{CATCHUP_FILE}.tmp-");
+        // What a hook killed before its rename left, once an hour old.
+        checkpoint_core::remove_stale(dir, &prefix);
+        let temp: PathBuf = dir.join(format!("{prefix}{}", std::process::id()));
         let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
@@ -140,10 +143,6 @@ impl Catchup {
         let mut file = options.open(&temp)?;
         file.write_all(&text)?;
         drop(file);
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "a cache beside the workflow's files, its temporary name unique to the process"
-        )]
         std::fs::rename(&temp, dir.join(CATCHUP_FILE))
     }
 }
