@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use insta::assert_snapshot;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{TestEnv, git};
 
@@ -870,6 +870,79 @@ fn a_seed_note_about_the_interrupted_work_reaches_resume_and_its_prompt() {
         assert_eq!(
             exported["last_execution"]["error_message"], note,
             "{status}: {exported:#}"
+        );
+    }
+}
+
+/// Every other format's text about the interrupted work, whatever field holds it (OrchestKit's
+/// `progress_description`, the checkpoints directory's `last_error` on a run that did not fail,
+/// the recovery pattern's `error` on a phase that did not fail), reaches `resume`'s text and its
+/// prompt, and the export writes it back where it was.
+#[test]
+fn every_formats_note_about_the_interrupted_work_reaches_resume_and_its_prompt() {
+    let note = "stopped halfway: the token refresh is written, its tests are not";
+    type Edit = fn(&mut Value, &str);
+    let cases: [(&str, &str, Edit, &str); 5] = [
+        (
+            "orchestkit",
+            ".claude/pipeline-state.json",
+            |state, note| state["current_phase"]["progress_description"] = note.into(),
+            "/current_phase/progress_description",
+        ),
+        (
+            "checkpoints-dir",
+            ".claude/checkpoints/orchestrate_auth_system_20251003_184530.json",
+            |state, note| state["last_error"] = note.into(),
+            "/last_error",
+        ),
+        (
+            "checkpoints-dir",
+            ".claude/checkpoints/orchestrate_auth_system_20251003_184530.json",
+            |state, note| {
+                state["status"] = "paused".into();
+                state["last_error"] = json!({ "message": note, "phase": 2 });
+            },
+            "/last_error/message",
+        ),
+        (
+            "checkpoint-recovery",
+            ".claude/data/checkpoints/implement_027_auth.json",
+            |state, note| {
+                state["phase_metadata"]["3"] = json!({ "status": "in_progress", "error": note });
+            },
+            "/phase_metadata/3/error",
+        ),
+        (
+            "checkpoint-recovery",
+            ".claude/data/checkpoints/implement_027_auth.json",
+            |state, note| {
+                state["phase_metadata"]["3"] = json!({ "status": "started", "error": note });
+            },
+            "/phase_metadata/3/error",
+        ),
+    ];
+    for (format, file, edit, pointer) in cases {
+        let env = TestEnv::new();
+        copy_fixture(&env, format, "mid-run");
+        let path = env.project().join(file);
+        let mut state: Value = serde_json::from_str(&read(&path)).unwrap();
+        edit(&mut state, note);
+        std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+        env.ok(&["import", file]);
+        for args in [
+            &["resume", "--dry-run"][..],
+            &["--format", "prompt", "resume", "--dry-run"],
+        ] {
+            let text = env.ok(args);
+            assert!(text.contains(note), "{format} {pointer} {args:?}: {text}");
+        }
+        let exported = env.project().join("out.json");
+        env.ok(&["export", "--to", format, "-o", exported.to_str().unwrap()]);
+        let exported: Value = serde_json::from_str(&read(&exported)).unwrap();
+        assert_eq!(
+            exported.pointer(pointer),
+            Some(&Value::from(note)),
+            "{format} {pointer}: {exported:#}"
         );
     }
 }

@@ -216,7 +216,15 @@ fn read_metadata(
             })
             .collect();
         match &metadata.error {
-            Some(Value::String(error)) => phase.error = Some(error.clone()),
+            Some(Value::String(error)) if phase.status == PhaseStatus::Failed => {
+                phase.error = Some(error.clone());
+            }
+            // An error on a phase that did not fail is the note of where its work stopped:
+            // its progress, and the export writes it back as it was.
+            Some(Value::String(note)) => {
+                phase.progress = Some(note.clone());
+                slot.keep(&raw_entry, "error");
+            }
             Some(_) => slot.keep(&raw_entry, "error"),
             None => {}
         }

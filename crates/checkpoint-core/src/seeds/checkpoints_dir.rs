@@ -97,6 +97,12 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
                 _ => {
                     phase.status = PhaseStatus::InProgress;
                     phase.attempts = 1;
+                    // An error on a run that did not fail (paused, interrupted) is the note of
+                    // where it stopped: the phase's progress, and the export writes it back.
+                    if let Some(note) = file.last_error.as_ref().and_then(error_text) {
+                        phase.progress = Some(note);
+                        carry.object_mut(ROOT).keep(&raw, "last_error");
+                    }
                 }
             }
         }
@@ -181,7 +187,9 @@ pub(crate) fn build(workflow: &Workflow, builder: &mut Builder<'_>) -> Result<Ve
         .iter()
         .find(|phase| phase.status == PhaseStatus::Failed)
         .and_then(|phase| phase.error.as_deref());
-    top.insert("last_error".into(), error.map_or(Value::Null, Value::from));
+    if error.is_some() || !builder.carry().keeps(ROOT, "last_error") {
+        top.insert("last_error".into(), error.map_or(Value::Null, Value::from));
+    }
     Ok(vec![Built {
         root: ROOT,
         name: "checkpoint.json",
