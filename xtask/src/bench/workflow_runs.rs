@@ -43,6 +43,9 @@ fn key(n: usize, kind: &str) -> String {
 /// (all started, all but the last finished, each result a paragraph), caught up once; none
 /// unless one is `wanted`.
 pub(crate) fn cases(dir: &Path, binary: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Case>> {
+    let payloads = dir.join("payloads");
+    std::fs::create_dir_all(&payloads)
+        .map_err(|err| format!("failed to create `{}`: {err}", payloads.display()))?;
     let mut cases = Vec::new();
     for n in SIZES {
         if !KINDS.iter().any(|(kind, _)| wanted(&key(n, kind))) {
@@ -75,6 +78,8 @@ pub(crate) fn cases(dir: &Path, binary: &Path, wanted: &dyn Fn(&str) -> bool) ->
                 "{{\"type\":\"result\",\"agentId\":\"agent{k}\",\"result\":\"{k}: {result}\"}}\n"
             ));
         }
+        std::fs::create_dir_all(&run_dir)
+            .map_err(|err| format!("failed to create `{}`: {err}", run_dir.display()))?;
         let journal_path = run_dir.join("journal.jsonl");
         fixtures::write_file(&journal_path, &journal)?;
         let payload = |event: &str, extra: serde_json::Value| {

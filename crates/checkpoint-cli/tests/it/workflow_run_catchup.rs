@@ -230,7 +230,7 @@ fn the_incremental_catch_up_gives_what_a_full_read_gives() {
         let path = run.workflow_dir().join(CATCHUP);
         if n % 3 == 1 {
             *kept.borrow_mut() = std::fs::read(&path).ok();
-        } else if n % 3 == 0
+        } else if n.is_multiple_of(3)
             && let Some(old) = kept.borrow().as_ref()
         {
             std::fs::write(&path, old).unwrap();
