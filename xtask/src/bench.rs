@@ -147,9 +147,8 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if effects::wanted(&wanted) {
         groups.guard = effects::cases(&dir, &binary)?;
     }
-    groups
-        .guard
-        .extend(workflow_runs::cases(&dir, &binary, &wanted)?);
+    let runs = workflow_runs::cases(&dir, &binary, &wanted)?;
+    groups.guard.extend(runs);
     if snapshots::wanted(&wanted) {
         groups
             .guard
