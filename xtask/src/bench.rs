@@ -147,9 +147,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
         groups.guard = effects::cases(&dir, &binary)?;
     }
     if snapshots::wanted(&wanted) {
-        groups
-            .guard
-            .extend(snapshots::cases(&dir, &binary, options.quick)?);
+        groups.guard.extend(snapshots::cases(&dir, &binary)?);
     }
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;
