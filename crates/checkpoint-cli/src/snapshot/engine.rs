@@ -75,6 +75,8 @@ pub(crate) struct SnapshotOptions<'a> {
     pub(crate) deadline: Option<Instant>,
     /// Commit and move the ref; false only writes the tree (`undo --dry-run`).
     pub(crate) commit: bool,
+    /// The commit's date, in seconds since the epoch: the journal entry's time.
+    pub(crate) date: Option<i64>,
 }
 
 /// The snapshots of one workflow in one working tree: its private index and ref.
@@ -198,7 +200,13 @@ impl Snapshots {
         // The commit and the changes both need only the tree: two processes at once.
         let (commit, changed) = std::thread::scope(|scope| {
             let changed = scope.spawn(|| self.changes(&base, &tree));
-            let commit = self.repo.git().identity().args(&args).text();
+            let commit = self
+                .repo
+                .git()
+                .identity()
+                .date(options.date)
+                .args(&args)
+                .text();
             let changed = changed
                 .join()
                 .unwrap_or_else(|_| Err("the diff of the snapshot panicked".to_owned()));
@@ -366,6 +374,9 @@ impl Snapshots {
     pub(crate) fn last(&self) -> Result<Option<(String, String)>, String> {
         let loose = fs::read_to_string(self.repo.common_dir.join(&self.refname)).ok();
         let noted = fs::read_to_string(self.index.with_extension("last")).ok();
+        if loose.is_none() && !self.may_be_packed() {
+            return Ok(None);
+        }
         if let (Some(loose), Some(noted)) = (loose, noted)
             && let Some((commit, tree)) = noted.trim().split_once(' ')
             && loose.trim() == commit
@@ -389,8 +400,41 @@ impl Snapshots {
             .map(|(commit, tree)| (commit.to_owned(), tree.to_owned())))
     }
 
+    /// The last snapshot taken before `at` (by its commit's time, in whole seconds: one taken in
+    /// the same second may have followed it, so it does not count), if any.
+    pub(crate) fn before(&self, at: chrono::DateTime<chrono::Utc>) -> Option<String> {
+        let text = self
+            .repo
+            .git()
+            .args([
+                "rev-list".to_owned(),
+                "-1".to_owned(),
+                format!("--before={}", at.timestamp() - 1),
+                self.refname.clone(),
+                "--".to_owned(),
+            ])
+            .text()
+            .ok()?;
+        Some(text).filter(|commit| !commit.is_empty())
+    }
+
+    /// Whether the ref may exist without its loose file: in `packed-refs` (after `git gc` or
+    /// `git pack-refs`) or in a reftable. Spares a process when a workflow has no snapshot.
+    fn may_be_packed(&self) -> bool {
+        if self.repo.common_dir.join("reftable").exists() {
+            return true;
+        }
+        let Ok(packed) = fs::read(self.repo.common_dir.join("packed-refs")) else {
+            return false;
+        };
+        let needle = format!(" {}\n", self.refname);
+        packed
+            .windows(needle.len())
+            .any(|window| window == needle.as_bytes())
+    }
+
     /// HEAD's tree, or the empty tree in a repository with no commit yet.
-    fn head_tree(&self) -> String {
+    pub(crate) fn head_tree(&self) -> String {
         self.repo
             .git()
             .args(["rev-parse", "-q", "--verify", "HEAD^{tree}"])

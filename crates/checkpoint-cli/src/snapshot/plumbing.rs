@@ -235,6 +235,18 @@ impl Git {
         self
     }
 
+    /// Dates the commit at `seconds` since the epoch (the journal's clock, so that a snapshot
+    /// is found by the time of its entry); git's clock when none.
+    pub(crate) fn date(mut self, seconds: Option<i64>) -> Self {
+        if let Some(seconds) = seconds {
+            let date = format!("@{seconds} +0000");
+            self.command
+                .env("GIT_AUTHOR_DATE", &date)
+                .env("GIT_COMMITTER_DATE", &date);
+        }
+        self
+    }
+
     /// Gives `input` on stdin.
     pub(crate) fn input(mut self, input: Vec<u8>) -> Self {
         self.input = Some(input);
