@@ -122,9 +122,14 @@ pub(crate) fn author_text(author: &Author) -> String {
 }
 
 /// The lines that say who changed which files, per session and agent (the first paths of each),
-/// for `status` and `watch`; empty when no snapshot changed any.
+/// for `status` and `watch`; empty when no session's snapshot changed any (the phases' lines
+/// already say what snapshots taken by hand or at a completion hold).
 pub(crate) fn authors_lines(tally: &FileTally) -> String {
-    if tally.authors.is_empty() {
+    let attributed = tally
+        .authors
+        .iter()
+        .any(|(author, _)| author.session_id.is_some() || author.agent_id.is_some());
+    if !attributed {
         return String::new();
     }
     let mut out =
