@@ -150,9 +150,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     let runs = workflow_runs::cases(&dir, &binary, &wanted)?;
     groups.guard.extend(runs);
     if snapshots::wanted(&wanted) {
-        groups
-            .guard
-            .extend(snapshots::cases(&dir, &binary, options.quick)?);
+        groups.guard.extend(snapshots::cases(&dir, &binary)?);
     }
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;

@@ -1,11 +1,13 @@
 //! Snapshots of the working tree kept as git objects on a private ref per workflow, and files
 //! put back from them: `engine.rs` takes one, `restore.rs` puts files back, `plumbing.rs` runs
-//! git. Built on git processes with a private index kept between snapshots (measured against
-//! an in-process git library in `cargo xtask bench`; see ARCHITECTURE.md).
+//! git, `scan_cache.rs` keeps what a snapshot left out and why. Built on git processes with a
+//! private index kept between snapshots (`cargo xtask bench --filter snapshot` measures them
+//! against `git status`; see docs/performance.md).
 
 mod engine;
 mod plumbing;
 mod restore;
+mod scan_cache;
 
 pub(crate) use crate::snapshot::{
     engine::{Changed, LeftOut, SnapshotOptions, Snapshots, Taken},

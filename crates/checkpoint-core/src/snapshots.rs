@@ -2,7 +2,11 @@
 //! (`@n`), the last restore (what `redo` reverses), and the snapshot a target names (`@3`, a
 //! phase id for its completion, `<phase>^` for its start, a journal sequence number).
 
-use std::{fmt, str::FromStr};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+    str::FromStr,
+};
 
 use chrono::{DateTime, Utc};
 
@@ -97,6 +101,100 @@ pub fn list(entries: &[Entry]) -> Vec<SnapshotRecord> {
         }
     }
     records
+}
+
+/// The files changed by one phase, session or agent, summed over its snapshots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileChanges {
+    /// The snapshots that changed files.
+    pub snapshots: u64,
+    /// The distinct paths named (each snapshot names at most [`MAX_PATHS`]).
+    pub paths: BTreeSet<String>,
+    /// Changed files a snapshot counted past the paths it names.
+    pub unnamed: u64,
+    /// Lines added.
+    pub added: u64,
+    /// Lines removed.
+    pub removed: u64,
+}
+
+impl FileChanges {
+    /// How many files changed: the distinct paths named, and those counted but not named.
+    pub fn files(&self) -> u64 {
+        self.paths.len() as u64 + self.unnamed
+    }
+
+    fn add(&mut self, record: &SnapshotRecord) {
+        self.snapshots += 1;
+        self.paths.extend(record.paths.iter().cloned());
+        self.unnamed += record
+            .files_changed
+            .saturating_sub(record.paths.len() as u64);
+        self.added += record.added;
+        self.removed += record.removed;
+    }
+}
+
+/// Who changed a snapshot's files: its session, and the sub-agent whose stop took it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Author {
+    pub session_id: Option<String>,
+    pub agent_id: Option<String>,
+}
+
+/// The files changed per phase and per session and agent, from the snapshot entries of a
+/// journal (a snapshot holds what changed since the previous one: its phase, session and agent
+/// are the ones it is attributed to). Snapshots that changed nothing, and the snapshot an undo
+/// takes of the tree before it (what a person changed, not the workflow), count for none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileTally {
+    pub phases: BTreeMap<PhaseId, FileChanges>,
+    /// By session and agent, in order of their first snapshot.
+    pub authors: Vec<(Author, FileChanges)>,
+}
+
+impl FileTally {
+    /// The tally of `entries`.
+    pub fn of(entries: &[Entry]) -> Self {
+        let mut tally = Self::default();
+        for record in list(entries) {
+            tally.add(&record);
+        }
+        tally
+    }
+
+    /// Counts one more entry (a snapshot's; any other is ignored).
+    pub fn observe(&mut self, entry: &Entry) {
+        if let Some(record) = list(std::slice::from_ref(entry)).first() {
+            self.add(record);
+        }
+    }
+
+    fn add(&mut self, record: &SnapshotRecord) {
+        if record.files_changed == 0 || record.reason == SnapshotReason::BeforeRestore {
+            return;
+        }
+        if let Some(phase) = &record.phase {
+            self.phases.entry(phase.clone()).or_default().add(record);
+        }
+        let author = Author {
+            session_id: record.session_id.clone(),
+            agent_id: record.agent_id.clone(),
+        };
+        match self.authors.iter_mut().find(|(known, _)| *known == author) {
+            Some((_, changes)) => changes.add(record),
+            None => {
+                let mut changes = FileChanges::default();
+                changes.add(record);
+                self.authors.push((author, changes));
+            }
+        }
+    }
+
+    /// The files phase `phase` changed, if any.
+    pub fn of_phase(&self, phase: &PhaseId) -> Option<&FileChanges> {
+        self.phases.get(phase)
+    }
 }
 
 /// The last restore of files in the journal.
@@ -326,6 +424,99 @@ mod tests {
                 .contains("at or before journal entry 1")
         );
         assert!(commit("other").unwrap_err().contains("never completed"));
+    }
+
+    #[test]
+    fn files_are_tallied_per_phase_and_per_session_and_agent() {
+        let build: PhaseId = "build".parse().unwrap();
+        let record = |seq, phase: Option<&str>, session: Option<&str>, agent: Option<&str>| {
+            let Transition::FilesSnapshot {
+                commit,
+                reason,
+                label,
+                left_out,
+                ..
+            } = snapshot("x", SnapshotReason::TurnEnd, None)
+            else {
+                unreachable!()
+            };
+            entry(
+                seq,
+                Transition::FilesSnapshot {
+                    commit,
+                    reason,
+                    label,
+                    phase: phase.map(|phase| phase.parse().unwrap()),
+                    session_id: session.map(str::to_owned),
+                    agent_id: agent.map(str::to_owned),
+                    files_changed: 2,
+                    paths: vec!["a.rs".to_owned(), format!("{seq}.rs")],
+                    added: 3,
+                    removed: 1,
+                    left_out,
+                },
+            )
+        };
+        let mut entries = vec![
+            record(1, Some("build"), Some("s1"), None),
+            record(2, Some("build"), Some("s1"), Some("helper")),
+            record(3, Some("build"), Some("s1"), None),
+            record(4, None, None, None),
+        ];
+        // An undo's snapshot of the tree before it, and one that changed nothing: no files.
+        entries.push(entry(
+            5,
+            snapshot("y", SnapshotReason::BeforeRestore, Some("build")),
+        ));
+        let mut empty = snapshot("z", SnapshotReason::TurnEnd, Some("build"));
+        if let Transition::FilesSnapshot { files_changed, .. } = &mut empty {
+            *files_changed = 0;
+        }
+        entries.push(entry(6, empty));
+        let tally = FileTally::of(&entries);
+        let phase = tally.of_phase(&build).unwrap();
+        assert_eq!(phase.snapshots, 3);
+        // `a.rs` changed at every turn: counted once.
+        assert_eq!(phase.files(), 4);
+        assert_eq!((phase.added, phase.removed), (9, 3));
+        let authors: Vec<(Option<&str>, Option<&str>, u64)> = tally
+            .authors
+            .iter()
+            .map(|(author, changes)| {
+                (
+                    author.session_id.as_deref(),
+                    author.agent_id.as_deref(),
+                    changes.files(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            authors,
+            [
+                (Some("s1"), None, 3),
+                (Some("s1"), Some("helper"), 2),
+                (None, None, 2)
+            ]
+        );
+        // One entry at a time, as `watch` reads them: the same tally.
+        let mut observed = FileTally::default();
+        for entry in &entries {
+            observed.observe(entry);
+        }
+        assert_eq!(observed, tally);
+        // A snapshot counting more files than it names.
+        let mut many = snapshot("m", SnapshotReason::TurnEnd, Some("build"));
+        if let Transition::FilesSnapshot {
+            files_changed,
+            paths,
+            ..
+        } = &mut many
+        {
+            *files_changed = 120;
+            *paths = vec!["a.rs".to_owned()];
+        }
+        observed.observe(&entry(7, many));
+        assert_eq!(observed.of_phase(&build).unwrap().files(), 4 + 119);
     }
 
     #[test]

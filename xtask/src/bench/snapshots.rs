@@ -1,7 +1,7 @@
-//! Snapshots of the working tree (issue 41): a turn-end snapshot (`checkpoint snapshot`, and
-//! `hook Stop` with its snapshot) in a repository of 10,000 files (and 100,000 in a full run),
-//! with nothing changed and with 10 files changed since the last snapshot, paired against
-//! `git status --porcelain` in the same repository with the same change.
+//! Snapshots of the working tree (issue 41): a snapshot (`checkpoint snapshot`) in a repository
+//! of 10,000 and of 100,000 files, with nothing changed and with 10 files changed since the last
+//! snapshot, paired against `git status --porcelain` in the same repository with the same
+//! change; and `hook Stop` with its snapshot, against the same hook with snapshots turned off.
 
 use std::{ffi::OsString, path::Path};
 
@@ -35,13 +35,20 @@ pub(crate) fn wanted(wanted: &dyn Fn(&str) -> bool) -> bool {
         .any(|key| wanted(&key))
 }
 
-const KINDS: [&str; 5] = ["status", "unchanged", "status-10", "changed-10", "stop-10"];
+const KINDS: [&str; 6] = [
+    "status",
+    "unchanged",
+    "status-10",
+    "changed-10",
+    "stop-10",
+    "stop-off-10",
+];
 
-/// The cases of a repository of `n` files for each size: 10,000, and 100,000 unless `quick`.
-pub(crate) fn cases(dir: &Path, binary: &Path, quick: bool) -> Result<Vec<Case>> {
-    let sizes: &[usize] = if quick { &[10_000] } else { &[10_000, 100_000] };
+/// The cases of a repository of `n` files for each size, 10,000 and 100,000 (a quick run too:
+/// the issue asks for both).
+pub(crate) fn cases(dir: &Path, binary: &Path) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
-    for &n in sizes {
+    for n in [10_000, 100_000] {
         eprintln!(
             "  snapshots in a repository of {} files",
             thousands(n as u64)
@@ -60,10 +67,12 @@ pub(crate) fn cases(dir: &Path, binary: &Path, quick: bool) -> Result<Vec<Case>>
         fixtures::git(&project, &["add", "-A"])?;
         fixtures::git(&project, &["commit", "--quiet", "-m", "fixture"])?;
         let ck = binary.display().to_string();
-        let prepare = |change: bool| {
-            // A snapshot first, so that exactly what the case says changed since the last one.
+        // A snapshot first, so that exactly what the case says changed since the last one; the
+        // hooks' snapshots on, except for the hook without them.
+        let prepare = |change: bool, hook_snapshots: bool| {
             let mut script = format!(
-                "'{ck}' init bench --phase p >/dev/null 2>&1; '{ck}' snapshot >/dev/null 2>&1"
+                "'{ck}' init bench --phase p >/dev/null 2>&1; '{ck}' snapshot >/dev/null 2>&1; \
+                 printf '[files]\\nsnapshots = {hook_snapshots}\\n' > .claude/checkpoints/config.toml"
             );
             if change {
                 script.push_str(&format!(
@@ -95,7 +104,7 @@ pub(crate) fn cases(dir: &Path, binary: &Path, quick: bool) -> Result<Vec<Case>>
             args: vec!["status".into(), "--porcelain".into()],
             cwd: project.clone(),
             stdin: None,
-            setup: prepare(change),
+            setup: prepare(change, true),
             expect: Expect::Anything,
         };
         let checkpoint = |key: &str, label: String, args: &[&str], stdin: Option<&Path>| Case {
@@ -105,7 +114,7 @@ pub(crate) fn cases(dir: &Path, binary: &Path, quick: bool) -> Result<Vec<Case>>
             args: args.iter().map(OsString::from).collect(),
             cwd: project.clone(),
             stdin: stdin.map(Path::to_path_buf),
-            setup: prepare(key.ends_with("-10")),
+            setup: prepare(key.ends_with("-10"), !key.contains("-off")),
             expect: Expect::Anything,
         };
         cases.push(status(
@@ -133,6 +142,12 @@ pub(crate) fn cases(dir: &Path, binary: &Path, quick: bool) -> Result<Vec<Case>>
         cases.push(checkpoint(
             &key(n, "stop-10"),
             format!("`hook Stop` with its snapshot, {size} files, 10 changed"),
+            &["hook", "Stop"],
+            Some(&payload),
+        ));
+        cases.push(checkpoint(
+            &key(n, "stop-off-10"),
+            format!("`hook Stop` with the hooks' snapshots off, {size} files, 10 changed"),
             &["hook", "Stop"],
             Some(&payload),
         ));
@@ -169,6 +184,20 @@ pub(crate) fn targets(lookup: &Lookup<'_>) -> Vec<Target> {
                 ),
                 measured: format!("{:.1} ms", secs * 1000.0),
                 met: (n == 10_000).then_some(secs * 1000.0 <= STOP_GOAL_MS),
+                guard: false,
+            });
+        }
+        if let (Some(with), Some(without)) = (
+            lookup.median(&key(n, "stop-10")),
+            lookup.median(&key(n, "stop-off-10")),
+        ) {
+            let added = (with - without) * 1000.0;
+            targets.push(Target {
+                text: format!(
+                    "what the snapshot adds to `hook Stop`, {size} files, 10 changed: ≤ {STOP_GOAL_MS} ms"
+                ),
+                measured: format!("{added:.1} ms"),
+                met: (n == 10_000).then_some(added <= STOP_GOAL_MS),
                 guard: false,
             });
         }

@@ -11,8 +11,11 @@ use std::{
 };
 
 use checkpoint_core::{
-    PhaseStatus, Timestamp, Transition, Workflow, budget::Spending, journal::Entry,
+    PhaseStatus, Timestamp, Transition, Workflow,
+    budget::Spending,
+    journal::Entry,
     run::SessionOutcome,
+    snapshots::{FileChanges, FileTally},
 };
 use chrono::{DateTime, Duration, Local, Utc};
 use clap::Args;
@@ -49,6 +52,77 @@ pub(crate) struct Report {
     /// What the sessions spent in total; absent when no session said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spent: Option<Spent>,
+    /// The files each phase changed, from the snapshots of the files; absent when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_by_phase: Vec<FilesRow>,
+    /// The files each session and sub-agent changed; absent when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_by_session: Vec<FilesRow>,
+}
+
+/// The files one phase, or one session and agent, changed, summed over its snapshots.
+#[derive(Debug, Serialize)]
+pub(crate) struct FilesRow {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Distinct files, and lines added and removed.
+    pub changed: u64,
+    pub added: u64,
+    pub removed: u64,
+    /// Who, in words, for the text and HTML reports.
+    #[serde(skip)]
+    pub who: String,
+}
+
+impl FilesRow {
+    fn new(changes: &FileChanges, who: String) -> Self {
+        Self {
+            phase: None,
+            session: None,
+            agent: None,
+            changed: changes.files(),
+            added: changes.added,
+            removed: changes.removed,
+            who,
+        }
+    }
+
+    /// "3 files +10 -2".
+    pub(crate) fn text(&self) -> String {
+        format!(
+            "{} +{} -{}",
+            output::count(self.changed as usize, "file"),
+            self.added,
+            self.removed
+        )
+    }
+}
+
+/// The rows of the files changed, per phase and per session and agent.
+fn files_rows(entries: &[Entry]) -> (Vec<FilesRow>, Vec<FilesRow>) {
+    let tally = FileTally::of(entries);
+    let by_phase = tally
+        .phases
+        .iter()
+        .map(|(phase, changes)| FilesRow {
+            phase: Some(phase.to_string()),
+            ..FilesRow::new(changes, format!("phase `{phase}`"))
+        })
+        .collect();
+    let by_session = tally
+        .authors
+        .iter()
+        .map(|(author, changes)| FilesRow {
+            session: author.session_id.clone(),
+            agent: author.agent_id.clone(),
+            ..FilesRow::new(changes, output::snapshots::author_text(author))
+        })
+        .collect();
+    (by_phase, by_session)
 }
 
 /// A phase and its times.
@@ -301,7 +375,10 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
     if let Some(idx) = open_session {
         timeline[idx].seconds = Some((now - timeline[idx].start).num_seconds());
     }
+    let (files_by_phase, files_by_session) = files_rows(entries);
     Report {
+        files_by_phase,
+        files_by_session,
         version: JSON_VERSION,
         workflow: workflow.id.to_string(),
         title: workflow.title.clone(),
@@ -492,6 +569,12 @@ fn render_human(report: &Report, paint: Paint) -> String {
             spent.sessions,
             if spent.sessions == 1 { "" } else { "s" }
         );
+    }
+    if !report.files_by_phase.is_empty() || !report.files_by_session.is_empty() {
+        text.push_str("\nfiles changed (`checkpoint snapshots` lists them):\n");
+        for row in report.files_by_phase.iter().chain(&report.files_by_session) {
+            let _ = writeln!(text, "  {}: {}", row.who, row.text());
+        }
     }
     match &report.stopped {
         Some(stopped) => {

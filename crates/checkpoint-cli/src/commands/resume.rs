@@ -344,6 +344,7 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
             reset: &resumed.reset,
             plan: Some(plan),
             source: None,
+            files: files_report(ctx, plan),
         })
         .into_diagnostic(),
         Format::Prompt => {
@@ -366,6 +367,50 @@ fn emit_resumed(ctx: &Ctx, args: &ResumeArgs, resumed: &Resumed) -> Result<()> {
 fn changed_files(ctx: &Ctx, plan: &ResumePlan) -> String {
     let paths = crate::services::snapshots::unsnapshotted(ctx, &plan.workflow);
     crate::services::snapshots::changed_text(&paths)
+}
+
+/// The files changed since the last snapshot and by each phase in progress, for the JSON plan.
+fn files_report(ctx: &Ctx, plan: &ResumePlan) -> Option<crate::json::ResumeFiles> {
+    use checkpoint_core::snapshots::MAX_PATHS;
+    let phases: Vec<_> = if plan.in_progress.is_empty() {
+        Vec::new()
+    } else {
+        let loaded = ctx.store.load(&plan.workflow).ok()?;
+        plan.in_progress
+            .iter()
+            .filter_map(|phase| {
+                let started = loaded.workflow.phase(&phase.id)?.started_at?;
+                Some((phase.id.clone(), started.utc()))
+            })
+            .collect()
+    };
+    let changed = crate::services::snapshots::changed_since(ctx, &plan.workflow, &phases)?;
+    Some(crate::json::ResumeFiles {
+        since_last_snapshot: changed.unsnapshotted,
+        phases: changed
+            .phases
+            .into_iter()
+            .map(|(phase, files)| crate::json::PhaseFiles {
+                phase,
+                changed: files.len() as u64,
+                added: files
+                    .iter()
+                    .filter_map(|file| file.lines)
+                    .map(|l| l.0)
+                    .sum(),
+                removed: files
+                    .iter()
+                    .filter_map(|file| file.lines)
+                    .map(|l| l.1)
+                    .sum(),
+                paths: files
+                    .iter()
+                    .take(MAX_PATHS)
+                    .map(|file| crate::snapshot::display(&file.path))
+                    .collect(),
+            })
+            .collect(),
+    })
 }
 
 /// For a workflow that mirrors a Claude Code `Workflow` run: what to do about the run.
@@ -583,6 +628,7 @@ fn resume_seed(
                 format: found.format.name(),
                 path,
             }),
+            files: None,
         })
         .into_diagnostic(),
         Format::Prompt => {
@@ -609,7 +655,7 @@ fn resume_seed(
 
 fn nothing_to_resume(ctx: &Ctx) -> Result<()> {
     match ctx.format {
-        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, reset: &[], plan: None, source: None }).into_diagnostic(),
+        Format::Json => output::emit_json(&ResumeReport { version: JSON_VERSION, applied: false, archived_to: None, reset: &[], plan: None, source: None, files: None }).into_diagnostic(),
         _ => output::emit_human(ctx.color, &format!(
             "No interrupted workflow in `{}`: nothing to resume.\nStart one with `checkpoint init <id> --phase <id>` (can be repeated).\n",
             ctx.store.root().display()

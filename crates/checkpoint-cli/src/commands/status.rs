@@ -69,9 +69,11 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
     }
 }
 
-/// How many effects each phase of `workflow` has done, from the store's effect index.
+/// How many effects each phase of `workflow` has done, from the store's effect index, and the
+/// files each phase, session and agent changed, from its snapshot entries.
 fn effect_counts(ctx: &Ctx, workflow: &Workflow) -> Result<EffectCounts> {
-    Ok(EffectCounts::of(&ctx.store.ledger(&workflow.id)?))
+    Ok(EffectCounts::of(&ctx.store.ledger(&workflow.id)?)
+        .with_tally(crate::services::snapshots::file_tally(ctx, &workflow.id)))
 }
 
 pub(crate) fn show(ctx: &Ctx) -> Result<()> {

@@ -19,6 +19,7 @@ use checkpoint_core::{
     Transition, WorkflowId,
     effects::Ledger,
     journal::Entry,
+    snapshots::FileTally,
     store::{ARCHIVE_DIR, FAILED_DIR, JOURNAL_FILE, Loaded, STATE_FILE},
 };
 use chrono::{DateTime, Utc};
@@ -121,6 +122,7 @@ pub(crate) fn run(ctx: &Ctx, args: &WatchArgs) -> Result<()> {
         loaded,
         run: RunTracker::default(),
         ledger: Ledger::default(),
+        files: FileTally::default(),
         last_entry: None,
         problem: None,
     };
@@ -170,6 +172,8 @@ struct Watch<'a> {
     run: RunTracker,
     /// The effects of the entries read so far.
     ledger: Ledger,
+    /// The files changed, per phase, session and agent, in the entries read so far.
+    files: FileTally,
     last_entry: Option<Entry>,
     /// A problem met by the last read, shown until a read goes well.
     problem: Option<String>,
@@ -225,13 +229,17 @@ impl Watch<'_> {
         }
         if read.change.is_some() {
             // Entries shown before may be gone or differ: the effects are read again, whole.
-            self.ledger = match self.ctx.store.journal(&self.id) {
-                Ok(journal) => Ledger::from_entries(&journal.entries),
-                Err(_) => Ledger::default(),
+            (self.ledger, self.files) = match self.ctx.store.journal(&self.id) {
+                Ok(journal) => (
+                    Ledger::from_entries(&journal.entries),
+                    FileTally::of(&journal.entries),
+                ),
+                Err(_) => (Ledger::default(), FileTally::default()),
             };
         } else {
             for entry in &read.entries {
                 self.ledger.push(entry);
+                self.files.observe(entry);
             }
         }
         for entry in &read.entries {
@@ -248,6 +256,11 @@ impl Watch<'_> {
             }
         }
         Ok(read.entries)
+    }
+
+    /// The effects and the files changed of the entries read so far.
+    fn counts(&self) -> EffectCounts {
+        EffectCounts::of(&self.ledger).with_tally(self.files.clone())
     }
 
     /// The current time: the test clock when one is set, else the real one.
@@ -269,7 +282,7 @@ impl Watch<'_> {
             return output::emit_json(&WatchReport {
                 version: JSON_VERSION,
                 workflow,
-                phases: PhaseSummary::all(workflow, &EffectCounts::of(&self.ledger)),
+                phases: PhaseSummary::all(workflow, &self.counts()),
                 run: self.run.last.as_ref(),
                 runner_alive: self.runner_alive(),
                 last_entry: self.last_entry.as_ref(),
@@ -278,7 +291,7 @@ impl Watch<'_> {
         }
         let now = self.now();
         let how = format!("as of {}", now.format("%Y-%m-%d %H:%M:%S UTC"));
-        let effects = EffectCounts::of(&self.ledger);
+        let effects = self.counts();
         let text = view::render(&self.frame(now, &how, &effects), Paint::new(self.ctx.color));
         output::emit_human(self.ctx.color, &text).into_diagnostic()
     }
@@ -361,7 +374,7 @@ impl Watch<'_> {
         let mut screen = Screen::enter(self.ctx.color).into_diagnostic()?;
         loop {
             let (width, height) = terminal_size();
-            let effects = EffectCounts::of(&self.ledger);
+            let effects = self.counts();
             let text = view::render(
                 &self.frame(self.now(), &how, &effects),
                 Paint::new(self.ctx.color),

@@ -25,7 +25,7 @@ pub(crate) use crate::json::{
         ArchiveReport, DiffReport, ExportReport, GcReport, GraphNode, GraphReport, ListEntry,
         ListReport, LogReport, RestoreReport, ValidateReport,
     },
-    resume::{DryRunStep, ResumeReport, RunDryRun, SeedOrigin},
+    resume::{DryRunStep, PhaseFiles, ResumeFiles, ResumeReport, RunDryRun, SeedOrigin},
     snapshots::{
         FileChangeRow, FilesDiffReport, LeftOutRow, SnapshotRow, SnapshotTaken, SnapshotsReport,
         UndoFileRow, UndoReport,

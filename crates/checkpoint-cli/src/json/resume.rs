@@ -30,6 +30,30 @@ pub(crate) struct ResumeReport<'a> {
     /// When the plan is of another system's state file: its format and path (read only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) source: Option<SeedOrigin>,
+    /// The files changed since the last snapshot of the files, and by each phase in progress;
+    /// absent outside git or before the first snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) files: Option<ResumeFiles>,
+}
+
+/// The files `resume` names: changed since the last snapshot (by a session that died before its
+/// turn ended, or outside any session), and changed by each interrupted phase since it started.
+#[derive(Debug, Serialize)]
+pub(crate) struct ResumeFiles {
+    pub(crate) since_last_snapshot: Vec<String>,
+    pub(crate) phases: Vec<PhaseFiles>,
+}
+
+/// The files a phase in progress changed, from the last snapshot at or before its start to now.
+#[derive(Debug, Serialize)]
+pub(crate) struct PhaseFiles {
+    pub(crate) phase: PhaseId,
+    /// How many files, and lines added and removed.
+    pub(crate) changed: u64,
+    pub(crate) added: u64,
+    pub(crate) removed: u64,
+    /// The first 50 paths.
+    pub(crate) paths: Vec<String>,
 }
 
 /// Another checkpoint system's state file that a read-only plan was made from.

@@ -117,6 +117,33 @@ pub(crate) struct PhaseSummary<'a> {
     /// How many effects (pushes, pull requests, publishes, …) the phase has done, in every
     /// attempt: `checkpoint effects --phase <id>` lists them.
     pub(crate) effects: usize,
+    /// The files the phase changed, from its snapshots (none when they changed none):
+    /// `checkpoint snapshots --phase <id>` lists them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) files: Option<FilesSummary>,
+}
+
+/// The files a phase changed, summed over its snapshots.
+#[derive(Debug, Serialize)]
+pub(crate) struct FilesSummary {
+    /// How many distinct files.
+    pub(crate) changed: u64,
+    /// Lines added and removed.
+    pub(crate) added: u64,
+    pub(crate) removed: u64,
+    /// The paths its snapshots name (each names at most 50).
+    pub(crate) paths: Vec<String>,
+}
+
+impl From<&checkpoint_core::snapshots::FileChanges> for FilesSummary {
+    fn from(changes: &checkpoint_core::snapshots::FileChanges) -> Self {
+        Self {
+            changed: changes.files(),
+            added: changes.added,
+            removed: changes.removed,
+            paths: changes.paths.iter().cloned().collect(),
+        }
+    }
 }
 
 impl<'a> PhaseSummary<'a> {
@@ -135,6 +162,7 @@ impl<'a> PhaseSummary<'a> {
                     .as_ref()
                     .filter(|_| phase.status == checkpoint_core::PhaseStatus::InProgress),
                 effects: effects.of_phase(&phase.id),
+                files: effects.files().of_phase(&phase.id).map(Into::into),
             })
             .collect()
     }

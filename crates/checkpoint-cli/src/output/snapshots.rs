@@ -1,7 +1,10 @@
 //! The working tree's snapshots in words: a line of `checkpoint snapshots`, and a snapshot's
 //! or a restore's journal entry as `log` describes it.
 
-use checkpoint_core::{Transition, snapshots::SnapshotRecord};
+use checkpoint_core::{
+    Transition,
+    snapshots::{Author, FileChanges, FileTally, SnapshotRecord},
+};
 
 use crate::output::text::{count, escape, short_sha};
 
@@ -91,6 +94,67 @@ pub(crate) fn describe(transition: &Transition) -> String {
         }
         other => other.op().to_owned(),
     }
+}
+
+/// The files one phase, session or agent changed: "3 files +10 -2".
+pub(crate) fn changes_text(changes: &FileChanges) -> String {
+    format!(
+        "{} +{} -{}",
+        count(changes.files() as usize, "file"),
+        changes.added,
+        changes.removed
+    )
+}
+
+/// Who changed files: "session 0b3c6e0e", "agent a1b2c3d4 (session 0b3c6e0e)", or "no session"
+/// (a snapshot by hand, a phase's completion).
+pub(crate) fn author_text(author: &Author) -> String {
+    let session = author
+        .session_id
+        .as_deref()
+        .map(|session| format!("session {}", escape(&short(session))));
+    match (&author.agent_id, session) {
+        (Some(agent), Some(session)) => format!("agent {} ({session})", escape(&short(agent))),
+        (Some(agent), None) => format!("agent {}", escape(&short(agent))),
+        (None, Some(session)) => session,
+        (None, None) => "no session".to_owned(),
+    }
+}
+
+/// The lines that say who changed which files, per session and agent (the first paths of each),
+/// for `status` and `watch`; empty when no session's snapshot changed any (the phases' lines
+/// already say what snapshots taken by hand or at a completion hold).
+pub(crate) fn authors_lines(tally: &FileTally) -> String {
+    let attributed = tally
+        .authors
+        .iter()
+        .any(|(author, _)| author.session_id.is_some() || author.agent_id.is_some());
+    if !attributed {
+        return String::new();
+    }
+    let mut out =
+        "\nfiles changed, by session and agent (`checkpoint snapshots` lists them):\n".to_owned();
+    for (author, changes) in &tally.authors {
+        let mut shown: Vec<String> = changes
+            .paths
+            .iter()
+            .take(3)
+            .map(|path| escape(path).into_owned())
+            .collect();
+        if changes.files() > 3 {
+            shown.push("…".to_owned());
+        }
+        out.push_str(&format!(
+            "  {}: {}",
+            author_text(author),
+            changes_text(changes)
+        ));
+        if !shown.is_empty() {
+            out.push_str(&format!(" ({})", shown.join(", ")));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// An id's first 8 characters.

@@ -88,12 +88,14 @@ pub(crate) fn render_workflow(
     }
     let _ = writeln!(out);
     render_phases(&mut out, workflow, effects, now, paint, elapsed);
+    out.push_str(&crate::output::snapshots::authors_lines(effects.files()));
     out
 }
 
 /// The lines of every phase, as `checkpoint status` and `checkpoint watch` show them: its status,
 /// and for a phase in progress its progress note and tasks; with `elapsed`, how long a phase in
-/// progress has run and how long a finished one took; and how many effects it has done.
+/// progress has run and how long a finished one took; how many effects it has done and the
+/// files it changed.
 pub(crate) fn render_phases(
     out: &mut String,
     workflow: &Workflow,
@@ -118,6 +120,12 @@ pub(crate) fn render_phases(
         let n_effects = effects.of_phase(&phase.id);
         if n_effects > 0 {
             line.push_str(&paint.dim(&format!("  · {} done", count(n_effects, "effect"))));
+        }
+        if let Some(files) = effects.files().of_phase(&phase.id) {
+            line.push_str(&paint.dim(&format!(
+                "  · {} changed",
+                crate::output::snapshots::changes_text(files)
+            )));
         }
         let _ = writeln!(out, "{line}");
         if workflow.kind.as_deref() == Some(checkpoint_core::workflow_run::KIND) {

@@ -12,8 +12,8 @@ use std::{
 use checkpoint_core::{
     PhaseId, PhaseStatus, RestoreKind, SnapshotReason, Transition, Workflow, WorkflowId,
     journal::Entry,
-    snapshots::{self, MAX_PATHS, SnapshotRecord, Target},
-    store::Loaded,
+    snapshots::{self, FileTally, MAX_PATHS, SnapshotRecord, Target},
+    store::{JOURNAL_FILE, Loaded},
 };
 use miette::{Result, miette};
 
@@ -92,6 +92,7 @@ fn take_with(
             message: &message,
             deadline: request.deadline,
             commit: true,
+            date: Some(ctx.now.timestamp()),
         })
         .map_err(|err| miette!("failed to snapshot the files: {err}"))?;
     if taken.unfinished {
@@ -206,6 +207,36 @@ pub(crate) fn forget_deleted(ctx: &Ctx, doomed: &[checkpoint_core::retention::Do
     }
 }
 
+/// The files changed per phase, session and agent, from workflow `id`'s snapshot entries. Only
+/// their lines are parsed: a line's start names its transition, so that a long journal costs
+/// its read, not the parse of every entry. Empty when the journal cannot be read.
+pub(crate) fn file_tally(ctx: &Ctx, id: &WorkflowId) -> FileTally {
+    use std::io::BufRead;
+    const MARK: &[u8] = br#""op":"files_snapshot""#;
+    let path = ctx.store.workflow_dir(id).join(JOURNAL_FILE);
+    let mut tally = FileTally::default();
+    let Ok(file) = std::fs::File::open(&path) else {
+        return tally;
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    while reader
+        .read_until(b'\n', &mut line)
+        .is_ok_and(|read| read > 0)
+    {
+        // `{"seq":…,"at":"…","transition":{"op":"files_snapshot",…`: the mark is in the first
+        // hundred bytes of the line.
+        let head = &line[..line.len().min(128)];
+        if head.windows(MARK.len()).any(|window| window == MARK)
+            && let Ok(entry) = serde_json::from_slice::<Entry>(&line)
+        {
+            tally.observe(&entry);
+        }
+        line.clear();
+    }
+    tally
+}
+
 /// The most changed paths a session's context or a resume prompt names.
 const MAX_NAMED: usize = 20;
 
@@ -213,16 +244,51 @@ const MAX_NAMED: usize = 20;
 /// session that died before its turn ended): the tree is written with the private index, no
 /// commit, no ref. Empty outside git, with no snapshot yet, or on an error.
 pub(crate) fn unsnapshotted(ctx: &Ctx, id: &WorkflowId) -> Vec<String> {
-    let Ok(Some(snapshots)) = Snapshots::open(&ctx.project_root, id) else {
-        return Vec::new();
-    };
-    let Ok(Some((last, _))) = snapshots.last() else {
-        return Vec::new();
-    };
-    let now = tree_now(ctx, &snapshots);
-    now.and_then(|now| snapshots.changes(&last, &now.commit))
-        .map(|changed| changed.iter().map(|change| display(&change.path)).collect())
+    changed_since(ctx, id, &[])
+        .map(|changed| changed.unsnapshotted)
         .unwrap_or_default()
+}
+
+/// What `resume` says about the files: those changed since the last snapshot, and those each
+/// phase in progress changed since it started.
+pub(crate) struct ChangedSince {
+    /// Changed since the last snapshot, by no turn's end (a session that died, or a person).
+    pub(crate) unsnapshotted: Vec<String>,
+    /// For each phase asked about, the files changed from the last snapshot taken before its
+    /// start (HEAD's files when none was) to the files now.
+    pub(crate) phases: Vec<(PhaseId, Vec<Changed>)>,
+}
+
+/// The files changed since the last snapshot of workflow `id`, and since each of `phases`
+/// started (`(phase, when it started)`); none outside git, with no snapshot yet, or on an
+/// error. The journal is not read: a phase's start is found on the snapshots' ref by time.
+pub(crate) fn changed_since(
+    ctx: &Ctx,
+    id: &WorkflowId,
+    phases: &[(PhaseId, chrono::DateTime<chrono::Utc>)],
+) -> Option<ChangedSince> {
+    let snapshots = Snapshots::open(&ctx.project_root, id).ok()??;
+    let (last, _) = snapshots.last().ok()??;
+    let now = tree_now(ctx, &snapshots).ok()?;
+    let unsnapshotted = snapshots
+        .changes(&last, &now.commit)
+        .ok()?
+        .iter()
+        .map(|change| display(&change.path))
+        .collect();
+    let mut changed = Vec::new();
+    for (phase, started) in phases {
+        let since = snapshots
+            .before(*started)
+            .unwrap_or_else(|| snapshots.head_tree());
+        if let Ok(files) = snapshots.changes(&since, &now.commit) {
+            changed.push((phase.clone(), files));
+        }
+    }
+    Some(ChangedSince {
+        unsnapshotted,
+        phases: changed,
+    })
 }
 
 /// The working tree as a snapshot would hold it, written with the private index but neither
@@ -236,6 +302,7 @@ pub(crate) fn tree_now(ctx: &Ctx, snapshots: &Snapshots) -> Result<Taken, String
         message: "",
         deadline: None,
         commit: false,
+        date: None,
     })
 }
 

@@ -15,7 +15,10 @@ use std::{
 
 use checkpoint_core::WorkflowId;
 
-use crate::snapshot::plumbing::{Repo, display, path_of, records};
+use crate::snapshot::{
+    plumbing::{Repo, display, path_of, records},
+    scan_cache::{ScanCache, Stamp},
+};
 
 /// The paths given to one `git update-index`: a snapshot cut short by its deadline keeps the
 /// chunks already added, and the next one goes on from there.
@@ -72,6 +75,8 @@ pub(crate) struct SnapshotOptions<'a> {
     pub(crate) deadline: Option<Instant>,
     /// Commit and move the ref; false only writes the tree (`undo --dry-run`).
     pub(crate) commit: bool,
+    /// The commit's date, in seconds since the epoch: the journal entry's time.
+    pub(crate) date: Option<i64>,
 }
 
 /// The snapshots of one workflow in one working tree: its private index and ref.
@@ -118,19 +123,7 @@ impl Snapshots {
             self.seed(options)?;
         }
         let pending = self.index.with_extension("pending");
-        let listed = self
-            .repo
-            .git()
-            .index(&self.index)
-            .args([
-                "ls-files",
-                "-z",
-                "--modified",
-                "--deleted",
-                "--others",
-                "--exclude-standard",
-            ])
-            .output()?;
+        let listed = self.changed_now()?;
         let (paths, left_out, mut cut) = self.candidates(&listed, options);
         if paths.is_empty()
             && !cut
@@ -200,30 +193,34 @@ impl Snapshots {
             args.extend(["-p".to_owned(), parent.clone()]);
         }
         args.extend(["-m".to_owned(), options.message.to_owned()]);
-        let commit = self.repo.git().identity().args(&args).text()?;
+        let base = match &last {
+            Some((_, last_tree)) => last_tree.clone(),
+            None => self.head_tree(),
+        };
+        // The commit and the changes both need only the tree: two processes at once.
+        let (commit, changed) = std::thread::scope(|scope| {
+            let changed = scope.spawn(|| self.changes(&base, &tree));
+            let commit = self
+                .repo
+                .git()
+                .identity()
+                .date(options.date)
+                .args(&args)
+                .text();
+            let changed = changed
+                .join()
+                .unwrap_or_else(|_| Err("the diff of the snapshot panicked".to_owned()));
+            (commit, changed)
+        });
+        let (commit, changed) = (commit?, changed?);
         let old = last.as_ref().map_or("", |(parent, _)| parent.as_str());
-        self.repo
-            .git()
-            .args([
-                "update-ref",
-                "-m",
-                "checkpoint snapshot",
-                &self.refname,
-                &commit,
-                old,
-            ])
-            .output()?;
+        self.repo.update_ref(&self.refname, &commit, old)?;
         let _ = fs::remove_file(&pending);
         // Spares the next snapshot a process; checked against the ref before it is trusted.
         let _ = fs::write(
             self.index.with_extension("last"),
             format!("{commit} {tree}\n"),
         );
-        let base = match &last {
-            Some((parent, _)) => parent.clone(),
-            None => self.head_tree(),
-        };
-        let changed = self.changes(&base, &commit)?;
         Ok(Taken {
             commit,
             created: true,
@@ -231,6 +228,29 @@ impl Snapshots {
             left_out,
             unfinished: false,
         })
+    }
+
+    /// The paths whose file differs from the private index (changed, deleted, a new type or
+    /// mode) and the untracked ones not ignored, from one `git status` with the private index.
+    /// It refreshes the index's stat cache and writes it back, so that an unchanged file is
+    /// never read twice, and keeps git's untracked cache in it, so that an unchanged directory
+    /// is not read again either.
+    fn changed_now(&self) -> Result<Vec<u8>, String> {
+        let output = self
+            .repo
+            .git()
+            .index(&self.index)
+            .writes_index()
+            .args([
+                "status",
+                "--porcelain",
+                "-z",
+                "--no-renames",
+                "--ignore-submodules=all",
+                "--untracked-files=all",
+            ])
+            .output()?;
+        Ok(status_paths(&output))
     }
 
     /// Adds `paths` to the private index in chunks; whether the deadline cut it short. Each chunk
@@ -288,7 +308,7 @@ impl Snapshots {
                 .args(["update-ref", "-d", &self.refname])
                 .output()?;
         }
-        for extension in ["index", "pending", "lock", "last"] {
+        for extension in ["index", "pending", "lock", "last", "leftout"] {
             let _ = fs::remove_file(self.index.with_extension(extension));
         }
         Ok(())
@@ -301,38 +321,42 @@ impl Snapshots {
         from: &str,
         to: &str,
     ) -> Result<std::collections::HashMap<Vec<u8>, &'static str>, String> {
-        let output = self
-            .repo
-            .git()
-            .args([
-                "diff-tree",
-                "-r",
-                "-z",
-                "--raw",
-                "--no-renames",
-                "--no-abbrev",
-                from,
-                to,
-            ])
-            .output()?;
-        let mut kinds = std::collections::HashMap::new();
-        let mut fields = records(&output);
-        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
-            let meta = String::from_utf8_lossy(meta);
-            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-            let [old_mode, new_mode, old_blob, new_blob, status] = parts[..] else {
-                continue;
-            };
-            let kind = match status {
-                "A" => "added",
-                "D" => "deleted",
-                "T" => "type_changed",
-                _ if old_blob == new_blob && old_mode != new_mode => "mode_changed",
-                _ => "modified",
-            };
-            kinds.insert(path.to_vec(), kind);
+        Ok(self
+            .raw_changes(from, to, &[])?
+            .into_iter()
+            .map(|change| {
+                let kind = change.kind();
+                (change.path, kind)
+            })
+            .collect())
+    }
+
+    /// Each file's change from `from` to `to` (commits or trees), limited to `paths` (relative
+    /// to the top directory, taken literally; all when empty): `git diff-tree --raw`.
+    pub(crate) fn raw_changes(
+        &self,
+        from: &str,
+        to: &str,
+        paths: &[PathBuf],
+    ) -> Result<Vec<RawChange>, String> {
+        let mut args: Vec<String> = [
+            "diff-tree",
+            "-r",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            from,
+            to,
+            "--",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        for path in paths {
+            args.push(format!(":(literal){}", path.display()));
         }
-        Ok(kinds)
+        let output = self.repo.git().args(&args).output()?;
+        Ok(raw(&output))
     }
 
     /// The stat then the patch from `from` to `to`, as git prints them.
@@ -350,6 +374,9 @@ impl Snapshots {
     pub(crate) fn last(&self) -> Result<Option<(String, String)>, String> {
         let loose = fs::read_to_string(self.repo.common_dir.join(&self.refname)).ok();
         let noted = fs::read_to_string(self.index.with_extension("last")).ok();
+        if loose.is_none() && !self.may_be_packed() {
+            return Ok(None);
+        }
         if let (Some(loose), Some(noted)) = (loose, noted)
             && let Some((commit, tree)) = noted.trim().split_once(' ')
             && loose.trim() == commit
@@ -373,8 +400,41 @@ impl Snapshots {
             .map(|(commit, tree)| (commit.to_owned(), tree.to_owned())))
     }
 
+    /// The last snapshot taken before `at` (by its commit's time, in whole seconds: one taken in
+    /// the same second may have followed it, so it does not count), if any.
+    pub(crate) fn before(&self, at: chrono::DateTime<chrono::Utc>) -> Option<String> {
+        let text = self
+            .repo
+            .git()
+            .args([
+                "rev-list".to_owned(),
+                "-1".to_owned(),
+                format!("--before={}", at.timestamp() - 1),
+                self.refname.clone(),
+                "--".to_owned(),
+            ])
+            .text()
+            .ok()?;
+        Some(text).filter(|commit| !commit.is_empty())
+    }
+
+    /// Whether the ref may exist without its loose file: in `packed-refs` (after `git gc` or
+    /// `git pack-refs`) or in a reftable. Spares a process when a workflow has no snapshot.
+    fn may_be_packed(&self) -> bool {
+        if self.repo.common_dir.join("reftable").exists() {
+            return true;
+        }
+        let Ok(packed) = fs::read(self.repo.common_dir.join("packed-refs")) else {
+            return false;
+        };
+        let needle = format!(" {}\n", self.refname);
+        packed
+            .windows(needle.len())
+            .any(|window| window == needle.as_bytes())
+    }
+
     /// HEAD's tree, or the empty tree in a repository with no commit yet.
-    fn head_tree(&self) -> String {
+    pub(crate) fn head_tree(&self) -> String {
         self.repo
             .git()
             .args(["rev-parse", "-q", "--verify", "HEAD^{tree}"])
@@ -428,6 +488,8 @@ impl Snapshots {
         options: &SnapshotOptions<'_>,
     ) -> (Vec<Vec<u8>>, Vec<LeftOut>, bool) {
         let store = self.store_prefix(options.store);
+        let mut cache =
+            ScanCache::load(self.index.with_extension("leftout"), options.max_file_bytes);
         let mut paths: Vec<&[u8]> = records(listed)
             // A directory with a repository of its own, listed with a slash: left alone.
             .filter(|path| !path.ends_with(b"/"))
@@ -444,7 +506,18 @@ impl Snapshots {
             if path_of(path).starts_with(&store) && !store.as_os_str().is_empty() {
                 continue;
             }
-            if let Some(why) = self.left_out(path, options) {
+            let metadata = fs::symlink_metadata(self.repo.top.join(path_of(path))).ok();
+            let stamp = metadata.as_ref().map(Stamp::of);
+            let why = match stamp {
+                Some(stamp) => cache
+                    .get(path, stamp)
+                    .or_else(|| self.left_out(path, metadata.as_ref(), options)),
+                None => None,
+            };
+            if let Some(why) = why {
+                if let Some(stamp) = stamp {
+                    cache.put(path, stamp, &why);
+                }
                 left_out.push(LeftOut {
                     path: path.to_vec(),
                     why,
@@ -453,13 +526,19 @@ impl Snapshots {
             }
             kept.push(path.to_vec());
         }
+        cache.save();
         (kept, left_out, false)
     }
 
-    /// Why a changed file stays out of snapshots, if it does.
-    fn left_out(&self, path: &[u8], options: &SnapshotOptions<'_>) -> Option<String> {
-        let full = self.repo.top.join(path_of(path));
-        let metadata = fs::symlink_metadata(&full).ok()?;
+    /// Why a changed file stays out of snapshots, if it does (`metadata` is its own, not its
+    /// link's target's; none when it is gone).
+    fn left_out(
+        &self,
+        path: &[u8],
+        metadata: Option<&fs::Metadata>,
+        options: &SnapshotOptions<'_>,
+    ) -> Option<String> {
+        let metadata = metadata?;
         if metadata.is_file() && metadata.len() > options.max_file_bytes {
             return Some(format!(
                 "it is larger than the bound of {} bytes (`[files] max_file_bytes`)",
@@ -536,6 +615,72 @@ fn refname(repo: &Repo, workflow: &WorkflowId) -> String {
     }
 }
 
+/// One file's change between two trees, as `git diff-tree --raw` gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawChange {
+    pub(crate) old_mode: String,
+    pub(crate) new_mode: String,
+    pub(crate) old_blob: String,
+    pub(crate) new_blob: String,
+    /// `A`, `D`, `M` or `T`.
+    pub(crate) status: String,
+    /// The path, relative to the top directory, as bytes.
+    pub(crate) path: Vec<u8>,
+}
+
+impl RawChange {
+    /// The change in a word: `added`, `deleted`, `type_changed`, `mode_changed` or `modified`.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self.status.as_str() {
+            "A" => "added",
+            "D" => "deleted",
+            "T" => "type_changed",
+            _ if self.old_blob == self.new_blob && self.old_mode != self.new_mode => "mode_changed",
+            _ => "modified",
+        }
+    }
+}
+
+/// `git diff-tree -r -z --raw --no-abbrev` records: `:<old mode> <new mode> <old blob> <new
+/// blob> <status>`, then the path.
+fn raw(output: &[u8]) -> Vec<RawChange> {
+    let mut changes = Vec::new();
+    let mut fields = records(output);
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old_blob, new_blob, status] = parts[..] else {
+            continue;
+        };
+        changes.push(RawChange {
+            old_mode: old_mode.to_owned(),
+            new_mode: new_mode.to_owned(),
+            old_blob: old_blob.to_owned(),
+            new_blob: new_blob.to_owned(),
+            status: status.to_owned(),
+            path: path.to_vec(),
+        });
+    }
+    changes
+}
+
+/// The paths of `git status --porcelain -z --no-renames` records (`XY path`) whose file differs
+/// from the index or is untracked (Y is not a space: X, HEAD against the index, does not matter
+/// here), NUL-separated.
+fn status_paths(output: &[u8]) -> Vec<u8> {
+    let mut paths = Vec::new();
+    for record in records(output) {
+        if let [_, y, b' ', path @ ..] = record
+            && *y != b' '
+            && !path.is_empty()
+        {
+            paths.extend_from_slice(path);
+            paths.push(0);
+        }
+    }
+    paths
+}
+
 /// `git diff-tree --numstat -z` records.
 fn numstat(output: &[u8]) -> Vec<Changed> {
     records(output)
@@ -551,4 +696,58 @@ fn numstat(output: &[u8]) -> Vec<Changed> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_records_give_the_paths_that_differ_from_the_private_index() {
+        let output = b"M  staged only\0 M changed\0 D gone\0 T now a link\0?? new file\nwith a newline\0MM both\0?? \xff\xfe\0";
+        let listed = status_paths(output);
+        let paths: Vec<&[u8]> = records(&listed).collect();
+        assert_eq!(
+            paths,
+            [
+                &b"changed"[..],
+                b"gone",
+                b"now a link",
+                b"new file\nwith a newline",
+                b"both",
+                b"\xff\xfe"
+            ]
+        );
+        assert!(status_paths(b"").is_empty());
+    }
+
+    #[test]
+    fn raw_records_give_each_change_and_its_kind() {
+        let zero = "0".repeat(40);
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let output = format!(
+            ":000000 100644 {zero} {a} A\0new\0:100644 000000 {a} {zero} D\0old\0\
+             :100644 100755 {a} {a} M\0run.sh\0:100644 100644 {a} {b} M\0text\0\
+             :100644 120000 {a} {b} T\0link\0"
+        );
+        let kinds: Vec<(String, &str)> = raw(output.as_bytes())
+            .iter()
+            .map(|change| (display(&change.path), change.kind()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("new".to_owned(), "added"),
+                ("old".to_owned(), "deleted"),
+                ("run.sh".to_owned(), "mode_changed"),
+                ("text".to_owned(), "modified"),
+                ("link".to_owned(), "type_changed"),
+            ]
+        );
+        let link = &raw(output.as_bytes())[4];
+        assert_eq!(
+            (link.new_mode.as_str(), link.new_blob.as_str()),
+            ("120000", b.as_str())
+        );
+    }
 }

@@ -18,6 +18,13 @@ const IDENTITY: [(&str, &str); 4] = [
     ("GIT_COMMITTER_EMAIL", "checkpoint@localhost"),
 ];
 
+/// The settings of git with the private index (see [`Git::index`]).
+const PRIVATE_INDEX: [(&str, &str); 3] = [
+    ("core.untrackedCache", "true"),
+    ("status.showUntrackedFiles", "all"),
+    ("index.skipHash", "true"),
+];
+
 /// A git repository's working tree, as snapshots need it.
 #[derive(Debug, Clone)]
 pub(crate) struct Repo {
@@ -112,6 +119,48 @@ impl Repo {
         own != self.common_dir
     }
 
+    /// Moves `refname` from `old` (empty: it must not exist) to `new`. A loose ref is written
+    /// in-process as git writes it (a lock file renamed over it); git does it when the ref is
+    /// packed, the repository keeps its refs in a reftable, or the lock is taken.
+    pub(crate) fn update_ref(&self, refname: &str, new: &str, old: &str) -> Result<(), String> {
+        let path = self.common_dir.join(refname);
+        let current = std::fs::read_to_string(&path).ok();
+        let loose_matches = match &current {
+            Some(current) => current.trim() == old && !old.is_empty(),
+            None => old.is_empty(),
+        };
+        if loose_matches
+            && !self.common_dir.join("reftable").exists()
+            && self.write_loose_ref(&path, new).is_ok()
+        {
+            return Ok(());
+        }
+        self.git()
+            .args(["update-ref", "-m", "checkpoint snapshot", refname, new, old])
+            .output()
+            .map(|_| ())
+    }
+
+    /// Writes a loose ref through its lock file; an error leaves the ref as it was.
+    fn write_loose_ref(&self, path: &Path, value: &str) -> std::io::Result<()> {
+        let parent = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
+        std::fs::create_dir_all(parent)?;
+        let mut lock_name = path.as_os_str().to_owned();
+        lock_name.push(".lock");
+        let lock = PathBuf::from(lock_name);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)?;
+        let written = file
+            .write_all(format!("{value}\n").as_bytes())
+            .and_then(|()| std::fs::rename(&lock, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&lock);
+        }
+        written
+    }
+
     /// A git command in the top directory.
     pub(crate) fn git(&self) -> Git {
         Git::new(&self.top)
@@ -155,15 +204,46 @@ impl Git {
         self
     }
 
-    /// Runs with `index` as the index file instead of the repository's.
+    /// Runs with `index` as the index file instead of the repository's, with the settings that
+    /// make it cheap: git's untracked cache kept in it (for `--untracked-files=all`), and no
+    /// checksum over the whole file on each write. Given as `GIT_CONFIG_*` variables, unless
+    /// the caller's environment already uses them (then git's defaults: slower, as correct).
     pub(crate) fn index(mut self, index: &Path) -> Self {
         self.command.env("GIT_INDEX_FILE", index);
+        if std::env::var_os("GIT_CONFIG_COUNT").is_none() {
+            self.command
+                .env("GIT_CONFIG_COUNT", PRIVATE_INDEX.len().to_string());
+            for (i, (key, value)) in PRIVATE_INDEX.iter().enumerate() {
+                self.command
+                    .env(format!("GIT_CONFIG_KEY_{i}"), key)
+                    .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+            }
+        }
+        self
+    }
+
+    /// Lets git write the index when it only refreshed it (its stat cache), which
+    /// `GIT_OPTIONAL_LOCKS=0` forbids: for the private index, which nobody else uses.
+    pub(crate) fn writes_index(mut self) -> Self {
+        self.command.env("GIT_OPTIONAL_LOCKS", "1");
         self
     }
 
     /// Commits as `checkpoint`.
     pub(crate) fn identity(mut self) -> Self {
         self.command.envs(IDENTITY);
+        self
+    }
+
+    /// Dates the commit at `seconds` since the epoch (the journal's clock, so that a snapshot
+    /// is found by the time of its entry); git's clock when none.
+    pub(crate) fn date(mut self, seconds: Option<i64>) -> Self {
+        if let Some(seconds) = seconds {
+            let date = format!("@{seconds} +0000");
+            self.command
+                .env("GIT_AUTHOR_DATE", &date)
+                .env("GIT_COMMITTER_DATE", &date);
+        }
         self
     }
 

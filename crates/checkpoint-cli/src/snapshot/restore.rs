@@ -14,7 +14,7 @@ use std::{
 
 use crate::snapshot::{
     engine::Snapshots,
-    plumbing::{display, path_of, records},
+    plumbing::{display, path_of},
 };
 
 /// A submodule's mode in a tree: a snapshot never changes one.
@@ -63,48 +63,25 @@ impl Snapshots {
         store: &Path,
         skip: &BTreeSet<Vec<u8>>,
     ) -> Result<Vec<Step>, String> {
-        let mut args: Vec<String> = [
-            "diff-tree",
-            "-r",
-            "-z",
-            "--raw",
-            "--no-renames",
-            "--no-abbrev",
-            from,
-            to,
-            "--",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        for path in paths {
-            args.push(format!(":(literal){}", path.display()));
-        }
-        let output = self.repo.git().args(&args).output()?;
         let store = self.store_prefix(store);
         let mut steps = Vec::new();
-        let mut fields = records(&output);
-        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
-            let meta = String::from_utf8_lossy(meta);
-            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-            let [old_mode, new_mode, _, new_blob, status] = parts[..] else {
-                continue;
-            };
-            if old_mode == GITLINK
-                || new_mode == GITLINK
-                || skip.contains(path)
-                || self.excluded_by_name(&store, path)
+        for change in self.raw_changes(from, to, paths)? {
+            if change.old_mode == GITLINK
+                || change.new_mode == GITLINK
+                || skip.contains(&change.path)
+                || self.excluded_by_name(&store, &change.path)
             {
                 continue;
             }
-            let action = match status {
+            let action = match change.status.as_str() {
                 "A" => Action::Create,
                 "D" => Action::Delete,
                 _ => Action::Modify,
             };
             steps.push(Step {
-                path: path.to_vec(),
+                path: change.path,
                 action,
-                new: (action != Action::Delete).then(|| (new_mode.to_owned(), new_blob.to_owned())),
+                new: (action != Action::Delete).then_some((change.new_mode, change.new_blob)),
             });
         }
         Ok(steps)

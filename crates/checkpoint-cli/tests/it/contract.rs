@@ -284,6 +284,29 @@ fn the_documents_of_the_files() {
         shas(document(&env, &["diff", "--files", "@1", "@2"]))
     );
     std::fs::write(root.join("b.txt"), "mine\n").unwrap();
+    // The files each phase and session changed (status, report), and those changed since the
+    // last snapshot and by the phase in progress (resume).
+    let status = env.json(&["status"]);
+    assert_eq!(
+        status["phases"][0]["files"],
+        json!({ "changed": 1, "added": 2, "removed": 0, "paths": ["a.txt"] })
+    );
+    let report = env.json(&["report"]);
+    assert_eq!(
+        report["files_by_phase"],
+        json!([{ "phase": "build", "changed": 1, "added": 2, "removed": 0 }])
+    );
+    assert_eq!(
+        report["files_by_session"],
+        json!([
+            { "changed": 1, "added": 1, "removed": 0 },
+            { "session": "11111111-2222-3333-4444-555555555555", "changed": 1, "added": 1, "removed": 0 }
+        ])
+    );
+    insta::assert_snapshot!(
+        "resume_files",
+        shas(document(&env, &["resume", "--dry-run"]))
+    );
     insta::assert_snapshot!(
         "undo_dry_run",
         shas(document(&env, &["undo", "--to", "@1", "--dry-run"]))

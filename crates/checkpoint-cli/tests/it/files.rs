@@ -681,3 +681,92 @@ fn the_resume_prompt_names_the_files_changed_since_the_last_snapshot() {
     // Naming them stores no snapshot.
     assert_eq!(git(&root, &["for-each-ref"]), refs);
 }
+
+#[test]
+fn status_watch_report_and_resume_name_the_files_each_phase_session_and_agent_changed() {
+    let env = repo();
+    let root = env.project();
+    env.ok(&["init", "w", "--phase", "build", "--phase", "test"]);
+    write(&root, "before.txt", "old\n");
+    env.ok(&["snapshot", "-m", "before"]);
+    env.set_now("2026-03-01T12:05:00Z");
+    env.ok(&["start", "build"]);
+    env.set_now("2026-03-01T12:06:00Z");
+    write(&root, "a.txt", "1\n2\n");
+    let stop = hook_payload(&env, "Stop", json!({"stop_hook_active": false}));
+    assert_eq!(env.hook("Stop", &stop).wait().0, 0);
+    env.set_now("2026-03-01T12:07:00Z");
+    write(&root, "helper.txt", "h\n");
+    let payload = hook_payload(
+        &env,
+        "SubagentStop",
+        json!({"agent_id": "agent-7", "agent_type": "general-purpose", "stop_hook_active": false}),
+    );
+    assert_eq!(env.hook("SubagentStop", &payload).wait().0, 0);
+    // A session that died before its turn ended.
+    write(&root, "b.txt", "unsaved\n");
+
+    let status = env.ok(&["status"]);
+    let build = status.lines().find(|line| line.contains("build")).unwrap();
+    assert!(build.contains("2 files +3 -0 changed"), "{status}");
+    let test = status.lines().find(|line| line.contains("test")).unwrap();
+    assert!(!test.contains("changed"), "{status}");
+    for line in [
+        "no session: 1 file +1 -0 (before.txt)",
+        "session 11111111: 1 file +2 -0 (a.txt)",
+        "agent agent-7 (session 11111111): 1 file +1 -0 (helper.txt)",
+    ] {
+        assert!(status.contains(line), "{line}\n{status}");
+    }
+    let json = env.json(&["status"]);
+    assert_eq!(
+        json["phases"][0]["files"],
+        json!({"changed": 2, "added": 3, "removed": 0, "paths": ["a.txt", "helper.txt"]})
+    );
+    assert_eq!(json["phases"][1].get("files"), None);
+    let watch = env.ok(&["watch", "--once"]);
+    assert!(watch.contains("2 files +3 -0 changed"), "{watch}");
+    assert!(
+        watch.contains("agent agent-7 (session 11111111)"),
+        "{watch}"
+    );
+    let watched = env.json(&["watch", "--once"]);
+    assert_eq!(watched["phases"][0]["files"]["changed"], 2);
+
+    let report = env.ok(&["report"]);
+    for line in [
+        "phase `build`: 2 files +3 -0",
+        "no session: 1 file +1 -0",
+        "agent agent-7 (session 11111111): 1 file +1 -0",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
+    }
+    let page = env.dir.path().join("report.html");
+    env.ok(&["report", "--html", page.to_str().unwrap()]);
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<h2>Files changed</h2>")
+            && html.contains("agent agent-7 (session 11111111)"),
+        "{html}"
+    );
+
+    // Since the last snapshot: the dead session's file; since the phase started (after the
+    // snapshot `before`): its turn's, its sub-agent's and the dead session's, not `before.txt`.
+    let resume = env.json(&["resume", "--dry-run"]);
+    assert_eq!(resume["files"]["since_last_snapshot"], json!(["b.txt"]));
+    assert_eq!(
+        resume["files"]["phases"],
+        json!([{
+            "phase": "build",
+            "changed": 3,
+            "added": 4,
+            "removed": 0,
+            "paths": ["a.txt", "b.txt", "helper.txt"]
+        }])
+    );
+    // Outside git, or before any snapshot: no `files`.
+    let bare = TestEnv::new();
+    bare.ok(&["init", "w", "--phase", "build"]);
+    bare.ok(&["start", "build"]);
+    assert_eq!(bare.json(&["resume", "--dry-run"]).get("files"), None);
+}

@@ -2,7 +2,8 @@
 //! Bash (`sed -i`, `echo >`, `rm`, `mkdir` and a new file, `chmod +x`) and through Write; each
 //! turn's end is a snapshot, `checkpoint undo --to` each earlier turn's snapshot gives exactly
 //! that turn's tree (bytes and modes, created files gone, deleted ones back), ignored and
-//! secret-looking files untouched, HEAD and the index unchanged, and `redo` the later tree.
+//! secret-looking files untouched, HEAD and the index unchanged, and `redo` the later tree; and
+//! a sub-agent's writes attributed to it (its stop's snapshot), the main agent's to its session.
 
 use std::{collections::BTreeMap, fs, os::unix::fs::PermissionsExt, path::Path, process::Command};
 
@@ -51,6 +52,23 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Commits every file of `dir` as the base commit.
+fn commit_all(dir: &Path) {
+    git(dir, &["add", "-A"]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=E2E",
+            "-c",
+            "user.email=e2e@checkpoint.invalid",
+            "commit",
+            "-qm",
+            "base",
+        ],
+    );
+}
+
 fn bash(command: &str) -> Turn {
     Turn::tool_use("Bash", json!({ "command": command, "description": "edit" }))
 }
@@ -82,19 +100,7 @@ fn undo_gives_each_turns_tree_back_bash_edits_included_and_redo_the_later_one() 
     fs::write(dir.join("run.sh"), "echo run\n").unwrap();
     fs::write(dir.join("gone.txt"), "to be removed\n").unwrap();
     fs::write(dir.join(".gitignore"), "build.log\n").unwrap();
-    git(&dir, &["add", "-A"]);
-    git(
-        &dir,
-        &[
-            "-c",
-            "user.name=E2E",
-            "-c",
-            "user.email=e2e@checkpoint.invalid",
-            "commit",
-            "-qm",
-            "base",
-        ],
-    );
+    commit_all(&dir);
     let head = git(&dir, &["rev-parse", "HEAD"]);
     project.checkpoint_ok(&["init", WORKFLOW, "--phase", "edit"]);
     project.checkpoint_ok(&["start", "edit"]);
@@ -201,4 +207,91 @@ fn undo_gives_each_turns_tree_back_bash_edits_included_and_redo_the_later_one() 
     }
     project.checkpoint_ok(&["redo", "--yes"]);
     assert_eq!(without_untouched(&tree(&dir)), without_untouched(&tree1));
+}
+
+/// A sub-agent writes a file through Bash; after it returns, the main agent writes another: the
+/// sub-agent's stop takes a snapshot of its file attributed to its `agent_id` (and the parent's
+/// session), the turn's end one of the main agent's file, and `snapshots` and `status` say so.
+#[test]
+fn a_sub_agents_writes_are_attributed_to_it_and_the_main_agents_to_its_session() {
+    let project = Project::new(vec![
+        Turn::Tools(vec![(
+            "Agent".to_owned(),
+            json!({
+                "description": "Write the helper file",
+                "prompt": "ROUTE-HELPER: write helper.txt.",
+                "subagent_type": "general-purpose",
+                "run_in_background": false,
+            }),
+        )]),
+        bash("printf 'by the main agent\\n' > main.txt"),
+        Turn::text("MAIN-DONE"),
+    ]);
+    project.mock.route(
+        "ROUTE-HELPER",
+        [
+            bash("printf 'by the helper\\n' > helper.txt"),
+            Turn::text("Helper written."),
+        ],
+    );
+    let dir = project.dir().to_path_buf();
+    fs::write(dir.join("base.txt"), "base\n").unwrap();
+    commit_all(&dir);
+    project.checkpoint_ok(&["init", WORKFLOW, "--phase", "edit"]);
+    project.checkpoint_ok(&["start", "edit"]);
+    let output = project.claude(&[
+        "-p",
+        "write the files",
+        "--output-format",
+        "json",
+        "--allowedTools",
+        "Bash",
+    ]);
+    assert_eq!(output.code(), Some(0), "{output}");
+    let session_id = output.json_result().session_id;
+    assert_eq!(
+        fs::read(dir.join("helper.txt")).unwrap(),
+        b"by the helper\n"
+    );
+    assert_eq!(
+        fs::read(dir.join("main.txt")).unwrap(),
+        b"by the main agent\n"
+    );
+
+    let listed = project.checkpoint_ok(&["--format", "json", "snapshots"]);
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let rows = listed["snapshots"].as_array().unwrap();
+    let by_agent = rows
+        .iter()
+        .find(|row| row["reason"] == "subagent_stop")
+        .unwrap_or_else(|| panic!("no snapshot at the sub-agent's stop: {listed:#}"));
+    let agent = by_agent["agent"].as_str().expect("the sub-agent's id");
+    assert_eq!(by_agent["paths"], json!(["helper.txt"]), "{listed:#}");
+    assert_eq!(by_agent["session"], session_id.as_str(), "{listed:#}");
+    assert_eq!(by_agent["phase"], "edit", "{listed:#}");
+    let by_main = rows
+        .iter()
+        .find(|row| row["reason"] == "turn_end" && row["paths"] == json!(["main.txt"]))
+        .unwrap_or_else(|| panic!("no turn-end snapshot of main.txt: {listed:#}"));
+    assert_eq!(by_main["agent"], serde_json::Value::Null, "{listed:#}");
+    assert_eq!(by_main["session"], session_id.as_str(), "{listed:#}");
+    // The id is the client's own: its sub-agent transcript is named after it.
+    assert!(
+        project.env.all_transcripts_text().contains(agent),
+        "agent `{agent}` is in no transcript"
+    );
+
+    let short = |id: &str| id.chars().take(8).collect::<String>();
+    let status = project.checkpoint_ok(&["status"]);
+    for line in [
+        format!(
+            "agent {} (session {}): 1 file +1 -0 (helper.txt)",
+            short(agent),
+            short(&session_id)
+        ),
+        format!("session {}: 1 file +1 -0 (main.txt)", short(&session_id)),
+    ] {
+        assert!(status.contains(&line), "{line}\n{status}");
+    }
+    assert!(status.contains("2 files +2 -0 changed"), "{status}");
 }

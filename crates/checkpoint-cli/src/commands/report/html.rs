@@ -215,7 +215,24 @@ pub(crate) fn render(report: &Report, now: DateTime<Utc>) -> String {
             esc(&span.label)
         );
     }
-    page.push_str("</table>\n</body></html>\n");
+    page.push_str("</table>\n");
+    if !report.files_by_phase.is_empty() || !report.files_by_session.is_empty() {
+        page.push_str(
+            "<h2>Files changed</h2>\n<table><tr><th>by</th><th>files</th><th>lines</th></tr>\n",
+        );
+        for row in report.files_by_phase.iter().chain(&report.files_by_session) {
+            let _ = writeln!(
+                page,
+                "<tr><td>{}</td><td>{}</td><td>+{} −{}</td></tr>",
+                esc(&row.who),
+                row.changed,
+                row.added,
+                row.removed
+            );
+        }
+        page.push_str("</table>\n");
+    }
+    page.push_str("</body></html>\n");
     page
 }
 
