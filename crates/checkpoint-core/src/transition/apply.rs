@@ -241,6 +241,23 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         Transition::HolderEnd { phase, note, error } => {
             holder_end(workflow, phase, note.as_deref(), error.as_deref(), at)?;
         }
+        Transition::SessionHandoff {
+            session_id,
+            client,
+            machine,
+            user,
+            base,
+            ..
+        } => {
+            workflow.handoff = Some(crate::model::Handoff {
+                session_id: session_id.clone(),
+                client: client.clone(),
+                machine: machine.clone(),
+                user: user.clone(),
+                at,
+                base: base.clone(),
+            });
+        }
         Transition::Compaction { session_id, .. } => {
             workflow.last_activity = Some(Activity::new(at, "PreCompact", session_id.clone()));
         }

@@ -1,0 +1,283 @@
+//! `checkpoint push --session` and `pull --session`: a session's uncommitted work and redacted
+//! transcript moved between two clones with their own HOMEs through a bare repository; consent,
+//! size limits, a base commit the remote lacks, a local change in the way, forged hand-offs and
+//! kills at every step.
+
+use std::{
+    collections::BTreeMap,
+    fs,
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
+
+use crate::support::{Remote, TestEnv, git, render};
+
+const SID: &str = "0b9c7a54-3f1e-4c39-9d59-8f0e2a1d6c11";
+const TOKEN: &str = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+
+/// The client's project directory of `env`'s checkout in its own HOME.
+fn transcript_dir(env: &TestEnv) -> PathBuf {
+    let root = fs::canonicalize(env.project()).unwrap();
+    let munged: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    env.dir.path().join("home/.claude/projects").join(munged)
+}
+
+fn transcript_text() -> String {
+    format!(
+        "{{\"type\":\"user\",\"sessionId\":\"{SID}\",\"message\":{{\"role\":\"user\",\"content\":\"edit the files\"}}}}\n{{\"type\":\"user\",\"message\":{{\"content\":[{{\"type\":\"tool_result\",\"content\":\"token: {TOKEN}\"}}]}}}}\n"
+    )
+}
+
+fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// Every file of the checkout but `.git` and the store, with its content.
+fn files(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(root).unwrap().display().to_string();
+            if relative == ".git" || relative == ".claude" {
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(relative, fs::read_to_string(&path).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+/// Machine A: a clone with three committed files on the remote's `main`, the workflow `demo`,
+/// then uncommitted work (a change, a deletion, two new files) and the session's transcript.
+fn machine_a(remote: &Remote) -> TestEnv {
+    let a = remote.clone();
+    let root = a.project();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        write(&root, name, &format!("{name} one\n"));
+    }
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "base"]);
+    git(&root, &["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    a.ok(&["init", "demo", "--phase", "a", "--phase", "b:a"]);
+    a.ok(&["start", "a"]);
+    write(&root, "a.txt", "a.txt two\n");
+    fs::remove_file(root.join("b.txt")).unwrap();
+    write(&root, "d.txt", "new\n");
+    write(&root, "e/f.txt", "deep\n");
+    write(
+        &transcript_dir(&a),
+        &format!("{SID}.jsonl"),
+        &transcript_text(),
+    );
+    a
+}
+
+/// Machine B: another clone, at another path with another HOME, on the remote's `main`.
+fn machine_b(remote: &Remote) -> TestEnv {
+    let b = remote.clone();
+    let root = b.project();
+    git(&root, &["fetch", "-q", "origin", "main"]);
+    git(&root, &["checkout", "-q", "-b", "main", "FETCH_HEAD"]);
+    b
+}
+
+/// Runs `checkpoint`, asserts it succeeded; returns stdout and stderr rendered.
+#[track_caller]
+fn succeeds(env: &TestEnv, args: &[&str]) -> String {
+    let output = env.run(args);
+    let rendered = render(env, &output);
+    assert_eq!(output.status.code(), Some(0), "{args:?}\n{rendered}");
+    rendered
+}
+
+#[track_caller]
+fn fails(env: &TestEnv, args: &[&str]) -> String {
+    let output = env.run(args);
+    let rendered = render(env, &output);
+    assert_ne!(output.status.code(), Some(0), "{args:?}\n{rendered}");
+    rendered
+}
+
+/// Whether any object of the remote's database holds `needle`.
+fn remote_holds(remote: &Remote, needle: &str) -> bool {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(remote.git_dir())
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).contains(needle)
+}
+
+fn session_refs(remote: &Remote) -> String {
+    git(
+        &remote.git_dir(),
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/checkpoint-sessions/",
+        ],
+    )
+}
+
+#[test]
+fn a_session_moves_with_its_uncommitted_work_and_a_redacted_transcript() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    // Without `--session` or the setting, no transcript leaves.
+    a.ok(&["push"]);
+    assert_eq!(session_refs(&remote), "");
+    assert!(!remote_holds(&remote, "edit the files"));
+
+    let sent = succeeds(&a, &["push", "--session", SID]);
+    assert!(
+        sent.contains("The first session sent to `origin`"),
+        "{sent}"
+    );
+    assert!(sent.contains("4 changed files"), "{sent}");
+    assert!(sent.contains("1 secret redacted"), "{sent}");
+    assert_eq!(
+        session_refs(&remote),
+        format!("refs/checkpoint-sessions/demo/{SID}\n")
+    );
+    assert!(remote_holds(&remote, "edit the files"));
+    assert!(
+        !remote_holds(&remote, TOKEN),
+        "the token reached the remote"
+    );
+    // The second time for the same remote, nothing is asked or said again.
+    let again = succeeds(&a, &["push", "--session", SID]);
+    assert!(!again.contains("The first session"), "{again}");
+
+    let b = machine_b(&remote);
+    let before = files(&b.project());
+    assert_eq!(before.len(), 3);
+    let pulled = b.ok(&["pull", "--workflow", "demo", "--session"]);
+    assert!(
+        pulled.contains(&format!("go on with: claude --resume {SID}")),
+        "{pulled}"
+    );
+    assert!(pulled.contains("4 files put in place"), "{pulled}");
+    assert_eq!(files(&b.project()), files(&a.project()));
+    let placed = fs::read_to_string(transcript_dir(&b).join(format!("{SID}.jsonl"))).unwrap();
+    assert!(placed.contains("edit the files"));
+    assert!(!placed.contains(TOKEN));
+    assert!(placed.contains("[REDACTED"), "{placed}");
+    // Never under the sender's path.
+    assert_ne!(
+        transcript_dir(&a).file_name(),
+        transcript_dir(&b).file_name()
+    );
+    assert!(
+        !b.dir
+            .path()
+            .join("home/.claude/projects")
+            .join(transcript_dir(&a).file_name().unwrap())
+            .exists()
+    );
+    // The hand-off is in the journal, the log and the resume prompt.
+    let log = b.ok(&["log"]);
+    assert!(log.contains("session_handoff"), "{log}");
+    assert!(
+        log.contains(&format!("claude session {SID} sent by")),
+        "{log}"
+    );
+    let prompt = b.ok(&["resume", "--format", "prompt"]);
+    assert!(
+        prompt.contains(&format!("Handed over: session `{SID}` (claude) came from")),
+        "{prompt}"
+    );
+    // Pulling again changes nothing and is not refused.
+    let again = b.ok(&["pull", "--workflow", "demo", "--session", SID]);
+    assert!(again.contains("claude --resume"), "{again}");
+    // The files put in place can be undone.
+    b.ok(&["redo"]);
+    assert_eq!(files(&b.project()), before);
+}
+
+#[test]
+fn the_setting_sends_the_last_session_and_a_size_limit_refuses() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    fs::write(
+        a.store().join("config.toml"),
+        "[sync]\nsession = true\nsession_max_bytes = 100\n",
+    )
+    .unwrap();
+    // The workflow's last session is the one its hooks saw.
+    let payload = crate::support::hook_payload(&a, "Stop", serde_json::json!({"session_id": SID}));
+    let (code, _, stderr) = a.hook("Stop", &payload).wait();
+    assert_eq!(code, 0, "{stderr}");
+    let refused = fails(&a, &["push"]);
+    let size = transcript_text().len();
+    assert!(
+        refused.contains(&format!("is {size} bytes, over the limit of 100 bytes")),
+        "{refused}"
+    );
+    assert_eq!(session_refs(&remote), "");
+    assert!(!remote_holds(&remote, "edit the files"));
+    fs::write(a.store().join("config.toml"), "[sync]\nsession = true\n").unwrap();
+    let sent = a.ok(&["push"]);
+    assert!(sent.contains(&format!("sent session {SID}")), "{sent}");
+}
+
+#[test]
+fn a_base_commit_the_remote_lacks_travels_with_the_session_and_another_head_is_said() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    // An unpushed local commit under the work.
+    write(&a.project(), "c.txt", "c.txt local\n");
+    git(&a.project(), &["commit", "-q", "-am", "local only"]);
+    let base = git(&a.project(), &["rev-parse", "HEAD"]).trim().to_owned();
+    write(&a.project(), "c.txt", "c.txt after\n");
+    a.ok(&["push", "--session", SID]);
+    let b = machine_b(&remote);
+    let before = files(&b.project());
+    let refused = fails(&b, &["pull", "--workflow", "demo", "--session"]);
+    assert!(
+        refused.contains(&format!("git switch --detach {base}")),
+        "{refused}"
+    );
+    assert_eq!(files(&b.project()), before, "nothing was written");
+    git(&b.project(), &["merge", "-q", "--ff-only", &base]);
+    b.ok(&["pull", "--workflow", "demo", "--session"]);
+    assert_eq!(files(&b.project()), files(&a.project()));
+}
+
+#[test]
+fn a_local_change_in_the_way_is_refused_unless_forced_and_kept() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    a.ok(&["push", "--session", SID]);
+    let b = machine_b(&remote);
+    write(&b.project(), "a.txt", "mine\n");
+    let refused = fails(&b, &["pull", "--workflow", "demo", "--session"]);
+    assert!(refused.contains("`a.txt`"), "{refused}");
+    assert!(refused.contains("--force"), "{refused}");
+    assert_eq!(
+        fs::read_to_string(b.project().join("a.txt")).unwrap(),
+        "mine\n"
+    );
+    assert!(!b.project().join("d.txt").exists());
+    assert!(!transcript_dir(&b).join(format!("{SID}.jsonl")).exists());
+    b.ok(&["pull", "--workflow", "demo", "--session", "--force"]);
+    assert_eq!(files(&b.project()), files(&a.project()));
+    b.ok(&["redo"]);
+    assert_eq!(
+        fs::read_to_string(b.project().join("a.txt")).unwrap(),
+        "mine\n"
+    );
+}
