@@ -385,6 +385,9 @@ fn place_files(
         .iter()
         .map(|file| PathBuf::from(String::from_utf8_lossy(&file.path).into_owned()))
         .collect();
+    for path in &paths {
+        remove_stale_temps(&top.join(path));
+    }
     let restored = snapshots::restore(
         ctx,
         id,
@@ -429,6 +432,7 @@ fn place_transcript(ctx: &Ctx, session: &str, checked: &Checked) -> Result<PathB
     let dir = transcript::project_dir(&ctx.project_root)?;
     let dest = dir.join(format!("{session}.jsonl"));
     let new = &checked.transcript;
+    remove_stale_temps(&dest);
     let write = match fs::symlink_metadata(&dest) {
         Err(_) => true,
         Ok(meta) if !meta.is_file() => {
@@ -483,6 +487,24 @@ pub(crate) fn to_resume(ctx: &Ctx, id: &WorkflowId, client: &str) -> Option<Stri
     dir.join(format!("{}.jsonl", handoff.session_id))
         .is_file()
         .then_some(handoff.session_id)
+}
+
+/// Removes what a killed write of `path` left beside it (`.<name>.checkpoint-<pid>`).
+fn remove_stale_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.checkpoint-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry.file_name().to_string_lossy().starts_with(&prefix)
+            && entry.file_type().is_ok_and(|kind| kind.is_file());
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn refuse_existing(dest: &Path, why: &str) -> miette::Report {

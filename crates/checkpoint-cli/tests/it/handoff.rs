@@ -281,3 +281,258 @@ fn a_local_change_in_the_way_is_refused_unless_forced_and_kept() {
         "mine\n"
     );
 }
+
+/// Runs `git` in `dir` with `input` on its stdin; returns its stdout, trimmed.
+fn git_with(dir: &Path, args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn blob(dir: &Path, bytes: &[u8]) -> String {
+    git_with(dir, &["hash-object", "-w", "--stdin"], bytes)
+}
+
+/// A tree of `entries` (`(mode, kind, object, name)`), names as given, even ones git refuses
+/// to check out.
+fn tree(dir: &Path, entries: &[(&str, &str, &str, &str)]) -> String {
+    let input: String = entries
+        .iter()
+        .map(|(mode, kind, object, name)| format!("{mode} {kind} {object}\t{name}\n"))
+        .collect();
+    git_with(dir, &["mktree"], input.as_bytes())
+}
+
+/// Replaces the remote's hand-off of `SID` with a forged one made in A's repository: the work
+/// tree `work`, the transcript `transcript` and `handoff.json` with `session` as its id, on A's
+/// HEAD.
+fn forge(a: &TestEnv, work: &str, transcript: &[u8], session: &str) {
+    let root = a.project();
+    let head = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();
+    let doc = format!(
+        "{{\"version\":1,\"workflow\":\"demo\",\"session_id\":\"{session}\",\"client\":\"claude\",\"machine\":\"m\",\"user\":\"u\",\"at\":\"2026-01-01T00:00:00Z\",\"base\":\"{head}\",\"files\":1,\"transcript_bytes\":1}}"
+    );
+    let top = tree(
+        &root,
+        &[
+            (
+                "100644",
+                "blob",
+                &blob(&root, doc.as_bytes()),
+                "handoff.json",
+            ),
+            (
+                "100644",
+                "blob",
+                &blob(&root, transcript),
+                "transcript.jsonl",
+            ),
+            ("040000", "tree", work, "work"),
+        ],
+    );
+    let commit = git_with(
+        &root,
+        &["commit-tree", &top, "-p", &head, "-m", "forged"],
+        b"",
+    );
+    git(
+        &root,
+        &[
+            "push",
+            "-q",
+            "-f",
+            "origin",
+            &format!("{commit}:refs/checkpoint-sessions/demo/{SID}"),
+        ],
+    );
+}
+
+#[test]
+fn a_forged_hand_off_writes_nothing_outside_the_checkout_into_git_or_through_a_link() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    a.ok(&["push", "--session", SID]);
+    let root = a.project();
+    let b = machine_b(&remote);
+    let before = files(&b.project());
+    let transcript = transcript_text();
+    let evil = blob(&root, b"#!/bin/sh\necho owned\n");
+    let hooks = tree(&root, &[("100755", "blob", &evil, "post-checkout")]);
+    let git_dir = tree(&root, &[("040000", "tree", &hooks, "hooks")]);
+    let outside = tree(&root, &[("100644", "blob", &evil, "escaped.txt")]);
+    let link = blob(&root, b"../../home/.bashrc");
+    let absolute = blob(&root, b"/etc/passwd");
+    let inner = tree(&root, &[("120000", "blob", &link, "l")]);
+    let cases = [
+        (
+            "into `.git`",
+            tree(&root, &[("040000", "tree", &git_dir, ".git")]),
+        ),
+        (
+            "into `.git`",
+            tree(&root, &[("040000", "tree", &git_dir, ".GIT")]),
+        ),
+        (
+            "leaves the checkout",
+            tree(&root, &[("040000", "tree", &outside, "..")]),
+        ),
+        (
+            "points outside",
+            tree(&root, &[("120000", "blob", &link, "link")]),
+        ),
+        (
+            "points outside",
+            tree(&root, &[("040000", "tree", &inner, "sub")]),
+        ),
+        (
+            "points outside",
+            tree(&root, &[("120000", "blob", &absolute, "link")]),
+        ),
+    ];
+    for (why, work) in &cases {
+        forge(&a, work, transcript.as_bytes(), SID);
+        let refused = fails(&b, &["pull", "--workflow", "demo", "--session", SID]);
+        assert!(refused.contains(why), "{why}: {refused}");
+        assert!(
+            refused.contains("is not what `checkpoint push --session` writes"),
+            "{refused}"
+        );
+        assert_eq!(files(&b.project()), before);
+        assert!(!b.project().join(".git/hooks/post-checkout").exists());
+        assert!(!b.dir.path().join("escaped.txt").exists());
+        assert!(!transcript_dir(&b).join(format!("{SID}.jsonl")).exists());
+    }
+    // A `handoff.json` naming another session (a path), or an id that is a path.
+    let work = tree(&root, &[("100644", "blob", &evil, "x.txt")]);
+    forge(&a, &work, transcript.as_bytes(), "../../../evil");
+    let refused = fails(&b, &["pull", "--workflow", "demo", "--session", SID]);
+    assert!(refused.contains("names another session"), "{refused}");
+    for id in ["../../x", "a/b", "-x"] {
+        let refused = fails(
+            &b,
+            &["pull", "--workflow", "demo", &format!("--session={id}")],
+        );
+        assert!(refused.contains("is not a session id"), "{refused}");
+    }
+    assert_eq!(files(&b.project()), before);
+    let projects = b.dir.path().join("home/.claude");
+    assert!(
+        !projects.exists(),
+        "nothing of the client's home was written"
+    );
+
+    // A link here on the way to a file of the hand-off.
+    a.ok(&["push", "--session", SID]);
+    let elsewhere = b.dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, b.project().join("e")).unwrap();
+    let refused = fails(&b, &["pull", "--workflow", "demo", "--session"]);
+    assert!(
+        refused.contains("through the symbolic link `e`"),
+        "{refused}"
+    );
+    assert!(fs::read_dir(&elsewhere).unwrap().next().is_none());
+}
+
+#[test]
+fn a_transcript_over_the_limit_is_refused_by_its_size_and_another_is_never_overwritten() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    a.ok(&["push", "--session", SID]);
+    let b = machine_b(&remote);
+    // Made big on the remote (1 MiB here, against a 64 KiB limit: a 1 GB blob takes git half a
+    // minute to write, and the check is the same: the size, read before the content).
+    let root = a.project();
+    let work = git(
+        &root,
+        &[
+            "rev-parse",
+            &format!("refs/checkpoint-sessions/demo/{SID}:work"),
+        ],
+    );
+    forge(&a, work.trim(), &vec![b'x'; 1 << 20], SID);
+    fs::write(
+        b.store().join("config.toml"),
+        "[sync]\nsession_max_bytes = 65536\n",
+    )
+    .ok();
+    b.ok(&["pull", "--workflow", "demo"]);
+    fs::write(
+        b.store().join("config.toml"),
+        "[sync]\nsession_max_bytes = 65536\n",
+    )
+    .unwrap();
+    let before = files(&b.project());
+    let refused = fails(&b, &["pull", "--workflow", "demo", "--session"]);
+    assert!(
+        refused.contains("is 1048576 bytes, over the limit of 65536 bytes"),
+        "{refused}"
+    );
+    assert_eq!(files(&b.project()), before);
+
+    // A transcript of the same id holding another conversation is kept.
+    a.ok(&["push", "--session", SID]);
+    let dest = transcript_dir(&b).join(format!("{SID}.jsonl"));
+    write(
+        &transcript_dir(&b),
+        &format!("{SID}.jsonl"),
+        "{\"other\":1}\n",
+    );
+    let refused = fails(&b, &["pull", "--workflow", "demo", "--session"]);
+    assert!(refused.contains("holds another conversation"), "{refused}");
+    assert_eq!(fs::read_to_string(&dest).unwrap(), "{\"other\":1}\n");
+    // A shorter copy of the same conversation is replaced by the longer one.
+    fs::remove_file(&dest).unwrap();
+    let first_line = transcript_text().lines().next().unwrap().to_owned() + "\n";
+    write(&transcript_dir(&b), &format!("{SID}.jsonl"), &first_line);
+    b.ok(&["pull", "--workflow", "demo", "--session", "--force"]);
+    assert!(fs::read_to_string(&dest).unwrap().len() > first_line.len());
+}
+
+/// Kills `args` on `env` after each delay.
+fn kill_during(env: &TestEnv, args: &[&str]) {
+    for delay in [0u64, 5, 15, 40, 80, 150] {
+        let mut child = env
+            .cmd()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+#[test]
+fn a_push_or_a_pull_killed_at_any_step_is_finished_by_the_next() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    kill_during(&a, &["push", "--session", SID]);
+    succeeds(&a, &["push", "--session", SID]);
+    assert!(!remote_holds(&remote, TOKEN));
+    let b = machine_b(&remote);
+    kill_during(&b, &["pull", "--workflow", "demo", "--session", SID]);
+    let pulled = succeeds(&b, &["pull", "--workflow", "demo", "--session", SID]);
+    assert!(pulled.contains("claude --resume"), "{pulled}");
+    assert_eq!(files(&b.project()), files(&a.project()));
+    let stray: Vec<_> = fs::read_dir(transcript_dir(&b))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".checkpoint-"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}
