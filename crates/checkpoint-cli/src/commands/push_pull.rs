@@ -141,10 +141,7 @@ pub(crate) fn pull(ctx: &Ctx, args: &PullArgs) -> Result<()> {
     let mut sessions = Vec::new();
     if let Some(session) = &args.session
         && let [outcome] = outcomes.as_slice()
-        && !matches!(
-            outcome.action,
-            SyncAction::Diverged | SyncAction::NotOnRemote
-        )
+        && outcome.action != SyncAction::Diverged
     {
         let id = WorkflowId::new(&outcome.id)?;
         let receive = Receive {

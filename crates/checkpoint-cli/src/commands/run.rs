@@ -537,7 +537,12 @@ impl Runner<'_> {
     ) -> Result<(SessionReport, Option<&'static str>, bool)> {
         let number = state.sessions + 1;
         let seq_before = self.ctx.store.load(self.id)?.workflow.seq;
-        let prompt = session_prompt(self.ctx, plan, resume.is_some(), self.limits.until.as_ref());
+        let prompt = session_prompt(
+            self.ctx,
+            plan,
+            resume.as_deref(),
+            self.limits.until.as_ref(),
+        );
         let command = match &resume {
             Some(session) => self.client.resume(session, &prompt),
             None => self.client.start(&prompt),

@@ -6,7 +6,10 @@
 use checkpoint_core::WorkflowId;
 use miette::Result;
 
-use crate::remote::{GitError, Repo, failed, tracking_prefix};
+use crate::{
+    failure::Failure,
+    remote::{Repo, failed, tracking_prefix},
+};
 
 /// The namespace of the hand-off refs on a remote (and here, for the ones sent from here).
 pub(crate) const SESSION_PREFIX: &str = "refs/checkpoint-sessions/";
@@ -274,14 +277,16 @@ impl Repo {
     }
 }
 
-/// The error of a hand-off ref that is not what `push --session` writes.
+/// The error of a hand-off ref that is not what `push --session` writes (exit 6).
 pub(crate) fn handoff_damaged(remote: &str, refname: &str, what: &str) -> miette::Report {
-    GitError {
-        action: format!("take the session `{refname}` from `{remote}`"),
-        detail: format!("it is not what `checkpoint push --session` writes: {what}"),
-        help: format!(
-            "nothing here was changed; send it again from the machine that has it (`checkpoint push --session`), or remove it: `git push {remote} --delete {refname}`"
+    Failure::new(
+        "checkpoint::session::damaged",
+        format!(
+            "the session `{refname}` on `{remote}` is not what `checkpoint push --session` writes: {what}"
         ),
-    }
+    )
+    .with_help(format!(
+        "nothing here was changed; send it again from the machine that has it (`checkpoint push --session`), or remove it: `git push {remote} --delete {refname}`"
+    ))
     .into()
 }

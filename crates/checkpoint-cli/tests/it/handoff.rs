@@ -13,7 +13,7 @@ use std::{
 
 use crate::support::{Remote, TestEnv, git, render};
 
-const SID: &str = "0b9c7a54-3f1e-4c39-9d59-8f0e2a1d6c11";
+pub(crate) const SID: &str = "0b9c7a54-3f1e-4c39-9d59-8f0e2a1d6c11";
 const TOKEN: &str = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
 
 /// The client's project directory of `env`'s checkout in its own HOME.
@@ -62,7 +62,7 @@ fn files(root: &Path) -> BTreeMap<String, String> {
 
 /// Machine A: a clone with three committed files on the remote's `main`, the workflow `demo`,
 /// then uncommitted work (a change, a deletion, two new files) and the session's transcript.
-fn machine_a(remote: &Remote) -> TestEnv {
+pub(crate) fn machine_a(remote: &Remote) -> TestEnv {
     let a = remote.clone();
     let root = a.project();
     for name in ["a.txt", "b.txt", "c.txt"] {
@@ -73,7 +73,9 @@ fn machine_a(remote: &Remote) -> TestEnv {
     git(&root, &["push", "-q", "origin", "HEAD:refs/heads/main"]);
     a.ok(&["init", "demo", "--phase", "a", "--phase", "b:a"]);
     a.ok(&["start", "a"]);
-    write(&root, "a.txt", "a.txt two\n");
+    // Sizes differ from the committed ones: a same-size edit in the second of the commit is
+    // racily clean to the snapshot's copy of the index (left to the snapshot engine).
+    write(&root, "a.txt", "a.txt second\n");
     fs::remove_file(root.join("b.txt")).unwrap();
     write(&root, "d.txt", "new\n");
     write(&root, "e/f.txt", "deep\n");
@@ -86,7 +88,7 @@ fn machine_a(remote: &Remote) -> TestEnv {
 }
 
 /// Machine B: another clone, at another path with another HOME, on the remote's `main`.
-fn machine_b(remote: &Remote) -> TestEnv {
+pub(crate) fn machine_b(remote: &Remote) -> TestEnv {
     let b = remote.clone();
     let root = b.project();
     git(&root, &["fetch", "-q", "origin", "main"]);
@@ -100,6 +102,15 @@ fn succeeds(env: &TestEnv, args: &[&str]) -> String {
     let output = env.run(args);
     let rendered = render(env, &output);
     assert_eq!(output.status.code(), Some(0), "{args:?}\n{rendered}");
+    rendered
+}
+
+/// Runs `checkpoint`, asserts its exit code; returns stdout and stderr rendered.
+#[track_caller]
+fn exits(env: &TestEnv, args: &[&str], code: i32) -> String {
+    let output = env.run(args);
+    let rendered = render(env, &output);
+    assert_eq!(output.status.code(), Some(code), "{args:?}\n{rendered}");
     rendered
 }
 
@@ -221,7 +232,7 @@ fn the_setting_sends_the_last_session_and_a_size_limit_refuses() {
     let payload = crate::support::hook_payload(&a, "Stop", serde_json::json!({"session_id": SID}));
     let (code, _, stderr) = a.hook("Stop", &payload).wait();
     assert_eq!(code, 0, "{stderr}");
-    let refused = fails(&a, &["push"]);
+    let refused = exits(&a, &["push"], 3);
     let size = transcript_text().len();
     assert!(
         refused.contains(&format!("is {size} bytes, over the limit of 100 bytes")),
@@ -242,11 +253,11 @@ fn a_base_commit_the_remote_lacks_travels_with_the_session_and_another_head_is_s
     write(&a.project(), "c.txt", "c.txt local\n");
     git(&a.project(), &["commit", "-q", "-am", "local only"]);
     let base = git(&a.project(), &["rev-parse", "HEAD"]).trim().to_owned();
-    write(&a.project(), "c.txt", "c.txt after\n");
+    write(&a.project(), "c.txt", "c.txt after the commit\n");
     a.ok(&["push", "--session", SID]);
     let b = machine_b(&remote);
     let before = files(&b.project());
-    let refused = fails(&b, &["pull", "--workflow", "demo", "--session"]);
+    let refused = exits(&b, &["pull", "--workflow", "demo", "--session"], 3);
     assert!(
         refused.contains(&format!("git switch --detach {base}")),
         "{refused}"
@@ -402,7 +413,7 @@ fn a_forged_hand_off_writes_nothing_outside_the_checkout_into_git_or_through_a_l
     ];
     for (why, work) in &cases {
         forge(&a, work, transcript.as_bytes(), SID);
-        let refused = fails(&b, &["pull", "--workflow", "demo", "--session", SID]);
+        let refused = exits(&b, &["pull", "--workflow", "demo", "--session", SID], 6);
         assert!(refused.contains(why), "{why}: {refused}");
         assert!(
             refused.contains("is not what `checkpoint push --session` writes"),
@@ -419,9 +430,10 @@ fn a_forged_hand_off_writes_nothing_outside_the_checkout_into_git_or_through_a_l
     let refused = fails(&b, &["pull", "--workflow", "demo", "--session", SID]);
     assert!(refused.contains("names another session"), "{refused}");
     for id in ["../../x", "a/b", "-x"] {
-        let refused = fails(
+        let refused = exits(
             &b,
             &["pull", "--workflow", "demo", &format!("--session={id}")],
+            2,
         );
         assert!(refused.contains("is not a session id"), "{refused}");
     }
@@ -524,6 +536,7 @@ fn a_push_or_a_pull_killed_at_any_step_is_finished_by_the_next() {
     succeeds(&a, &["push", "--session", SID]);
     assert!(!remote_holds(&remote, TOKEN));
     let b = machine_b(&remote);
+    b.ok(&["pull", "--workflow", "demo"]);
     kill_during(&b, &["pull", "--workflow", "demo", "--session", SID]);
     let pulled = succeeds(&b, &["pull", "--workflow", "demo", "--session", SID]);
     assert!(pulled.contains("claude --resume"), "{pulled}");
@@ -535,4 +548,47 @@ fn a_push_or_a_pull_killed_at_any_step_is_finished_by_the_next() {
         .filter(|name| name.contains(".checkpoint-"))
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
+}
+
+#[test]
+fn run_on_the_receiving_machine_goes_on_with_the_handed_over_session() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    a.ok(&["push", "--session", SID]);
+    let b = machine_b(&remote);
+    b.ok(&["pull", "--workflow", "demo", "--session"]);
+    let claude = b.dir.path().join("fake-claude");
+    fs::write(
+        &claude,
+        "#!/bin/sh\n\
+         printf '%s|' \"$@\" >> \"$(dirname \"$0\")/claude-args.log\"; echo >> \"$(dirname \"$0\")/claude-args.log\"\n\
+         echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"sess-'$$'\"}'\n\
+         \"$CK\" complete a >/dev/null 2>&1 || { \"$CK\" start b >/dev/null 2>&1; \"$CK\" complete b >/dev/null; }\n\
+         echo '{\"type\":\"result\",\"is_error\":false,\"result\":\"done\"}'\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&claude, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let output = b
+        .cmd()
+        .env("CK", crate::support::bin())
+        .arg("run")
+        .arg("--claude")
+        .arg(&claude)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", render(&b, &output));
+    let args = fs::read_to_string(b.dir.path().join("claude-args.log")).unwrap();
+    // One line per session; a prompt's own lines are joined to its session's.
+    let sessions: Vec<&str> = args.split("-p|").filter(|s| !s.is_empty()).collect();
+    assert!(sessions.len() >= 2, "{args}");
+    assert!(sessions[0].contains(&format!("|--resume|{SID}|")), "{args}");
+    assert!(
+        sessions[0].starts_with("This session was handed over from another machine"),
+        "{args}"
+    );
+    // Only the first session goes on with it: the next one is the runner's own choice.
+    assert!(!sessions[1].contains(&format!("--resume|{SID}")), "{args}");
 }
