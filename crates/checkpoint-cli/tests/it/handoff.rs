@@ -176,6 +176,19 @@ fn a_session_moves_with_its_uncommitted_work_and_a_redacted_transcript() {
     let b = machine_b(&remote);
     let before = files(&b.project());
     assert_eq!(before.len(), 3);
+    // `pull --all` fetches the sessions sent and names the command that takes each.
+    let all = succeeds(&b, &["pull", "--all"]);
+    assert!(
+        all.contains(&format!(
+            "`checkpoint pull --workflow demo --session {SID}`"
+        )),
+        "{all}"
+    );
+    assert_eq!(
+        files(&b.project()),
+        before,
+        "`pull --all` puts no session in place"
+    );
     let pulled = b.ok(&["pull", "--workflow", "demo", "--session"]);
     assert!(
         pulled.contains(&format!("go on with: claude --resume {SID}")),
