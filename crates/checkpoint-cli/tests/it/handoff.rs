@@ -605,3 +605,54 @@ fn run_on_the_receiving_machine_goes_on_with_the_handed_over_session() {
     // Only the first session goes on with it: the next one is the runner's own choice.
     assert!(!sessions[1].contains(&format!("--resume|{SID}")), "{args}");
 }
+
+#[test]
+fn sub_agents_move_only_with_their_flag_and_redacted() {
+    let remote = Remote::bare();
+    let a = machine_a(&remote);
+    let agent =
+        format!("{{\"type\":\"user\",\"message\":{{\"content\":\"agent saw {TOKEN}\"}}}}\n");
+    let sub = format!("{SID}/subagents");
+    write(
+        &transcript_dir(&a),
+        &format!("{sub}/agent-a1b2.jsonl"),
+        &agent,
+    );
+    write(
+        &transcript_dir(&a),
+        &format!("{sub}/agent-a1b2.meta.json"),
+        "{\"agentType\":\"x\"}",
+    );
+    write(
+        &transcript_dir(&a),
+        &format!("{sub}/notes.txt"),
+        "not an agent's file\n",
+    );
+    write(
+        &transcript_dir(&a),
+        &format!("{SID}/tool-results/big.txt"),
+        "a large tool output\n",
+    );
+    a.ok(&["push", "--session", SID]);
+    assert!(
+        !remote_holds(&remote, "agent saw"),
+        "sent without --with-subagents"
+    );
+    a.ok(&["push", "--session", SID, "--with-subagents"]);
+    assert!(remote_holds(&remote, "agent saw"));
+    assert!(!remote_holds(&remote, TOKEN));
+    assert!(!remote_holds(&remote, "not an agent's file"));
+    assert!(!remote_holds(&remote, "a large tool output"));
+    let b = machine_b(&remote);
+    b.ok(&["pull", "--workflow", "demo", "--session"]);
+    let placed = transcript_dir(&b).join(&sub);
+    let mut names: Vec<String> = fs::read_dir(&placed)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["agent-a1b2.jsonl", "agent-a1b2.meta.json"]);
+    let text = fs::read_to_string(placed.join("agent-a1b2.jsonl")).unwrap();
+    assert!(text.contains("agent saw [REDACTED"), "{text}");
+}
