@@ -172,6 +172,9 @@ pub const BY_DIAGNOSTIC: &[(&str, u8)] = &[
     ("checkpoint::io", FAILURE),
     ("checkpoint::git::commit_failed", FAILURE),
     ("checkpoint::sync::git", FAILURE),
+    ("checkpoint::session::write_failed", FAILURE),
+    ("checkpoint::session::unreadable", FAILURE),
+    ("checkpoint::session::no_home", FAILURE),
     ("checkpoint::mcp::missing_server", FAILURE),
 ];
 
