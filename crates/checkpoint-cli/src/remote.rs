@@ -24,6 +24,8 @@ use miette::{Diagnostic, Result};
 
 use crate::{env, failure::Failure, runner::process};
 
+pub(crate) mod session;
+
 /// How long a git command that talks to a remote may take, unless `CHECKPOINT_SYNC_TIMEOUT`
 /// says otherwise.
 const NETWORK_TIMEOUT: Duration = Duration::from_secs(60);

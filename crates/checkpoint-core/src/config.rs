@@ -76,13 +76,30 @@ impl Default for FilesConfig {
 }
 
 /// The `[sync]` table.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Sync {
     /// Push the workflow in the background whenever a phase completes (`checkpoint complete`,
     /// or the hook when its last output is written); a failed push is reported by the next
     /// command (default false).
     pub on_complete: bool,
+    /// Send the workflow's last session (its uncommitted work and redacted transcript) with
+    /// every push, as `checkpoint push --session` does (default false: a transcript leaves the
+    /// machine only when asked).
+    pub session: bool,
+    /// The largest session transcript a push sends or a pull reads, in bytes (default
+    /// 67108864, 64 MiB).
+    pub session_max_bytes: u64,
+}
+
+impl Default for Sync {
+    fn default() -> Self {
+        Self {
+            on_complete: false,
+            session: false,
+            session_max_bytes: 64 << 20,
+        }
+    }
 }
 
 /// The `[run]` table: settings of `checkpoint run`.

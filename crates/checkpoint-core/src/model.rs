@@ -67,6 +67,10 @@ pub struct Workflow {
     /// as 0 (from the plan's `priority`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
+    /// The last session handed over from another machine or person (`checkpoint push
+    /// --session`), which `resume --format prompt` and a new session name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
     /// Data from an imported format that has no place in this model, kept verbatim.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub extensions: serde_json::Map<String, serde_json::Value>,
@@ -188,6 +192,25 @@ pub struct Activity {
     /// The Claude Code session id, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+}
+
+/// A session sent to the remote with its uncommitted work, to go on elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Handoff {
+    /// The client's session id.
+    pub session_id: String,
+    /// The client, for example `claude`.
+    pub client: String,
+    /// The sender's machine (its host name).
+    pub machine: String,
+    /// The sender (the git user name, else the login).
+    pub user: String,
+    /// When it was sent.
+    #[serde(with = "crate::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub at: DateTime<Utc>,
+    /// The commit the uncommitted work sits on.
+    pub base: String,
 }
 
 /// One entry of the replan log.

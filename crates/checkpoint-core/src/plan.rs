@@ -182,6 +182,7 @@ impl Plan {
             last_activity: None,
             replans: Vec::new(),
             priority: self.priority,
+            handoff: None,
             extensions: serde_json::Map::new(),
         })
     }

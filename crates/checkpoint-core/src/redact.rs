@@ -209,6 +209,19 @@ pub fn transition(transition: &mut Transition) -> usize {
             client,
             budget: _,
         } => field(client),
+        Transition::SessionHandoff {
+            session_id: _,
+            client,
+            machine,
+            user,
+            base: _,
+            files: _,
+            transcript_bytes: _,
+        } => {
+            field(client);
+            field(machine);
+            field(user);
+        }
         Transition::RunSessionStart {
             number: _,
             phase: _,
@@ -318,6 +331,7 @@ pub fn workflow(workflow: &mut Workflow) -> usize {
         last_activity,
         replans,
         priority: _,
+        handoff,
         extensions,
     } = workflow;
     let mut field = |value: &mut String| n += text(value);
@@ -352,6 +366,10 @@ pub fn workflow(workflow: &mut Workflow) -> usize {
     }
     for replan in replans {
         field(&mut replan.reason);
+    }
+    if let Some(handoff) = handoff {
+        field(&mut handoff.machine);
+        field(&mut handoff.user);
     }
     for value in extensions.values_mut() {
         json(value, &mut field);

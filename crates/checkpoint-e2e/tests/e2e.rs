@@ -21,6 +21,8 @@ mod effects;
 mod files;
 #[path = "e2e/gemini.rs"]
 mod gemini;
+#[path = "e2e/handoff.rs"]
+mod handoff;
 #[path = "e2e/hooks.rs"]
 mod hooks;
 #[path = "e2e/install.rs"]

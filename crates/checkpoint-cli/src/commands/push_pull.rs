@@ -14,6 +14,10 @@ use crate::{
         SyncAction, SyncOutcome, pull_fetched, pull_workflow, push_workflows, remember_failed_push,
         remote_name,
     },
+    services::{
+        handoff::{Send, send as send_session},
+        handoff_receive::{Receive, receive as receive_session},
+    },
 };
 
 /// Arguments of `checkpoint push`.
@@ -28,6 +32,16 @@ pub struct PushArgs {
     /// command to report
     #[arg(long, hide = true)]
     pub background: bool,
+    /// Send a session too (the workflow's last one, or the one named): its uncommitted work
+    /// and its redacted transcript, to go on on another machine (`pull --session`)
+    #[arg(long, value_name = "SESSION_ID", num_args = 0..=1, default_missing_value = "")]
+    pub session: Option<String>,
+    /// With `--session`: the session's sub-agents' transcripts too
+    #[arg(long, requires = "session")]
+    pub with_subagents: bool,
+    /// With `--session`: do not ask at a terminal the first time for a remote
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// Arguments of `checkpoint pull` and `checkpoint sync`.
@@ -49,6 +63,14 @@ pub struct PullArgs {
     /// different phases)
     #[arg(long, group = "keep")]
     pub merge: bool,
+    /// Put a session sent with `push --session` in place here: its uncommitted work and its
+    /// transcript (the workflow's last hand-off, or the session named)
+    #[arg(long, value_name = "SESSION_ID", num_args = 0..=1, default_missing_value = "", conflicts_with = "all")]
+    pub session: Option<String>,
+    /// With `--session`: write over local uncommitted changes to the same files (kept in an
+    /// undo snapshot: `checkpoint redo` puts them back)
+    #[arg(long, requires = "session")]
+    pub force: bool,
 }
 
 impl PullArgs {
@@ -87,6 +109,9 @@ struct Report<'a> {
     version: u32,
     remote: &'a str,
     workflows: &'a [SyncOutcome],
+    /// What `--session` sent or put in place, one message per workflow.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    sessions: &'a [String],
 }
 
 /// `checkpoint push`.
@@ -98,8 +123,9 @@ pub(crate) fn push(ctx: &Ctx, args: &PushArgs) -> Result<()> {
         } else {
             vec![ctx.workflow_id()?]
         };
+        let sessions = send_sessions(ctx, &remote, &ids, args)?;
         let outcomes = push_workflows(ctx, &remote, &ids)?;
-        finish(ctx, &remote, &outcomes)
+        finish(ctx, &remote, &outcomes, &sessions)
     })();
     if let (true, Err(err)) = (args.background, &result) {
         let id = ctx.workflow.as_deref().unwrap_or("all");
@@ -112,12 +138,68 @@ pub(crate) fn push(ctx: &Ctx, args: &PushArgs) -> Result<()> {
 pub(crate) fn pull(ctx: &Ctx, args: &PullArgs) -> Result<()> {
     let remote = remote_name(ctx, args.remote.as_deref())?;
     let outcomes = pull_all(ctx, &remote, args)?;
-    finish(ctx, &remote, &outcomes)
+    let mut sessions = Vec::new();
+    if let Some(session) = &args.session
+        && let [outcome] = outcomes.as_slice()
+        && outcome.action != SyncAction::Diverged
+    {
+        let id = WorkflowId::new(&outcome.id)?;
+        let receive = Receive {
+            session: Some(session.as_str()).filter(|session| !session.is_empty()),
+            force: args.force,
+        };
+        sessions.push(receive_session(ctx, &remote, &id, &receive)?);
+    }
+    finish(ctx, &remote, &outcomes, &sessions)
+}
+
+/// `push --session` (or `[sync] session = true`): each workflow's session sent before the
+/// workflow, whose journal then holds the hand-off.
+fn send_sessions(
+    ctx: &Ctx,
+    remote: &str,
+    ids: &[WorkflowId],
+    args: &PushArgs,
+) -> Result<Vec<String>> {
+    if args.session.is_none() && !ctx.config.sync.session {
+        return Ok(Vec::new());
+    }
+    let named = args
+        .session
+        .as_deref()
+        .filter(|session| !session.is_empty());
+    if named.is_some() && args.all {
+        return Err(miette::miette!(
+            help = "name the workflow: `checkpoint push --workflow <id> --session <session>`",
+            "`--all` sends each workflow's last session: a session id names one"
+        ));
+    }
+    let send = Send {
+        session: named,
+        with_subagents: args.with_subagents,
+        yes: args.yes,
+    };
+    let mut sent = Vec::new();
+    for id in ids {
+        match send_session(ctx, remote, id, &send) {
+            Ok(message) => sent.push(message),
+            // `--all`: a workflow with no session to send is said, the others go.
+            Err(err) if args.all => output::warn(&format!("`{id}`: no session sent: {err}")),
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(sent)
 }
 
 /// `checkpoint sync`: pull, then push what is ahead.
 pub(crate) fn sync(ctx: &Ctx, args: &PullArgs) -> Result<()> {
     let remote = remote_name(ctx, args.remote.as_deref())?;
+    if args.session.is_some() {
+        return Err(miette::miette!(
+            help = "`checkpoint pull --session`, then `checkpoint push`",
+            "`sync` does not move sessions"
+        ));
+    }
     let mut outcomes = pull_all(ctx, &remote, args)?;
     let ahead: Vec<WorkflowId> = outcomes
         .iter()
@@ -137,16 +219,17 @@ pub(crate) fn sync(ctx: &Ctx, args: &PullArgs) -> Result<()> {
             }
         }
     }
-    finish(ctx, &remote, &outcomes)
+    finish(ctx, &remote, &outcomes, &[])
 }
 
 /// Prints the outcomes; a divergence or a rejected push is the command's error (exit 3).
-fn finish(ctx: &Ctx, remote: &str, outcomes: &[SyncOutcome]) -> Result<()> {
+fn finish(ctx: &Ctx, remote: &str, outcomes: &[SyncOutcome], sessions: &[String]) -> Result<()> {
     match ctx.format {
         Format::Json => output::emit_json(&Report {
             version: JSON_VERSION,
             remote,
             workflows: outcomes,
+            sessions,
         })
         .into_diagnostic()?,
         _ => {
@@ -156,6 +239,7 @@ fn finish(ctx: &Ctx, remote: &str, outcomes: &[SyncOutcome]) -> Result<()> {
                     !matches!(outcome.action, SyncAction::Diverged | SyncAction::Rejected)
                 })
                 .map(|outcome| format!("{}\n", outcome.message))
+                .chain(sessions.iter().map(|session| format!("{session}\n")))
                 .collect();
             output::emit(&text).into_diagnostic()?;
         }
@@ -223,6 +307,7 @@ fn pull_all(ctx: &Ctx, remote: &str, args: &PullArgs) -> Result<Vec<SyncOutcome>
             }
         }
         ids.sort();
+        waiting_sessions(repo, remote);
         ids
     } else {
         let id = ctx.workflow_id()?;
@@ -231,4 +316,30 @@ fn pull_all(ctx: &Ctx, remote: &str, args: &PullArgs) -> Result<Vec<SyncOutcome>
     ids.iter()
         .map(|id| pull_fetched(ctx, repo, remote, id, args.keep()))
         .collect()
+}
+
+/// `pull --all`: fetches the sessions sent to `remote` and says how to take each.
+fn waiting_sessions(repo: &Repo, remote: &str) {
+    use crate::remote::session::tracking_session_prefix;
+    let listed = repo
+        .fetch_handoff(remote, "*")
+        .and_then(|_| repo.refs_under(&tracking_session_prefix(remote)));
+    match listed {
+        Ok(refs) => {
+            for name in refs {
+                if let Some((workflow, session)) = name.split_once('/') {
+                    output::note(&format!(
+                        "session {} of `{}` is on `{remote}`: `checkpoint pull --workflow {} --session {}` puts it in place",
+                        output::escape(session),
+                        output::escape(workflow),
+                        output::escape(workflow),
+                        output::escape(session)
+                    ));
+                }
+            }
+        }
+        Err(err) => output::warn(&format!(
+            "the sessions on `{remote}` were not fetched: {err}"
+        )),
+    }
 }

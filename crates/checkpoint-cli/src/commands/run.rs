@@ -282,6 +282,12 @@ impl Runner<'_> {
         })?;
         let mut state = RunState {
             spent: self.spent_before()?,
+            // A session handed over from another machine goes on as the same conversation.
+            resume: crate::services::handoff_receive::to_resume(
+                self.ctx,
+                self.id,
+                self.client.name(),
+            ),
             ..RunState::default()
         };
         let result = self.drive(&mut state, &mut run_lock, &interrupted, pulled);
@@ -439,6 +445,16 @@ impl Runner<'_> {
         let Some(remote) = &self.remote else {
             return;
         };
+        if self.ctx.config.sync.session {
+            let send = crate::services::handoff::Send {
+                session: None,
+                with_subagents: false,
+                yes: true,
+            };
+            if let Err(err) = crate::services::handoff::send(self.ctx, remote, self.id, &send) {
+                output::warn(&format!("--sync: the session was not sent: {err}"));
+            }
+        }
         match sync::push_workflows(self.ctx, remote, std::slice::from_ref(self.id)) {
             Ok(outcomes) => {
                 for outcome in &outcomes {
@@ -521,7 +537,12 @@ impl Runner<'_> {
     ) -> Result<(SessionReport, Option<&'static str>, bool)> {
         let number = state.sessions + 1;
         let seq_before = self.ctx.store.load(self.id)?.workflow.seq;
-        let prompt = session_prompt(self.ctx, plan, resume.is_some(), self.limits.until.as_ref());
+        let prompt = session_prompt(
+            self.ctx,
+            plan,
+            resume.as_deref(),
+            self.limits.until.as_ref(),
+        );
         let command = match &resume {
             Some(session) => self.client.resume(session, &prompt),
             None => self.client.start(&prompt),

@@ -95,6 +95,17 @@ pub(crate) fn describe(transition: &Transition) -> String {
             Some(fork) => format!("kept {keep} after entry {diverged_at}; other side in `{fork}`"),
             None => format!("kept {keep} after entry {diverged_at}"),
         },
+        Transition::SessionHandoff {
+            session_id,
+            client,
+            machine,
+            user,
+            files,
+            ..
+        } => format!(
+            "{client} session {session_id} sent by {user} on {machine} ({})",
+            count(*files as usize, "changed file")
+        ),
         Transition::RunStart { pid, client, .. } => format!("pid {pid} ({client})"),
         Transition::RunSessionStart {
             number,

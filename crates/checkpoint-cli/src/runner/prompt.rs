@@ -41,7 +41,7 @@ pub(crate) fn dry_run(
     let step = RunState::default().next(&plan, limits, ctx.now, &Local);
     let command = match &step {
         Step::Session { .. } => {
-            let prompt = session_prompt(ctx, &plan, false, limits.until.as_ref());
+            let prompt = session_prompt(ctx, &plan, None, limits.until.as_ref());
             Some(command_line(&with_env(ctx, id, client.start(&prompt))))
         }
         _ => None,
@@ -124,14 +124,21 @@ pub(crate) fn with_env(ctx: &Ctx, id: &WorkflowId, mut command: Command) -> Comm
 pub(crate) fn session_prompt(
     ctx: &Ctx,
     plan: &ResumePlan,
-    resumed: bool,
+    resumed: Option<&str>,
     until: Option<&PhaseId>,
 ) -> String {
     let state = resume::render_prompt(plan, ctx.now, ctx.config.prompt_budget);
-    let opening = if resumed {
-        "The rate limit has reset: continue where you stopped.\n"
-    } else {
-        ""
+    let handed_over = |id: &str| {
+        plan.handoff
+            .as_ref()
+            .is_some_and(|handoff| handoff.session_id == id)
+    };
+    let opening = match resumed {
+        Some(id) if handed_over(id) => {
+            "This session was handed over from another machine (see \"Handed over\" below), with its files: continue where it stopped.\n"
+        }
+        Some(_) => "The rate limit has reset: continue where you stopped.\n",
+        None => "",
     };
     let effects = if plan.effects.is_empty() {
         ""

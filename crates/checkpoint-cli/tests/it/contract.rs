@@ -250,6 +250,39 @@ fn the_documents_of_sync() {
     insta::assert_snapshot!("sync_merge", document(&laptop, &["sync", "--merge"]));
 }
 
+/// The documents of `push --session` and `pull --session`: `sessions` holds what each did.
+#[test]
+fn the_documents_of_a_session_hand_off() {
+    use crate::handoff::{SID, machine_a, machine_b};
+    let remote = crate::support::Remote::bare();
+    let a = machine_a(&remote);
+    // The messages name temporary paths and this machine: the contract is the field.
+    let shape = |env: &TestEnv, args: &[&str]| {
+        let text = document(env, args);
+        let (status, rest) = text.split_once('\n').unwrap();
+        let json = rest.split("----- stderr -----").next().unwrap();
+        let mut value: Value = serde_json::from_str(json).unwrap();
+        let sessions = value["sessions"].as_array_mut().unwrap();
+        assert_eq!(sessions.len(), 1, "{text}");
+        sessions[0] = json!("[message]");
+        for workflow in value["workflows"].as_array_mut().unwrap() {
+            if workflow.get("commit").is_some() {
+                workflow["commit"] = json!("[SHA]");
+            }
+        }
+        format!("{status}\n{value:#}")
+    };
+    insta::assert_snapshot!(
+        "push_session",
+        shape(&a, &["push", "--session", SID, "--yes"])
+    );
+    let b = machine_b(&remote);
+    insta::assert_snapshot!(
+        "pull_session",
+        shape(&b, &["pull", "-w", "demo", "--session"])
+    );
+}
+
 /// The documents of the working tree's snapshots; commits (which carry the time git committed
 /// them) are shown as `[SHA]`.
 #[test]

@@ -12,6 +12,7 @@ mod effects_places;
 mod escaping;
 mod files;
 mod first_hour;
+mod handoff;
 mod hooks;
 mod journal;
 mod journal_lines;

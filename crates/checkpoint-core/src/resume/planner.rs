@@ -131,6 +131,8 @@ pub struct ResumePlan {
     /// The effects already done in phases not done (and on no phase), oldest first: a resume
     /// must not repeat them. Filled by [`crate::resume::Briefing::with_effects`].
     pub effects: Vec<RecordedEffect>,
+    /// The last session handed over from another machine or person.
+    pub handoff: Option<crate::model::Handoff>,
 }
 
 impl ResumePlan {
@@ -268,6 +270,7 @@ pub fn plan(
             .and_then(|pause| pause.until)
             .map(Timestamp::utc),
         context: after.context.clone(),
+        handoff: after.handoff.clone(),
         effects: Vec::new(),
     }
 }

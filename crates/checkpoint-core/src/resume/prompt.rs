@@ -58,6 +58,18 @@ fn head_section(plan: &ResumePlan, now: DateTime<Utc>) -> String {
     if let Some(description) = &plan.description {
         let _ = writeln!(head, "Goal: {description}");
     }
+    if let Some(handoff) = &plan.handoff {
+        let _ = writeln!(
+            head,
+            "Handed over: session `{}` ({}) came from {} on {} at {}, with its uncommitted work on commit {}.",
+            handoff.session_id,
+            handoff.client,
+            handoff.user,
+            handoff.machine,
+            handoff.at.format("%Y-%m-%d %H:%M UTC"),
+            handoff.base.get(..12).unwrap_or("(none)"),
+        );
+    }
     let _ = write!(head, "\n**Next:** {}", plan.next.reason);
     if let Some(command) = &plan.next.command {
         let _ = write!(head, " → `{command}`");

@@ -113,6 +113,7 @@ pub(crate) fn new_workflow(
         last_activity: None,
         replans: Vec::new(),
         priority: None,
+        handoff: None,
         extensions: Map::new(),
     }
 }

@@ -241,6 +241,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         Transition::HolderEnd { phase, note, error } => {
             holder_end(workflow, phase, note.as_deref(), error.as_deref(), at)?;
         }
+        Transition::SessionHandoff { .. } => workflow.handoff = handoff(transition, at),
         Transition::Compaction { session_id, .. } => {
             workflow.last_activity = Some(Activity::new(at, "PreCompact", session_id.clone()));
         }
@@ -294,4 +295,27 @@ fn abandon(workflow: &mut Workflow, reason: Option<&str>, at: DateTime<Utc>) {
             at,
         });
     }
+}
+
+/// The hand-off a `session_handoff` entry records.
+fn handoff(transition: &Transition, at: DateTime<Utc>) -> Option<crate::model::Handoff> {
+    let Transition::SessionHandoff {
+        session_id,
+        client,
+        machine,
+        user,
+        base,
+        ..
+    } = transition
+    else {
+        return None;
+    };
+    Some(crate::model::Handoff {
+        session_id: session_id.clone(),
+        client: client.clone(),
+        machine: machine.clone(),
+        user: user.clone(),
+        at,
+        base: base.clone(),
+    })
 }

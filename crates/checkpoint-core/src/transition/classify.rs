@@ -45,6 +45,7 @@ impl Transition {
             Self::HolderSeen { .. } => "holder_seen",
             Self::HolderEnd { .. } => "holder_end",
             Self::Compaction { .. } => "compaction",
+            Self::SessionHandoff { .. } => "session_handoff",
             Self::SyncResolve { .. } => "sync_resolve",
             Self::RunStart { .. } => "run_start",
             Self::RunSessionStart { .. } => "run_session_start",
@@ -91,6 +92,7 @@ impl Transition {
             | Self::Unpause
             | Self::Abandon { .. }
             | Self::Compaction { .. }
+            | Self::SessionHandoff { .. }
             | Self::SyncResolve { .. }
             | Self::RunStart { .. }
             | Self::RunSessionStart { .. }
@@ -137,6 +139,7 @@ impl Transition {
             | Self::FilesSnapshot { .. }
             | Self::Heartbeat { .. }
             | Self::Compaction { .. }
+            | Self::SessionHandoff { .. }
             | Self::ToolFailure { .. }
             | Self::HolderSeen { .. }
             | Self::Pause { .. }
@@ -182,6 +185,7 @@ impl Transition {
             | Self::HolderSeen { .. }
             | Self::HolderEnd { .. }
             | Self::Compaction { .. }
+            | Self::SessionHandoff { .. }
             | Self::SyncResolve { .. }
             | Self::RunStart { .. }
             | Self::RunSessionStart { .. }
@@ -231,6 +235,7 @@ impl Transition {
             | Self::HolderSeen { .. }
             | Self::HolderEnd { .. }
             | Self::Compaction { .. }
+            | Self::SessionHandoff { .. }
             | Self::SyncResolve { .. }
             | Self::RunStart { .. }
             | Self::RunSessionStart { .. }
@@ -279,6 +284,7 @@ impl Transition {
             | Self::HolderSeen { .. }
             | Self::HolderEnd { .. }
             | Self::Compaction { .. }
+            | Self::SessionHandoff { .. }
             | Self::SyncResolve { .. }
             | Self::Effect { .. }
             | Self::EffectAllow { .. }

@@ -465,6 +465,24 @@ pub enum Transition {
         #[serde(default)]
         base: Option<Box<Workflow>>,
     },
+    /// Records a session sent to the remote with the uncommitted work (`checkpoint push
+    /// --session`), to go on on another machine or by a teammate.
+    SessionHandoff {
+        /// The client's session id.
+        session_id: String,
+        /// The client, for example `claude`.
+        client: String,
+        /// The sender's machine (its host name).
+        machine: String,
+        /// The sender (the git user name, else the login).
+        user: String,
+        /// The commit the uncommitted work sits on.
+        base: String,
+        /// The files changed against it (changed, new and deleted).
+        files: u64,
+        /// The transcript's size as sent, in bytes.
+        transcript_bytes: u64,
+    },
     /// An unattended runner (`checkpoint run`) started on the workflow.
     RunStart {
         /// The runner's process id.
