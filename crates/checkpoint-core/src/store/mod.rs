@@ -18,6 +18,7 @@ mod results;
 mod sync;
 mod update;
 mod write;
+mod writes;
 
 pub(crate) use crate::store::layout::{BACKUP_FILE, TEMP_PREFIX};
 #[cfg(test)]
@@ -34,6 +35,7 @@ pub use crate::store::{
     own::{IGNORE_FILE, USE_FILE},
     results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,
+    writes::{Notice, WRITES_DIR},
 };
 
 #[cfg(test)]
