@@ -253,6 +253,9 @@ pub struct WriterState {
     /// The top of the checkout its hooks ran in (a worktree's own).
     #[serde(default)]
     pub checkout: String,
+    /// The client that runs it (`claude`, `codex`, `gemini`).
+    #[serde(default)]
+    pub client: String,
 }
 
 /// Whether a writer is still at work: not ended, a hook within `idle`, its session not known
@@ -409,6 +412,65 @@ pub fn overwritten(path: &str, by: &Write, command: &str, snapshot: Option<u64>)
         ),
     }
     text
+}
+
+/// The git command of a Bash line that changes the whole checkout (`git switch`, `git checkout
+/// <branch>` or `.`, `git reset --hard`, `git stash` but `list` and `show`, `git clean -f`, `git
+/// rebase`), as written; `None` when the line has none.
+pub fn whole_checkout(command: &str) -> Option<String> {
+    crate::effects::commands_run(command)
+        .into_iter()
+        .find(|words| changes_checkout(words))
+        .map(|words| words.join(" "))
+}
+
+fn changes_checkout(words: &[String]) -> bool {
+    let mut rest = words.iter().map(String::as_str);
+    if rest.next() != Some("git") {
+        return false;
+    }
+    // Git's own options before the subcommand (`-C <dir>`, `-c <key=value>`).
+    let mut sub = None;
+    while let Some(word) = rest.next() {
+        match word {
+            "-C" | "-c" | "--git-dir" | "--work-tree" => {
+                rest.next();
+            }
+            option if option.starts_with('-') => {}
+            word => {
+                sub = Some(word);
+                break;
+            }
+        }
+    }
+    let args: Vec<&str> = rest.collect();
+    let has = |flag: &str| args.contains(&flag);
+    let short = |letter: char| {
+        args.iter()
+            .any(|arg| arg.starts_with('-') && !arg.starts_with("--") && arg[1..].contains(letter))
+    };
+    match sub {
+        Some("switch" | "rebase") => !has("--help"),
+        Some("checkout") => {
+            if has("--") {
+                return false;
+            }
+            let positional = args.iter().filter(|arg| !arg.starts_with('-')).count();
+            positional == 1 || has("-b") || has("-B") || has("--detach")
+        }
+        Some("reset") => has("--hard") || has("--keep") || has("--merge"),
+        Some("stash") => !matches!(args.first(), Some(&("list" | "show"))),
+        Some("clean") => has("--force") || short('f'),
+        _ => false,
+    }
+}
+
+/// The reason a whole-checkout command is refused: the other live sessions in this checkout.
+pub fn checkout_reason(command: &str, others: &[String]) -> String {
+    format!(
+        "checkpoint: `{command}` changes the whole checkout, and other sessions are at work in it: {}. It would change their files under them, so it was not run. Work in a worktree of your own (`git worktree add`), or ask the person to stop the other sessions first.",
+        others.join(", ")
+    )
 }
 
 #[cfg(test)]

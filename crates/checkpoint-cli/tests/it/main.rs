@@ -32,3 +32,4 @@ mod sync;
 mod transitions;
 mod watch;
 mod workflow_runs;
+mod writes;

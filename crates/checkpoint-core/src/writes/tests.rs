@@ -223,6 +223,7 @@ fn a_writer_is_live_until_it_ends_idles_or_is_gone() {
         last: at(10),
         ended: false,
         checkout: "/repo".into(),
+        client: "claude".into(),
     };
     let idle = Duration::minutes(60);
     assert!(is_live(&state, at(20), idle, false));
@@ -268,4 +269,39 @@ fn the_defaults_refuse_writes_and_claims_and_warn_for_bash() {
     assert_eq!(parsed.writes.sessions, Mode::Warn);
     assert_eq!(parsed.writes.bash, Mode::Off);
     assert_eq!(parsed.writes.claims, Mode::Refuse);
+}
+
+/// The whole-checkout commands, through wrappers and lists, and the file-level forms let by.
+#[test]
+fn whole_checkout_commands_are_recognised() {
+    for line in [
+        "git switch main",
+        "git checkout feature",
+        "git checkout -b new",
+        "git checkout .",
+        "cd sub && git reset --hard HEAD~1",
+        "git stash",
+        "git stash pop",
+        "git clean -fd",
+        "git clean --force",
+        "git -C other rebase main",
+        "sudo git switch -",
+        "bash -c 'git stash push -m x'",
+    ] {
+        assert!(whole_checkout(line).is_some(), "{line}");
+    }
+    for line in [
+        "git checkout -- src/a.rs",
+        "git checkout HEAD -- a b",
+        "git reset HEAD a.txt",
+        "git stash list",
+        "git clean -n",
+        "git status",
+        "echo git switch main",
+        "gitx switch",
+    ] {
+        assert_eq!(whole_checkout(line), None, "{line}");
+    }
+    let text = checkout_reason("git switch main", &["session s2".into()]);
+    assert!(text.contains("other sessions are at work in it: session s2"));
 }

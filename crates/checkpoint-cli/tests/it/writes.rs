@@ -1,0 +1,561 @@
+//! Several sessions and sub-agents in one checkout, through the real hooks: the write guard
+//! before a file tool's write, what a whole read sees, a Bash command's overwrite reported,
+//! whole-checkout commands, `who`, claims, and the record's robustness (kill -9, clocks, eight
+//! writers at once).
+
+use std::{path::Path, process::Command};
+
+use serde_json::{Value, json};
+
+use crate::support::{TestEnv, git, repo};
+
+/// One writer: a session, or a sub-agent of one, driving the hooks as Claude Code does.
+struct Writer<'e> {
+    env: &'e TestEnv,
+    session: String,
+    agent: Option<String>,
+    /// The directory its hooks run in.
+    cwd: std::path::PathBuf,
+}
+
+/// What a hook answered.
+struct Answer {
+    out: Value,
+}
+
+impl Answer {
+    fn refusal(&self) -> Option<String> {
+        let out = &self.out["hookSpecificOutput"];
+        (out["permissionDecision"] == "deny" || out["permissionDecision"] == "ask")
+            .then(|| out["permissionDecisionReason"].as_str().unwrap().to_owned())
+    }
+
+    fn context(&self) -> Option<String> {
+        self.out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .map(str::to_owned)
+    }
+}
+
+impl<'e> Writer<'e> {
+    fn session(env: &'e TestEnv, session: &str) -> Self {
+        Self {
+            env,
+            session: session.into(),
+            agent: None,
+            cwd: env.project(),
+        }
+    }
+
+    fn agent(env: &'e TestEnv, session: &str, agent: &str) -> Self {
+        Self {
+            agent: Some(agent.into()),
+            ..Self::session(env, session)
+        }
+    }
+
+    fn start_hook(&self, event: &str, extra: Value) -> crate::support::HookRun {
+        let mut payload = json!({
+            "session_id": self.session,
+            "transcript_path": "/tmp/transcript.jsonl",
+            "cwd": self.cwd,
+            "hook_event_name": event,
+        });
+        if let Some(agent) = &self.agent {
+            payload["agent_id"] = json!(agent);
+            payload["agent_type"] = json!("worker");
+        }
+        payload
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        self.env.hook(event, &payload.to_string())
+    }
+
+    fn hook(&self, event: &str, extra: Value) -> Answer {
+        let (code, stdout, stderr) = self.start_hook(event, extra).wait();
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stderr.contains("record of writes"), "{stderr}");
+        Answer {
+            out: serde_json::from_str(stdout.trim()).unwrap_or(Value::Null),
+        }
+    }
+
+    fn path(&self, file: &str) -> String {
+        self.cwd.join(file).display().to_string()
+    }
+
+    /// A `Write` of `content`: its reason when refused, else written and recorded.
+    fn write(&self, file: &str, content: &str) -> Result<(), String> {
+        let path = self.path(file);
+        let input = json!({"file_path": path, "content": content});
+        let before = self.hook(
+            "PreToolUse",
+            json!({"tool_name": "Write", "tool_input": input}),
+        );
+        if let Some(reason) = before.refusal() {
+            return Err(reason);
+        }
+        let original = std::fs::read_to_string(&path).ok();
+        std::fs::write(&path, content).unwrap();
+        let response = json!({
+            "type": if original.is_some() { "update" } else { "create" },
+            "filePath": path,
+            "content": content,
+            "structuredPatch": [],
+            "originalFile": original,
+        });
+        self.hook(
+            "PostToolUse",
+            json!({"tool_name": "Write", "tool_input": input, "tool_response": response}),
+        );
+        Ok(())
+    }
+
+    /// A `Read` of the whole file, or of `lines` of it.
+    fn read_lines(&self, file: &str, lines: Option<(u64, u64)>) {
+        let path = self.path(file);
+        let content = std::fs::read_to_string(&path).unwrap();
+        let total = content.lines().count() as u64;
+        let (start, count) = lines.unwrap_or((1, total));
+        let mut input = json!({"file_path": path});
+        if lines.is_some() {
+            input["offset"] = json!(start);
+            input["limit"] = json!(count);
+        }
+        let response = json!({"type": "text", "file": {
+            "filePath": path, "content": content, "numLines": count, "startLine": start, "totalLines": total,
+        }});
+        self.hook(
+            "PostToolUse",
+            json!({"tool_name": "Read", "tool_input": input, "tool_response": response}),
+        );
+    }
+
+    fn read(&self, file: &str) {
+        self.read_lines(file, None);
+    }
+
+    /// A Bash command run in the writer's directory: its refusal, or what the model was told
+    /// after it.
+    fn bash(&self, command: &str) -> Result<Option<String>, String> {
+        let input = json!({"command": command, "description": "run"});
+        let before = self.hook(
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": input}),
+        );
+        if let Some(reason) = before.refusal() {
+            return Err(reason);
+        }
+        let output = Command::new("sh")
+            .args(["-c", command])
+            .current_dir(&self.cwd)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{command}");
+        let after = self.hook(
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": input, "tool_response": {
+                "stdout": "", "stderr": "", "interrupted": false, "isImage": false,
+            }}),
+        );
+        Ok(after.context())
+    }
+}
+
+/// A git repository with a workflow (the store), phase `build` in progress.
+fn project() -> TestEnv {
+    let env = repo();
+    env.ok(&["init", "w", "--phase", "build", "--phase", "docs"]);
+    env.ok(&["start", "build"]);
+    env
+}
+
+/// The facts' scenario: session 2 wrote the file, session 1 appended through Bash; session 2's
+/// next write is refused naming session 1 and what to do, and after a read it goes through,
+/// the file holding both changes.
+#[test]
+fn a_write_over_another_sessions_bash_change_is_refused_until_read() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    two.write("shared.txt", "from two\n").unwrap();
+    one.bash("echo 'from one' >> shared.txt").unwrap();
+    let reason = two.write("shared.txt", "from two, again\n").unwrap_err();
+    assert!(reason.contains("`shared.txt` changed since you last read it: session s-one changed it with the command `echo 'from one' >> shared.txt`"), "{reason}");
+    assert!(reason.contains("phase `build`"), "{reason}");
+    assert!(
+        reason.contains("read it again, then make your change"),
+        "{reason}"
+    );
+    assert!(reason.contains("checkpoint undo --to @"), "{reason}");
+    assert_eq!(
+        std::fs::read_to_string(env.project().join("shared.txt")).unwrap(),
+        "from two\nfrom one\n"
+    );
+    two.read("shared.txt");
+    two.write("shared.txt", "from two\nfrom one\nand two again\n")
+        .unwrap();
+    // Session 1, which had not seen that, is refused in turn; after reading, it writes.
+    assert!(one.write("shared.txt", "x").is_err());
+    one.read("shared.txt");
+    one.write("shared.txt", "from two\nfrom one\nand two again\nand one\n")
+        .unwrap();
+}
+
+/// Headless the guard denies; in an interactive session it asks.
+#[test]
+fn the_guard_asks_where_a_person_sits_at_the_terminal() {
+    let env = project();
+    Writer::session(&env, "s-one")
+        .write("a.txt", "one\n")
+        .unwrap();
+    let path = env.project().join("a.txt").display().to_string();
+    let payload = json!({
+        "session_id": "s-two", "cwd": env.project(), "hook_event_name": "PreToolUse",
+        "tool_name": "Edit", "tool_input": {"file_path": path, "old_string": "one", "new_string": "two"},
+    })
+    .to_string();
+    for (entrypoint, decision) in [("cli", "ask"), ("sdk-cli", "deny")] {
+        let (code, stdout, _) = env
+            .hook_with_env(
+                "PreToolUse",
+                &payload,
+                &[("CLAUDE_CODE_ENTRYPOINT", entrypoint)],
+            )
+            .wait();
+        assert_eq!(code, 0);
+        let out: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(
+            out["hookSpecificOutput"]["permissionDecision"], decision,
+            "{entrypoint}"
+        );
+        assert!(
+            out["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains("you have not read `a.txt`, and session s-one changed it")
+        );
+    }
+}
+
+/// A writer that only touches its own files is never refused, whatever it does: writes,
+/// edits through Bash, deletes and recreates, reads in parts.
+#[test]
+fn a_writer_that_only_touches_its_own_files_is_never_refused() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    two.write("theirs.txt", "theirs\n").unwrap();
+    for round in 0..3 {
+        one.write("mine.txt", &format!("round {round}\n")).unwrap();
+        assert_eq!(one.bash("sed -i 's/round/Round/' mine.txt").unwrap(), None);
+        one.write("mine.txt", &format!("Round {round}, again\n"))
+            .unwrap();
+        one.bash("rm mine.txt && echo back > mine.txt").unwrap();
+        one.read_lines("mine.txt", Some((1, 1)));
+        one.write("mine.txt", "last\n").unwrap();
+        one.write(&format!("new-{round}.txt"), "new\n").unwrap();
+    }
+    two.read("theirs.txt");
+    two.write("theirs.txt", "still theirs\n").unwrap();
+}
+
+/// A partial read is not a read of the file: the write stays refused until a whole one.
+#[test]
+fn a_partial_read_does_not_count_as_seeing_the_file() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("long.txt", "a\nb\nc\nd\n").unwrap();
+    two.read_lines("long.txt", Some((1, 2)));
+    assert!(two.write("long.txt", "mine\n").is_err());
+    two.read("long.txt");
+    two.write("long.txt", "mine\n").unwrap();
+}
+
+/// Deleted and recreated by another session: judged by content.
+#[test]
+fn a_file_deleted_and_recreated_by_another_session_is_refused_until_read() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("f.txt", "first\n").unwrap();
+    two.read("f.txt");
+    one.bash("rm f.txt").unwrap();
+    let reason = two.write("f.txt", "two\n").unwrap_err();
+    assert!(
+        reason.contains("session s-one deleted it with the command `rm f.txt`"),
+        "{reason}"
+    );
+    one.write("f.txt", "second\n").unwrap();
+    assert!(two.write("f.txt", "two\n").is_err());
+    two.read("f.txt");
+    two.write("f.txt", "two\n").unwrap();
+}
+
+/// A rename by Bash: the old path is gone (its writer's deletion), the new one is the mover's.
+#[test]
+fn a_rename_by_bash_is_a_deletion_of_the_old_path() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    two.write("old.txt", "two's\n").unwrap();
+    one.read("old.txt");
+    let told = one.bash("mv old.txt new.txt").unwrap();
+    assert_eq!(told, None, "one had seen two's version");
+    let reason = two.write("old.txt", "again\n").unwrap_err();
+    assert!(reason.contains("deleted it with the command `mv old.txt new.txt`"));
+}
+
+/// A Bash command that replaces another session's unseen change is told at once, with the
+/// command that brings it back, and `watch` can show it.
+#[test]
+fn a_bash_overwrite_of_an_unseen_change_is_reported_with_its_undo() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    git(&env.project(), &["add", "-A"]);
+    one.write("notes.md", "one's notes\n").unwrap();
+    let told = two
+        .bash("printf 'two wins\\n' > notes.md")
+        .unwrap()
+        .unwrap();
+    assert!(
+        told.contains("your command `printf 'two wins\\n' > notes.md` changed `notes.md`, which session s-one had changed with `Write`"),
+        "{told}"
+    );
+    let undo = told
+        .split("`checkpoint undo --to ")
+        .nth(1)
+        .expect("an undo command");
+    let target = undo.split_whitespace().next().unwrap();
+    env.ok(&["undo", "--to", target, "--", "notes.md"]);
+    assert_eq!(
+        std::fs::read_to_string(env.project().join("notes.md")).unwrap(),
+        "one's notes\n"
+    );
+    let notices =
+        std::fs::read_to_string(env.store().join(".writes").join("notices.jsonl")).unwrap();
+    assert!(notices.contains("\"path\"") && notices.contains("s-one"));
+}
+
+/// Sub-agents of one session are separate writers.
+#[test]
+fn sub_agents_of_one_lead_are_separate_writers() {
+    let env = project();
+    let first = Writer::agent(&env, "lead", "agent-1");
+    let second = Writer::agent(&env, "lead", "agent-2");
+    let lead = Writer::session(&env, "lead");
+    first.write("out.md", "first\n").unwrap();
+    for other in [&second, &lead] {
+        let reason = other.write("out.md", "other\n").unwrap_err();
+        assert!(
+            reason.contains("sub-agent agent-1 of session lead"),
+            "{reason}"
+        );
+    }
+    first.write("out.md", "first, again\n").unwrap();
+}
+
+/// A writer whose session died (its `SessionEnd`, or no hook for longer than `idle_minutes`)
+/// no longer holds files it wrote but others never saw.
+#[test]
+fn a_dead_writer_holds_nothing() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("a.txt", "one\n").unwrap();
+    one.write("b.txt", "one\n").unwrap();
+    assert!(two.write("a.txt", "two\n").is_err());
+    // No hook for two hours: gone.
+    env.set_now("2026-03-01T14:00:00Z");
+    two.write("a.txt", "two\n").unwrap();
+    // Ended: gone at once.
+    env.set_now("2026-03-01T14:01:00Z");
+    let three = Writer::session(&env, "s-three");
+    three.write("c.txt", "three\n").unwrap();
+    assert!(two.write("c.txt", "two\n").is_err());
+    three.hook("SessionEnd", json!({"reason": "other"}));
+    two.write("c.txt", "two\n").unwrap();
+}
+
+/// Hooks whose clocks disagree: content decides, never the order of times.
+#[test]
+fn clocks_that_disagree_change_nothing_but_the_times_shown() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    env.set_now("2026-03-01T12:30:00Z");
+    two.write("skew.txt", "two\n").unwrap();
+    // Session one's clock is half an hour behind.
+    env.set_now("2026-03-01T12:00:00Z");
+    one.bash("echo one >> skew.txt").unwrap();
+    let reason = two.write("skew.txt", "two again\n").unwrap_err();
+    assert!(reason.contains("at 2026-03-01 12:00 UTC"), "{reason}");
+    two.read("skew.txt");
+    two.write("skew.txt", "two\none\ntwo again\n").unwrap();
+}
+
+/// The same session in two worktrees writes two files, neither refused; another session in
+/// the other worktree is guarded there.
+#[test]
+fn the_same_session_in_two_worktrees_writes_both() {
+    let env = project();
+    git(&env.project(), &["add", "-A"]);
+    git(&env.project(), &["commit", "-qm", "init", "--allow-empty"]);
+    let other = env.dir.path().join("other-tree");
+    git(
+        &env.project(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            other.to_str().unwrap(),
+            "-b",
+            "other",
+        ],
+    );
+    let main = Writer::session(&env, "s-one");
+    let there = Writer {
+        cwd: other.clone(),
+        ..Writer::session(&env, "s-one")
+    };
+    main.write("same.txt", "main\n").unwrap();
+    there.write("same.txt", "worktree\n").unwrap();
+    main.write("same.txt", "main again\n").unwrap();
+    there.write("same.txt", "worktree again\n").unwrap();
+    let stranger = Writer {
+        cwd: other,
+        ..Writer::session(&env, "s-two")
+    };
+    assert!(stranger.write("same.txt", "no\n").is_err());
+    assert_eq!(
+        std::fs::read_to_string(env.project().join("same.txt")).unwrap(),
+        "main again\n"
+    );
+}
+
+/// A hook killed at any point leaves the record readable: later hooks work, and a write the
+/// killed hook did not record is at worst refused once, never lost.
+#[test]
+fn a_killed_hook_leaves_the_record_usable() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("k.txt", "one\n").unwrap();
+    for _ in 0..20 {
+        let mut child = env.spawn_hook("PostToolUse");
+        let payload = json!({
+            "session_id": "s-two", "cwd": env.project(), "hook_event_name": "PostToolUse",
+            "tool_name": "Write", "tool_input": {"file_path": one.path("k.txt"), "content": "two\n"},
+            "tool_response": {"type": "update", "structuredPatch": []},
+        });
+        use std::io::Write as _;
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let writes_dir = env.store().join(".writes");
+    for entry in walk(&writes_dir) {
+        if entry.extension().is_some_and(|ext| ext == "json") {
+            let text = std::fs::read_to_string(&entry).unwrap();
+            serde_json::from_str::<Value>(&text)
+                .unwrap_or_else(|err| panic!("{}: {err}", entry.display()));
+        }
+    }
+    two.read("k.txt");
+    two.write("k.txt", "two\n").unwrap();
+    assert!(one.write("k.txt", "one again\n").is_err());
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// Eight writers at once (their hooks run at the same time), each on its own file: no record
+/// is lost or torn, and a writer's own file never refuses it.
+#[test]
+fn eight_concurrent_writers_keep_every_record() {
+    let env = project();
+    let writers: Vec<Writer<'_>> = (0..8)
+        .map(|n| Writer::session(&env, &format!("s-{n}")))
+        .collect();
+    for round in 0..4 {
+        let phase = |event: &str, with_response: bool| {
+            let runs: Vec<_> = writers
+                .iter()
+                .enumerate()
+                .map(|(n, writer)| {
+                    let input = json!({"file_path": writer.path(&format!("own-{n}.txt")), "content": format!("{round}\n")});
+                    let mut extra = json!({"tool_name": "Write", "tool_input": input});
+                    if with_response {
+                        extra["tool_response"] = json!({"type": "update", "structuredPatch": []});
+                    }
+                    writer.start_hook(event, extra)
+                })
+                .collect();
+            for run in runs {
+                let (code, stdout, stderr) = run.wait();
+                assert_eq!(code, 0, "{stderr}");
+                assert!(!stdout.contains("permissionDecision"), "{stdout}");
+                assert!(!stderr.contains("warning"), "{stderr}");
+            }
+        };
+        phase("PreToolUse", false);
+        for n in 0..8 {
+            std::fs::write(
+                env.project().join(format!("own-{n}.txt")),
+                format!("{round}\n"),
+            )
+            .unwrap();
+        }
+        phase("PostToolUse", true);
+    }
+    for n in 0..8 {
+        let who = env.json(&["who", &format!("own-{n}.txt"), "--format", "json"]);
+        let writes = who["files"][0]["writes"].as_array().unwrap();
+        assert_eq!(writes.len(), 4, "{who}");
+        assert!(writes.iter().all(|w| w["session"] == format!("s-{n}")));
+    }
+    let log = std::fs::read_to_string(env.store().join(".writes").join("log.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .all(|line| serde_json::from_str::<Value>(line).is_ok())
+    );
+    assert_eq!(log.lines().filter(|line| line.contains("own-")).count(), 32);
+}
+
+/// A whole-checkout git command is refused while another live session works in the checkout,
+/// naming it; alone, or with the other session ended, it runs.
+#[test]
+fn a_whole_checkout_command_is_refused_under_another_live_session() {
+    let env = project();
+    git(&env.project(), &["add", "-A"]);
+    git(&env.project(), &["commit", "-qm", "init", "--allow-empty"]);
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.bash("git stash list").unwrap();
+    one.bash("git branch side").unwrap();
+    two.hook("SessionStart", json!({"source": "startup"}));
+    let reason = one.bash("git switch side").unwrap_err();
+    assert!(
+        reason.contains("`git switch side` changes the whole checkout, and other sessions are at work in it: session s-two"),
+        "{reason}"
+    );
+    two.hook("SessionEnd", json!({"reason": "other"}));
+    one.bash("git switch side").unwrap();
+}
