@@ -5,3 +5,4 @@ pub(crate) mod new_workflow;
 pub(crate) mod remote_sync;
 pub(crate) mod resume_plan;
 pub(crate) mod snapshots;
+pub(crate) mod writes;

@@ -16,6 +16,7 @@ struct Writer<'e> {
     agent: Option<String>,
     /// The directory its hooks run in.
     cwd: std::path::PathBuf,
+    transcript: String,
 }
 
 /// What a hook answered.
@@ -44,6 +45,7 @@ impl<'e> Writer<'e> {
             session: session.into(),
             agent: None,
             cwd: env.project(),
+            transcript: "/tmp/transcript.jsonl".into(),
         }
     }
 
@@ -57,7 +59,7 @@ impl<'e> Writer<'e> {
     fn start_hook(&self, event: &str, extra: Value) -> crate::support::HookRun {
         let mut payload = json!({
             "session_id": self.session,
-            "transcript_path": "/tmp/transcript.jsonl",
+            "transcript_path": self.transcript,
             "cwd": self.cwd,
             "hook_event_name": event,
         });
@@ -78,6 +80,16 @@ impl<'e> Writer<'e> {
         assert!(!stderr.contains("record of writes"), "{stderr}");
         Answer {
             out: serde_json::from_str(stdout.trim()).unwrap_or(Value::Null),
+        }
+    }
+
+    fn clone_as(&self) -> Self {
+        Self {
+            env: self.env,
+            session: self.session.clone(),
+            agent: self.agent.clone(),
+            cwd: self.cwd.clone(),
+            transcript: self.transcript.clone(),
         }
     }
 
@@ -558,4 +570,124 @@ fn a_whole_checkout_command_is_refused_under_another_live_session() {
     );
     two.hook("SessionEnd", json!({"reason": "other"}));
     one.bash("git switch side").unwrap();
+}
+
+/// Two sub-agents of one lead on the same declared output: the phase's holder writes it, the
+/// other is refused naming the holder and the phase; once the holder stops, the claim ends.
+#[test]
+fn a_phases_declared_output_is_held_by_the_sub_agent_holding_the_phase() {
+    let env = repo();
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [{"id": "a", "outputs": ["report.md"]}, {"id": "b"}]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "par", "--plan", "plan.json"]);
+    let transcript = env.dir.path().join("home/projects/lead.jsonl");
+    let meta_dir = env.dir.path().join("home/projects/lead/subagents");
+    std::fs::create_dir_all(&meta_dir).unwrap();
+    let lead = Writer {
+        transcript: transcript.display().to_string(),
+        ..Writer::session(&env, "lead")
+    };
+    for (call, phase, agent) in [("toolu_a", "a", "agenta"), ("toolu_b", "b", "agentb")] {
+        lead.hook(
+            "PreToolUse",
+            json!({"tool_name": "Agent", "tool_use_id": call, "tool_input": {
+                "description": format!("Work on {phase}"),
+                "prompt": format!("Do it.\ncheckpoint phase: {phase}\n"),
+                "subagent_type": "general-purpose",
+            }}),
+        );
+        std::fs::write(
+            meta_dir.join(format!("agent-{agent}.meta.json")),
+            json!({"agentType": "general-purpose", "toolUseId": call}).to_string(),
+        )
+        .unwrap();
+        lead.hook("SubagentStart", json!({"agent_id": agent}));
+    }
+    let holder = Writer {
+        agent: Some("agenta".into()),
+        transcript: transcript.display().to_string(),
+        ..Writer::session(&env, "lead")
+    };
+    let other = Writer {
+        agent: Some("agentb".into()),
+        ..holder.clone_as()
+    };
+    let reason = other.write("report.md", "b's\n").unwrap_err();
+    assert!(
+        reason.contains("`report.md` is held by sub-agent agenta of session lead for phase `a`"),
+        "{reason}"
+    );
+    holder.write("report.md", "a's\n").unwrap();
+    assert!(other.write("notes.md", "free\n").is_ok());
+    holder.hook(
+        "SubagentStop",
+        json!({"agent_type": "general-purpose", "last_assistant_message": "done"}),
+    );
+    other.read("report.md");
+    other.write("report.md", "a's\nb's\n").unwrap();
+}
+
+/// `who`: every writer of a file, most recent first, in words and in JSON; a path nobody wrote
+/// has none.
+#[test]
+fn who_lists_a_files_writers_most_recent_first() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let sub = Writer::agent(&env, "s-one", "helper");
+    one.write("w.txt", "a\n").unwrap();
+    sub.read("w.txt");
+    env.set_now("2026-03-01T12:05:00Z");
+    sub.bash("echo b >> w.txt").unwrap();
+    let who = env.json(&["who", "w.txt", "nobody.txt", "--format", "json"]);
+    assert_eq!(
+        who,
+        json!({"files": [
+            {"path": "w.txt", "writes": [
+                {"at": "2026-03-01T12:05:00Z", "session": "s-one", "agent": "helper", "phase": "build", "tool": "Bash: echo b >> w.txt", "added": null, "removed": null},
+                {"at": "2026-03-01T12:00:00Z", "session": "s-one", "agent": null, "phase": "build", "tool": "Write", "added": 1, "removed": 0},
+            ]},
+            {"path": "nobody.txt", "writes": []},
+        ]})
+    );
+    let text = env.ok(&["who", "w.txt"]);
+    assert!(
+        text.contains("sub-agent helper of session s-one phase `build`  Bash: echo b >> w.txt"),
+        "{text}"
+    );
+    assert!(
+        text.contains("session s-one phase `build`  Write +1 -0"),
+        "{text}"
+    );
+}
+
+/// `claim`: a session holds paths for a phase; another writer is refused there, the holder is
+/// not; handed back, or its phase completed, the claim ends.
+#[test]
+fn a_claim_holds_paths_until_handed_back_or_its_phase_ends() {
+    let env = project();
+    env.ok(&["claim", "build", "src/*", "--session", "s-one"]);
+    let two = Writer::session(&env, "s-two");
+    let one = Writer::session(&env, "s-one");
+    one.hook("SessionStart", json!({"source": "startup"}));
+    std::fs::create_dir_all(env.project().join("src")).unwrap();
+    let reason = two.write("src/deep/x.rs", "x").unwrap_err();
+    assert!(
+        reason.contains("held by session s-one for phase `build` (claim `src/*`"),
+        "{reason}"
+    );
+    one.write("src/x.rs", "x").unwrap();
+    env.ok(&["claim", "build", "--release", "--session", "s-one"]);
+    two.read("src/x.rs");
+    two.write("src/x.rs", "y").unwrap();
+    env.ok(&["claim", "build", "docs/*", "--session", "s-one"]);
+    std::fs::create_dir_all(env.project().join("docs")).unwrap();
+    assert!(two.write("docs/a.md", "y").is_err());
+    env.ok(&["complete", "build"]);
+    one.bash("echo checkpoint").unwrap();
+    two.write("docs/a.md", "y").unwrap();
+    let unknown = env.run(&["claim", "nope", "x", "--session", "s-one"]);
+    assert!(!unknown.status.success());
 }

@@ -10,8 +10,7 @@
 use std::{
     cell::OnceCell,
     collections::{BTreeMap, BTreeSet},
-    fs,
-    path::{Component, Path, PathBuf},
+    path::{Path, PathBuf},
 };
 
 use checkpoint_core::{
@@ -20,7 +19,7 @@ use checkpoint_core::{
     store::Notice,
     writes::{
         self, ABSENT, Conflict, Mode, PathRecord, Write, Writer, WriterState, check,
-        claimed_by_other, content_hash,
+        claimed_by_other,
     },
 };
 use miette::{IntoDiagnostic, Result, miette};
@@ -33,11 +32,14 @@ use crate::{
     },
     commands::hook::Hook,
     env, output,
-    services::snapshots::{self, Request},
+    services::{
+        snapshots::{self, Request},
+        writes::{
+            absolute, checkout_of, claude_live_sessions, disk_stat, disk_state, real_now_ns, shown,
+        },
+    },
 };
 
-/// Files larger than this are compared by size and modification time, not read.
-const MAX_HASHED_BYTES: u64 = 64 << 20;
 /// The most of a command a record keeps, in characters.
 const MAX_COMMAND: usize = 200;
 /// How long after its modification a file's size and time prove it unchanged (nanoseconds).
@@ -79,15 +81,29 @@ impl Hook {
                 self.heard(client, payload.agent_id.as_deref())?;
                 match payload.tool() {
                     Tool::FileEdit => self.wrote(payload),
-                    Tool::Bash => self.after_bash(payload),
+                    Tool::Bash => {
+                        self.after_bash(payload)?;
+                        let command = payload.tool_input.command.as_deref().unwrap_or_default();
+                        if command.contains("checkpoint") {
+                            self.refresh_claims()?;
+                        }
+                        Ok(())
+                    }
+                    Tool::Agent => self.refresh_claims(),
                     Tool::Other if is_read(&payload.tool_name) => self.read(payload),
-                    Tool::Agent | Tool::Workflow | Tool::Other => Ok(()),
+                    Tool::Workflow | Tool::Other => Ok(()),
                 }
             }
             Event::ToolFailed(payload) => self.heard(client, payload.agent_id.as_deref()),
-            Event::SubagentStart(payload) => self.heard(client, Some(&payload.agent_id)),
+            Event::SubagentStart(payload) => {
+                self.heard(client, Some(&payload.agent_id))?;
+                self.refresh_claims()
+            }
             Event::SubagentStop(payload) => match payload.agent_id.as_deref() {
-                Some(agent) => self.ended(&Writer::new(&self.envelope.session_id, Some(agent))),
+                Some(agent) => {
+                    self.ended(&Writer::new(&self.envelope.session_id, Some(agent)))?;
+                    self.refresh_claims()
+                }
                 None => Ok(()),
             },
             Event::TurnFailed(payload) => self.heard(client, payload.agent_id.as_deref()),
@@ -126,6 +142,75 @@ impl Hook {
             .into_diagnostic()?;
         store
             .update_claims(|claims| claims.retain(|claim| claim.holder != *writer))
+            .into_diagnostic()
+    }
+
+    /// Brings the claims in line with the workflows: a phase held by a sub-agent holds its
+    /// declared outputs for it; a claim of a phase no longer in progress (completed, failed,
+    /// skipped) ends.
+    fn refresh_claims(&self) -> Result<()> {
+        let (active, _) = self.scan()?;
+        let in_progress = |workflow: Option<&str>, phase: &str| {
+            active.iter().any(|candidate| {
+                workflow.is_none_or(|id| candidate.id.as_str() == id)
+                    && candidate.phases.iter().any(|candidate| {
+                        candidate.id.as_str() == phase
+                            && candidate.status == checkpoint_core::PhaseStatus::InProgress
+                    })
+            })
+        };
+        let mut held = Vec::new();
+        for workflow in &active {
+            for phase in workflow
+                .phases
+                .iter()
+                .filter(|phase| phase.status == checkpoint_core::PhaseStatus::InProgress)
+            {
+                let Some(agent) = phase.holder.as_ref().and_then(|h| h.agent_id.as_deref()) else {
+                    continue;
+                };
+                let session = phase
+                    .holder
+                    .as_ref()
+                    .and_then(|holder| holder.session_id.clone())
+                    .unwrap_or_else(|| self.envelope.session_id.clone());
+                for output in &phase.outputs {
+                    held.push(writes::Claim {
+                        glob: output.clone(),
+                        phase: phase.id.to_string(),
+                        workflow: Some(workflow.id.to_string()),
+                        holder: Writer::new(&session, Some(agent)),
+                        agent_type: None,
+                        since: self.ctx.now,
+                    });
+                }
+            }
+        }
+        let known = self.ctx.store.claims().into_diagnostic()?;
+        let stale = known
+            .iter()
+            .any(|claim| !in_progress(claim.workflow.as_deref(), &claim.phase));
+        let missing = held.iter().any(|claim| {
+            !known
+                .iter()
+                .any(|known| known.glob == claim.glob && known.holder == claim.holder)
+        });
+        if !stale && !missing {
+            return Ok(());
+        }
+        self.ctx
+            .store
+            .update_claims(|claims| {
+                claims.retain(|claim| in_progress(claim.workflow.as_deref(), &claim.phase));
+                for claim in held {
+                    if !claims
+                        .iter()
+                        .any(|known| known.glob == claim.glob && known.holder == claim.holder)
+                    {
+                        claims.push(claim);
+                    }
+                }
+            })
             .into_diagnostic()
     }
 
@@ -531,31 +616,9 @@ impl Hook {
         snapshots::phase_of(&workflow, agent).map(|phase| phase.to_string())
     }
 
-    /// `path` absolute (a relative one from the hook's directory), `.` and `..` resolved, its
-    /// directory's links resolved, so one file has one record.
+    /// `path` absolute, one record per file (see `services::writes::absolute`).
     fn absolute(&self, path: &str) -> PathBuf {
-        let path = Path::new(path);
-        let joined = if path.is_absolute() {
-            path.to_owned()
-        } else {
-            self.ctx.cwd.join(path)
-        };
-        let mut clean = PathBuf::new();
-        for part in joined.components() {
-            match part {
-                Component::ParentDir => {
-                    clean.pop();
-                }
-                Component::CurDir => {}
-                other => clean.push(other),
-            }
-        }
-        match (clean.parent(), clean.file_name()) {
-            (Some(parent), Some(name)) => fs::canonicalize(parent)
-                .map(|parent| parent.join(name))
-                .unwrap_or(clean),
-            _ => clean,
-        }
+        absolute(&self.ctx.cwd, path)
     }
 
     /// The path from the top of its checkout (what claims name).
@@ -569,12 +632,7 @@ impl Hook {
 
     /// The path as messages show it: from the project root where it is inside it.
     fn shown(&self, path: &Path) -> String {
-        let root = fs::canonicalize(&self.ctx.project_root)
-            .unwrap_or_else(|_| self.ctx.project_root.clone());
-        path.strip_prefix(&root)
-            .unwrap_or(path)
-            .display()
-            .to_string()
+        shown(&self.ctx.project_root, path)
     }
 }
 
@@ -688,72 +746,6 @@ fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Option<u64>) {
         }
     }
     (Some(added), Some(removed))
-}
-
-/// The real time now, in nanoseconds since the epoch (file times are the real clock's).
-fn real_now_ns() -> i128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos() as i128)
-}
-
-/// A file's content hash ([`ABSENT`] when missing), size and modification time.
-fn disk_state(path: &Path) -> (String, u64, i128) {
-    let (kind, size, mtime) = disk_stat(path);
-    if kind == ABSENT {
-        return (ABSENT.to_owned(), 0, 0);
-    }
-    if size > MAX_HASHED_BYTES {
-        return (format!("large-{size}-{mtime}"), size, mtime);
-    }
-    match fs::read(path) {
-        Ok(bytes) => (content_hash(&bytes), size, mtime),
-        Err(_) => (ABSENT.to_owned(), 0, 0),
-    }
-}
-
-/// A file's size and modification time (nanoseconds), or [`ABSENT`].
-fn disk_stat(path: &Path) -> (&'static str, u64, i128) {
-    match fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |since| since.as_nanos() as i128);
-            ("file", meta.len(), mtime)
-        }
-        _ => (ABSENT, 0, 0),
-    }
-}
-
-/// The top of the checkout (worktree) around `dir`: the nearest directory holding `.git`.
-fn checkout_of(dir: &Path) -> PathBuf {
-    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
-    dir.ancestors()
-        .find(|candidate| candidate.join(".git").exists())
-        .map_or_else(|| dir.clone(), Path::to_owned)
-}
-
-/// The sessions Claude Code lists as live (`~/.claude/sessions/<pid>.json`); `None` when it
-/// keeps no list (another client, an older version, no home).
-fn claude_live_sessions() -> Option<BTreeSet<String>> {
-    let home = std::env::var_os(env::HOME)?;
-    let dir = Path::new(&home).join(".claude").join("sessions");
-    let mut live = BTreeSet::new();
-    for entry in fs::read_dir(dir).ok()? {
-        let Ok(entry) = entry else { continue };
-        let Ok(Some(bytes)) = checkpoint_core::read_foreign(&entry.path(), 64 * 1024) else {
-            continue;
-        };
-        if let Some(session) = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|value| value.get("sessionId")?.as_str().map(str::to_owned))
-        {
-            live.insert(session);
-        }
-    }
-    (!live.is_empty()).then_some(live)
 }
 
 /// A command as a record keeps it: one line, redacted, cut.
