@@ -12,6 +12,7 @@ mod stats;
 mod sync;
 mod targets;
 mod watch;
+mod writes;
 
 use std::{
     env,
@@ -146,6 +147,9 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if effects::wanted(&wanted) {
         groups.guard = effects::cases(&dir, &binary)?;
     }
+    if writes::wanted(&wanted) {
+        groups.guard.extend(writes::cases(&dir, &binary)?);
+    }
     if snapshots::wanted(&wanted) {
         groups
             .guard
@@ -189,6 +193,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     targets.extend(plugin_hook::targets(&lookup));
     targets.extend(effects::targets(&lookup));
     targets.extend(snapshots::targets(&lookup));
+    targets.extend(writes::targets(&lookup));
     let command = format!(
         "cargo xtask {}",
         env::args().skip(1).collect::<Vec<_>>().join(" ")

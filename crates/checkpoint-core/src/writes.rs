@@ -94,6 +94,10 @@ pub struct Write {
     pub added: Option<u64>,
     #[serde(default)]
     pub removed: Option<u64>,
+    /// Other writers whose Bash commands ran when a command's change was found: any of them
+    /// may have made it, so it is nobody's own (nobody saw it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Writer>,
 }
 
 impl Write {
@@ -142,9 +146,11 @@ impl PathRecord {
         );
     }
 
-    /// A write, which its writer saw.
+    /// A write, which its writer saw (unless other writers may have made it).
     pub fn wrote(&mut self, write: Write) {
-        self.saw(&write.writer(), &write.hash, write.at);
+        if write.also.is_empty() {
+            self.saw(&write.writer(), &write.hash, write.at);
+        }
         self.writes.push(write);
         let excess = self.writes.len().saturating_sub(KEPT_WRITES);
         self.writes.drain(..excess);
@@ -193,7 +199,7 @@ pub fn check(
             let by = record.author_of(disk).cloned();
             // Its own write left the file so (seen again later as another's): its own.
             match &by {
-                Some(write) if write.writer() == *writer => None,
+                Some(write) if write.writer() == *writer && write.also.is_empty() => None,
                 _ => Some(Conflict::Changed { by }),
             }
         }
@@ -331,6 +337,17 @@ fn time(at: DateTime<Utc>) -> String {
 
 /// A write in words: who, with what, when, how much, in which phase.
 pub fn describe_write(write: &Write) -> String {
+    let who = std::iter::once(write.writer().describe(write.agent_type.as_deref()))
+        .chain(write.also.iter().map(|other| other.describe(None)))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    if !write.also.is_empty() {
+        return format!(
+            "{who} changed it with a command running at the time (`{}`) at {}",
+            write.tool.strip_prefix("Bash: ").unwrap_or(&write.tool),
+            time(write.at)
+        );
+    }
     let mut text = format!(
         "{} changed it with {} at {}",
         write.writer().describe(write.agent_type.as_deref()),

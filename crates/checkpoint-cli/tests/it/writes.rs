@@ -148,6 +148,28 @@ impl<'e> Writer<'e> {
         self.read_lines(file, None);
     }
 
+    /// The hooks around a Bash command run by someone else meanwhile: before it.
+    fn bash_start(&self, command: &str) {
+        let input = json!({"command": command, "description": "run"});
+        let before = self.hook(
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": input}),
+        );
+        assert!(before.refusal().is_none());
+    }
+
+    /// …and after it: what the model was told.
+    fn bash_end(&self, command: &str) -> Option<String> {
+        let input = json!({"command": command, "description": "run"});
+        self.hook(
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": input, "tool_response": {
+                "stdout": "", "stderr": "", "interrupted": false, "isImage": false,
+            }}),
+        )
+        .context()
+    }
+
     /// A Bash command run in the writer's directory: its refusal, or what the model was told
     /// after it.
     fn bash(&self, command: &str) -> Result<Option<String>, String> {
@@ -690,4 +712,84 @@ fn a_claim_holds_paths_until_handed_back_or_its_phase_ends() {
     two.write("docs/a.md", "y").unwrap();
     let unknown = env.run(&["claim", "nope", "x", "--session", "s-one"]);
     assert!(!unknown.status.success());
+}
+
+/// Codex CLI's `apply_patch` and Gemini CLI's `write_file` over another session's file are
+/// refused in each client's own form (Codex: only `deny` refuses; Gemini: its `decision`).
+#[test]
+fn codex_and_gemini_writes_are_refused_in_their_own_forms() {
+    let env = project();
+    Writer::session(&env, "s-claude")
+        .write("a.txt", "claude's\n")
+        .unwrap();
+    let root = env.project();
+    let codex = json!({
+        "session_id": "codex-1", "turn_id": "t-1", "cwd": root, "hook_event_name": "PreToolUse",
+        "model": "gpt-5.5", "permission_mode": "bypassPermissions", "tool_name": "apply_patch",
+        "tool_input": {"command": "*** Begin Patch\n*** Update File: a.txt\n@@\n-claude's\n+codex's\n*** End Patch\n"},
+        "tool_use_id": "call_1",
+    });
+    let (code, stdout, stderr) = env
+        .client_hook("codex", "PreToolUse", &codex.to_string())
+        .wait();
+    assert_eq!(code, 0, "{stderr}");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    let specific = out["hookSpecificOutput"].as_object().unwrap();
+    assert_eq!(specific.len(), 3, "{out}");
+    assert_eq!(specific["permissionDecision"], "deny");
+    assert!(
+        specific["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("session s-claude changed it with `Write`")
+    );
+    let gemini = json!({
+        "session_id": "gemini-1", "cwd": root, "hook_event_name": "BeforeTool",
+        "timestamp": "2026-11-25T15:51:19.850Z", "tool_name": "write_file",
+        "tool_input": {"file_path": "a.txt", "content": "gemini's\n"},
+    });
+    let (code, stdout, stderr) = env
+        .client_hook("gemini", "BeforeTool", &gemini.to_string())
+        .wait();
+    assert_eq!(code, 0, "{stderr}");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["decision"], "deny", "{out}");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .contains("you have not read `a.txt`")
+    );
+}
+
+/// Two sessions' Bash commands at once, the one that only waited found the other's change
+/// first (hooks run in no order between sessions): the change is nobody's own, so the waiting
+/// session's next write is still refused, naming both.
+#[test]
+fn a_change_found_while_another_sessions_command_ran_is_nobodys_own() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    two.write("shared.txt", "from two\n").unwrap();
+    let wait = "until grep -q 'from one' shared.txt; do sleep 0.1; done";
+    let append = "echo 'from one' >> shared.txt";
+    two.bash_start(wait);
+    one.bash_start(append);
+    std::fs::write(env.project().join("shared.txt"), "from two\nfrom one\n").unwrap();
+    two.bash_end(wait);
+    one.bash_end(append);
+    let reason = two.write("shared.txt", "two alone\n").unwrap_err();
+    assert!(
+        reason.contains(
+            "session s-two or session s-one changed it with a command running at the time"
+        ),
+        "{reason}"
+    );
+    two.read("shared.txt");
+    two.write("shared.txt", "from two\nfrom one\nagain\n")
+        .unwrap();
+    // Without the other command running, the finder's own change is its own.
+    one.read("shared.txt");
+    one.bash("echo more >> shared.txt").unwrap();
+    one.write("shared.txt", "x\n").unwrap();
 }

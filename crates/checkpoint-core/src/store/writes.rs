@@ -38,6 +38,8 @@ const LOG_FILE: &str = "log.jsonl";
 const WRITERS_FILE: &str = "writers.json";
 const CLAIMS_FILE: &str = "claims.json";
 const NOTICES_FILE: &str = "notices.jsonl";
+/// One mark per writer whose Bash command runs.
+const RUNNING_DIR: &str = "running";
 /// A log over this many bytes is moved to `log.1.jsonl` (the previous one dropped).
 const MAX_LOG_BYTES: u64 = 16 << 20;
 /// How much of the log's end the check after a Bash command reads.
@@ -173,6 +175,45 @@ impl Store {
         write_json(&file, &claims)
     }
 
+    /// Notes that `writer`'s Bash command runs (until [`Store::bash_ended`]).
+    pub fn bash_started(&self, writer: &Writer) -> Result<()> {
+        let dir = self.writes_dir().join(RUNNING_DIR);
+        create_private_dir(&dir)?;
+        let file = dir.join(running_name(writer));
+        let bytes = serde_json::to_vec(writer)
+            .map_err(|err| Error::io("encode", &file, io::Error::other(err)))?;
+        fs::write(&file, bytes).map_err(|err| Error::io("write", &file, err))
+    }
+
+    /// `writer`'s Bash command ended.
+    pub fn bash_ended(&self, writer: &Writer) {
+        let _ = fs::remove_file(
+            self.writes_dir()
+                .join(RUNNING_DIR)
+                .join(running_name(writer)),
+        );
+    }
+
+    /// The writers whose Bash commands run now (a mark older than `stale` is left out: its
+    /// hook was killed).
+    pub fn running_bash(&self, stale: std::time::Duration) -> Vec<Writer> {
+        let Ok(entries) = fs::read_dir(self.writes_dir().join(RUNNING_DIR)) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|entry| {
+                entry
+                    .metadata()
+                    .and_then(|meta| meta.modified())
+                    .ok()
+                    .and_then(|modified| modified.elapsed().ok())
+                    .is_some_and(|age| age < stale)
+            })
+            .filter_map(|entry| serde_json::from_slice(&fs::read(entry.path()).ok()?).ok())
+            .collect()
+    }
+
     /// Journals a Bash command's overwrites, for `watch`.
     pub fn add_notices(&self, notices: &[Notice]) -> Result<()> {
         let dir = self.writes_dir();
@@ -208,6 +249,11 @@ impl Store {
         out.write_all(text.as_bytes())
             .map_err(|err| Error::io("append to", file, err))
     }
+}
+
+/// The name of a writer's running mark.
+fn running_name(writer: &Writer) -> String {
+    crate::writes::content_hash(writer.key().as_bytes())
 }
 
 /// A JSON table, `None` when missing; one that does not parse is an error naming it (and is
@@ -284,6 +330,7 @@ mod tests {
             mtime_ns: 1,
             added: Some(1),
             removed: Some(0),
+            also: Vec::new(),
         }
     }
 

@@ -22,6 +22,7 @@ fn write(writer: &Writer, hash: &str, minute: u32, tool: &str) -> Write {
         mtime_ns: 0,
         added: Some(1),
         removed: Some(0),
+        also: Vec::new(),
     }
 }
 
@@ -304,4 +305,22 @@ fn whole_checkout_commands_are_recognised() {
     }
     let text = checkout_reason("git switch main", &["session s2".into()]);
     assert!(text.contains("other sessions are at work in it: session s2"));
+}
+
+/// A change found while other writers' commands ran is nobody's own: even the writer whose
+/// hook found it is refused until it reads, and the reason names every candidate.
+#[test]
+fn a_change_several_running_commands_may_have_made_is_nobodys_own() {
+    let one = Writer::new("s1", None);
+    let two = Writer::new("s2", None);
+    let mut record = PathRecord::new("/repo/shared.txt");
+    record.wrote(write(&two, "h-two", 1, "Write"));
+    let mut found = write(&two, "h-both", 2, "Bash: grep -q x shared.txt");
+    found.also = vec![one.clone()];
+    record.wrote(found);
+    assert_eq!(record.seen["s2"].hash, "h-two");
+    let conflict = check(Some(&record), &two, "h-both", at(3), RECENT, &alive).unwrap();
+    let text = reason("shared.txt", &conflict, None);
+    assert!(text.contains("session s2 or session s1 changed it with a command running at the time (`grep -q x shared.txt`)"), "{text}");
+    assert!(check(Some(&record), &one, "h-both", at(3), RECENT, &alive).is_some());
 }

@@ -44,6 +44,8 @@ use crate::{
 const MAX_COMMAND: usize = 200;
 /// How long after its modification a file's size and time prove it unchanged (nanoseconds).
 const SETTLED_NS: i128 = 5_000_000_000;
+/// A running Bash command's mark older than this is a killed hook's, left out.
+const RUNNING_STALE: std::time::Duration = std::time::Duration::from_secs(3600);
 /// The most overwritten files one Bash command's message names.
 const MAX_NAMED: usize = 10;
 
@@ -94,7 +96,14 @@ impl Hook {
                     Tool::Workflow | Tool::Other => Ok(()),
                 }
             }
-            Event::ToolFailed(payload) => self.heard(client, payload.agent_id.as_deref()),
+            Event::ToolFailed(payload) => {
+                if payload.tool() == Tool::Bash {
+                    self.ctx
+                        .store
+                        .bash_ended(&self.writer(payload.agent_id.as_deref()));
+                }
+                self.heard(client, payload.agent_id.as_deref())
+            }
             Event::SubagentStart(payload) => {
                 self.heard(client, Some(&payload.agent_id))?;
                 self.refresh_claims()
@@ -363,6 +372,7 @@ impl Hook {
             return Ok(());
         }
         let writer = self.writer(payload.agent_id.as_deref());
+        self.ctx.store.bash_started(&writer).into_diagnostic()?;
         let recent = self.ctx.config.writes.recent();
         let mut latest: BTreeMap<String, Write> = BTreeMap::new();
         for write in self.ctx.store.recent_writes().into_diagnostic()? {
@@ -423,6 +433,7 @@ impl Hook {
                     mtime_ns,
                     added,
                     removed,
+                    also: Vec::new(),
                 };
                 record.wrote(write.clone());
                 vec![write]
@@ -476,6 +487,14 @@ impl Hook {
         }
         let command = payload.tool_input.command.clone().unwrap_or_default();
         let store = &self.ctx.store;
+        // Its mark ends once its changes are found (below), whatever happens.
+        struct Ended<'s>(&'s checkpoint_core::store::Store, Writer);
+        impl Drop for Ended<'_> {
+            fn drop(&mut self) {
+                self.0.bash_ended(&self.1);
+            }
+        }
+        let _ended = Ended(store, self.writer(payload.agent_id.as_deref()));
         // The latest write of each recently written file, and its state on disk now.
         let mut latest: BTreeMap<String, Write> = BTreeMap::new();
         for write in store.recent_writes().into_diagnostic()? {
@@ -499,6 +518,12 @@ impl Hook {
             return Ok(());
         }
         let writer = self.writer(payload.agent_id.as_deref());
+        // Other writers' commands running now may have made these changes as well as this one.
+        let others: Vec<Writer> = store
+            .running_bash(RUNNING_STALE)
+            .into_iter()
+            .filter(|other| *other != writer)
+            .collect();
         let phase = self.phase(payload.agent_id.as_deref());
         let tool = format!("Bash: {}", shortened(&command));
         let mut overwritten: Vec<(String, Write)> = Vec::new();
@@ -525,6 +550,7 @@ impl Hook {
                     mtime_ns,
                     added: None,
                     removed: None,
+                    also: others.clone(),
                 };
                 record.wrote(write.clone());
                 vec![write]
