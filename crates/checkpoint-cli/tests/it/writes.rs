@@ -793,3 +793,40 @@ fn a_change_found_while_another_sessions_command_ran_is_nobodys_own() {
     one.bash("echo more >> shared.txt").unwrap();
     one.write("shared.txt", "x\n").unwrap();
 }
+
+/// Another session's command changed the file between a `Write` and its hook, and that
+/// command's own hook came first and found nothing: the write is recorded as what it wrote,
+/// and the change, found after by a command that started later, is the other command's.
+#[test]
+fn a_change_between_a_write_and_its_hook_is_the_other_commands() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    let path = env.project().join("shared.txt");
+    let append = "echo 'from one' >> shared.txt";
+    one.bash_start(append);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let input = json!({"file_path": two.path("shared.txt"), "content": "from two\n"});
+    two.hook(
+        "PreToolUse",
+        json!({"tool_name": "Write", "tool_input": input}),
+    );
+    std::fs::write(&path, "from two\n").unwrap();
+    std::fs::write(&path, "from two\nfrom one\n").unwrap();
+    one.bash_end(append);
+    two.hook(
+        "PostToolUse",
+        json!({"tool_name": "Write", "tool_input": input, "tool_response": {"type": "create", "content": "from two\n"}}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    two.bash("true").unwrap();
+    let reason = two.write("shared.txt", "two alone\n").unwrap_err();
+    assert!(
+        reason.contains("session s-one changed it with `Bash`"),
+        "{reason}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "from two\nfrom one\n"
+    );
+}

@@ -35,7 +35,7 @@ pub use crate::store::{
     own::{IGNORE_FILE, USE_FILE},
     results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,
-    writes::{Notice, WRITES_DIR},
+    writes::{BashRun, Notice, WRITES_DIR},
 };
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ const LOG_FILE: &str = "log.jsonl";
 const WRITERS_FILE: &str = "writers.json";
 const CLAIMS_FILE: &str = "claims.json";
 const NOTICES_FILE: &str = "notices.jsonl";
-/// One mark per writer whose Bash command runs.
+/// Each writer's last Bash command ([`BashRun`]).
 const RUNNING_DIR: &str = "running";
 /// A log over this many bytes is moved to `log.1.jsonl` (the previous one dropped).
 const MAX_LOG_BYTES: u64 = 16 << 20;
@@ -47,6 +47,23 @@ const TAIL_BYTES: u64 = 1 << 20;
 /// A writer's last hook is rewritten when it is older than this (seconds): a hook in between
 /// only reads.
 const HEARD_EVERY_SECONDS: i64 = 60;
+
+/// A writer's last Bash command: when it started and ended (nanoseconds of the real clock, as
+/// file times are), to tell which commands may have made a change found later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BashRun {
+    pub writer: Writer,
+    pub start_ns: i128,
+    #[serde(default)]
+    pub end_ns: Option<i128>,
+}
+
+impl BashRun {
+    /// Whether the command ran at `at` (within `slack` either side, for coarse file times).
+    pub fn ran_at(&self, at: i128, slack: i128) -> bool {
+        self.start_ns - slack <= at && self.end_ns.is_none_or(|end| at <= end + slack)
+    }
+}
 
 /// A Bash command's overwrite of another writer's change, as `watch` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -175,28 +192,42 @@ impl Store {
         write_json(&file, &claims)
     }
 
-    /// Notes that `writer`'s Bash command runs (until [`Store::bash_ended`]).
-    pub fn bash_started(&self, writer: &Writer) -> Result<()> {
+    /// Notes that `writer`'s Bash command starts now (`at`, nanoseconds of the real clock).
+    pub fn bash_started(&self, writer: &Writer, at: i128) -> Result<()> {
+        self.write_run(&BashRun {
+            writer: writer.clone(),
+            start_ns: at,
+            end_ns: None,
+        })
+    }
+
+    /// `writer`'s Bash command ended at `at`; its run is kept, for the changes found later.
+    pub fn bash_ended(&self, writer: &Writer, at: i128) {
+        let file = self
+            .writes_dir()
+            .join(RUNNING_DIR)
+            .join(running_name(writer));
+        let Some(mut run) = fs::read(&file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<BashRun>(&bytes).ok())
+        else {
+            return;
+        };
+        run.end_ns = Some(at);
+        let _ = self.write_run(&run);
+    }
+
+    fn write_run(&self, run: &BashRun) -> Result<()> {
         let dir = self.writes_dir().join(RUNNING_DIR);
         create_private_dir(&dir)?;
-        let file = dir.join(running_name(writer));
-        let bytes = serde_json::to_vec(writer)
+        let file = dir.join(running_name(&run.writer));
+        let bytes = serde_json::to_vec(run)
             .map_err(|err| Error::io("encode", &file, io::Error::other(err)))?;
-        fs::write(&file, bytes).map_err(|err| Error::io("write", &file, err))
+        fsx::write_atomic(&file, &bytes, true)
     }
 
-    /// `writer`'s Bash command ended.
-    pub fn bash_ended(&self, writer: &Writer) {
-        let _ = fs::remove_file(
-            self.writes_dir()
-                .join(RUNNING_DIR)
-                .join(running_name(writer)),
-        );
-    }
-
-    /// The writers whose Bash commands run now (a mark older than `stale` is left out: its
-    /// hook was killed).
-    pub fn running_bash(&self, stale: std::time::Duration) -> Vec<Writer> {
+    /// Each writer's last Bash command (a run older than `stale` is left out).
+    pub fn bash_runs(&self, stale: std::time::Duration) -> Vec<BashRun> {
         let Ok(entries) = fs::read_dir(self.writes_dir().join(RUNNING_DIR)) else {
             return Vec::new();
         };

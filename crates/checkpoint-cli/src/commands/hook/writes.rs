@@ -44,7 +44,10 @@ use crate::{
 const MAX_COMMAND: usize = 200;
 /// How long after its modification a file's size and time prove it unchanged (nanoseconds).
 const SETTLED_NS: i128 = 5_000_000_000;
-/// A running Bash command's mark older than this is a killed hook's, left out.
+/// How far a file's time may be from a command's start or end and still be its (file times
+/// come from a coarse clock), in nanoseconds.
+const SLACK_NS: i128 = 20_000_000;
+/// A Bash command's run older than this is left out.
 const RUNNING_STALE: std::time::Duration = std::time::Duration::from_secs(3600);
 /// The most overwritten files one Bash command's message names.
 const MAX_NAMED: usize = 10;
@@ -100,7 +103,7 @@ impl Hook {
                 if payload.tool() == Tool::Bash {
                     self.ctx
                         .store
-                        .bash_ended(&self.writer(payload.agent_id.as_deref()));
+                        .bash_ended(&self.writer(payload.agent_id.as_deref()), real_now_ns());
                 }
                 self.heard(client, payload.agent_id.as_deref())
             }
@@ -372,7 +375,10 @@ impl Hook {
             return Ok(());
         }
         let writer = self.writer(payload.agent_id.as_deref());
-        self.ctx.store.bash_started(&writer).into_diagnostic()?;
+        self.ctx
+            .store
+            .bash_started(&writer, real_now_ns())
+            .into_diagnostic()?;
         let recent = self.ctx.config.writes.recent();
         let mut latest: BTreeMap<String, Write> = BTreeMap::new();
         for write in self.ctx.store.recent_writes().into_diagnostic()? {
@@ -412,9 +418,26 @@ impl Hook {
         let phase = self.phase(payload.agent_id.as_deref());
         let writer = self.writer(payload.agent_id.as_deref());
         let keys: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        // What the tool wrote, where the payload holds it (`Write`, `write_file`): another
+        // writer's change made since is not taken for this one's.
+        let written = payload
+            .tool_input
+            .raw
+            .get("content")
+            .and_then(serde_json::Value::as_str)
+            .filter(|_| paths.len() == 1)
+            .map(|content| writes::content_hash(content.as_bytes()));
         let states: BTreeMap<String, (String, u64, i128)> = paths
             .iter()
-            .map(|path| (path.display().to_string(), disk_state(path)))
+            .map(|path| {
+                let disk = disk_state(path);
+                let state = match &written {
+                    // Size and time zero: the next check after a Bash command reads the file.
+                    Some(hash) if *hash != disk.0 => (hash.clone(), 0, 0),
+                    _ => disk,
+                };
+                (path.display().to_string(), state)
+            })
             .collect();
         self.ctx
             .store
@@ -491,7 +514,7 @@ impl Hook {
         struct Ended<'s>(&'s checkpoint_core::store::Store, Writer);
         impl Drop for Ended<'_> {
             fn drop(&mut self) {
-                self.0.bash_ended(&self.1);
+                self.0.bash_ended(&self.1, real_now_ns());
             }
         }
         let _ended = Ended(store, self.writer(payload.agent_id.as_deref()));
@@ -518,39 +541,65 @@ impl Hook {
             return Ok(());
         }
         let writer = self.writer(payload.agent_id.as_deref());
-        // Other writers' commands running now may have made these changes as well as this one.
-        let others: Vec<Writer> = store
-            .running_bash(RUNNING_STALE)
-            .into_iter()
-            .filter(|other| *other != writer)
+        // Which commands may have made each change: this one if the file changed after it
+        // started, and every other writer's command that ran when it changed.
+        let runs = store.bash_runs(RUNNING_STALE);
+        let started = runs
+            .iter()
+            .find(|run| run.writer == writer)
+            .map(|run| run.start_ns);
+        let authors: BTreeMap<String, (Writer, Vec<Writer>)> = changed
+            .iter()
+            .filter_map(|(path, (hash, _, mtime))| {
+                let at = if hash == ABSENT {
+                    real_now_ns()
+                } else {
+                    *mtime
+                };
+                let mut others: Vec<Writer> = runs
+                    .iter()
+                    .filter(|run| run.writer != writer && run.ran_at(at, SLACK_NS))
+                    .map(|run| run.writer.clone())
+                    .collect();
+                if started.is_none_or(|start| at >= start - SLACK_NS) {
+                    return Some((path.clone(), (writer.clone(), others)));
+                }
+                // Changed before this command started: another command's, or nobody knows.
+                (!others.is_empty()).then(|| {
+                    let first = others.remove(0);
+                    (path.clone(), (first, others))
+                })
+            })
             .collect();
         let phase = self.phase(payload.agent_id.as_deref());
         let tool = format!("Bash: {}", shortened(&command));
         let mut overwritten: Vec<(String, Write)> = Vec::new();
-        let keys: Vec<String> = changed.keys().cloned().collect();
+        let keys: Vec<String> = authors.keys().cloned().collect();
         store
             .update_paths(&keys, |record| {
                 let (hash, size, mtime_ns) = changed[&record.path].clone();
                 if record.last().is_some_and(|last| last.hash == hash) {
                     return Vec::new();
                 }
-                if let Some(previous) = unseen_change(record, &writer) {
+                let (author, also) = authors[&record.path].clone();
+                let own = author == writer;
+                if own && let Some(previous) = unseen_change(record, &writer) {
                     overwritten.push((record.path.clone(), previous.clone()));
                 }
                 let write = Write {
                     at: self.ctx.now,
                     path: record.path.clone(),
-                    session: writer.session.clone(),
-                    agent: writer.agent.clone(),
+                    session: author.session.clone(),
+                    agent: author.agent.clone(),
                     agent_type: None,
                     phase: phase.clone(),
-                    tool: tool.clone(),
+                    tool: if own { tool.clone() } else { "Bash".to_owned() },
                     hash,
                     size,
                     mtime_ns,
                     added: None,
                     removed: None,
-                    also: others.clone(),
+                    also,
                 };
                 record.wrote(write.clone());
                 vec![write]
