@@ -207,8 +207,9 @@ impl Store {
             .writes_dir()
             .join(RUNNING_DIR)
             .join(running_name(writer));
-        let Some(mut run) = fs::read(&file)
+        let Some(mut run) = fsx::read_limited(&file)
             .ok()
+            .flatten()
             .and_then(|bytes| serde_json::from_slice::<BashRun>(&bytes).ok())
         else {
             return;
@@ -241,7 +242,9 @@ impl Store {
                     .and_then(|modified| modified.elapsed().ok())
                     .is_some_and(|age| age < stale)
             })
-            .filter_map(|entry| serde_json::from_slice(&fs::read(entry.path()).ok()?).ok())
+            .filter_map(|entry| {
+                serde_json::from_slice(&fsx::read_limited(&entry.path()).ok()??).ok()
+            })
             .collect()
     }
 
@@ -342,6 +345,10 @@ fn read_tail<T: DeserializeOwned>(file: &Path, limit: u64) -> Result<Vec<T>> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test plants a corrupt record and reads it back raw"
+)]
 mod tests {
     use chrono::TimeZone;
 
