@@ -144,17 +144,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if wanted("plugin-hook/") {
         groups.hook.extend(plugin_hook::cases(root, &dir, &binary)?);
     }
-    if effects::wanted(&wanted) {
-        groups.guard = effects::cases(&dir, &binary)?;
-    }
-    if writes::wanted(&wanted) {
-        groups.guard.extend(writes::cases(&dir, &binary)?);
-    }
-    if snapshots::wanted(&wanted) {
-        groups
-            .guard
-            .extend(snapshots::cases(&dir, &binary, options.quick)?);
-    }
+    groups.guard = guard_cases(&dir, &binary, &wanted, options.quick)?;
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;
     }
@@ -268,6 +258,26 @@ fn floor_cases(dir: &Path, bin_dir: &Path) -> Result<Vec<Case>> {
             )
         },
     ])
+}
+
+/// The guards on the hot path: the never-twice guard, the write guard, the snapshots.
+fn guard_cases(
+    dir: &Path,
+    binary: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+    quick: bool,
+) -> Result<Vec<Case>> {
+    let mut cases = Vec::new();
+    if effects::wanted(wanted) {
+        cases.extend(effects::cases(dir, binary)?);
+    }
+    if writes::wanted(wanted) {
+        cases.extend(writes::cases(dir, binary)?);
+    }
+    if snapshots::wanted(wanted) {
+        cases.extend(snapshots::cases(dir, binary, quick)?);
+    }
+    Ok(cases)
 }
 
 /// What every group of cases is made with: where, which binary, the fixtures, the filter.

@@ -116,3 +116,53 @@ pub(crate) fn claude_live_sessions() -> Option<BTreeSet<String>> {
     }
     (!live.is_empty()).then_some(live)
 }
+
+/// Whether the tool reads files (Claude Code's `Read`, Gemini CLI's `read_file`).
+pub(crate) fn is_read(tool: &str) -> bool {
+    matches!(tool, "Read" | "read_file")
+}
+
+/// Whether a read took the whole file: no offset or limit asked, and where the client says
+/// which lines it returned, all of them.
+pub(crate) fn whole_read(input: &serde_json::Value, response: &serde_json::Value) -> bool {
+    if let Some(file) = response.get("file") {
+        let number = |key: &str| file.get(key).and_then(serde_json::Value::as_u64);
+        if let (Some(lines), Some(total)) = (number("numLines"), number("totalLines")) {
+            return number("startLine").unwrap_or(1) <= 1 && lines >= total;
+        }
+    }
+    let asked = |key: &str| input.get(key).is_some_and(|value| !value.is_null());
+    !asked("offset") && !asked("limit")
+}
+
+/// Lines added and removed, from a Claude Code write's `structuredPatch` (a new file's lines
+/// from its content).
+pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Option<u64>) {
+    if response.get("type").and_then(serde_json::Value::as_str) == Some("create") {
+        let lines = response
+            .get("content")
+            .and_then(serde_json::Value::as_str)
+            .map(|content| content.lines().count() as u64);
+        return (lines, lines.map(|_| 0));
+    }
+    let Some(hunks) = response
+        .get("structuredPatch")
+        .and_then(serde_json::Value::as_array)
+    else {
+        return (None, None);
+    };
+    let (mut added, mut removed) = (0, 0);
+    for line in hunks
+        .iter()
+        .filter_map(|hunk| hunk.get("lines")?.as_array())
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+    {
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (Some(added), Some(removed))
+}
