@@ -13,6 +13,7 @@ mod sync;
 mod targets;
 mod watch;
 mod workflow_runs;
+mod writes;
 
 use std::{
     env,
@@ -144,14 +145,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if wanted("plugin-hook/") {
         groups.hook.extend(plugin_hook::cases(root, &dir, &binary)?);
     }
-    if effects::wanted(&wanted) {
-        groups.guard = effects::cases(&dir, &binary)?;
-    }
-    let runs = workflow_runs::cases(&dir, &binary, &wanted)?;
-    groups.guard.extend(runs);
-    if snapshots::wanted(&wanted) {
-        groups.guard.extend(snapshots::cases(&dir, &binary)?);
-    }
+    groups.guard = guard_cases(&dir, &binary, &wanted)?;
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;
     }
@@ -191,6 +185,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     targets.extend(effects::targets(&lookup));
     targets.extend(snapshots::targets(&lookup));
     targets.extend(workflow_runs::targets(&lookup));
+    targets.extend(writes::targets(&lookup));
     let command = format!(
         "cargo xtask {}",
         env::args().skip(1).collect::<Vec<_>>().join(" ")
@@ -265,6 +260,26 @@ fn floor_cases(dir: &Path, bin_dir: &Path) -> Result<Vec<Case>> {
             )
         },
     ])
+}
+
+/// The guards on the hot path: the never-twice guard, the write guard, the snapshots.
+fn guard_cases(
+    dir: &Path,
+    binary: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Case>> {
+    let mut cases = Vec::new();
+    if effects::wanted(wanted) {
+        cases.extend(effects::cases(dir, binary)?);
+    }
+    if writes::wanted(wanted) {
+        cases.extend(writes::cases(dir, binary)?);
+    }
+    cases.extend(workflow_runs::cases(dir, binary, wanted)?);
+    if snapshots::wanted(wanted) {
+        cases.extend(snapshots::cases(dir, binary)?);
+    }
+    Ok(cases)
 }
 
 /// What every group of cases is made with: where, which binary, the fixtures, the filter.

@@ -18,11 +18,15 @@ const HOOKS: [(&str, Option<&str>, u32); 10] = [
     ("SessionStart", None, 30),
     ("PreCompact", None, 5),
     // Bash and MCP tools for the guard of effects (a repeat of a recorded push is refused);
-    // `Agent` for sub-agents' dispatches.
-    ("PreToolUse", Some("Agent|Bash|mcp__.*"), 5),
+    // `Agent` for sub-agents' dispatches; the file tools for the write guard.
+    (
+        "PreToolUse",
+        Some("Agent|Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*"),
+        5,
+    ),
     (
         "PostToolUse",
-        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow|mcp__.*"),
+        Some("Read|Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow|mcp__.*"),
         5,
     ),
     (

@@ -169,6 +169,10 @@ pub enum Command {
     Snapshot(commands::files::SnapshotArgs),
     /// List the snapshots of the working tree (one per turn, phase completion, compaction, …)
     Snapshots(commands::files::SnapshotsArgs),
+    /// Show who wrote a file, most recent first (sessions, sub-agents, phases, tools)
+    Who(commands::who::WhoArgs),
+    /// Hold paths for a phase: other sessions' and sub-agents' writes there are refused
+    Claim(commands::who::ClaimArgs),
     /// Put the files back as a snapshot kept them (a snapshot of the tree is taken first)
     ///
     /// With no `--to`, as they were before the last turn. Changed files get their content and

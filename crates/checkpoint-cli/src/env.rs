@@ -60,6 +60,8 @@ pub const CHECKPOINT_STOP: &str = "CHECKPOINT_STOP";
 /// Set by Claude Code for its hooks: `cli` in an interactive session, `sdk-cli` under
 /// `claude -p`; the guard of effects asks a person in the first and refuses in the others.
 pub const CLAUDE_CODE_ENTRYPOINT: &str = "CLAUDE_CODE_ENTRYPOINT";
+/// Set by Claude Code in its Bash tool's processes: the session, which `claim` holds for.
+pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
 /// The user's home directory: `checkpoint setup --scope user` writes the clients' files there.
 pub const HOME: &str = "HOME";
 /// The directories programs are found in: `setup` writes `checkpoint` into a project's files when

@@ -173,6 +173,8 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         }
         Command::Snapshot(args) => commands::files::snapshot(&ctx, args),
         Command::Snapshots(args) => commands::files::list(&ctx, args),
+        Command::Who(args) => commands::who::who(&ctx, args),
+        Command::Claim(args) => commands::who::claim(&ctx, args),
         Command::Undo(args) => commands::files::undo(&ctx, args),
         Command::Redo(args) => commands::files::redo(&ctx, args),
         Command::Fork(args) => commands::history::fork(&ctx, args),

@@ -8,3 +8,4 @@ pub(crate) mod remote_sync;
 pub(crate) mod resume_plan;
 pub(crate) mod snapshots;
 pub(crate) mod transcript;
+pub(crate) mod writes;

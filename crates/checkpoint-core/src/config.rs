@@ -11,6 +11,7 @@ use crate::{
     error::{Error, Result},
     retention::Retention,
     window::Window,
+    writes::WritesConfig,
 };
 
 /// The name of the config file in the store root.
@@ -52,6 +53,8 @@ pub struct Config {
     pub effects: EffectsConfig,
     /// Snapshots of the working tree (`checkpoint snapshots`, `undo`).
     pub files: FilesConfig,
+    /// Several sessions and sub-agents in one checkout: the write guard, claims.
+    pub writes: WritesConfig,
 }
 
 /// The `[files]` table: snapshots of the working tree.
@@ -204,6 +207,7 @@ impl Default for Config {
             run: RunConfig::default(),
             effects: EffectsConfig::default(),
             files: FilesConfig::default(),
+            writes: WritesConfig::default(),
         }
     }
 }

@@ -301,6 +301,12 @@ pub fn mcp_input(input: &serde_json::Value) -> String {
     sorted(input).to_string()
 }
 
+/// Whether the whole of `text` matches `glob` (an effect pattern's syntax: `*` any run of
+/// characters, `/` too), for claims on paths.
+pub(crate) fn glob_matches(glob: &str, text: &str) -> bool {
+    Pattern::new(glob).matches(text)
+}
+
 pub(crate) fn fnv1a_128(bytes: &[u8]) -> u128 {
     const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
     const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;

@@ -38,6 +38,7 @@ pub mod suggest;
 pub mod sync;
 pub mod window;
 pub mod workflow_run;
+pub mod writes;
 
 pub use crate::{
     config::{CONFIG_FILE, Client, Config, FilesConfig, RunConfig},

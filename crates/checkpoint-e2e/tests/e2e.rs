@@ -46,6 +46,9 @@ mod tools;
 mod watch;
 #[path = "e2e/workflow_runs.rs"]
 mod workflow_runs;
+#[cfg(unix)]
+#[path = "e2e/writers.rs"]
+mod writers;
 
 use std::fs;
 

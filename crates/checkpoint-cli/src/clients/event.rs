@@ -179,6 +179,8 @@ pub(crate) struct ToolResponse {
     pub(crate) script_path: Option<String>,
     /// `Workflow`: the script's `meta.name`.
     pub(crate) workflow_name: Option<String>,
+    /// The whole response as the client sent it (a `Read`'s lines, an `Edit`'s patch).
+    pub(crate) raw: serde_json::Value,
 }
 
 /// A content block of a sub-agent's result.

@@ -10,6 +10,7 @@ mod effects;
 mod files;
 mod subagent;
 mod workflow_run;
+mod writes;
 
 use std::{
     path::Path,
@@ -103,6 +104,9 @@ fn handle(
     dir_override: Option<&Path>,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    if client == Client::Claude && event == "SessionEnd" {
+        return writes::session_end(dir_override, now);
+    }
     let Some(Hooked { envelope, event }) = read_event(client, event)? else {
         return Ok(());
     };
@@ -120,19 +124,11 @@ fn handle(
         }
         return Ok(());
     }
-    let settings = Settings {
-        workflow: None,
-        format: Format::Human,
-        color: false,
-        now,
-        lock_timeout: HOOK_LOCK_TIMEOUT,
-        on_lock_wait: None,
-    };
     let hook = Hook {
-        ctx: Ctx::new(location, settings)?,
+        ctx: Ctx::new(location, settings(now))?,
         envelope,
     };
-    match &event {
+    let handled = match &event {
         Event::SessionStart(payload) => hook.session_start(payload),
         Event::BeforeCompaction(payload) => hook.pre_compact(payload),
         Event::ToolStart(payload) => {
@@ -160,6 +156,20 @@ fn handle(
             hook.workflow_agent_failure(payload)
         }
         Event::TurnFailed(payload) => hook.stop_failure(payload),
+    };
+    hook.writes(client, &event);
+    handled
+}
+
+/// A hook's settings: no workflow named, plain text, the short lock wait.
+fn settings(now: DateTime<Utc>) -> Settings {
+    Settings {
+        workflow: None,
+        format: Format::Human,
+        color: false,
+        now,
+        lock_timeout: HOOK_LOCK_TIMEOUT,
+        on_lock_wait: None,
     }
 }
 

@@ -26,3 +26,4 @@ pub(crate) mod task;
 pub(crate) mod using;
 pub(crate) mod validate;
 pub(crate) mod watch;
+pub(crate) mod who;

@@ -335,7 +335,7 @@ fn paths(changed: &[Changed]) -> Vec<String> {
 
 /// The phase a snapshot belongs to: the one `agent` holds, else the only one in progress, else
 /// the first in progress.
-fn phase_of(workflow: &Workflow, agent: Option<&str>) -> Option<PhaseId> {
+pub(crate) fn phase_of(workflow: &Workflow, agent: Option<&str>) -> Option<PhaseId> {
     let in_progress = || {
         workflow
             .phases

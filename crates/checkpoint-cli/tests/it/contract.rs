@@ -351,6 +351,23 @@ fn the_documents_of_the_files() {
     insta::assert_snapshot!("redo", shas(document(&env, &["redo", "--yes"])));
 }
 
+/// `who`: a file's writers (the document), and a file nobody wrote.
+#[test]
+fn the_document_of_who() {
+    let env = crate::support::repo();
+    env.ok(&["init", "writes", "--phase", "build"]);
+    env.ok(&["start", "build"]);
+    let path = env.project().join("a.txt");
+    std::fs::write(&path, "one\n").unwrap();
+    hook(
+        &env,
+        "PostToolUse",
+        json!({"tool_name": "Write", "tool_input": {"file_path": path, "content": "one\n"},
+               "tool_response": {"type": "create", "filePath": path, "content": "one\n", "structuredPatch": [], "originalFile": null}}),
+    );
+    insta::assert_snapshot!("who", document(&env, &["who", "a.txt", "b.txt"]));
+}
+
 /// Every field the MCP server reads from a document or names to the model, and every dotted
 /// path the skills, the slash commands, the MCP tools' texts and the README mention in
 /// backticks (`plan.next.command`), exists in a real document: renaming a field of the contract

@@ -35,3 +35,4 @@ mod transitions;
 mod watch;
 mod workflow_run_catchup;
 mod workflow_runs;
+mod writes;

@@ -20,6 +20,7 @@ mod results;
 mod sync;
 mod update;
 mod write;
+mod writes;
 
 pub(crate) use crate::store::layout::{BACKUP_FILE, TEMP_PREFIX};
 #[cfg(test)]
@@ -38,6 +39,7 @@ pub use crate::store::{
     repair::{JournalRepair, UNREADABLE_SUFFIX},
     results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,
+    writes::{BashRun, Notice, WRITES_DIR},
 };
 
 #[cfg(test)]

@@ -176,6 +176,8 @@ pub enum SnapshotReason {
     Manual,
     /// The model, through the MCP server.
     Mcp,
+    /// Another writer's change about to be overwritten (the write guard): its version kept.
+    OtherWriter,
 }
 
 impl SnapshotReason {
@@ -190,6 +192,7 @@ impl SnapshotReason {
             Self::BeforeRestore => "before_restore",
             Self::Manual => "manual",
             Self::Mcp => "mcp",
+            Self::OtherWriter => "other_writer",
         }
     }
 }

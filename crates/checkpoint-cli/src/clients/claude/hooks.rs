@@ -206,6 +206,9 @@ pub(crate) struct ToolResponse {
     /// An MCP tool's result, which the client sends as a string.
     #[serde(skip)]
     pub(crate) text: Option<String>,
+    /// The whole response as the client sent it.
+    #[serde(skip)]
+    pub(crate) raw: serde_json::Value,
 }
 
 /// A content block of an `Agent` call's result.
@@ -438,6 +441,7 @@ impl From<ToolUse> for event::ToolUse {
                 transcript_dir: response.transcript_dir,
                 script_path: response.script_path,
                 workflow_name: response.workflow_name,
+                raw: response.raw,
             },
             tool_use_id: payload.tool_use_id,
             agent_id: payload.agent_id,
@@ -476,7 +480,11 @@ fn input_and_raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ToolInput
 /// (an MCP tool's result) as its text.
 fn response_or_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ToolResponse, D::Error> {
     Ok(match serde_json::Value::deserialize(deserializer)? {
-        raw @ serde_json::Value::Object(_) => ToolResponse::deserialize(&raw).unwrap_or_default(),
+        raw @ serde_json::Value::Object(_) => {
+            let mut response = ToolResponse::deserialize(&raw).unwrap_or_default();
+            response.raw = raw;
+            response
+        }
         serde_json::Value::String(text) => ToolResponse {
             text: Some(text),
             ..ToolResponse::default()

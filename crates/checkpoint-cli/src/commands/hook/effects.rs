@@ -291,7 +291,7 @@ fn output_of(response: &ToolResponse) -> Option<String> {
 /// The decision of the hook before a tool call, in `client`'s form, with the reason the model
 /// (and the person) reads: Claude Code's and Codex's `hookSpecificOutput.permissionDecision`,
 /// Gemini CLI's `decision`.
-fn emit_refusal(client: Client, refusal: Refusal, reason: &str) -> Result<()> {
+pub(super) fn emit_refusal(client: Client, refusal: Refusal, reason: &str) -> Result<()> {
     let out = match client {
         Client::Claude | Client::Codex => json!({ "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

@@ -19,11 +19,12 @@ use crate::{
 /// The events' matchers, as the plugin registers them.
 fn matcher(event: HookEvent) -> Option<&'static str> {
     // Bash and MCP tools for the guard and the record of effects, `Agent` for sub-agents,
-    // `Workflow` for Claude Code's own runs (their launch only: a failed launch records nothing).
+    // `Workflow` for Claude Code's own runs (their launch only: a failed launch records nothing);
+    // the file tools (and `Read`, what a session saw) for the write guard.
     match event {
-        HookEvent::PreToolUse => Some("Agent|Bash|mcp__.*"),
+        HookEvent::PreToolUse => Some("Agent|Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*"),
         HookEvent::PostToolUse => {
-            Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow|mcp__.*")
+            Some("Read|Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow|mcp__.*")
         }
         HookEvent::PostToolUseFailure => {
             Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|mcp__.*")

@@ -30,7 +30,7 @@ pub(crate) const NAME: &str = "checkpoint";
 const HOOK_TIMEOUT_MS: u64 = 30_000;
 
 /// The tools our tool hooks act on (Gemini CLI tests the matcher as a regular expression).
-const TOOL_MATCHER: &str = "^(run_shell_command|write_file|replace)$";
+const TOOL_MATCHER: &str = "^(run_shell_command|write_file|replace|read_file)$";
 
 /// What to do to the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

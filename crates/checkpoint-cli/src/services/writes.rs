@@ -1,0 +1,168 @@
+//! The files of several writers as the hooks and `who` see them: one absolute path per file
+//! (one record each), its content hash on disk, the checkout around it, the sessions Claude
+//! Code lists as live.
+
+use std::{
+    collections::BTreeSet,
+    fs,
+    path::{Component, Path, PathBuf},
+};
+
+use checkpoint_core::writes::{ABSENT, content_hash};
+
+use crate::env;
+
+/// Files larger than this are compared by size and modification time, not read.
+const MAX_HASHED_BYTES: u64 = 64 << 20;
+
+/// `path` absolute (a relative one from `cwd`), `.` and `..` resolved, its directory's links
+/// resolved, so one file has one record.
+pub(crate) fn absolute(cwd: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    let joined = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        cwd.join(path)
+    };
+    let mut clean = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    match (clean.parent(), clean.file_name()) {
+        (Some(parent), Some(name)) => fs::canonicalize(parent)
+            .map(|parent| parent.join(name))
+            .unwrap_or(clean),
+        _ => clean,
+    }
+}
+
+/// The path as messages show it: from the project root where it is inside it.
+pub(crate) fn shown(project_root: &Path, path: &Path) -> String {
+    let root = fs::canonicalize(project_root).unwrap_or_else(|_| project_root.to_owned());
+    path.strip_prefix(&root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// A file's content hash ([`ABSENT`] when missing), size and modification time.
+pub(crate) fn disk_state(path: &Path) -> (String, u64, i128) {
+    let (kind, size, mtime) = disk_stat(path);
+    if kind == ABSENT {
+        return (ABSENT.to_owned(), 0, 0);
+    }
+    if size > MAX_HASHED_BYTES {
+        return (format!("large-{size}-{mtime}"), size, mtime);
+    }
+    match fs::read(path) {
+        Ok(bytes) => (content_hash(&bytes), size, mtime),
+        Err(_) => (ABSENT.to_owned(), 0, 0),
+    }
+}
+
+/// The real time now, in nanoseconds since the epoch (file times are the real clock's).
+pub(crate) fn real_now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as i128)
+}
+
+/// A file's size and modification time (nanoseconds), or [`ABSENT`].
+pub(crate) fn disk_stat(path: &Path) -> (&'static str, u64, i128) {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos() as i128);
+            ("file", meta.len(), mtime)
+        }
+        _ => (ABSENT, 0, 0),
+    }
+}
+
+/// The top of the checkout (worktree) around `dir`: the nearest directory holding `.git`.
+pub(crate) fn checkout_of(dir: &Path) -> PathBuf {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+    dir.ancestors()
+        .find(|candidate| candidate.join(".git").exists())
+        .map_or_else(|| dir.clone(), Path::to_owned)
+}
+
+/// The sessions Claude Code lists as live (`~/.claude/sessions/<pid>.json`); `None` when it
+/// keeps no list (another client, an older version, no home).
+pub(crate) fn claude_live_sessions() -> Option<BTreeSet<String>> {
+    let home = std::env::var_os(env::HOME)?;
+    let dir = Path::new(&home).join(".claude").join("sessions");
+    let mut live = BTreeSet::new();
+    for entry in fs::read_dir(dir).ok()? {
+        let Ok(entry) = entry else { continue };
+        let Ok(Some(bytes)) = checkpoint_core::read_foreign(&entry.path(), 64 * 1024) else {
+            continue;
+        };
+        if let Some(session) = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|value| value.get("sessionId")?.as_str().map(str::to_owned))
+        {
+            live.insert(session);
+        }
+    }
+    (!live.is_empty()).then_some(live)
+}
+
+/// Whether the tool reads files (Claude Code's `Read`, Gemini CLI's `read_file`).
+pub(crate) fn is_read(tool: &str) -> bool {
+    matches!(tool, "Read" | "read_file")
+}
+
+/// Whether a read took the whole file: no offset or limit asked, and where the client says
+/// which lines it returned, all of them.
+pub(crate) fn whole_read(input: &serde_json::Value, response: &serde_json::Value) -> bool {
+    if let Some(file) = response.get("file") {
+        let number = |key: &str| file.get(key).and_then(serde_json::Value::as_u64);
+        if let (Some(lines), Some(total)) = (number("numLines"), number("totalLines")) {
+            return number("startLine").unwrap_or(1) <= 1 && lines >= total;
+        }
+    }
+    let asked = |key: &str| input.get(key).is_some_and(|value| !value.is_null());
+    !asked("offset") && !asked("limit")
+}
+
+/// Lines added and removed, from a Claude Code write's `structuredPatch` (a new file's lines
+/// from its content).
+pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Option<u64>) {
+    if response.get("type").and_then(serde_json::Value::as_str) == Some("create") {
+        let lines = response
+            .get("content")
+            .and_then(serde_json::Value::as_str)
+            .map(|content| content.lines().count() as u64);
+        return (lines, lines.map(|_| 0));
+    }
+    let Some(hunks) = response
+        .get("structuredPatch")
+        .and_then(serde_json::Value::as_array)
+    else {
+        return (None, None);
+    };
+    let (mut added, mut removed) = (0, 0);
+    for line in hunks
+        .iter()
+        .filter_map(|hunk| hunk.get("lines")?.as_array())
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+    {
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (Some(added), Some(removed))
+}
