@@ -147,6 +147,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
                         ok: true,
                         session_id: None,
                         agent_id: None,
+                        call_id: None,
                         source,
                     },
                 )
@@ -180,7 +181,11 @@ pub(crate) fn run(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
 fn list(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
     let loaded = ctx.load()?;
     let workflow = &loaded.workflow;
-    let ledger = ctx.store.ledger(&workflow.id)?;
+    let mut ledger = ctx.store.ledger(&workflow.id)?;
+    let after = ctx.config.effects.unknown_after();
+    ledger.effects = (ledger.effects.into_iter())
+        .map(|effect| effect.aged(ctx.now, after))
+        .collect();
     let (shown, listed): (Shown, Vec<&RecordedEffect>) = match (&args.phase, args.all) {
         (Some(phase), _) => {
             let phase = PhaseId::new(phase)?;
@@ -420,7 +425,9 @@ fn effects_text(rows: &[EffectRow<'_>], shown: Shown, total: usize, paint: Paint
         if let Some(session) = row.session_id {
             let _ = write!(head, "  session {}", session.get(..8).unwrap_or(session));
         }
-        let state = if row.unknown {
+        let state = if row.in_flight {
+            paint.yellow("running: its outcome has not come yet")
+        } else if row.unknown {
             paint.yellow("unknown: may have happened")
         } else if !row.ok {
             paint.red("failed")
