@@ -19,7 +19,7 @@ use crate::support::TestEnv;
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
 
 /// The tools the server offers, in order.
-const TOOLS: [&str; 21] = [
+const TOOLS: [&str; 22] = [
     "status",
     "resume",
     "init",
@@ -38,6 +38,7 @@ const TOOLS: [&str; 21] = [
     "pause",
     "effect",
     "effects",
+    "resolve",
     "snapshots",
     "diff_files",
     "undo",
