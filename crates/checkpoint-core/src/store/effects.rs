@@ -105,6 +105,16 @@ impl Store {
     /// The effects whose calls may still report (intents no outcome settled and no end of
     /// their turn closed), through the index: one read of each such effect's line.
     pub fn in_flight_effects(&self, id: &WorkflowId) -> Result<Vec<RecordedEffect>> {
+        self.unsettled(id, false)
+    }
+
+    /// The intents no outcome settled, in flight or unknown (what a late outcome may settle),
+    /// through the index: one read of each such effect's line, not of the whole ledger.
+    pub fn unsettled_effects(&self, id: &WorkflowId) -> Result<Vec<RecordedEffect>> {
+        self.unsettled(id, true)
+    }
+
+    fn unsettled(&self, id: &WorkflowId, closed_too: bool) -> Result<Vec<RecordedEffect>> {
         let dir = self.checked_dir(id)?;
         let index = self.current_index(&dir, None)?;
         let mut pending: Vec<(u64, u64)> = Vec::new();
@@ -117,9 +127,9 @@ impl Store {
                 ..
             } = event
             {
-                if *settles {
+                if *settles && !(*intent && closed_too) {
                     pending.retain(|(open, _)| open != number);
-                } else if *intent {
+                } else if *intent && !*settles {
                     pending.push((*number, *offset));
                 }
             }

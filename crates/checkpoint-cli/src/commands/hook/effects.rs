@@ -216,7 +216,12 @@ impl Hook {
         self.update_unfinished(|workflow| {
             let found = Matcher::for_workflow(config, workflow).effects(call);
             // Under the lock: the intents this call's outcomes settle.
-            let ledger = self.ctx.store.ledger(&workflow.id).unwrap_or_default();
+            // (Read through the index: only the unsettled intents, not the whole ledger.)
+            let unsettled = self
+                .ctx
+                .store
+                .unsettled_effects(&workflow.id)
+                .unwrap_or_default();
             let mut settled: Vec<u64> = Vec::new();
             self.keyed(call, &input, &found.effects)
                 .into_iter()
@@ -228,15 +233,14 @@ impl Hook {
                             && recorded.session_id.as_deref() == Some(session_id.as_str())
                             && !settled.contains(&recorded.number)
                     };
-                    let intent = ledger
-                        .effects
+                    let intent = unsettled
                         .iter()
                         .rev()
                         .filter(open)
                         .find(|recorded| {
                             call_id.is_some() && recorded.call_id.as_deref() == call_id
                         })
-                        .or_else(|| ledger.effects.iter().rev().find(open))
+                        .or_else(|| unsettled.iter().rev().find(open))
                         .map(|recorded| recorded.number);
                     settled.extend(intent);
                     let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
