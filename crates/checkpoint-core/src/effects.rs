@@ -23,10 +23,10 @@ use serde::{Deserialize, Serialize};
 pub(crate) use crate::effects::guard::time;
 pub use crate::effects::guard::{Refusal, check_command, reason};
 pub use crate::effects::ledger::{
-    Guard, Ledger, Observed, RecordedEffect, allow, excerpt, outstanding, record, record_intent,
-    resolve, settling,
+    Guard, Ledger, Observed, RecordedEffect, allow, closing, excerpt, outstanding, record,
+    record_intent, resolve, settling,
 };
-pub(crate) use crate::effects::ledger::{IndexEvent, guard_of};
+pub(crate) use crate::effects::ledger::{IndexEvent, IndexGuard, guard_of};
 use crate::{effects::pattern::Pattern, model::Workflow};
 
 /// The most characters of an effect's output kept (after redaction), `…` included.
@@ -41,6 +41,9 @@ pub struct EffectsConfig {
     /// Patterns added to (or, with a leading `!`, removed from) what counts as an effect: globs
     /// over a Bash command, or over an MCP tool's name (`mcp__<server>__<tool>`).
     pub commands: Vec<String>,
+    /// After how many minutes a call let through whose outcome has not come, and whose turn
+    /// and session have not been seen to end, is taken as cut off: its outcome is unknown.
+    pub unknown_after_minutes: u32,
 }
 
 impl Default for EffectsConfig {
@@ -48,7 +51,15 @@ impl Default for EffectsConfig {
         Self {
             builtin: true,
             commands: Vec::new(),
+            unknown_after_minutes: 60,
         }
+    }
+}
+
+impl EffectsConfig {
+    /// How long a call may run before its outcome is taken as unknown.
+    pub fn unknown_after(&self) -> chrono::Duration {
+        chrono::Duration::minutes(i64::from(self.unknown_after_minutes))
     }
 }
 

@@ -104,12 +104,16 @@ fn effect(transition: &mut Transition) -> usize {
         key: _,
         intent: _,
         settles: _,
+        call_id,
+        agent_id,
     } = transition
     {
         tool.iter_mut().for_each(&mut field);
         field(command);
         output.iter_mut().for_each(&mut field);
-        session_id.iter_mut().for_each(field);
+        session_id.iter_mut().for_each(&mut field);
+        call_id.iter_mut().for_each(&mut field);
+        agent_id.iter_mut().for_each(field);
     }
     n
 }

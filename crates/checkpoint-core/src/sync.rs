@@ -68,9 +68,13 @@ pub struct Resolved {
 }
 
 /// Drops what only makes sense on this machine (the worktree's absolute path in `init`,
-/// `snapshot` and `sync_resolve` states) from entries about to be compared or shared.
+/// `snapshot` and `sync_resolve` states) from entries about to be compared or shared, and
+/// redacts them.
 pub fn make_portable(entries: &mut [Entry]) {
     for entry in entries {
+        // What leaves the machine holds no secret the journal redacts today, even in an entry
+        // an older version journaled before its rule existed (a no-op on a redacted entry).
+        crate::redact::transition(&mut entry.transition);
         match &mut entry.transition {
             Transition::Init { workflow }
             | Transition::Snapshot { workflow, .. }

@@ -17,6 +17,9 @@ mod commands;
 #[path = "e2e/effects.rs"]
 mod effects;
 #[cfg(unix)]
+#[path = "e2e/effects_where.rs"]
+mod effects_where;
+#[cfg(unix)]
 #[path = "e2e/files.rs"]
 mod files;
 #[path = "e2e/gemini.rs"]

@@ -6,6 +6,8 @@
 //! can undo its own damage: it is reversible (`checkpoint redo`), and its snapshot keeps the
 //! tree it replaces.
 
+mod effects;
+
 use std::ffi::OsString;
 
 use schemars::JsonSchema;
@@ -60,7 +62,7 @@ pub(crate) fn all() -> Vec<ToolDef> {
         phase_tools(),
         task_tools(),
         context_tools(),
-        effect_tools(),
+        effects::effect_tools(),
         file_tools(),
     ]
     .into_iter()
@@ -363,59 +365,6 @@ fn context_tools() -> Vec<ToolDef> {
                 ))
             },
         ),
-    ]
-}
-
-/// The tools of the effect ledger. Letting a repeat through (`effects allow`) is a person's
-/// decision: no tool does it.
-fn effect_tools() -> Vec<ToolDef> {
-    vec![
-        tool::<EffectArgs>(
-            "effect",
-            "Record an effect that no hook saw: something you did that changed the world outside \
-             the project (an email sent, a ticket filed through a web page, a deploy by a script \
-             the hooks do not know), with its result (a URL, an id, a version). A later session \
-             is told it is done and must not repeat it; a Bash command recorded here is refused \
-             if run again. Pushes, pull requests, publishes and POSTs through Bash are recorded \
-             by the hooks already.",
-            false,
-            |args| {
-                let mut argv = vec![OsString::from("effect"), "--source=mcp".into()];
-                if let Some(output) = &args.output {
-                    argv.push(format!("--output={output}").into());
-                }
-                argv.extend([
-                    "--".into(),
-                    OsString::from(&args.phase),
-                    args.what.clone().into(),
-                ]);
-                Ok(Invocation::raw(
-                    args.workflow,
-                    argv,
-                    format!("recorded the effect on phase `{}`", args.phase),
-                ))
-            },
-        ),
-        tool::<EffectsArgs>(
-            "effects",
-            "List the effects recorded on the workflow (pushes, pull requests, publishes, POSTs, \
-             and those recorded by hand), each with its number, phase, command, output excerpt, \
-             whether it succeeded, its time and session. Read-only. By default the effects of \
-             the phases not done; `phase` for one phase, `all` for every one. Never repeat a \
-             done effect: use its output instead.",
-            true,
-            |args| {
-                let mut argv = vec![OsString::from("effects")];
-                if let Some(phase) = &args.phase {
-                    argv.push(format!("--phase={phase}").into());
-                }
-                if args.all.unwrap_or(false) {
-                    argv.push("--all".into());
-                }
-                Ok(Invocation::raw(args.workflow, argv, "effects".into()))
-            },
-        )
-        .showing_document(),
     ]
 }
 
@@ -732,30 +681,6 @@ struct PauseArgs {
     reason: String,
     /// When work may continue (RFC 3339, for example `2026-01-01T12:00:00Z`).
     until: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct EffectArgs {
-    /// The workflow id; omit it when the project has one active workflow.
-    workflow: Option<String>,
-    /// The phase it belongs to.
-    phase: String,
-    /// What was done: the command, or in words ("emailed the customer the invoice").
-    what: String,
-    /// Its result: a URL, an id, a version (at most 1,000 characters are kept).
-    output: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct EffectsArgs {
-    /// The workflow id; omit it when the project has one active workflow.
-    workflow: Option<String>,
-    /// Only this phase's effects.
-    phase: Option<String>,
-    /// Every effect of the workflow (default false: those of the phases not done).
-    all: Option<bool>,
 }
 
 #[derive(Deserialize, JsonSchema)]

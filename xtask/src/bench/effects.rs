@@ -2,6 +2,11 @@
 //! Claude Code runs before every Bash command, with 0, 100 and 1,000 recorded effects, for a
 //! command that is no effect, an effect never seen, and a repeat of a recorded one; next to
 //! `/bin/true`. The effects are recorded as a session records them, by `hook PostToolUse`.
+//!
+//! And the writes of an effect call let through (issue 38): its intent journaled by `hook
+//! PreToolUse` (`guard/<n>/intent`, the previous intent settled untimed before each run), and
+//! its outcome settling the intent in `hook PostToolUse` (`record/<n>/settle`, the intent
+//! journaled untimed before each run).
 
 use std::{
     ffi::OsString,
@@ -15,7 +20,7 @@ use crate::{
     Result,
     bench::{
         fixtures,
-        harness::{Case, Expect},
+        harness::{Case, Expect, Setup},
         report::{TRUE_KEY, Target},
         targets::Lookup,
         thousands,
@@ -55,7 +60,12 @@ const KINDS: [(&str, &str, &str, Expect); 3] = [
 pub(crate) fn wanted(wanted: &dyn Fn(&str) -> bool) -> bool {
     SIZES
         .iter()
-        .flat_map(|n| KINDS.map(|(kind, ..)| key(*n, kind)))
+        .flat_map(|n| {
+            KINDS
+                .map(|(kind, ..)| key(*n, kind))
+                .into_iter()
+                .chain([format!("guard/{n}/intent"), format!("record/{n}/settle")])
+        })
         .any(|key| wanted(&key))
 }
 
@@ -83,6 +93,7 @@ pub(crate) fn cases(dir: &Path, binary: &Path) -> Result<Vec<Case>> {
             let payload = post_tool_use(&project, &command, i);
             checkpoint(binary, &project, &["hook", "PostToolUse"], Some(&payload))?;
         }
+        cases.extend(write_cases(dir, binary, &project, n)?);
         for (kind, what, command, expect) in KINDS {
             if n == 0 && kind == "repeat" {
                 continue;
@@ -107,6 +118,73 @@ pub(crate) fn cases(dir: &Path, binary: &Path) -> Result<Vec<Case>> {
         }
     }
     Ok(cases)
+}
+
+/// The intent's write (`PreToolUse` of a new effect) and the outcome's (`PostToolUse` settling
+/// it), each prepared by the other, untimed.
+fn write_cases(dir: &Path, binary: &Path, project: &Path, n: usize) -> Result<Vec<Case>> {
+    let command = "git push origin intent";
+    let pre = dir
+        .join("payloads")
+        .join(format!("effects-{n}-intent-pre.json"));
+    let failed = dir
+        .join("payloads")
+        .join(format!("effects-{n}-intent-failed.json"));
+    let post = dir
+        .join("payloads")
+        .join(format!("effects-{n}-settle-post.json"));
+    fixtures::write_file(&pre, &pre_tool_use(project, command))?;
+    let mut failure = hook_payload(project, "PostToolUseFailure");
+    failure["tool_name"] = "Bash".into();
+    failure["tool_input"] = json!({ "command": command, "description": "bench" });
+    failure["tool_use_id"] = "toolu_bench_pre".into();
+    failure["error"] = "Exit code 1".into();
+    fixtures::write_file(&failed, &format!("{failure}\n"))?;
+    let mut done = serde_json::from_str::<serde_json::Value>(&post_tool_use(project, command, 0))
+        .map_err(|err| format!("a bench payload: {err}"))?;
+    done["tool_use_id"] = "toolu_bench_pre".into();
+    fixtures::write_file(&post, &format!("{done}\n"))?;
+    // Each run's preparation is the other hook, fed its payload by a shell.
+    let hook = |event: &str, payload: &Path| Setup::Run {
+        program: "/bin/sh".into(),
+        args: vec![
+            "-c".into(),
+            format!(
+                "'{}' hook {event} < '{}' > /dev/null",
+                binary.display(),
+                payload.display()
+            )
+            .into(),
+        ],
+        cwd: project.to_owned(),
+    };
+    let effects = thousands(n as u64);
+    Ok(vec![
+        Case {
+            key: format!("guard/{n}/intent"),
+            label: format!(
+                "`hook PreToolUse` of Bash, an effect let through (its intent journaled), {effects} recorded effects"
+            ),
+            program: binary.to_owned(),
+            args: vec![OsString::from("hook"), OsString::from("PreToolUse")],
+            cwd: project.to_owned(),
+            stdin: Some(pre.clone()),
+            setup: Some(hook("PostToolUseFailure", &failed)),
+            expect: Expect::Nothing,
+        },
+        Case {
+            key: format!("record/{n}/settle"),
+            label: format!(
+                "`hook PostToolUse` of Bash, an effect's outcome settling its intent, {effects} recorded effects"
+            ),
+            program: binary.to_owned(),
+            args: vec![OsString::from("hook"), OsString::from("PostToolUse")],
+            cwd: project.to_owned(),
+            stdin: Some(post),
+            setup: Some(hook("PreToolUse", &pre)),
+            expect: Expect::Nothing,
+        },
+    ])
 }
 
 /// The goals: every case within [`GOAL`]× of `/bin/true`, and flat from 0 (or 100, for the

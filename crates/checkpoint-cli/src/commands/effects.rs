@@ -2,7 +2,7 @@
 //! `effects` (the list) and `effects allow <n>` (one repeat let through the guard).
 
 use checkpoint_core::{
-    EffectSource, PhaseId, Workflow,
+    EffectSource, PhaseId, Transition, Workflow,
     effects::{self, Call, Ledger, Matcher, Observed, RecordedEffect},
     store::Loaded,
 };
@@ -85,8 +85,13 @@ pub struct ResolveArgs {
     #[arg(long)]
     pub not_done: bool,
     /// Who says so [default: `$USER`]
-    #[arg(long)]
+    #[arg(long, conflicts_with = "propose")]
     pub by: Option<String>,
+    /// Only propose the answer, with what shows it (the check's output): journaled as a note
+    /// for the person, the outcome left unknown; allowed from an agent's session (the MCP
+    /// server's `resolve` tool)
+    #[arg(long, value_name = "EVIDENCE")]
+    pub propose: Option<String>,
 }
 
 /// Arguments of `checkpoint effects allow`.
@@ -147,6 +152,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
                         ok: true,
                         session_id: None,
                         agent_id: None,
+                        call_id: None,
                         source,
                     },
                 )
@@ -180,7 +186,11 @@ pub(crate) fn run(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
 fn list(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
     let loaded = ctx.load()?;
     let workflow = &loaded.workflow;
-    let ledger = ctx.store.ledger(&workflow.id)?;
+    let mut ledger = ctx.store.ledger(&workflow.id)?;
+    let after = ctx.config.effects.unknown_after();
+    ledger.effects = (ledger.effects.into_iter())
+        .map(|effect| effect.aged(ctx.now, after))
+        .collect();
     let (shown, listed): (Shown, Vec<&RecordedEffect>) = match (&args.phase, args.all) {
         (Some(phase), _) => {
             let phase = PhaseId::new(phase)?;
@@ -253,6 +263,9 @@ fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
 }
 
 fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
+    if let Some(evidence) = &args.propose {
+        return propose(ctx, args, evidence);
+    }
     let by = person(args.by.as_deref())?;
     let id = ctx.workflow_id()?;
     let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
@@ -278,6 +291,39 @@ fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
             "effect {} (`{}`) is {what}",
             effect.number,
             output::escape(&effect.command)
+        )
+    })
+}
+
+/// An agent's proposed answer for an unknown effect: a note naming the command a person runs to
+/// settle it; the effect stays unknown (and guarded).
+fn propose(ctx: &Ctx, args: &ResolveArgs, evidence: &str) -> Result<()> {
+    let id = ctx.workflow_id()?;
+    let said = if args.done { "--done" } else { "--not-done" };
+    let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
+        let ledger = ctx.store.ledger(&id)?;
+        // The same checks as a person's answer: an unknown effect, by its number.
+        effects::resolve(&ledger, args.number, args.done, None)?;
+        let effect = ledger.get(args.number).expect("checked above");
+        Ok(vec![Transition::Note {
+            text: format!(
+                "proposed by an agent: effect {} (`{}`) {}; evidence: {}. Only a person settles it: `checkpoint effects resolve {} {said}`",
+                effect.number,
+                effect.command,
+                if args.done { "happened" } else { "did not happen" },
+                evidence.trim(),
+                effect.number,
+            ),
+        }])
+    })?);
+    let ledger = ctx.store.ledger(&id)?;
+    let effect = ledger
+        .get(args.number)
+        .expect("the effect is in the ledger");
+    changed(ctx, loaded, &ledger, effect, |effect| {
+        format!(
+            "effect {} stays unknown (and guarded): the proposal is journaled; a person settles it with `checkpoint effects resolve {} {said}`",
+            effect.number, effect.number
         )
     })
 }
@@ -420,7 +466,9 @@ fn effects_text(rows: &[EffectRow<'_>], shown: Shown, total: usize, paint: Paint
         if let Some(session) = row.session_id {
             let _ = write!(head, "  session {}", session.get(..8).unwrap_or(session));
         }
-        let state = if row.unknown {
+        let state = if row.in_flight {
+            paint.yellow("running: its outcome has not come yet")
+        } else if row.unknown {
             paint.yellow("unknown: may have happened")
         } else if !row.ok {
             paint.red("failed")

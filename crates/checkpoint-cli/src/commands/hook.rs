@@ -128,6 +128,14 @@ fn handle(
         ctx: Ctx::new(location, settings(now))?,
         envelope,
     };
+    // A call that can no longer report leaves an outcome unknown, before anything is briefed.
+    if let Some(ended) = effects::ended_by(&event)
+        && let Err(err) = hook.close_intents(ended)
+    {
+        output::warn(&format!(
+            "checkpoint hook {event}: the calls it ended are not marked unknown yet: {err}"
+        ));
+    }
     let handled = match &event {
         Event::SessionStart(payload) => hook.session_start(payload),
         Event::BeforeCompaction(payload) => hook.pre_compact(payload),

@@ -57,6 +57,10 @@ pub(crate) struct EffectRow<'a> {
     /// happened); written only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) unknown: bool,
+    /// Whether its call may still report (an unknown effect whose turn and session have not
+    /// been seen to end): it is running; written only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) in_flight: bool,
 }
 
 impl<'a> EffectRow<'a> {
@@ -76,6 +80,7 @@ impl<'a> EffectRow<'a> {
             guards,
             allowed: effect.allowed,
             unknown: effect.unknown,
+            in_flight: effect.in_flight,
         }
     }
 }

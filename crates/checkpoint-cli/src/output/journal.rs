@@ -188,9 +188,18 @@ fn effect_text(transition: &Transition, phase: &str) -> String {
         text.push_str(&format!("{tool} "));
     }
     text.push_str(command);
-    if *intent {
-        text.push_str(" (about to run)");
-        return text;
+    match (intent, settles) {
+        (true, Some(number)) => {
+            text.push_str(&format!(
+                " (the call of effect {number} can no longer report: outcome unknown)"
+            ));
+            return text;
+        }
+        (true, None) => {
+            text.push_str(" (about to run)");
+            return text;
+        }
+        (false, _) => {}
     }
     if let Some(number) = settles {
         text.push_str(&format!(" (the outcome of effect {number})"));

@@ -12,8 +12,14 @@ use crate::support::{TestEnv, hook_payload};
 
 /// Workflow `w` with phase `deploy` in progress.
 fn deploying(env: &TestEnv) {
+    CALLS.set(1);
     env.ok(&["init", "w", "--phase", "deploy"]);
     env.ok(&["start", "deploy"]);
+}
+
+thread_local! {
+    /// Numbers each call's `tool_use_id`, as a client does (from 1 in each workflow).
+    static CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
 }
 
 /// A hook payload for a Bash call made in `cwd`.
@@ -22,7 +28,7 @@ fn bash_payload(env: &TestEnv, event: &str, cwd: &Path, command: &str) -> String
         "cwd": cwd,
         "tool_name": "Bash",
         "tool_input": {"command": command},
-        "tool_use_id": "toolu_1",
+        "tool_use_id": format!("toolu_{}", CALLS.replace(CALLS.get() + 1)),
     });
     if event == "PostToolUse" {
         extra["tool_response"] = json!({"stdout": "done", "stderr": "", "interrupted": false});
@@ -380,8 +386,9 @@ fn an_outcome_nobody_saw_is_unknown_and_guarded_until_a_person_resolves_it() {
     let root = env.project();
     let push = "git push origin release";
     // The call is let through and its intent journaled; the client is killed before its
-    // `PostToolUse`.
+    // `PostToolUse`, and a new session starts.
     assert!(!probe(&env, &root, push));
+    crate::support::session_start_context(&env);
     let listed = env.ok(&["effects"]);
     assert!(listed.contains("unknown: may have happened"), "{listed}");
     assert_eq!(env.json(&["effects"])["effects"][0]["unknown"], true);

@@ -9,6 +9,7 @@ mod durability;
 mod effects;
 mod effects_cli;
 mod effects_places;
+mod effects_unknown;
 mod escaping;
 mod files;
 mod first_hour;

@@ -19,7 +19,7 @@ use crate::support::TestEnv;
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
 
 /// The tools the server offers, in order.
-const TOOLS: [&str; 21] = [
+const TOOLS: [&str; 22] = [
     "status",
     "resume",
     "init",
@@ -38,6 +38,7 @@ const TOOLS: [&str; 21] = [
     "pause",
     "effect",
     "effects",
+    "resolve",
     "snapshots",
     "diff_files",
     "undo",
@@ -1031,4 +1032,86 @@ fn the_file_tools_list_compare_and_undo_as_the_cli_would() {
     assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
     let error = mcp.call_err("undo", json!({ "to": "@7" }));
     assert_eq!(error["exit_code"], 1, "{error:#}");
+}
+
+/// The MCP server is the agent's tool: its `resolve` only proposes what became of an unknown
+/// effect (a note naming the command a person runs), and the effect stays unknown and guarded.
+#[test]
+fn the_resolve_tool_only_proposes_and_the_effect_stays_unknown_until_a_person_says() {
+    let env = TestEnv::new();
+    env.ok(&["init", "fx", "--phase", "deploy"]);
+    env.ok(&["start", "deploy"]);
+    let push = |id: &str| {
+        crate::support::hook_payload(
+            &env,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "git push origin main"}, "tool_use_id": id}),
+        )
+    };
+    let guard = |id: &str| {
+        let (code, out, err) = env
+            .hook_with_env(
+                "PreToolUse",
+                &push(id),
+                &[("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")],
+            )
+            .wait();
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    // Let through, then cut off: a new session finds it unknown.
+    assert_eq!(guard("toolu_1"), "");
+    crate::support::session_start_context(&env);
+    let mut mcp = Mcp::start(&env);
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    for done in [true, false] {
+        let proposed = mcp.call_ok(
+            "resolve",
+            json!({"number": 1, "done": done, "evidence": format!("git ls-remote origin main: 1111 refs/heads/main ({token})")}),
+        );
+        assert_eq!(proposed["effect"]["unknown"], true, "{proposed:#}");
+        assert_eq!(proposed["effect"]["ok"], false, "{proposed:#}");
+    }
+    // Still unknown, still refused; the proposals are in the journal for the person, redacted.
+    assert_eq!(env.json(&["effects"])["effects"][0]["unknown"], true);
+    assert!(guard("toolu_2").contains("outcome unknown"));
+    let journal = env.read("fx", "journal.jsonl");
+    assert!(!journal.contains(token), "{journal}");
+    let log = env.ok(&["log", "--full"]);
+    for part in [
+        "proposed by an agent: effect 1 (`git push origin main`) happened",
+        "checkpoint effects resolve 1 --done",
+        "checkpoint effects resolve 1 --not-done",
+    ] {
+        assert!(log.contains(part), "{part} in {log}");
+    }
+    // What the person may not answer, the proposal may not either, and writes nothing.
+    for number in [0, 2] {
+        let error = mcp.call_err(
+            "resolve",
+            json!({"number": number, "done": true, "evidence": "x"}),
+        );
+        assert_eq!(error["exit_code"], 3, "{error:#}");
+    }
+    assert_eq!(env.read("fx", "journal.jsonl"), journal);
+    mcp.finish();
+    // From an agent's shell the CLI takes a proposal and refuses an answer.
+    let inside = |args: &[&str]| {
+        env.cmd()
+            .args(args)
+            .env("CLAUDECODE", "1")
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(
+        inside(&["effects", "resolve", "1", "--done", "--propose", "seen"]),
+        Some(0)
+    );
+    assert_eq!(inside(&["effects", "resolve", "1", "--done"]), Some(3));
+    assert_eq!(env.json(&["effects"])["effects"][0]["unknown"], true);
+    // The person settles it.
+    env.ok(&["effects", "resolve", "1", "--done"]);
+    assert!(guard("toolu_3").contains("already succeeded"));
 }

@@ -86,7 +86,13 @@ fn setup_codex_writes_its_hooks_and_mcp_server_keeping_the_users() {
     let events: Vec<String> = ours(&hooks).into_iter().map(|(event, _)| event).collect();
     assert_eq!(
         events,
-        ["Stop", "SessionStart", "PreCompact", "PostToolUse"]
+        [
+            "Stop",
+            "SessionStart",
+            "PreCompact",
+            "PreToolUse",
+            "PostToolUse"
+        ]
     );
     for (event, command) in ours(&hooks) {
         assert_eq!(
@@ -97,6 +103,11 @@ fn setup_codex_writes_its_hooks_and_mcp_server_keeping_the_users() {
     assert_eq!(
         hooks["hooks"]["PostToolUse"][0]["matcher"],
         "^(Bash|apply_patch)$"
+    );
+    // The guard against a repeat of a recorded effect (measured on the real client end to end).
+    assert_eq!(
+        hooks["hooks"]["PreToolUse"][0]["matcher"],
+        "^(Bash|mcp__.*)$"
     );
     assert_eq!(
         hooks["hooks"]["UserPromptSubmit"],

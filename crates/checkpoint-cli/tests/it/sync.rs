@@ -990,3 +990,115 @@ fn fork_names_are_unique_within_the_same_second() {
         assert!(list.contains(fork), "{fork}: {list}");
     }
 }
+
+/// The forms of secret an effect's command may hold (issue 38), `{}` where the secret goes,
+/// each with a secret of its own.
+pub(crate) const EFFECT_SECRET_FORMS: [(&str, &str); 11] = [
+    (
+        "curl -u ana:{} -X POST https://api.example.com/a",
+        "pw1hunter2xq",
+    ),
+    (
+        "curl --user ana:{} -d x=1 https://api.example.com/b",
+        "pw2hunter2xq",
+    ),
+    (
+        "curl --oauth2-bearer {} -X PUT https://api.example.com/c",
+        "pw3hunter2xq",
+    ),
+    (
+        "curl -H 'Cookie: sid={}' -X POST https://api.example.com/d",
+        "pw4hunter2xq",
+    ),
+    (
+        "curl -b 'sid={}' -X DELETE https://api.example.com/e",
+        "pw5hunter2xq",
+    ),
+    (
+        "curl -X POST 'https://api.example.com/f?key={}&q=1'",
+        "pw6hunter2xq",
+    ),
+    (
+        "curl -X POST 'https://api.example.com/g?api_key={}'",
+        "pw7hunter2xq",
+    ),
+    (
+        "curl -X POST 'https://api.example.com/h?token={}'",
+        "pw8hunter2xq",
+    ),
+    (
+        "curl -X POST 'https://api.example.com/i?sig={}'",
+        "pw9hunter2xq",
+    ),
+    (
+        "gh api -X POST repos/o/r/issues --password {}",
+        "pwAhunter2xq",
+    ),
+    (
+        "gh api -X POST repos/o/r/pulls --password={}",
+        "pwBhunter2xq",
+    ),
+];
+
+/// What `push` sends holds no secret the journal redacts: not the effects the hooks recorded
+/// (each form of issue 38), nor an entry an older version journaled before a rule existed.
+#[test]
+fn a_pushed_ref_holds_no_secret_of_an_effect_nor_of_an_older_entry() {
+    let remote = Remote::bare();
+    let env = remote.clone();
+    env.ok(&["init", "w", "--phase", "deploy"]);
+    env.ok(&["start", "deploy"]);
+    for (form, secret) in EFFECT_SECRET_FORMS {
+        let payload = crate::support::hook_payload(
+            &env,
+            "PostToolUse",
+            serde_json::json!({"tool_name": "Bash", "tool_input": {"command": form.replace("{}", secret)},
+                "tool_use_id": "toolu_1", "tool_response": {"stdout": "sent", "stderr": "", "interrupted": false}}),
+        );
+        let (code, _, err) = env.hook("PostToolUse", &payload).wait();
+        assert_eq!(code, 0, "{err}");
+    }
+    // An older version's entry, journaled verbatim before its secret had a rule.
+    let journal_path = env.workflow_dir("w").join("journal.jsonl");
+    let journal = fs::read_to_string(&journal_path).unwrap();
+    let seq = journal.lines().count() + 1;
+    let legacy = "curl -u ana:oldpw9legacy -X POST https://api.example.com/z";
+    fs::write(
+        &journal_path,
+        format!(
+            "{journal}{}\n",
+            serde_json::json!({"seq": seq, "at": "2026-03-01T12:00:00Z",
+                "transition": {"op": "note", "text": legacy}})
+        ),
+    )
+    .unwrap();
+    env.ok(&["push"]);
+    let objects = Command::new("git")
+        .arg("--git-dir")
+        .arg(remote.git_dir())
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&objects.stdout);
+    assert!(
+        text.contains("api.example.com/a"),
+        "the effects were pushed"
+    );
+    assert!(
+        text.contains("api.example.com/z"),
+        "the older entry was pushed"
+    );
+    for (form, secret) in EFFECT_SECRET_FORMS {
+        assert!(
+            !text.contains(secret),
+            "{form}: its secret reached the remote"
+        );
+    }
+    assert!(
+        !text.contains("oldpw9legacy"),
+        "the older entry's secret reached the remote"
+    );
+    // Pushed again, it is the same journal (redacted alike on both sides): nothing to push.
+    let again = env.ok(&["push"]);
+    assert!(again.contains("already has"), "{again}");
+}

@@ -830,3 +830,37 @@ fn an_agent_started_before_its_files_is_placed_by_its_first_tool_call() {
         );
     }
 }
+
+/// The forms of secret an effect's command may hold (issue 38), each with a secret of its own,
+/// in an agent's result: the kept result and the journal hold none of them.
+#[test]
+fn a_kept_result_holds_none_of_the_secrets_the_journal_redacts() {
+    let forms = crate::sync::EFFECT_SECRET_FORMS;
+    for version in VERSIONS {
+        let run = Run::new(version);
+        run.launch(false);
+        run.journal(&[("started", run.design())]);
+        run.agent_files(run.design());
+        run.start(run.design());
+        let message: Vec<String> = forms
+            .iter()
+            .map(|(form, secret)| format!("ran `{}`", form.replace("{}", secret)))
+            .collect();
+        run.stop(run.design(), &message.join("\n"));
+        let kept = std::fs::read_to_string(
+            run.env
+                .workflow_dir(run.run())
+                .join("results/design/design.md"),
+        )
+        .unwrap();
+        let journal = run.env.read(run.run(), "journal.jsonl");
+        for (form, secret) in forms {
+            assert!(!kept.contains(secret), "{version}: {form} in {kept}");
+            assert!(
+                !journal.contains(secret),
+                "{version}: {form} in the journal"
+            );
+        }
+        assert!(kept.contains("curl -X POST"), "{kept}");
+    }
+}

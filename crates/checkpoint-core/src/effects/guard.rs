@@ -75,8 +75,8 @@ pub fn reason(effect: &RecordedEffect, workflow: &WorkflowId, several: bool) -> 
     text
 }
 
-/// The reason for a repeat of an effect whose outcome nobody saw: it may be running now, or it
-/// may have happened before its session was cut off.
+/// The reason for a repeat of an effect whose outcome nobody saw: it is running now (in
+/// flight), or it may have happened before its session was cut off.
 fn unknown_reason(effect: &RecordedEffect, workflow: &WorkflowId, several: bool) -> String {
     let workflow_flag = if several {
         format!(" --workflow {workflow}")
@@ -92,8 +92,18 @@ fn unknown_reason(effect: &RecordedEffect, workflow: &WorkflowId, several: bool)
     if let Some(session) = &effect.session_id {
         text.push_str(&format!(" in session {session}"));
     }
+    if effect.in_flight {
+        text.push_str(
+            ", and its outcome has not come yet: it is running now (its turn has not ended). Running it again at the same time would do it twice, so it was not run. Wait for its outcome, then carry on from it.\n",
+        );
+        text.push_str(&format!(
+            "If its session is gone, a person says which it was: `checkpoint effects resolve {}{workflow_flag} --done` or `--not-done`.",
+            effect.number
+        ));
+        return text;
+    }
     text.push_str(
-        ", and no outcome was recorded: it is still running, or it was cut off after it started.\n",
+        ", and no outcome was recorded before its turn or session ended: it was cut off after it started.\n",
     );
     if let Some(check) = check_command(&effect.command) {
         text.push_str(&format!("Check before repeating: `{check}`.\n"));

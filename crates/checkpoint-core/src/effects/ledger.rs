@@ -52,6 +52,14 @@ pub struct RecordedEffect {
     /// Whether its outcome is unknown: an intent journaled before the call ran, that no
     /// outcome settled (a call cut off, or still running). It guards like a done effect.
     pub unknown: bool,
+    /// Whether the call of an unknown effect may still report: its turn, its sub-agent and its
+    /// session have not ended, no later session started, and it is younger than the
+    /// configured age (see [`RecordedEffect::aged`]). Such a call is running, not lost.
+    pub in_flight: bool,
+    /// The client's id of the call (`tool_use_id`), when it gave one.
+    pub call_id: Option<String>,
+    /// The sub-agent that made the call, if one did.
+    pub agent_id: Option<String>,
 }
 
 impl RecordedEffect {
@@ -68,7 +76,9 @@ impl RecordedEffect {
             source,
             key,
             intent,
-            settles: _,
+            settles,
+            call_id,
+            agent_id,
         } = &entry.transition
         else {
             return None;
@@ -88,7 +98,19 @@ impl RecordedEffect {
             key: key.clone(),
             allowed: false,
             unknown: *intent,
+            in_flight: *intent && settles.is_none(),
+            call_id: call_id.clone(),
+            agent_id: agent_id.clone(),
         })
+    }
+
+    /// An effect in flight for longer than `after` is taken as unknown: its call, if it were
+    /// still running, would have reported by now.
+    pub fn aged(mut self, now: DateTime<Utc>, after: chrono::Duration) -> Self {
+        if self.in_flight && now.signed_duration_since(self.at) > after {
+            self.in_flight = false;
+        }
+        self
     }
 
     /// The intent number an outcome entry settles, if it is one.
@@ -120,6 +142,8 @@ pub struct Observed<'a> {
     pub session_id: Option<&'a str>,
     /// The sub-agent that made the call, if one did (its phase is the one it holds).
     pub agent_id: Option<&'a str>,
+    /// The client's id of the call (`tool_use_id`), when it gave one.
+    pub call_id: Option<&'a str>,
     /// Who records it.
     pub source: EffectSource,
 }
@@ -171,6 +195,8 @@ pub fn record(workflow: &Workflow, phase: Option<&PhaseId>, observed: Observed<'
         key: key(observed.call, observed.place, observed.input),
         intent: false,
         settles: None,
+        call_id: observed.call_id.map(str::to_owned),
+        agent_id: observed.agent_id.map(str::to_owned),
     }
 }
 
@@ -194,6 +220,26 @@ pub fn settling(mut transition: Transition, number: u64) -> Transition {
         *settles = Some(number);
     }
     transition
+}
+
+/// The entry that says the call of intent `effect` can no longer report (`why`: its turn
+/// ended, its session ended, a later session started): its outcome is unknown from now on.
+pub fn closing(effect: &RecordedEffect, why: &str) -> Transition {
+    Transition::Effect {
+        phase: effect.phase.clone(),
+        attempt: effect.attempt,
+        tool: effect.tool.clone(),
+        command: effect.command.clone(),
+        output: Some(format!("no outcome came before {why}")),
+        ok: false,
+        session_id: effect.session_id.clone(),
+        source: EffectSource::Hook,
+        key: effect.key.clone(),
+        intent: true,
+        settles: Some(effect.number),
+        call_id: effect.call_id.clone(),
+        agent_id: effect.agent_id.clone(),
+    }
 }
 
 /// An output's excerpt: redacted, then cut to [`MAX_OUTPUT_CHARS`] characters at most (on a
@@ -227,6 +273,11 @@ impl Ledger {
                 .filter(|index| (*index as usize) < self.effects.len())
             && let Some(mut outcome) = RecordedEffect::from_entry(entry, number)
         {
+            if outcome.unknown {
+                // Its call can no longer report: the intent stays, no longer in flight.
+                self.effects[index as usize].in_flight = false;
+                return;
+            }
             // The outcome of an intent takes its place, under its number.
             outcome.unknown = false;
             if outcome.ok {
@@ -283,6 +334,21 @@ impl Ledger {
             .rev()
             .find(|effect| effect.ok && effect.key == key)?;
         (!last.allowed).then_some(last)
+    }
+
+    /// The effects whose calls may still report, of `session` (and, with `agent`, of that
+    /// sub-agent only; without, of the main agent only unless `all_agents`).
+    pub fn in_flight<'l>(
+        &'l self,
+        session: &'l str,
+        agent: Option<&'l str>,
+        all_agents: bool,
+    ) -> impl Iterator<Item = &'l RecordedEffect> {
+        self.effects.iter().filter(move |effect| {
+            effect.in_flight
+                && effect.session_id.as_deref() == Some(session)
+                && (all_agents || effect.agent_id.as_deref() == agent)
+        })
     }
 
     /// The effects of one phase.
@@ -393,6 +459,8 @@ pub fn resolve(ledger: &Ledger, number: u64, done: bool, by: Option<&str>) -> Re
         key: effect.key.clone(),
         intent: false,
         settles: Some(number),
+        call_id: None,
+        agent_id: None,
     })
 }
 
@@ -416,38 +484,60 @@ pub(crate) enum IndexEvent {
     },
 }
 
-/// The rule of [`Ledger::guard`] over index events: the number, journal offset and sequence
-/// number of the effect that guards `key`, if any.
-pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<(u64, u64, u64)> {
+/// The effect that guards a key, as [`guard_of`] finds it in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IndexGuard {
+    pub(crate) number: u64,
+    /// The journal offset of its entry (an intent's, for an unknown one).
+    pub(crate) offset: u64,
+    /// An unknown one whose call can no longer report.
+    pub(crate) closed: bool,
+}
+
+/// The rule of [`Ledger::guard`] over index events: the effect that guards `key`, if any.
+pub(crate) fn guard_of(events: &[IndexEvent], key: &str) -> Option<IndexGuard> {
     // The events may start past effect 1 (a lookup that skipped the index's own).
     let mut keys: std::collections::HashMap<u64, &str> = std::collections::HashMap::new();
-    let mut guard: Option<(u64, u64, u64)> = None;
+    let mut guard: Option<IndexGuard> = None;
     let mut allowed = false;
     // Intents of this key not yet settled, by number.
-    let mut unknown: Vec<(u64, u64, u64)> = Vec::new();
+    let mut unknown: Vec<IndexGuard> = Vec::new();
     for event in events {
         match event {
             IndexEvent::Effect {
                 number,
-                seq,
                 offset,
                 ok,
                 key: effect_key,
                 intent,
                 settles,
+                ..
             } => {
                 keys.insert(*number, effect_key);
                 if effect_key != key {
                     continue;
                 }
-                if *settles {
-                    unknown.retain(|(pending, ..)| pending != number);
-                }
-                if *intent {
-                    unknown.push((*number, *offset, *seq));
-                } else if *ok {
-                    guard = Some((*number, *offset, *seq));
-                    allowed = false;
+                let found = IndexGuard {
+                    number: *number,
+                    offset: *offset,
+                    closed: false,
+                };
+                match (intent, settles) {
+                    // Its call can no longer report: it stays unknown.
+                    (true, true) => unknown
+                        .iter_mut()
+                        .filter(|pending| pending.number == *number)
+                        .for_each(|pending| pending.closed = true),
+                    (true, false) => unknown.push(found),
+                    (false, settles) => {
+                        if *settles {
+                            unknown.retain(|pending| pending.number != *number);
+                        }
+                        if *ok {
+                            guard = Some(found);
+                            allowed = false;
+                        }
+                    }
                 }
             }
             IndexEvent::Allow { number, .. } => {

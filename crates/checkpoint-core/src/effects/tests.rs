@@ -261,6 +261,7 @@ fn config_and_plan_patterns_add_and_remove() {
             "mcp__slack__*".into(),
             "!mcp__slack__read*".into(),
         ],
+        ..EffectsConfig::default()
     };
     let matcher = Matcher::new(&config);
     assert!(matcher.is_effect(Call::Bash("./scripts/deploy.sh prod")));
@@ -280,6 +281,7 @@ fn config_and_plan_patterns_add_and_remove() {
     let off = Matcher::new(&EffectsConfig {
         builtin: false,
         commands: vec!["terraform apply*".into()],
+        ..EffectsConfig::default()
     });
     assert!(!off.is_effect(Call::Bash("git push")));
     assert!(off.is_effect(Call::Bash("terraform apply -auto-approve")));
@@ -312,6 +314,7 @@ fn globs_match_the_whole_text() {
         Matcher::new(&EffectsConfig {
             builtin: false,
             commands: vec![pattern.into()],
+            ..EffectsConfig::default()
         })
         .is_effect(Call::Bash(text))
     };
@@ -366,6 +369,7 @@ fn pushed(workflow: &crate::Workflow, command: &str, ok: bool) -> Transition {
             ok,
             session_id: Some("s1"),
             agent_id: None,
+            call_id: None,
             source: EffectSource::Hook,
         },
     )
@@ -404,6 +408,7 @@ fn a_record_is_on_the_phase_in_progress_redacted_and_cut() {
             ok: true,
             session_id: Some("s1"),
             agent_id: None,
+            call_id: None,
             source: EffectSource::Hook,
         },
     );
@@ -491,6 +496,7 @@ fn outstanding_effects_are_those_of_unfinished_phases() {
                 ok: true,
                 session_id: None,
                 agent_id: None,
+                call_id: None,
                 source: EffectSource::Manual,
             },
         ),

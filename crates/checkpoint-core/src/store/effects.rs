@@ -19,7 +19,7 @@ use std::{
 };
 
 use crate::{
-    effects::{IndexEvent, Ledger, RecordedEffect, guard_of},
+    effects::{IndexEvent, IndexGuard, Ledger, RecordedEffect, guard_of},
     error::{Error, Result},
     id::WorkflowId,
     journal::Entry,
@@ -64,11 +64,21 @@ impl Store {
     pub fn effect_guard(&self, id: &WorkflowId, key: &str) -> Result<Option<RecordedEffect>> {
         let dir = self.checked_dir(id)?;
         let index = self.current_index(&dir, Some(key))?;
-        let Some((number, offset, _)) = guard_of(&index.events, key) else {
+        let Some(IndexGuard {
+            number,
+            offset,
+            closed,
+        }) = guard_of(&index.events, key)
+        else {
             return Ok(None);
         };
         let entry = entry_at(&dir.join(JOURNAL_FILE), offset)?;
-        Ok(RecordedEffect::from_entry(&entry, number))
+        Ok(
+            RecordedEffect::from_entry(&entry, number).map(|mut effect| {
+                effect.in_flight &= !closed;
+                effect
+            }),
+        )
     }
 
     /// Whether the workflow's plan declares effect patterns of its own (a phase's `effects`),
@@ -90,6 +100,49 @@ impl Store {
     /// names need not be looked up in a workflow without one.
     pub fn has_effects_index(&self, id: &WorkflowId) -> bool {
         self.workflow_dir(id).join(EFFECTS_INDEX).is_file()
+    }
+
+    /// The effects whose calls may still report (intents no outcome settled and no end of
+    /// their turn closed), through the index: one read of each such effect's line.
+    pub fn in_flight_effects(&self, id: &WorkflowId) -> Result<Vec<RecordedEffect>> {
+        self.unsettled(id, false)
+    }
+
+    /// The intents no outcome settled, in flight or unknown (what a late outcome may settle),
+    /// through the index: one read of each such effect's line, not of the whole ledger.
+    pub fn unsettled_effects(&self, id: &WorkflowId) -> Result<Vec<RecordedEffect>> {
+        self.unsettled(id, true)
+    }
+
+    fn unsettled(&self, id: &WorkflowId, closed_too: bool) -> Result<Vec<RecordedEffect>> {
+        let dir = self.checked_dir(id)?;
+        let index = self.current_index(&dir, None)?;
+        let mut pending: Vec<(u64, u64)> = Vec::new();
+        for event in &index.events {
+            if let IndexEvent::Effect {
+                number,
+                offset,
+                intent,
+                settles,
+                ..
+            } = event
+            {
+                if *settles && !(*intent && closed_too) {
+                    pending.retain(|(open, _)| open != number);
+                } else if *intent && !*settles {
+                    pending.push((*number, *offset));
+                }
+            }
+        }
+        let journal = dir.join(JOURNAL_FILE);
+        let mut found = Vec::new();
+        for (number, offset) in pending {
+            found.extend(RecordedEffect::from_entry(
+                &entry_at(&journal, offset)?,
+                number,
+            ));
+        }
+        Ok(found)
     }
 
     /// The workflow's effects, in order, allows applied (through the index: one read of each
@@ -275,15 +328,16 @@ fn parse_event(line: &str) -> Option<IndexEvent> {
     let words: Vec<&str> = line.split(' ').collect();
     Some(match words.as_slice() {
         // The outcome word: `1` done, `0` failed, `2` an intent, `3` a failed outcome that
-        // settles one, `4` a done one that does (an older reader takes 2 to 4 as failed).
+        // settles one, `4` a done one that does, `5` an intent whose call can no longer
+        // report (an older reader takes 2 to 5 as failed).
         ["e", number, seq, offset, ok, key] => IndexEvent::Effect {
             number: number.parse().ok()?,
             seq: seq.parse().ok()?,
             offset: offset.parse().ok()?,
             ok: matches!(*ok, "1" | "4"),
             key: (*key).to_owned(),
-            intent: *ok == "2",
-            settles: matches!(*ok, "3" | "4"),
+            intent: matches!(*ok, "2" | "5"),
+            settles: matches!(*ok, "3" | "4" | "5"),
         },
         ["a", number, offset] => IndexEvent::Allow {
             number: number.parse().ok()?,
@@ -314,7 +368,8 @@ fn write_index(dir: &Path, index: &Index) -> Result<()> {
                 settles,
             } => {
                 let word = match (intent, settles, ok) {
-                    (true, ..) => 2,
+                    (true, true, _) => 5,
+                    (true, false, _) => 2,
                     (false, true, false) => 3,
                     (false, true, true) => 4,
                     (false, false, ok) => u8::from(*ok),

@@ -570,13 +570,23 @@ pub enum Transition {
         /// whitespace collapsed, redacted): a repeat of the same effect has the same key.
         key: String,
         /// An intent: the call was let through before it ran (`PreToolUse`), its outcome not yet
-        /// known; it guards like a done effect until an outcome settles it.
+        /// known; it guards like a done effect until an outcome settles it. With `settles`, the
+        /// call that made intent `settles` can no longer report (its turn or session ended): its
+        /// outcome is unknown.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         intent: bool,
         /// The number of the intent this outcome settles (the call's `PostToolUse`, or a
         /// person's `checkpoint effects resolve`): the effect keeps that number.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         settles: Option<u64>,
+        /// The client's id of the tool call (`tool_use_id`): a hook asked twice about one call
+        /// is not a repeat of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// The sub-agent that made the call, if one did: its intent can still report after the
+        /// main agent's turn ends, until the sub-agent stops.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
     },
     /// Lets one repeat of an effect run (`checkpoint effects allow <n>`).
     EffectAllow {

@@ -238,3 +238,73 @@ fn run_with_codex_waits_out_a_429_codex_gave_up_on_and_resumes_its_thread() {
         .count();
     assert_eq!(starts_of_spec, 1, "`spec` started once");
 }
+
+/// A bare repository in the home, its `post-receive` hook appending a line per pushed ref to
+/// `pushes.log` there, as `origin` of the project; returns the log.
+fn counting_remote(home: &std::path::Path, project: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let remote = home.join("remote.git");
+    let log = home.join("pushes.log");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+    };
+    git(home, &["init", "--quiet", "--bare", "remote.git"]);
+    let hook = remote.join("hooks").join("post-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nwhile read old new ref; do echo \"$ref\" >> '{}'; done\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(
+        project,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    log
+}
+
+/// Never twice on Codex CLI: its `PreToolUse` hook refuses the repeat of a recorded push in
+/// Codex's own form (`permissionDecision: "deny"`); the push reaches the remote once, and the
+/// model reads the reason, which names `checkpoint effects allow`.
+#[test]
+fn codex_refuses_a_repeat_of_a_recorded_push_and_the_model_reads_why() {
+    let push = "git push origin HEAD:main";
+    let mock = ResponsesMock::start(vec![
+        ResponsesTurn::Shell(push.into()),
+        ResponsesTurn::Shell(push.into()),
+        ResponsesTurn::Text("done".into()),
+    ]);
+    let (env, _) = set_up(&mock, 0);
+    let pushes = counting_remote(&env.home(), &env.project());
+    let output = env.exec("Push the work.");
+    assert!(output.status.success(), "{}", text(&output));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "{}", text(&output));
+    let log = std::fs::read_to_string(&pushes).unwrap_or_default();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    // What the model got back for the repeat: the hook's reason.
+    let told = requests[2]["input"].to_string();
+    // Codex puts its own words before the hook's reason (measured on 0.169.0 and 0.171.0).
+    for part in [
+        "Command blocked by PreToolUse hook: checkpoint: this call already succeeded",
+        "already succeeded",
+        "git push origin HEAD:main",
+        "checkpoint effects allow 1",
+    ] {
+        assert!(told.contains(part), "{part} in {told}");
+    }
+    let journal = read_journal(&store_dir(&env.project()).join("w").join("journal.jsonl"));
+    let done = journal
+        .iter()
+        .filter(|entry| entry["transition"]["op"] == "effect" && entry["transition"]["ok"] == true)
+        .count();
+    assert_eq!(done, 1, "{journal:#?}");
+}

@@ -22,14 +22,14 @@ const PUSH: &str = "git push origin main";
 const OTHER_PUSH: &str = "git push origin main:hotfix";
 
 /// A bare repository beside the project, its `post-receive` hook counting what reaches it.
-struct Remote {
-    dir: PathBuf,
+pub(crate) struct Remote {
+    pub(crate) dir: PathBuf,
     pushes: PathBuf,
 }
 
 impl Remote {
     #[track_caller]
-    fn new(project: &Project) -> Remote {
+    pub(crate) fn new(project: &Project) -> Remote {
         let dir = project.env.home().join("remote.git");
         git(
             project.env.home(),
@@ -51,7 +51,7 @@ impl Remote {
     }
 
     /// The pushes that reached the remote, one `<ref> <sha>` line each, in order.
-    fn pushes(&self) -> Vec<String> {
+    pub(crate) fn pushes(&self) -> Vec<String> {
         fs::read_to_string(&self.pushes)
             .unwrap_or_default()
             .lines()
@@ -60,7 +60,7 @@ impl Remote {
     }
 
     /// The remote's `refs/heads/<branch>`, if it has one.
-    fn head(&self, branch: &str) -> Option<String> {
+    pub(crate) fn head(&self, branch: &str) -> Option<String> {
         let output = Command::new("git")
             .args([
                 "rev-parse",
@@ -80,7 +80,7 @@ impl Remote {
 }
 
 #[track_caller]
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let output = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -90,12 +90,12 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(output.status.success(), "git {args:?}: {output:?}");
 }
 
-fn bash(command: &str) -> Turn {
+pub(crate) fn bash(command: &str) -> Turn {
     Turn::tool_use("Bash", json!({ "command": command, "description": "push" }))
 }
 
 /// The tool results of main request `idx` (0-based over every session so far).
-fn tool_result(project: &Project, idx: usize) -> Value {
+pub(crate) fn tool_result(project: &Project, idx: usize) -> Value {
     let main = project.mock.main_requests();
     let request = main
         .get(idx)
@@ -109,7 +109,7 @@ fn tool_result(project: &Project, idx: usize) -> Value {
 }
 
 /// The text of a tool result, whether its `content` is a string or a list of blocks.
-fn result_text(result: &Value) -> String {
+pub(crate) fn result_text(result: &Value) -> String {
     match &result["content"] {
         Value::String(text) => text.clone(),
         other => other.to_string(),

@@ -272,3 +272,69 @@ fn run_client_gemini_waits_out_a_429_and_finishes_without_redoing_a_phase() {
     );
     assert_eq!(project.mock.remaining_turns(), 0);
 }
+
+/// Never twice on Gemini CLI: its `BeforeTool` hook refuses the repeat of a recorded push in
+/// Gemini's own form (`{"decision": "deny", "reason": …}`); the push reaches the remote once, and
+/// the model reads the reason, which names `checkpoint effects allow`.
+#[test]
+fn gemini_refuses_a_repeat_of_a_recorded_push_and_the_model_reads_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let push = "git push origin HEAD:main";
+    let project = Project::new(vec![
+        GeminiTurn::call("run_shell_command", json!({ "command": push })),
+        GeminiTurn::call("run_shell_command", json!({ "command": push })),
+        GeminiTurn::Text("PUSH-DONE".into()),
+    ]);
+    project.spec_in_progress();
+    project.checkpoint_ok(&["setup", "gemini"]);
+    let home = project.env.home();
+    let remote = home.join("remote.git");
+    let pushes = home.join("pushes.log");
+    project
+        .env
+        .git(&["init", "--quiet", "--bare", path_str(&remote)]);
+    let hook = remote.join("hooks").join("post-receive");
+    fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nwhile read old new ref; do echo \"$ref\" >> '{}'; done\n",
+            path_str(&pushes)
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    project
+        .env
+        .git(&["remote", "add", "origin", path_str(&remote)]);
+    let output = project.env.run(
+        &["--prompt=push", "--output-format", "stream-json", "--yolo"],
+        &[],
+    );
+    assert_eq!(output.code(), Some(0), "{output}");
+    let log = fs::read_to_string(&pushes).unwrap_or_default();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    let main = project.mock.main_requests();
+    let responses: Vec<String> = main
+        .last()
+        .unwrap()
+        .function_responses()
+        .iter()
+        .map(|response| response.to_string())
+        .collect();
+    let told = responses.last().cloned().unwrap_or_default();
+    // Gemini CLI gives the model an error response with its own words before the reason.
+    for part in [
+        "\"error\":\"Tool execution blocked: checkpoint: this call already succeeded",
+        "already succeeded",
+        "git push origin HEAD:main",
+        "checkpoint effects allow 1",
+    ] {
+        assert!(told.contains(part), "{part} in {told}");
+    }
+    let done = project
+        .journal("w")
+        .iter()
+        .filter(|entry| entry["transition"]["op"] == "effect" && entry["transition"]["ok"] == true)
+        .count();
+    assert_eq!(done, 1);
+}

@@ -51,7 +51,9 @@ impl HookEvent {
     pub(crate) fn matcher(self) -> Option<&'static str> {
         match self {
             Self::PostToolUse => Some("^(Bash|apply_patch)$"),
-            Self::SessionStart | Self::PreCompact | Self::PreToolUse | Self::Stop => None,
+            // The calls that may be effects: a shell command, an MCP tool.
+            Self::PreToolUse => Some("^(Bash|mcp__.*)$"),
+            Self::SessionStart | Self::PreCompact | Self::Stop => None,
         }
     }
 }

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::{
     clients::{
         Client,
-        event::{Tool, ToolFailure, ToolInput, ToolResponse, ToolUse},
+        event::{Event, StartSource, Tool, ToolFailure, ToolInput, ToolResponse, ToolUse},
     },
     commands::hook::Hook,
     env, locate, output,
@@ -45,6 +45,8 @@ impl Hook {
         }
         let ids = store.list().into_diagnostic()?;
         let legacy = effects::legacy_key(call, &input);
+        // The client asked again about a call it let through already: not a repeat.
+        let mut same_call = false;
         for id in &ids {
             if found.effects.is_empty() && !store.has_effects_index(id) {
                 continue;
@@ -71,6 +73,14 @@ impl Hook {
                         break;
                     }
                 };
+                let effect = effect.aged(self.ctx.now, config.unknown_after());
+                if effect.in_flight
+                    && effect.call_id.is_some()
+                    && effect.call_id == payload.tool_use_id
+                {
+                    same_call = true;
+                    continue;
+                }
                 if !self.is_unfinished(id) {
                     break;
                 }
@@ -84,8 +94,11 @@ impl Hook {
                 return emit_refusal(client, refusal, &reason);
             }
         }
-        if !found.effects.is_empty() || ids.iter().any(|id| store.declares_effect_patterns(id)) {
-            self.journal_intents(call, &input)?;
+        if !same_call
+            && (!found.effects.is_empty()
+                || ids.iter().any(|id| store.declares_effect_patterns(id)))
+        {
+            self.journal_intents(call, &input, payload)?;
         }
         Ok(())
     }
@@ -93,7 +106,7 @@ impl Hook {
     /// Journals the intent of each effect of a call let through, before it runs: until its
     /// outcome is recorded it guards like a done effect, and if none ever is (the client
     /// killed, the machine down) it stays an effect whose outcome is unknown.
-    fn journal_intents(&self, call: Call<'_>, input: &str) -> Result<()> {
+    fn journal_intents(&self, call: Call<'_>, input: &str, payload: &ToolUse) -> Result<()> {
         let config = &self.ctx.config.effects;
         let session_id = self.envelope.session_id.clone();
         self.update_unfinished(|workflow| {
@@ -113,7 +126,8 @@ impl Hook {
                             output: None,
                             ok: false,
                             session_id: Some(&session_id),
-                            agent_id: None,
+                            agent_id: payload.agent_id.as_deref(),
+                            call_id: payload.tool_use_id.as_deref(),
                             source: EffectSource::Hook,
                         },
                     )
@@ -160,7 +174,7 @@ impl Hook {
             payload.tool,
             &payload.tool_name,
             &payload.tool_input,
-            payload.agent_id.as_deref(),
+            (payload.agent_id.as_deref(), payload.tool_use_id.as_deref()),
             output.as_deref(),
             ok,
         )
@@ -172,7 +186,7 @@ impl Hook {
             payload.tool,
             &payload.tool_name,
             &payload.tool_input,
-            payload.agent_id.as_deref(),
+            (payload.agent_id.as_deref(), payload.tool_use_id.as_deref()),
             Some(&payload.error),
             false,
         )
@@ -183,7 +197,7 @@ impl Hook {
         tool: Tool,
         tool_name: &str,
         tool_input: &ToolInput,
-        agent_id: Option<&str>,
+        (agent_id, call_id): (Option<&str>, Option<&str>),
         output: Option<&str>,
         ok: bool,
     ) -> Result<()> {
@@ -202,21 +216,31 @@ impl Hook {
         self.update_unfinished(|workflow| {
             let found = Matcher::for_workflow(config, workflow).effects(call);
             // Under the lock: the intents this call's outcomes settle.
-            let ledger = self.ctx.store.ledger(&workflow.id).unwrap_or_default();
+            // (Read through the index: only the unsettled intents, not the whole ledger.)
+            let unsettled = self
+                .ctx
+                .store
+                .unsettled_effects(&workflow.id)
+                .unwrap_or_default();
             let mut settled: Vec<u64> = Vec::new();
             self.keyed(call, &input, &found.effects)
                 .into_iter()
                 .map(|(effect, text, key)| {
-                    let intent = ledger
-                        .effects
+                    // The intent of this very call, else the last of this session with its key.
+                    let open = |recorded: &&effects::RecordedEffect| {
+                        recorded.unknown
+                            && recorded.key == key
+                            && recorded.session_id.as_deref() == Some(session_id.as_str())
+                            && !settled.contains(&recorded.number)
+                    };
+                    let intent = unsettled
                         .iter()
                         .rev()
+                        .filter(open)
                         .find(|recorded| {
-                            recorded.unknown
-                                && recorded.key == key
-                                && recorded.session_id.as_deref() == Some(session_id.as_str())
-                                && !settled.contains(&recorded.number)
+                            call_id.is_some() && recorded.call_id.as_deref() == call_id
                         })
+                        .or_else(|| unsettled.iter().rev().find(open))
                         .map(|recorded| recorded.number);
                     settled.extend(intent);
                     let dir = locate::effect_dir(&self.ctx.cwd, effect.dir.as_deref());
@@ -233,6 +257,7 @@ impl Hook {
                             ok,
                             session_id: Some(&session_id),
                             agent_id,
+                            call_id,
                             source: EffectSource::Hook,
                         },
                     );
@@ -243,6 +268,45 @@ impl Hook {
                 })
                 .collect()
         })?;
+        Ok(())
+    }
+
+    /// Journals, for each unfinished workflow, that the calls let through whose outcome has not
+    /// come and that `ended` concerns can no longer report: their outcome is unknown from now
+    /// on (they guard and are briefed as "may have happened"). A late outcome still settles
+    /// one.
+    pub(super) fn close_intents(&self, ended: Ended<'_>) -> Result<()> {
+        let store = &self.ctx.store;
+        let session = self.envelope.session_id.as_str();
+        let concerned = |effect: &effects::RecordedEffect| ended.concerns(effect, session);
+        for id in store.list().into_diagnostic()? {
+            if !store.has_effects_index(&id)
+                || !store
+                    .in_flight_effects(&id)
+                    .is_ok_and(|found| found.iter().any(concerned))
+            {
+                continue;
+            }
+            store
+                .update(&id, self.ctx.now, |workflow| {
+                    if workflow.status.is_finished() {
+                        return Ok(Vec::new());
+                    }
+                    // Under the lock, read again: an outcome may have come meanwhile.
+                    Ok(store
+                        .in_flight_effects(&workflow.id)?
+                        .iter()
+                        .filter(|effect| concerned(effect))
+                        .map(|effect| effects::closing(effect, ended.why()))
+                        .collect())
+                })
+                .map_err(|err| {
+                    miette!(
+                        "failed to update workflow `{id}`: {}",
+                        output::with_causes(&err)
+                    )
+                })?;
+        }
         Ok(())
     }
 
@@ -301,4 +365,62 @@ pub(super) fn emit_refusal(client: Client, refusal: Refusal, reason: &str) -> Re
         Client::Gemini => json!({ "decision": refusal.decision(), "reason": reason }),
     };
     super::answer(&out).map_err(|err| miette!("failed to answer the client: {err}"))
+}
+
+/// What `event` ended, if it ends some calls' chance to report.
+pub(super) fn ended_by(event: &Event) -> Option<Ended<'_>> {
+    Some(match event {
+        Event::SessionStart(payload) => Ended::Start {
+            compacted: payload.source == StartSource::Compacted,
+        },
+        Event::TurnEnd(payload) => Ended::Turn {
+            agent: payload.agent_id.as_deref(),
+            why: "its turn ended (Stop)",
+        },
+        Event::SubagentStop(payload) => Ended::Turn {
+            agent: payload.agent_id.as_deref(),
+            why: "its sub-agent stopped (SubagentStop)",
+        },
+        Event::TurnFailed(payload) => Ended::Turn {
+            agent: payload.agent_id.as_deref(),
+            why: "its turn failed (StopFailure)",
+        },
+        Event::BeforeCompaction(_)
+        | Event::ToolStart(_)
+        | Event::ToolDone(_)
+        | Event::ToolFailed(_)
+        | Event::SubagentStart(_) => return None,
+    })
+}
+
+/// What ended, so that the calls it concerns can no longer report.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Ended<'a> {
+    /// The turn of the main agent (`agent` none) or of a sub-agent ended or failed: the calls
+    /// that agent made in this session.
+    Turn {
+        agent: Option<&'a str>,
+        why: &'static str,
+    },
+    /// A session started: every call of any earlier session, except, after a compaction,
+    /// those of this session's sub-agents (which run on in the background).
+    Start { compacted: bool },
+}
+
+impl Ended<'_> {
+    fn concerns(&self, effect: &effects::RecordedEffect, session: &str) -> bool {
+        let own = effect.session_id.as_deref() == Some(session);
+        match self {
+            Self::Turn { agent, .. } => own && effect.agent_id.as_deref() == *agent,
+            Self::Start { compacted } => !(*compacted && own && effect.agent_id.is_some()),
+        }
+    }
+
+    fn why(&self) -> &'static str {
+        match self {
+            Self::Turn { why, .. } => why,
+            Self::Start { compacted: true } => "the session was compacted (SessionStart)",
+            Self::Start { compacted: false } => "a later session started (SessionStart)",
+        }
+    }
 }

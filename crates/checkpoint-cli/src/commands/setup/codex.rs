@@ -17,10 +17,12 @@ use crate::{
     env,
 };
 
-/// The events `setup` registers: `PreToolUse` acts on nothing of Codex's yet.
-const REGISTERED: [HookEvent; 4] = [
+/// The events `setup` registers (`PreToolUse`: the guard against a repeat of a recorded
+/// effect, and the intent it journals).
+const REGISTERED: [HookEvent; 5] = [
     HookEvent::SessionStart,
     HookEvent::PreCompact,
+    HookEvent::PreToolUse,
     HookEvent::PostToolUse,
     HookEvent::Stop,
 ];

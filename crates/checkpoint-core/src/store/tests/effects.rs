@@ -37,6 +37,7 @@ fn record(store: &Store, id: &WorkflowId, command: &str, ok: bool) {
                     ok,
                     session_id: Some("s"),
                     agent_id: None,
+                    call_id: None,
                     source: EffectSource::Hook,
                 },
             )])
