@@ -263,11 +263,7 @@ fn floor_cases(dir: &Path, bin_dir: &Path) -> Result<Vec<Case>> {
 }
 
 /// The guards on the hot path: the never-twice guard, the write guard, the snapshots.
-fn guard_cases(
-    dir: &Path,
-    binary: &Path,
-    wanted: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Case>> {
+fn guard_cases(dir: &Path, binary: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
     if effects::wanted(wanted) {
         cases.extend(effects::cases(dir, binary)?);

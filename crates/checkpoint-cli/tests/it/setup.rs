@@ -107,7 +107,7 @@ fn setup_codex_writes_its_hooks_and_mcp_server_keeping_the_users() {
     // The guard against a repeat of a recorded effect (measured on the real client end to end).
     assert_eq!(
         hooks["hooks"]["PreToolUse"][0]["matcher"],
-        "^(Bash|mcp__.*)$"
+        "^(Bash|apply_patch|mcp__.*)$"
     );
     assert_eq!(
         hooks["hooks"]["UserPromptSubmit"],

@@ -51,8 +51,9 @@ impl HookEvent {
     pub(crate) fn matcher(self) -> Option<&'static str> {
         match self {
             Self::PostToolUse => Some("^(Bash|apply_patch)$"),
-            // The calls that may be effects: a shell command, an MCP tool.
-            Self::PreToolUse => Some("^(Bash|mcp__.*)$"),
+            // The calls that may be effects (a shell command, an MCP tool) and the file writes
+            // the write guard checks (`apply_patch`).
+            Self::PreToolUse => Some("^(Bash|apply_patch|mcp__.*)$"),
             Self::SessionStart | Self::PreCompact | Self::Stop => None,
         }
     }
