@@ -454,6 +454,10 @@ impl Snapshots {
         let copy = self.index.with_extension("index.new");
         fs::copy(&real, &copy)
             .map_err(|err| format!("failed to copy `{}`: {err}", real.display()))?;
+        // The copy keeps the index's time: git trusts an entry's stat data only when the file
+        // is older than the index, so a copy dated now would hide a same-size edit made in the
+        // second of the last commit or checkout ("racily clean" entries).
+        keep_modified(&real, &copy)?;
         fs::rename(&copy, &self.index)
             .map_err(|err| format!("failed to write `{}`: {err}", self.index.display()))?;
         let cached = self
@@ -750,4 +754,16 @@ mod tests {
             ("120000", b.as_str())
         );
     }
+}
+
+/// Gives `copy` the modification time of `original`.
+fn keep_modified(original: &Path, copy: &Path) -> Result<(), String> {
+    let modified = fs::metadata(original)
+        .and_then(|metadata| metadata.modified())
+        .map_err(|err| format!("failed to read the time of `{}`: {err}", original.display()))?;
+    fs::File::options()
+        .write(true)
+        .open(copy)
+        .and_then(|file| file.set_modified(modified))
+        .map_err(|err| format!("failed to set the time of `{}`: {err}", copy.display()))
 }

@@ -770,3 +770,32 @@ fn status_watch_report_and_resume_name_the_files_each_phase_session_and_agent_ch
     bare.ok(&["start", "build"]);
     assert_eq!(bare.json(&["resume", "--dry-run"]).get("files"), None);
 }
+
+#[test]
+fn a_same_size_edit_in_the_second_of_the_last_commit_is_in_the_first_snapshot() {
+    // Git trusts an index entry's stat data when the file is older than the index; an edit of
+    // the same size in the second of the commit is "racily clean" and must be read again. The
+    // first snapshot seeds its private index from the real one: the copy must keep its time.
+    let env = repo();
+    let root = env.project();
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_millis()
+        > 300
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    write(&root, "a.txt", "one\n");
+    git(&root, &["add", "a.txt"]);
+    git(&root, &["commit", "-q", "-m", "a"]);
+    write(&root, "a.txt", "two\n");
+    // The snapshot comes in a later second than the commit and the edit.
+    std::thread::sleep(Duration::from_millis(1100));
+    env.ok(&["init", "w", "--phase", "build"]);
+    env.ok(&["snapshot"]);
+    assert_eq!(
+        git(&root, &["show", "refs/checkpoint/snapshots/w:a.txt"]),
+        "two\n"
+    );
+}
