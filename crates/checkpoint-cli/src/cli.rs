@@ -17,7 +17,7 @@ use crate::{
 // No bare `about`: it would take Cargo's description, and `-h` would open with another sentence
 // than `--help`; both now open with the doc comment's first line.
 #[command(name = "checkpoint", version, long_about, max_term_width = 100)]
-#[command(after_long_help = crate::exit_code::help_text())]
+#[command(after_long_help = checkpoint_contract::exit_code::help_text())]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

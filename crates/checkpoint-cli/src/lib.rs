@@ -10,7 +10,7 @@ mod clients;
 mod commands;
 mod ctx;
 mod env;
-pub mod exit_code;
+pub use checkpoint_contract::exit_code;
 mod failure;
 mod git;
 mod inside;

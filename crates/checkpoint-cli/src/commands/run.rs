@@ -29,7 +29,7 @@ pub use crate::runner::args::RunArgs;
 pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
     ctx::{self, Ctx},
-    env, exit_code,
+    env,
     output::{self, Format},
     runner::{
         all::{self, Carried, Ran},
@@ -46,6 +46,7 @@ use crate::{
         resume_plan::plan_after_recoveries,
     },
 };
+use checkpoint_contract::exit_code;
 
 /// How long a session gets to stop after SIGINT, and again after SIGTERM.
 const STOP_GRACE: StdDuration = StdDuration::from_secs(5);
