@@ -4,6 +4,7 @@
 //! of its harness. (rust-analyzer's `xtask/src/tidy.rs` is the model.)
 
 mod imports;
+mod layers;
 mod rust;
 #[cfg(test)]
 mod tests;
@@ -337,6 +338,7 @@ fn check_circles(package: &Package, sources: &[Source], problems: &mut Vec<Probl
         let paths = code.paths(&code.test_modules(), &[]);
         graph.add_paths(module, &source.place, &paths);
     }
+    layers::check(&package.name, &graph, problems);
     for circle in graph.circles() {
         let mut names: Vec<String> = circle.iter().map(|(module, _)| module.join("::")).collect();
         names.push(names[0].clone());

@@ -118,6 +118,18 @@ fn function_text(lines: usize, in_test_module: bool) -> String {
     }
 }
 
+/// The workspace itself: `cargo test` fails on every rule tidy checks, as `cargo xtask tidy`.
+#[test]
+fn the_workspace_is_tidy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let problems: Vec<String> = check(&root)
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
 #[test]
 fn a_clean_workspace_has_no_problem() {
     assert_eq!(problems_with(&[]), Vec::<String>::new());
