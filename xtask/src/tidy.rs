@@ -374,7 +374,7 @@ fn is_named(path: &str, paragraphs: &[Vec<&str>]) -> bool {
         let (dir, rest) = path.split_at(idx + 1);
         paragraphs.iter().any(|paragraph| {
             directories(paragraph).any(|named| ends_with(named, dir))
-                && paragraph.iter().any(|span| *span == rest)
+                && paragraph.contains(&rest)
         })
     })
 }

@@ -682,7 +682,7 @@ pub fn human_duration(duration: Duration) -> String {
 }
 
 /// `22:00-07:00, 12:00-13:00`.
-pub fn describe_windows(windows: &[Window]) -> String {
+pub(crate) fn describe_windows(windows: &[Window]) -> String {
     windows
         .iter()
         .map(ToString::to_string)

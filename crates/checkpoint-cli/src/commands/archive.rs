@@ -18,7 +18,7 @@ use crate::{
 
 /// Arguments of `checkpoint archive`.
 #[derive(Debug, Args)]
-pub struct ArchiveArgs {
+pub(crate) struct ArchiveArgs {
     /// Archive even if the workflow is not finished
     #[arg(long)]
     pub force: bool,
@@ -26,7 +26,7 @@ pub struct ArchiveArgs {
 
 /// Arguments of `checkpoint gc`.
 #[derive(Debug, Args)]
-pub struct GcArgs {
+pub(crate) struct GcArgs {
     /// List what would be deleted, and delete nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -34,7 +34,7 @@ pub struct GcArgs {
 
 /// Arguments of `checkpoint restore`.
 #[derive(Debug, Args)]
-pub struct RestoreArgs {
+pub(crate) struct RestoreArgs {
     /// The archive: its directory, or its name in `.archive/` or `failed/`
     pub archive: String,
 }

@@ -51,7 +51,7 @@ const MAX_TOOL_ERROR: usize = 500;
 
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// The client that runs the hook, whose payloads and event names it reads: `claude`,
     /// `codex` or `gemini` (another is a warning: a hook never fails)
     #[arg(long, default_value = "claude")]

@@ -25,7 +25,7 @@ use checkpoint_core::{
 use chrono::{DateTime, Duration, Local, Utc};
 use miette::{IntoDiagnostic, Result};
 
-pub use crate::runner::args::RunArgs;
+pub(crate) use crate::runner::args::RunArgs;
 pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
     ctx::{self, Ctx},
