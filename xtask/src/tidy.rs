@@ -373,8 +373,7 @@ fn is_named(path: &str, paragraphs: &[Vec<&str>]) -> bool {
     path.match_indices('/').any(|(idx, _)| {
         let (dir, rest) = path.split_at(idx + 1);
         paragraphs.iter().any(|paragraph| {
-            directories(paragraph).any(|named| ends_with(named, dir))
-                && paragraph.contains(&rest)
+            directories(paragraph).any(|named| ends_with(named, dir)) && paragraph.contains(&rest)
         })
     })
 }

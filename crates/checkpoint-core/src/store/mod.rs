@@ -31,7 +31,7 @@ pub use crate::store::{
     },
     load::parse_state,
     loaded::{Loaded, Recovery, Verification},
-    own::{IGNORE_FILE, USE_FILE},
+    own::{IGNORE_FILE, SYNC_FAILED_DIR, USE_FILE},
     results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,
 };
