@@ -8,6 +8,7 @@
 //! answered on the hot path through the store's index (`store/effects.rs`).
 
 mod builtin;
+mod counts;
 mod guard;
 mod ledger;
 mod pattern;
@@ -20,6 +21,7 @@ mod tests;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::effects::counts::EffectCounts;
 pub(crate) use crate::effects::guard::time;
 pub use crate::effects::guard::{Refusal, check_command, reason};
 pub use crate::effects::ledger::{

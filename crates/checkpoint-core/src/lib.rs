@@ -21,6 +21,7 @@ mod transition;
 
 pub mod budget;
 pub mod choice;
+pub mod commit;
 pub mod effects;
 pub mod failpoint;
 pub mod graph;

@@ -29,6 +29,7 @@ const TABLE: &[(&str, &str, Rule)] = &[
                 "seeds",
                 "subagent",
                 "choice",
+                "commit",
                 "graph",
                 "schema",
                 "snapshots",

@@ -281,7 +281,7 @@ fn refuse_unfinished_outputs(
 /// `checkpoint commit`: commits the completed phases that no commit holds yet.
 pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
     let loaded = ctx.load()?;
-    if git::uncommitted_phases(&loaded.workflow).is_empty() {
+    if checkpoint_core::commit::uncommitted_phases(&loaded.workflow).is_empty() {
         output::note("every completed phase is already in a commit");
         return Ok(());
     }
@@ -305,8 +305,8 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
 /// Commits the completed phases no commit holds yet, when asked or when `commit_every` is due;
 /// returns what it did and the state after it, for the JSON report.
 fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<Option<Committed>> {
-    let pending = git::uncommitted_phases(workflow);
-    let due = ctx.config.commit_every > 0 && pending.len() >= ctx.config.commit_every as usize;
+    let pending = checkpoint_core::commit::uncommitted_phases(workflow);
+    let due = checkpoint_core::commit::is_due(&ctx.config, pending.len());
     if pending.is_empty() || !(forced || due) {
         return Ok(None);
     }

@@ -587,21 +587,17 @@ impl Runner<'_> {
         run_lock.set_child(None)?;
         let ended_at = ctx::now()?;
         let transitions = self.work_since(seq_before)?;
-        // A limit with no reset time of its own: the delay the client last waited for (a
-        // 429's `retry-after`) counts from when it gave up.
-        let mut reset = watch.reset;
-        if reset.is_none()
-            && watch.rate_limited
-            && let Some(delay_ms) = watch.retry_delay_ms
-        {
-            match Reset::after_delay(delay_ms, ended_at) {
-                Ok(after) => reset = Some(after),
-                Err(why) => {
-                    output::warn(&format!("session {number}: {why}: taken as no reset time"));
-                    watch.ignored = Some(why);
-                }
-            }
-        }
+        let reset = Reset::of_session(
+            watch.reset,
+            watch.rate_limited,
+            watch.retry_delay_ms,
+            ended_at,
+        )
+        .unwrap_or_else(|why| {
+            output::warn(&format!("session {number}: {why}: taken as no reset time"));
+            watch.ignored = Some(why);
+            None
+        });
         let report = SessionReport {
             session_id: watch.session_id.clone(),
             exit: status.code(),
