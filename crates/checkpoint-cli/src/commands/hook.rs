@@ -47,7 +47,7 @@ const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
 const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The most of a failed tool call's error text kept, in characters (after redaction).
-const MAX_TOOL_ERROR: usize = 500;
+pub(super) const MAX_TOOL_ERROR: usize = 500;
 
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
@@ -378,8 +378,7 @@ impl Hook {
         };
         let committed = payload.tool() == Tool::Bash
             && input.command.as_deref().is_some_and(observe::is_git_commit)
-            && payload.tool_response.interrupted != Some(true)
-            && payload.tool_response.exit_code.is_none_or(|code| code == 0);
+            && payload.tool_response.succeeded();
         if written.is_empty() && !committed {
             return Ok(());
         }
