@@ -1,5 +1,6 @@
 //! `cargo xtask codegen`: the committed JSON Schemas of the file formats, from the model types;
-//! the exit-code tables of `docs/commands.md` and the skill, from the CLI's table; and the plugin's files
+//! the exit-code tables of `docs/commands.md` and the skill, and its table of environment
+//! variables, from the contract (`checkpoint-contract`); and the plugin's files
 //! that carry the crate's version (`plugin.rs`).
 
 use std::{fs, path::Path};
@@ -25,7 +26,11 @@ pub(crate) fn run(root: &Path, check: bool) -> Result {
     ];
     files.push((
         "docs/commands.md",
-        with_block(root, "docs/commands.md", &README_EXIT_CODES)?,
+        with_blocks(
+            root,
+            "docs/commands.md",
+            &[&README_EXIT_CODES, &ENVIRONMENT],
+        )?,
     ));
     files.push((
         "plugin/skills/checkpoint/SKILL.md",
@@ -67,19 +72,38 @@ struct Block {
 const README_EXIT_CODES: Block = Block {
     after: Some("### Exit codes"),
     prefix: "|",
-    contents: checkpoint_cli::exit_code::markdown_table,
+    contents: checkpoint_contract::exit_code::markdown_table,
+};
+
+const ENVIRONMENT: Block = Block {
+    after: Some("### Environment variables"),
+    prefix: "|",
+    contents: checkpoint_contract::env::markdown_table,
 };
 
 const SKILL_EXIT_CODES: Block = Block {
     after: None,
     prefix: "Exit codes: ",
-    contents: checkpoint_cli::exit_code::skill_line,
+    contents: checkpoint_contract::exit_code::skill_line,
 };
 
 /// The file at `path` with `block` regenerated.
 fn with_block(root: &Path, path: &str, block: &Block) -> Result<String> {
-    let text = fs::read_to_string(root.join(path))
+    with_blocks(root, path, &[block])
+}
+
+/// The file at `path` with each of `blocks` regenerated.
+fn with_blocks(root: &Path, path: &str, blocks: &[&Block]) -> Result<String> {
+    let mut text = fs::read_to_string(root.join(path))
         .map_err(|err| format!("failed to read `{path}`: {err}"))?;
+    for block in blocks {
+        text = regenerate(&text, path, block)?;
+    }
+    Ok(text)
+}
+
+/// `text` (of the file `path`) with `block` regenerated.
+fn regenerate(text: &str, path: &str, block: &Block) -> Result<String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let from = match block.after {
         Some(heading) => lines

@@ -4,6 +4,7 @@
 //! of its harness. (rust-analyzer's `xtask/src/tidy.rs` is the model.)
 
 mod imports;
+mod layers;
 mod rust;
 #[cfg(test)]
 mod tests;
@@ -59,6 +60,7 @@ pub(crate) fn check(root: &Path) -> Result<Vec<Problem>> {
     let architecture = fs::read_to_string(&architecture_path)
         .map_err(|err| format!("failed to read `{}`: {err}", architecture_path.display()))?;
     let mut problems = Vec::new();
+    check_repository_paths(root, &architecture, &mut problems);
     for package in packages(root)? {
         let mut sources = Vec::new();
         for file in rust_files(&package.dir)? {
@@ -225,8 +227,8 @@ fn check_lengths(source: &Source, problems: &mut Vec<Problem>) {
     }
 }
 
-/// Every module of `src/` is named in the package's section of ARCHITECTURE.md (see
-/// CONTRIBUTING.md for the rule).
+/// Every module of `src/` is named by its path in the package's section of ARCHITECTURE.md, and
+/// every source path the section names exists (see CONTRIBUTING.md for the rule).
 fn check_map(
     package: &Package,
     architecture: &str,
@@ -244,25 +246,65 @@ fn check_map(
         });
         return;
     };
-    let mentions = backticked(section);
+    let paragraphs = paragraphs(section);
     for source in sources {
         let Some(path) = source.in_package.strip_prefix("src/") else {
             continue;
         };
-        if source.is_test() || source.module().is_none() || is_named(path, &mentions) {
+        if source.is_test() || source.module().is_none() || is_named(path, &paragraphs) {
             continue;
         }
         problems.push(Problem {
             place: source.place.clone(),
             message: format!(
-                "the module is not named in ARCHITECTURE.md's section `{}`",
+                "the module is not named by its path in ARCHITECTURE.md's section `{}`",
                 package.name
             ),
             fix: format!(
-                "add a bullet naming `{path}` (or its file name under a bullet that names its \
-                 directory) to that section"
+                "name `{path}` in that section (or its directory, as `dir/`, and the rest of its \
+                 path in the same paragraph)"
             ),
         });
+    }
+    let in_package = |span: &str, dir: &str| {
+        ["src/", ""]
+            .iter()
+            .any(|base| package.dir.join(format!("{base}{dir}{span}")).is_file())
+    };
+    for paragraph in &paragraphs {
+        for span in paragraph.iter().filter(|span| is_source_path(span)) {
+            let found = in_package(span, "")
+                || package.dir.join("..").join("..").join(span).is_file()
+                || directories(paragraph).any(|dir| in_package(span, dir));
+            if !found {
+                problems.push(Problem {
+                    place: "ARCHITECTURE.md".to_owned(),
+                    message: format!(
+                        "the section `{}` names `{span}`, which is no file of the crate",
+                        package.name
+                    ),
+                    fix: "write the path of a file that exists (relative to the crate's `src/`, \
+                          or after its directory in the same paragraph), or remove it"
+                        .to_owned(),
+                });
+            }
+        }
+    }
+}
+
+/// Every path of the repository that ARCHITECTURE.md names outside the crates' sections exists:
+/// a span that starts with a top-level directory (`docs/…`, `crates/…`, `plugin/…`).
+fn check_repository_paths(root: &Path, architecture: &str, problems: &mut Vec<Problem>) {
+    const TOP: [&str; 6] = ["crates/", "docs/", "plugin/", "xtask/", "fuzz/", "skills/"];
+    for span in backticked(architecture) {
+        let plain = !span.contains(|c: char| c.is_whitespace() || "<>*{}…".contains(c));
+        if plain && TOP.iter().any(|top| span.starts_with(top)) && !root.join(span).exists() {
+            problems.push(Problem {
+                place: "ARCHITECTURE.md".to_owned(),
+                message: format!("names `{span}`, which does not exist"),
+                fix: "write the path as it is now, or remove it".to_owned(),
+            });
+        }
     }
 }
 
@@ -284,28 +326,56 @@ fn backticked(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()
 }
 
-/// Whether `path` (relative to `src/`, as `store/load.rs`) is named: the span ends with the
-/// path (`store/load.rs`, `crates/x/src/store/load.rs`), or a span names one of its directories
-/// (`store/`) and another its file name (`load.rs`; `mod.rs` needs only the directory).
-fn is_named(path: &str, mentions: &[&str]) -> bool {
+/// The backticked spans of each paragraph of `section`: a bullet with its indented lines, or
+/// lines between blank ones.
+fn paragraphs(section: &str) -> Vec<Vec<&str>> {
+    let mut paragraphs = Vec::new();
+    let mut start = 0;
+    let mut offset = 0;
+    for line in section.split_inclusive('\n') {
+        let new = line.trim().is_empty() || line.starts_with("- ") || line.starts_with('#');
+        if new && offset > start {
+            paragraphs.push(backticked(&section[start..offset]));
+            start = offset;
+        }
+        offset += line.len();
+    }
+    paragraphs.push(backticked(&section[start..]));
+    paragraphs
+}
+
+/// A span that is the path of a Rust source file (`store/load.rs`), not a pattern.
+fn is_source_path(span: &str) -> bool {
+    span.ends_with(".rs") && !span.contains(|c: char| c.is_whitespace() || "<>*{}…".contains(c))
+}
+
+/// The directories a paragraph names (`store/`), which the files it names are under.
+fn directories<'a>(paragraph: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
+    paragraph.iter().copied().filter(|span| {
+        span.ends_with('/') && !span.contains(|c: char| c.is_whitespace() || "<>*".contains(c))
+    })
+}
+
+/// Whether `path` (relative to `src/`, as `store/load.rs`) is named by its path: a span ends
+/// with it (`store/load.rs`, `crates/x/src/store/load.rs`), or a paragraph names one of its
+/// directories (`store/`) and the rest of its path (`load.rs`); a directory's `mod.rs` needs
+/// only the directory.
+fn is_named(path: &str, paragraphs: &[Vec<&str>]) -> bool {
     let ends_with =
         |span: &str, suffix: &str| span == suffix || span.ends_with(&format!("/{suffix}"));
-    if mentions.iter().any(|span| ends_with(span, path)) {
+    let spans = || paragraphs.iter().flatten();
+    if spans().any(|span| ends_with(span, path)) {
         return true;
     }
-    let Some((dir, file)) = path.rsplit_once('/') else {
-        return false;
-    };
-    let dir_named = dir
-        .match_indices('/')
-        .map(|(idx, _)| &dir[..idx])
-        .chain([dir])
-        .any(|ancestor| {
-            mentions
-                .iter()
-                .any(|span| ends_with(span, &format!("{ancestor}/")))
-        });
-    dir_named && (file == "mod.rs" || mentions.iter().any(|span| ends_with(span, file)))
+    if let Some(dir) = path.strip_suffix("mod.rs") {
+        return spans().any(|span| ends_with(span, dir));
+    }
+    path.match_indices('/').any(|(idx, _)| {
+        let (dir, rest) = path.split_at(idx + 1);
+        paragraphs.iter().any(|paragraph| {
+            directories(paragraph).any(|named| ends_with(named, dir)) && paragraph.contains(&rest)
+        })
+    })
 }
 
 fn check_circles(package: &Package, sources: &[Source], problems: &mut Vec<Problem>) {
@@ -337,6 +407,7 @@ fn check_circles(package: &Package, sources: &[Source], problems: &mut Vec<Probl
         let paths = code.paths(&code.test_modules(), &[]);
         graph.add_paths(module, &source.place, &paths);
     }
+    layers::check(&package.name, &graph, problems);
     for circle in graph.circles() {
         let mut names: Vec<String> = circle.iter().map(|(module, _)| module.join("::")).collect();
         names.push(names[0].clone());

@@ -17,8 +17,8 @@ use crate::{
 // No bare `about`: it would take Cargo's description, and `-h` would open with another sentence
 // than `--help`; both now open with the doc comment's first line.
 #[command(name = "checkpoint", version, long_about, max_term_width = 100)]
-#[command(after_long_help = crate::exit_code::help_text())]
-pub struct Cli {
+#[command(after_long_help = checkpoint_contract::exit_code::help_text())]
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -31,7 +31,7 @@ pub struct Cli {
 /// repeat a paragraph per value.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Output format: `human`, `json`, `prompt` (`resume`, `status`), `mermaid` or `dot` (`graph`)
     #[arg(
         long,
@@ -60,7 +60,7 @@ pub struct GlobalArgs {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Create a workflow from phases or a plan file
     #[command(after_help = "Examples:
   checkpoint init payments --phase design --phase build:design --phase docs:design

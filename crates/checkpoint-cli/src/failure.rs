@@ -18,7 +18,7 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
-    /// An error with its stable code, whose exit code is the one [`crate::exit_code::BY_DIAGNOSTIC`]
+    /// An error with its stable code, whose exit code is the one [`checkpoint_contract::exit_code::BY_DIAGNOSTIC`]
     /// gives it.
     pub(crate) fn new(code: &'static str, message: String) -> Self {
         Self {

@@ -8,7 +8,7 @@ use std::{
     process::{Command, Output, Stdio},
 };
 
-use checkpoint_core::{PhaseId, PhaseStatus, Workflow, redact};
+use checkpoint_core::{PhaseId, Workflow, redact};
 use serde::Serialize;
 
 /// A checkpoint commit that was made, or why none was.
@@ -83,16 +83,6 @@ const TEMPLATE_NAMES: &[&str] = &[".env.example", ".env.sample", ".env.template"
 
 /// The most of a file that is read to look for secrets.
 const MAX_SCANNED: u64 = 4 << 20;
-
-/// The completed phases that no checkpoint commit holds yet, in plan order.
-pub(crate) fn uncommitted_phases(workflow: &Workflow) -> Vec<PhaseId> {
-    workflow
-        .phases
-        .iter()
-        .filter(|phase| phase.status == PhaseStatus::Complete && phase.commit_sha.is_none())
-        .map(|phase| phase.id.clone())
-        .collect()
-}
 
 /// The message of a checkpoint commit for `phases`.
 pub(crate) fn message(workflow: &Workflow, phases: &[PhaseId]) -> String {

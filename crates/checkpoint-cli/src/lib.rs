@@ -3,6 +3,8 @@
 
 // Printing happens in `output` only (`output/sink.rs`, which allows it where it prints).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+// `pub` only where another crate uses it; inside the crate, `pub(crate)`.
+#![deny(unreachable_pub)]
 
 mod args;
 mod cli;
@@ -10,7 +12,7 @@ mod clients;
 mod commands;
 mod ctx;
 mod env;
-pub mod exit_code;
+pub use checkpoint_contract::exit_code;
 mod failure;
 mod git;
 mod inside;
@@ -19,7 +21,9 @@ mod jsonc;
 mod locate;
 mod output;
 mod probe;
+mod process_tree;
 mod remote;
+mod run_activity;
 mod runner;
 mod services;
 mod snapshot;
@@ -35,7 +39,7 @@ use std::{
 use clap::{CommandFactory, Parser};
 use miette::{GraphicalReportHandler, GraphicalTheme, JSONReportHandler, Report};
 
-pub use crate::cli::Cli;
+pub(crate) use crate::cli::Cli;
 use crate::{
     cli::{Command, GlobalArgs},
     output::Format,

@@ -2,7 +2,6 @@
 //! stderr. The only module that prints (`sink.rs` and `screen.rs` write; the others build text).
 
 mod ask;
-mod effects;
 mod journal;
 mod paint;
 mod plan;
@@ -12,9 +11,11 @@ pub(crate) mod snapshots;
 mod status;
 mod text;
 
+// The effects per phase are core's; named here too, where the status is drawn.
+pub(crate) use checkpoint_core::effects::EffectCounts;
+
 pub(crate) use crate::output::{
     ask::ask,
-    effects::EffectCounts,
     journal::{describe, entry_line},
     paint::Paint,
     plan::{render_findings, render_plan},

@@ -22,7 +22,7 @@ use checkpoint_core::{WorkflowId, journal::MAX_JOURNAL_BYTES};
 use chrono::{DateTime, Utc};
 use miette::{Diagnostic, Result};
 
-use crate::{env, failure::Failure, runner::process};
+use crate::{env, failure::Failure, process_tree};
 
 pub(crate) mod session;
 
@@ -221,7 +221,7 @@ impl Repo {
                 Ok(Some(status)) => break status,
                 Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
                 _ => {
-                    process::kill_tree(child.id());
+                    process_tree::kill(child.id());
                     let _ = child.wait();
                     let command = args.first().copied().unwrap_or_default();
                     return Err(GitError {

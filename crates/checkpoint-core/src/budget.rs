@@ -116,7 +116,7 @@ impl Usage {
 
 /// Takes a reading into `readings`: the newest reading of each window wins; a reading that is not
 /// a finite, non-negative number is dropped.
-pub fn note_usage(readings: &mut Vec<Usage>, usage: Usage) {
+pub(crate) fn note_usage(readings: &mut Vec<Usage>, usage: Usage) {
     if !usage.utilization.is_finite() || usage.utilization < 0.0 {
         return;
     }

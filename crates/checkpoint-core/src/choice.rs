@@ -56,7 +56,7 @@ pub fn active_at(workflow: &Workflow) -> DateTime<Utc> {
 
 /// Sorts most recently active first (unreadable last), then by id, so that every list of
 /// workflows (`list`, `resume`, the session-start briefing, `run --all`) has one order.
-pub fn by_recency(candidates: &mut [Candidate]) {
+pub(crate) fn by_recency(candidates: &mut [Candidate]) {
     candidates.sort_by(|a, b| b.active_at.cmp(&a.active_at).then_with(|| a.id.cmp(&b.id)));
 }
 

@@ -8,6 +8,7 @@
 //! answered on the hot path through the store's index (`store/effects.rs`).
 
 mod builtin;
+mod counts;
 mod guard;
 mod ledger;
 mod pattern;
@@ -20,6 +21,7 @@ mod tests;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::effects::counts::EffectCounts;
 pub(crate) use crate::effects::guard::time;
 pub use crate::effects::guard::{Refusal, check_command, reason};
 pub use crate::effects::ledger::{
@@ -30,7 +32,7 @@ pub(crate) use crate::effects::ledger::{IndexEvent, IndexGuard, guard_of};
 use crate::{effects::pattern::Pattern, model::Workflow};
 
 /// The most characters of an effect's output kept (after redaction), `…` included.
-pub const MAX_OUTPUT_CHARS: usize = 1000;
+pub(crate) const MAX_OUTPUT_CHARS: usize = 1000;
 
 /// The `[effects]` table of `config.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -105,11 +107,6 @@ impl Matcher {
                 .map(|text| Pattern::new(text)),
         );
         matcher
-    }
-
-    /// Whether the matcher has any pattern at all (else only the built-in list can match).
-    pub fn has_patterns(&self) -> bool {
-        !self.patterns.is_empty()
     }
 
     /// Whether `call` is an effect (makes at least one, see [`Matcher::effects`]).
@@ -250,8 +247,9 @@ impl Effect {
 }
 
 /// The commands a Bash command line runs, each as its words, wrappers taken off (`sudo`,
-/// `env`, `timeout`, `xargs`, `bash -c '…'`, …).
-pub fn commands_run(command: &str) -> Vec<Vec<String>> {
+/// `env`, `timeout`, `xargs`, `bash -c '…'`, …): what the tests read the shell reader by, and
+/// what the write guard recognises whole-checkout git commands by.
+pub(crate) fn commands_run(command: &str) -> Vec<Vec<String>> {
     builtin::unwrap_all(&shell::simple_commands(command, 0).commands, 0)
 }
 

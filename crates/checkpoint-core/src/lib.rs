@@ -5,6 +5,8 @@
 //! reads and writes other systems' state files, and in the small path-naming helpers in `fsx`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+// `pub` only where another crate uses it; inside the crate, `pub(crate)`.
+#![deny(unreachable_pub)]
 
 mod config;
 mod error;
@@ -19,6 +21,7 @@ mod transition;
 
 pub mod budget;
 pub mod choice;
+pub mod commit;
 pub mod effects;
 pub mod failpoint;
 pub mod graph;

@@ -17,7 +17,7 @@ use crate::{
 /// dependencies are done.
 ///
 /// Nothing happens when no phase is in progress.
-pub fn file_written(workflow: &Workflow, path: &str, probe: &dyn Probe) -> Vec<Transition> {
+pub(crate) fn file_written(workflow: &Workflow, path: &str, probe: &dyn Probe) -> Vec<Transition> {
     let in_progress = || {
         workflow
             .phases

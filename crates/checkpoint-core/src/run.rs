@@ -89,6 +89,21 @@ impl Reset {
         Ok(Reset::precise(at))
     }
 
+    /// When a session's limit resets: the reset its client said; else, for a rate limit with no
+    /// reset time of its own, the delay the client last waited for (a 429's `retry-after`),
+    /// counted from `ended_at`, when it gave up; an error says why that delay cannot be believed.
+    pub fn of_session(
+        said: Option<Reset>,
+        rate_limited: bool,
+        last_retry_delay_ms: Option<u64>,
+        ended_at: DateTime<Utc>,
+    ) -> Result<Option<Reset>, String> {
+        match (said, rate_limited, last_retry_delay_ms) {
+            (None, true, Some(delay_ms)) => Self::after_delay(delay_ms, ended_at).map(Some),
+            _ => Ok(said),
+        }
+    }
+
     /// `reset` when it is believable at `now` (no further than [`MAX_RESET_AHEAD`]).
     pub fn checked(reset: Reset, now: DateTime<Utc>) -> Option<Reset> {
         // Near the end of time, every later time is believable.
@@ -682,7 +697,7 @@ pub fn human_duration(duration: Duration) -> String {
 }
 
 /// `22:00-07:00, 12:00-13:00`.
-pub fn describe_windows(windows: &[Window]) -> String {
+pub(crate) fn describe_windows(windows: &[Window]) -> String {
     windows
         .iter()
         .map(ToString::to_string)

@@ -89,7 +89,7 @@ impl fmt::Display for Window {
 /// Decided on instants, as [`next_opening`] and [`closing`] are: a window is open from its
 /// opening (the first showing of a time the clock shows twice, the jump for a time it never
 /// shows) to its end, so the hour the autumn night repeats neither closes nor reopens it.
-pub fn is_open<Tz: TimeZone>(windows: &[Window], now: DateTime<Utc>, zone: &Tz) -> bool {
+pub(crate) fn is_open<Tz: TimeZone>(windows: &[Window], now: DateTime<Utc>, zone: &Tz) -> bool {
     let today = now.with_timezone(zone).date_naive();
     windows.is_empty()
         || windows.iter().any(|window| {
@@ -110,7 +110,7 @@ pub fn is_open<Tz: TimeZone>(windows: &[Window], now: DateTime<Utc>, zone: &Tz) 
 }
 
 /// The first time after `now` at which one of `windows` opens; `None` with no window.
-pub fn next_opening<Tz: TimeZone>(
+pub(crate) fn next_opening<Tz: TimeZone>(
     windows: &[Window],
     now: DateTime<Utc>,
     zone: &Tz,

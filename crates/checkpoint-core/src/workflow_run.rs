@@ -15,13 +15,13 @@ use crate::{
 };
 
 /// The key of a run's record in [`Workflow::extensions`].
-pub const EXTENSION: &str = "claude_workflow_run";
+pub(crate) const EXTENSION: &str = "claude_workflow_run";
 
 /// The `kind` of a workflow that mirrors a Claude Code `Workflow` run.
 pub const KIND: &str = "claude-workflow-run";
 
 /// The most of an agent's result kept as its task's note, in characters, the cut mark included.
-pub const MAX_NOTE_CHARS: usize = 1000;
+pub(crate) const MAX_NOTE_CHARS: usize = 1000;
 
 /// What a run's launch tells: its id, its script's `meta` and where the client keeps its files.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,9 +4,12 @@
 
 use std::{ffi::OsString, path::PathBuf, process::Stdio};
 
+use checkpoint_contract::{
+    diagnostic::{self, mcp},
+    document::ErrorReport,
+    env, exit_code,
+};
 use serde_json::{Value, json};
-
-use crate::env;
 
 /// The `checkpoint` binary and the options every command gets.
 #[derive(Debug, Clone)]
@@ -116,7 +119,7 @@ impl Cli {
         match err.kind() {
             std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => CliError {
                 message: format!("failed to run `{}`: {err}", self.program.display()),
-                code: Some("checkpoint::mcp::cli_missing".into()),
+                code: Some(mcp::CLI_MISSING.into()),
                 hint: Some(
                     "install the complete bundle: `checkpoint-mcp` runs the `checkpoint` binary beside it"
                         .into(),
@@ -131,7 +134,7 @@ impl Cli {
             },
             _ => CliError {
                 message: format!("failed to run `{}`: {err}", self.program.display()),
-                code: Some("checkpoint::mcp::spawn".into()),
+                code: Some(mcp::SPAWN.into()),
                 hint: Some("run the tool again; the system refused to start the command".into()),
                 exit_code: None,
             },
@@ -149,15 +152,27 @@ impl Cli {
         let printed = self.run_with_stdin("json", workflow, args, stdin).await?;
         let document = serde_json::from_str(&printed.stdout).map_err(|err| CliError {
             message: format!("`checkpoint` printed a document that is not JSON: {err}"),
-            code: Some("checkpoint::mcp::bad_document".into()),
+            code: Some(mcp::BAD_DOCUMENT.into()),
             hint: None,
-            exit_code: Some(0),
+            exit_code: Some(exit_code::SUCCESS.into()),
         })?;
         Ok((document, printed.warnings))
     }
 }
 
 impl CliError {
+    /// A document of `command` that does not have the contract's shape.
+    pub(crate) fn unreadable(command: &str, err: &serde_json::Error) -> Self {
+        Self {
+            message: format!(
+                "`checkpoint {command}` printed a document this server cannot read: {err}"
+            ),
+            code: Some(mcp::BAD_DOCUMENT.into()),
+            hint: Some("use the `checkpoint-mcp` of the same release as `checkpoint`".into()),
+            exit_code: Some(exit_code::SUCCESS.into()),
+        }
+    }
+
     /// The error as the tool result's structured content.
     pub(crate) fn to_json(&self) -> Value {
         json!({
@@ -194,7 +209,7 @@ fn argument_too_long(len: usize) -> CliError {
         message: format!(
             "a value of {len} bytes is over the {MAX_ARG_BYTES} bytes the system allows one command-line argument; nothing was run"
         ),
-        code: Some("checkpoint::mcp::argument_too_long".into()),
+        code: Some(mcp::ARGUMENT_TOO_LONG.into()),
         hint: Some(
             "shorten it: a long text belongs in `note` or `progress`, which take texts of any length, and files are named by their paths"
                 .into(),
@@ -203,20 +218,19 @@ fn argument_too_long(len: usize) -> CliError {
     }
 }
 
-/// Reads the error of a failed command from its stderr: the miette JSON report on its last line
-/// (after any warnings), else the text itself (a usage error from clap).
+/// Reads the error of a failed command from its stderr: the JSON report on its last line (after
+/// any warnings), else the text itself (a usage error from clap).
 fn parse_error(stderr: &str, exit_code: Option<i32>) -> CliError {
     let report = stderr
         .lines()
         .rev()
         .find(|line| !line.trim().is_empty())
-        .and_then(|line| serde_json::from_str::<Value>(line.trim()).ok())
-        .filter(|report| report["message"].is_string());
+        .and_then(|line| serde_json::from_str::<ErrorReport>(line.trim()).ok());
     match report {
         Some(report) => CliError {
-            message: report["message"].as_str().unwrap_or_default().to_owned(),
-            code: report["code"].as_str().map(str::to_owned),
-            hint: report["help"].as_str().map(str::to_owned),
+            message: report.message,
+            code: report.code,
+            hint: report.help,
             exit_code,
         },
         None => {
@@ -228,7 +242,8 @@ fn parse_error(stderr: &str, exit_code: Option<i32>) -> CliError {
                 } else {
                     message.to_owned()
                 },
-                code: (exit_code == Some(2)).then(|| "checkpoint::usage".to_owned()),
+                code: (exit_code == Some(exit_code::USAGE.into()))
+                    .then(|| diagnostic::USAGE.to_owned()),
                 hint: None,
                 exit_code,
             }

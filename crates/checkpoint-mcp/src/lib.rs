@@ -8,7 +8,6 @@
 //! JSON document, and an error carries the command's message, code and hint. Stdout carries only
 //! protocol messages; the commands' output is captured.
 
-mod env;
 mod gate;
 mod invoke;
 mod locate;
@@ -18,9 +17,8 @@ mod tools;
 
 use std::{ffi::OsString, io::Write as _, path::PathBuf, process::ExitCode};
 
+use checkpoint_contract::{env, exit_code};
 use rmcp::ServiceExt;
-
-pub use crate::summary::DOCUMENT_FIELDS;
 
 const HELP: &str = "\
 Serve the workflows of this project over the Model Context Protocol (stdio)
@@ -36,9 +34,6 @@ Options:
   -h, --help       Print help
   -V, --version    Print version
 ";
-
-/// The exit code of a usage error, as the command line's (clap's).
-const USAGE: u8 = 2;
 
 /// The size of the pipe between the gate and the service, and of the stdin buffer.
 const PIPE_BYTES: usize = 64 * 1024;
@@ -132,7 +127,7 @@ fn usage(message: &str) -> ExitCode {
         std::io::stderr(),
         "error: {message}\n\nUsage: checkpoint mcp [--dir <DIR>]"
     );
-    ExitCode::from(USAGE)
+    ExitCode::from(exit_code::USAGE)
 }
 
 fn fail(message: &str) -> ExitCode {

@@ -8,6 +8,11 @@ use std::{
     sync::Arc,
 };
 
+use checkpoint_contract::{
+    diagnostic::mcp,
+    document::{Listed, Listing},
+    exit_code,
+};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
@@ -20,6 +25,7 @@ use rmcp::{
     },
     service::RequestContext,
 };
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use crate::{
@@ -67,7 +73,7 @@ impl Server {
             Err(err) => {
                 return Ok(tool_error(&CliError {
                     message: format!("invalid arguments for `{name}`: {err}"),
-                    code: Some("checkpoint::mcp::invalid_arguments".into()),
+                    code: Some(mcp::INVALID_ARGUMENTS.into()),
                     hint: Some(format!(
                         "the input schema of `{name}` lists its arguments and their types"
                     )),
@@ -114,25 +120,23 @@ impl Server {
     }
 
     /// The workflows of this project's checkpoint directory, by `checkpoint list`.
-    async fn workflows(&self) -> Result<Vec<Value>, McpError> {
+    async fn workflows(&self) -> Result<Vec<Listed>, McpError> {
         let (document, _) = self
             .cli
             .run_json(None, &["list".into()], None)
             .await
             .map_err(|err| protocol_error(&err))?;
+        let listing = Listing::deserialize(&document)
+            .map_err(|err| protocol_error(&CliError::unreadable("list", &err)))?;
         let root = canonical(&self.store_root);
-        Ok(document["workflows"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
+        Ok(listing
+            .workflows
+            .into_iter()
             .filter(|workflow| {
-                workflow["dir"]
-                    .as_str()
-                    .and_then(|dir| Path::new(dir).parent())
+                Path::new(&workflow.dir)
+                    .parent()
                     .is_some_and(|parent| canonical(parent) == root)
             })
-            .cloned()
             .collect())
     }
 
@@ -163,7 +167,9 @@ impl Server {
             _ => return Err(not_found()),
         }
         .map_err(|err| match err.exit_code {
-            Some(4) => McpError::resource_not_found(err.to_text(), Some(err.to_json())),
+            Some(code) if code == i32::from(exit_code::NOT_FOUND) => {
+                McpError::resource_not_found(err.to_text(), Some(err.to_json()))
+            }
             _ => protocol_error(&err),
         })?;
         Ok(ReadResourceResult::new(vec![
@@ -239,10 +245,8 @@ impl ServerHandler for Server {
     ) -> Result<ListResourcesResult, McpError> {
         let mut resources = Vec::new();
         for workflow in self.workflows().await? {
-            let Some(id) = workflow["id"].as_str() else {
-                continue;
-            };
-            let status = workflow["status"].as_str().unwrap_or("?");
+            let id = &workflow.id;
+            let status = workflow.status.as_deref().unwrap_or("?");
             resources.push(
                 Resource::new(format!("{SCHEME}{id}/state"), format!("{id} state"))
                     .with_description(format!(
@@ -319,7 +323,7 @@ fn protocol_error(err: &CliError) -> McpError {
 fn write_plan(plan: &Value) -> Result<tempfile::NamedTempFile, CliError> {
     let io_error = |err: std::io::Error| CliError {
         message: format!("failed to write the plan to a temporary file: {err}"),
-        code: Some("checkpoint::mcp::plan_file".into()),
+        code: Some(mcp::PLAN_FILE.into()),
         hint: None,
         exit_code: None,
     };

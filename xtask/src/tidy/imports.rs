@@ -126,6 +126,29 @@ impl Graph {
             .find(|prefix| prefix.is_empty() || self.modules.contains(prefix))
     }
 
+    /// The names of the modules right under `parent` (the crate root's file among the top level).
+    pub(crate) fn children(&self, parent: &[String]) -> Vec<String> {
+        let mut children: Vec<String> = self
+            .modules
+            .iter()
+            .filter(|module| module.len() == parent.len() + 1 && module.starts_with(parent))
+            .map(|module| module[parent.len()].clone())
+            .collect();
+        if parent.is_empty() {
+            children.extend(self.root.clone());
+        }
+        children
+    }
+
+    /// Every edge between siblings, with where it is named.
+    pub(crate) fn edges(&self) -> impl Iterator<Item = (&ModulePath, &ModulePath, &Evidence)> {
+        self.edges.iter().flat_map(|(from, targets)| {
+            targets
+                .iter()
+                .map(move |(to, evidence)| (from, to, evidence))
+        })
+    }
+
     /// Each circle once: for every group of modules that reach each other, the shortest circle
     /// through its first module, with where each step is named.
     pub(crate) fn circles(&self) -> Vec<Vec<(ModulePath, Evidence)>> {

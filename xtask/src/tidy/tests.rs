@@ -118,6 +118,18 @@ fn function_text(lines: usize, in_test_module: bool) -> String {
     }
 }
 
+/// The workspace itself: `cargo test` fails on every rule tidy checks, as `cargo xtask tidy`.
+#[test]
+fn the_workspace_is_tidy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let problems: Vec<String> = check(&root)
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
 #[test]
 fn a_clean_workspace_has_no_problem() {
     assert_eq!(problems_with(&[]), Vec::<String>::new());
@@ -145,8 +157,8 @@ fn a_module_missing_from_the_code_map_is_named_with_the_fix() {
         ("crates/demo/src/deep/inner.rs", "//! Deep.\n"),
     ]);
     assert_eq!(problems.len(), 3, "{problems:#?}");
-    assert!(problems[0].starts_with("crates/demo/src/deep/inner.rs: the module is not named in ARCHITECTURE.md's section `crates/demo`"));
-    assert!(problems[0].contains("add a bullet naming `deep/inner.rs`"));
+    assert!(problems[0].starts_with("crates/demo/src/deep/inner.rs: the module is not named by its path in ARCHITECTURE.md's section `crates/demo`"));
+    assert!(problems[0].contains("name `deep/inner.rs` in that section"));
     assert!(problems[1].starts_with("crates/demo/src/fresh.rs:"));
     assert!(problems[2].starts_with("crates/demo/src/store/save.rs:"));
     // `c.rs` is named, but in another section.
@@ -173,6 +185,51 @@ fn a_module_is_named_by_its_path_or_by_its_directory_and_file_name() {
     ]);
     // `x/y/mod.rs` is covered by `x/y/`, but `x.rs` (not written) would not be.
     assert_eq!(problems, Vec::<String>::new());
+}
+
+/// A file name that appears somewhere, and its directory somewhere else, do not name a module:
+/// `output/hook.rs` is not named by `hook.rs` in the `commands/` paragraph.
+#[test]
+fn a_file_name_elsewhere_does_not_name_a_module() {
+    let map = MAP.replace(
+        "- `a.rs`, `b.rs`: two modules.",
+        "- `a.rs`, `b.rs`: two modules.\n- `output/`: prints.\n- `commands/`: `hook.rs`.",
+    );
+    let problems = problems_with(&[
+        ("ARCHITECTURE.md", &map),
+        ("crates/demo/src/output/mod.rs", "//! Prints.\n"),
+        ("crates/demo/src/output/hook.rs", "//! Unlisted.\n"),
+        ("crates/demo/src/commands/hook.rs", "//! Listed.\n"),
+    ]);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0]
+            .starts_with("crates/demo/src/output/hook.rs: the module is not named by its path"),
+        "{problems:#?}"
+    );
+}
+
+/// A source path the map names must exist: in the crate (from `src/`, or after a directory of
+/// its paragraph), or in the repository for the paths outside the crates' sections.
+#[test]
+fn a_path_the_map_names_that_does_not_exist_is_named() {
+    let map = MAP
+        .replace("`load.rs` loads.", "`load.rs` loads, `gone.rs` is gone.")
+        .replace(
+            "Not a crate;",
+            "Not a crate; `docs/missing.md` and `crates/demo/src/a.rs`;",
+        );
+    let problems = problems_with(&[("ARCHITECTURE.md", &map)]);
+    assert_eq!(
+        problems,
+        [
+            "ARCHITECTURE.md: names `docs/missing.md`, which does not exist\n  fix: write the \
+             path as it is now, or remove it",
+            "ARCHITECTURE.md: the section `crates/demo` names `gone.rs`, which is no file of the \
+             crate\n  fix: write the path of a file that exists (relative to the crate's `src/`, \
+             or after its directory in the same paragraph), or remove it",
+        ]
+    );
 }
 
 #[test]

@@ -183,6 +183,15 @@ pub(crate) struct ToolResponse {
     pub(crate) raw: serde_json::Value,
 }
 
+impl ToolResponse {
+    /// Whether the call succeeded: not interrupted, and no exit code other than 0 (a client
+    /// may report a failed call as a done one with its code). An interrupted command may
+    /// have done part of its work.
+    pub(crate) fn succeeded(&self) -> bool {
+        self.interrupted != Some(true) && self.exit_code.is_none_or(|code| code == 0)
+    }
+}
+
 /// A content block of a sub-agent's result.
 #[derive(Debug, Default)]
 pub(crate) struct ContentBlock {

@@ -4,7 +4,7 @@ use std::{fmt::Write as _, path::PathBuf};
 
 use checkpoint_core::{
     WorkflowStatus, retention,
-    store::{JOURNAL_FILE, STATE_FILE},
+    store::{ARCHIVE_DIR, FAILED_DIR, JOURNAL_FILE, STATE_FILE},
 };
 use clap::Args;
 use miette::{IntoDiagnostic, Result};
@@ -18,7 +18,7 @@ use crate::{
 
 /// Arguments of `checkpoint archive`.
 #[derive(Debug, Args)]
-pub struct ArchiveArgs {
+pub(crate) struct ArchiveArgs {
     /// Archive even if the workflow is not finished
     #[arg(long)]
     pub force: bool,
@@ -26,7 +26,7 @@ pub struct ArchiveArgs {
 
 /// Arguments of `checkpoint gc`.
 #[derive(Debug, Args)]
-pub struct GcArgs {
+pub(crate) struct GcArgs {
     /// List what would be deleted, and delete nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -34,7 +34,7 @@ pub struct GcArgs {
 
 /// Arguments of `checkpoint restore`.
 #[derive(Debug, Args)]
-pub struct RestoreArgs {
+pub(crate) struct RestoreArgs {
     /// The archive: its directory, or its name in `.archive/` or `failed/`
     pub archive: String,
 }
@@ -116,9 +116,9 @@ pub(crate) fn gc(ctx: &Ctx, args: &GcArgs) -> Result<()> {
             let mut text = String::new();
             for victim in &doomed {
                 let place = if victim.archive.failed {
-                    "failed"
+                    FAILED_DIR
                 } else {
-                    ".archive"
+                    ARCHIVE_DIR
                 };
                 let _ = writeln!(
                     text,
@@ -142,7 +142,7 @@ pub(crate) fn restore(ctx: &Ctx, args: &RestoreArgs) -> Result<()> {
     let path = if given.is_dir() {
         given
     } else {
-        [".archive", "failed"]
+        [ARCHIVE_DIR, FAILED_DIR]
             .iter()
             .map(|sub| ctx.store.root().join(sub).join(&args.archive))
             .find(|path| path.is_dir())
@@ -158,8 +158,8 @@ pub(crate) fn restore(ctx: &Ctx, args: &RestoreArgs) -> Result<()> {
         )
         .with_help(format!(
             "`checkpoint gc --dry-run` lists the archives; give the name or path of a directory in `{}` or `{}`",
-            ctx.store.root().join(".archive").display(),
-            ctx.store.root().join("failed").display()
+            ctx.store.root().join(ARCHIVE_DIR).display(),
+            ctx.store.root().join(FAILED_DIR).display()
         ))
         .into());
     }
@@ -173,8 +173,8 @@ pub(crate) fn restore(ctx: &Ctx, args: &RestoreArgs) -> Result<()> {
         )
         .with_help(format!(
             "give the name or path of a directory in `{}` or `{}`",
-            ctx.store.root().join(".archive").display(),
-            ctx.store.root().join("failed").display()
+            ctx.store.root().join(ARCHIVE_DIR).display(),
+            ctx.store.root().join(FAILED_DIR).display()
         ))
         .into());
     }

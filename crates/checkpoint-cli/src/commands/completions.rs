@@ -15,14 +15,14 @@ use crate::{ctx::Ctx, output};
   checkpoint completions bash > ~/.local/share/bash-completion/completions/checkpoint
   checkpoint completions zsh > ~/.zfunc/_checkpoint     # a directory on $fpath
   checkpoint completions fish > ~/.config/fish/completions/checkpoint.fish")]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell
     pub shell: Shell,
 }
 
 /// Arguments of the hidden `checkpoint __complete`, which the scripts call.
 #[derive(Debug, Args)]
-pub struct CompleteArgs {
+pub(crate) struct CompleteArgs {
     /// The words of the command line before the one being completed, after `checkpoint`
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub words: Vec<String>,
@@ -36,7 +36,7 @@ pub(crate) fn run(args: &CompletionsArgs, command: clap::Command) -> Result<()> 
 
 /// The completion script of `shell`: clap's, with its main function renamed so that a function
 /// of ours asks `checkpoint __complete` first and falls back to it when no id is expected.
-pub fn script(shell: Shell, mut command: clap::Command) -> String {
+pub(crate) fn script(shell: Shell, mut command: clap::Command) -> String {
     let mut bytes = Vec::new();
     clap_complete::generate(shell, &mut command, "checkpoint", &mut bytes);
     let script = String::from_utf8_lossy(&bytes).into_owned();

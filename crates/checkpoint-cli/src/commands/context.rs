@@ -14,7 +14,7 @@ use crate::{
 
 /// Arguments of `checkpoint note`.
 #[derive(Debug, Args)]
-pub struct NoteArgs {
+pub(crate) struct NoteArgs {
     /// The note
     #[arg(required_unless_present = "file")]
     pub text: Option<String>,
@@ -26,7 +26,7 @@ pub struct NoteArgs {
 
 /// Arguments of `checkpoint decide`.
 #[derive(Debug, Args)]
-pub struct DecideArgs {
+pub(crate) struct DecideArgs {
     /// The decision, and why
     #[arg(required_unless_present = "file")]
     pub text: Option<String>,
@@ -38,7 +38,7 @@ pub struct DecideArgs {
 
 /// Arguments of `checkpoint files`.
 #[derive(Debug, Args)]
-pub struct FilesArgs {
+pub(crate) struct FilesArgs {
     /// Paths that matter for resuming (can be repeated)
     #[arg(required = true)]
     pub paths: Vec<String>,

@@ -22,7 +22,7 @@ use crate::{
 
 /// Arguments of `checkpoint effect`.
 #[derive(Debug, Args)]
-pub struct EffectArgs {
+pub(crate) struct EffectArgs {
     /// The phase it belongs to
     pub phase: String,
     /// What was done: the command that did it, or in words ("emailed the customer"); a Bash
@@ -39,7 +39,7 @@ pub struct EffectArgs {
 
 /// `--source` of `checkpoint effect`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SourceArg {
+pub(crate) enum SourceArg {
     Manual,
     Mcp,
 }
@@ -47,7 +47,7 @@ pub enum SourceArg {
 /// Arguments of `checkpoint effects`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct EffectsArgs {
+pub(crate) struct EffectsArgs {
     #[command(subcommand)]
     pub command: Option<EffectsCommand>,
     /// Only the effects of this phase, whatever its status
@@ -61,7 +61,7 @@ pub struct EffectsArgs {
 
 /// The subcommands of `checkpoint effects`.
 #[derive(Debug, Subcommand)]
-pub enum EffectsCommand {
+pub(crate) enum EffectsCommand {
     /// Let exactly one repeat of effect <N> through the guard (a person's decision: refused
     /// from inside an agent's session)
     Allow(AllowArgs),
@@ -74,7 +74,7 @@ pub enum EffectsCommand {
 /// Arguments of `checkpoint effects resolve`.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("outcome").required(true).args(["done", "not_done"])))]
-pub struct ResolveArgs {
+pub(crate) struct ResolveArgs {
     /// The effect's number (`checkpoint effects` lists them)
     #[arg(value_name = "N")]
     pub number: u64,
@@ -96,7 +96,7 @@ pub struct ResolveArgs {
 
 /// Arguments of `checkpoint effects allow`.
 #[derive(Debug, Args)]
-pub struct AllowArgs {
+pub(crate) struct AllowArgs {
     /// The effect's number (`checkpoint effects` lists them)
     #[arg(value_name = "N")]
     pub number: u64,

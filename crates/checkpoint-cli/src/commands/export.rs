@@ -15,7 +15,7 @@ use crate::{
 
 /// Arguments of `checkpoint export`.
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The format to write
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub to: FormatArg,

@@ -26,7 +26,7 @@ use crate::{
 
 /// Arguments of `checkpoint snapshot`.
 #[derive(Debug, Args)]
-pub struct SnapshotArgs {
+pub(crate) struct SnapshotArgs {
     /// A label for the snapshot
     #[arg(long, short = 'm', value_name = "LABEL")]
     pub message: Option<String>,
@@ -37,7 +37,7 @@ pub struct SnapshotArgs {
 
 /// Arguments of `checkpoint snapshots`.
 #[derive(Debug, Args)]
-pub struct SnapshotsArgs {
+pub(crate) struct SnapshotsArgs {
     /// Only the snapshots of this phase
     #[arg(long, value_name = "ID")]
     pub phase: Option<String>,
@@ -48,7 +48,7 @@ pub struct SnapshotsArgs {
 
 /// Arguments of `checkpoint undo`.
 #[derive(Debug, Args)]
-pub struct UndoArgs {
+pub(crate) struct UndoArgs {
     /// Where to: a snapshot (`@3`), a phase id (its completion), `<phase>^` (its start) or a
     /// journal sequence number [default: before the last turn]
     #[arg(long, value_name = "TARGET")]
@@ -66,7 +66,7 @@ pub struct UndoArgs {
 
 /// Arguments of `checkpoint redo`.
 #[derive(Debug, Args)]
-pub struct RedoArgs {
+pub(crate) struct RedoArgs {
     /// Print what would change, and change nothing
     #[arg(long)]
     pub dry_run: bool,

@@ -19,7 +19,7 @@ use crate::{
 
 /// Arguments of `checkpoint diff`.
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The earlier journal sequence number (with `--files`: a snapshot `@n`, a phase id,
     /// `<phase>^` or a journal sequence number)
     pub from: String,
@@ -36,7 +36,7 @@ pub struct DiffArgs {
 
 /// Arguments of `checkpoint rewind`.
 #[derive(Debug, Args)]
-pub struct RewindArgs {
+pub(crate) struct RewindArgs {
     /// A journal sequence number, or a phase id to redo that phase from where it last started
     pub point: String,
     /// Put the files back to the same point too (a snapshot of the tree is taken first, so
@@ -50,7 +50,7 @@ pub struct RewindArgs {
 
 /// Arguments of `checkpoint fork`.
 #[derive(Debug, Args)]
-pub struct ForkArgs {
+pub(crate) struct ForkArgs {
     /// The journal sequence number to start from
     pub seq: u64,
     /// The id of the new workflow

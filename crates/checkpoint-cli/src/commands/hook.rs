@@ -48,11 +48,11 @@ const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
 const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The most of a failed tool call's error text kept, in characters (after redaction).
-const MAX_TOOL_ERROR: usize = 500;
+pub(super) const MAX_TOOL_ERROR: usize = 500;
 
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// The client that runs the hook, whose payloads and event names it reads: `claude`,
     /// `codex` or `gemini` (another is a warning: a hook never fails)
     #[arg(long, default_value = "claude")]
@@ -402,8 +402,7 @@ impl Hook {
         };
         let committed = payload.tool() == Tool::Bash
             && input.command.as_deref().is_some_and(observe::is_git_commit)
-            && payload.tool_response.interrupted != Some(true)
-            && payload.tool_response.exit_code.is_none_or(|code| code == 0);
+            && payload.tool_response.succeeded();
         if written.is_empty() && !committed {
             return Ok(());
         }

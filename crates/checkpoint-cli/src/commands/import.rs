@@ -21,7 +21,7 @@ use crate::{
 
 /// Arguments of `checkpoint import`.
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// The state file, or a project directory holding exactly one
     pub path: PathBuf,
     /// The file's format [default: recognised from its contents, else its place]

@@ -21,7 +21,7 @@ const MAX_PLAN_BYTES: u64 = 4 * checkpoint_core::MAX_FILE_BYTES;
 
 /// Arguments of `checkpoint init`.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// The workflow id (letters, digits, `.`, `_`, `-`, `@`)
     pub id: String,
     /// A phase as `id` or `id:dep,dep`, in order (can be repeated)

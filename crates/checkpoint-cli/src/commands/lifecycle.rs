@@ -9,7 +9,7 @@ use crate::{ctx::Ctx, failure::Failure, output};
 
 /// Arguments of `checkpoint pause`.
 #[derive(Debug, Args)]
-pub struct PauseArgs {
+pub(crate) struct PauseArgs {
     /// Why, for example `rate_limit`
     #[arg(long, short = 'r')]
     pub reason: String,
@@ -20,7 +20,7 @@ pub struct PauseArgs {
 
 /// Arguments of `checkpoint abandon`.
 #[derive(Debug, Args)]
-pub struct AbandonArgs {
+pub(crate) struct AbandonArgs {
     /// Why
     #[arg(long, short = 'r')]
     pub reason: Option<String>,

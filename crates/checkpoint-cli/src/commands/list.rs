@@ -27,7 +27,7 @@ const SKIPPED_DIRS: &[&str] = &[".git", "target", "node_modules"];
 
 /// Arguments of `checkpoint list`.
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Also walk the directory tree under the current directory for checkpoint directories
     #[arg(long)]
     pub all: bool,

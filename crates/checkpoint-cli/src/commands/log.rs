@@ -13,7 +13,7 @@ use crate::{
 
 /// Arguments of `checkpoint log`.
 #[derive(Debug, Args)]
-pub struct LogArgs {
+pub(crate) struct LogArgs {
     /// Show only the last N entries
     #[arg(long, short = 'n', value_name = "N")]
     pub limit: Option<usize>,

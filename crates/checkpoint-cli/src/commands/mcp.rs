@@ -13,7 +13,7 @@ use miette::{Diagnostic, Result};
 
 /// Arguments of `checkpoint mcp`.
 #[derive(Debug, Args)]
-pub struct McpArgs {}
+pub(crate) struct McpArgs {}
 
 /// The server binary could not be started.
 #[derive(Debug, thiserror::Error, Diagnostic)]

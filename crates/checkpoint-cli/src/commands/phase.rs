@@ -15,7 +15,7 @@ use crate::{
 
 /// Arguments of `checkpoint start`.
 #[derive(Debug, Args)]
-pub struct StartArgs {
+pub(crate) struct StartArgs {
     /// The phase id
     pub phase: String,
     /// Start even if the phase is done, its dependencies are not, or it failed too often; the
@@ -26,7 +26,7 @@ pub struct StartArgs {
 
 /// Arguments of `checkpoint progress`.
 #[derive(Debug, Args)]
-pub struct ProgressArgs {
+pub(crate) struct ProgressArgs {
     /// The phase id
     pub phase: String,
     /// What is done so far and what comes next
@@ -40,7 +40,7 @@ pub struct ProgressArgs {
 
 /// Arguments of `checkpoint complete`.
 #[derive(Debug, Args)]
-pub struct CompleteArgs {
+pub(crate) struct CompleteArgs {
     /// The phase id
     pub phase: String,
     /// A file the phase produced (can be repeated)
@@ -60,7 +60,7 @@ pub struct CompleteArgs {
 
 /// Arguments of `checkpoint replan`.
 #[derive(Debug, Args)]
-pub struct ReplanArgs {
+pub(crate) struct ReplanArgs {
     /// The phase id
     pub phase: String,
     /// Why the phase is replanned
@@ -70,7 +70,7 @@ pub struct ReplanArgs {
 
 /// Arguments of `checkpoint fail`.
 #[derive(Debug, Args)]
-pub struct FailArgs {
+pub(crate) struct FailArgs {
     /// The phase id
     pub phase: String,
     /// What went wrong
@@ -80,7 +80,7 @@ pub struct FailArgs {
 
 /// Arguments of `checkpoint skip`.
 #[derive(Debug, Args)]
-pub struct SkipArgs {
+pub(crate) struct SkipArgs {
     /// The phase id
     pub phase: String,
     /// Why it is skipped
@@ -90,7 +90,7 @@ pub struct SkipArgs {
 
 /// Arguments of `checkpoint approve`.
 #[derive(Debug, Args)]
-pub struct ApproveArgs {
+pub(crate) struct ApproveArgs {
     /// The phase id
     pub phase: String,
     /// Who approves
@@ -103,7 +103,7 @@ pub struct ApproveArgs {
 
 /// Arguments of `checkpoint reject`.
 #[derive(Debug, Args)]
-pub struct RejectArgs {
+pub(crate) struct RejectArgs {
     /// The phase id
     pub phase: String,
     /// Why it is rejected
@@ -281,7 +281,7 @@ fn refuse_unfinished_outputs(
 /// `checkpoint commit`: commits the completed phases that no commit holds yet.
 pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
     let loaded = ctx.load()?;
-    if git::uncommitted_phases(&loaded.workflow).is_empty() {
+    if checkpoint_core::commit::uncommitted_phases(&loaded.workflow).is_empty() {
         output::note("every completed phase is already in a commit");
         return Ok(());
     }
@@ -305,8 +305,8 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
 /// Commits the completed phases no commit holds yet, when asked or when `commit_every` is due;
 /// returns what it did and the state after it, for the JSON report.
 fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<Option<Committed>> {
-    let pending = git::uncommitted_phases(workflow);
-    let due = ctx.config.commit_every > 0 && pending.len() >= ctx.config.commit_every as usize;
+    let pending = checkpoint_core::commit::uncommitted_phases(workflow);
+    let due = checkpoint_core::commit::is_due(&ctx.config, pending.len());
     if pending.is_empty() || !(forced || due) {
         return Ok(None);
     }

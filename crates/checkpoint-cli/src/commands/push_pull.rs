@@ -22,7 +22,7 @@ use crate::{
 
 /// Arguments of `checkpoint push`.
 #[derive(Debug, Args)]
-pub struct PushArgs {
+pub(crate) struct PushArgs {
     /// The git remote [default: the current branch's upstream remote, else `origin`]
     pub remote: Option<String>,
     /// Push every workflow of the store
@@ -46,7 +46,7 @@ pub struct PushArgs {
 
 /// Arguments of `checkpoint pull` and `checkpoint sync`.
 #[derive(Debug, Args)]
-pub struct PullArgs {
+pub(crate) struct PullArgs {
     /// The git remote [default: the current branch's upstream remote, else `origin`]
     pub remote: Option<String>,
     /// Pull every workflow of the remote and of the store

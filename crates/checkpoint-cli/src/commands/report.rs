@@ -29,7 +29,7 @@ use crate::{
 
 /// Arguments of `checkpoint report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Write the report as one self-contained HTML file instead (the phase graph and the
     /// timeline drawn in SVG, no network), and say where on stderr (`--format json` still
     /// prints the JSON document)

@@ -22,7 +22,7 @@ use crate::{
 
 /// Arguments of `checkpoint resume`.
 #[derive(Debug, Clone, Args)]
-pub struct ResumeArgs {
+pub(crate) struct ResumeArgs {
     /// The workflow to resume (like `--workflow`), or the path or id of another checkpoint
     /// system's state file (planned read only); a name that matches nothing exits 4, and words
     /// after a match are ignored, so that a slash command's free text cannot break it

@@ -25,11 +25,11 @@ use checkpoint_core::{
 use chrono::{DateTime, Duration, Local, Utc};
 use miette::{IntoDiagnostic, Result};
 
-pub use crate::runner::args::RunArgs;
+pub(crate) use crate::runner::args::RunArgs;
 pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
     ctx::{self, Ctx},
-    env, exit_code,
+    env,
     output::{self, Format},
     runner::{
         all::{self, Carried, Ran},
@@ -46,6 +46,7 @@ use crate::{
         resume_plan::plan_after_recoveries,
     },
 };
+use checkpoint_contract::exit_code;
 
 /// How long a session gets to stop after SIGINT, and again after SIGTERM.
 const STOP_GRACE: StdDuration = StdDuration::from_secs(5);
@@ -607,21 +608,17 @@ impl Runner<'_> {
         run_lock.set_child(None)?;
         let ended_at = ctx::now()?;
         let transitions = self.work_since(seq_before)?;
-        // A limit with no reset time of its own: the delay the client last waited for (a
-        // 429's `retry-after`) counts from when it gave up.
-        let mut reset = watch.reset;
-        if reset.is_none()
-            && watch.rate_limited
-            && let Some(delay_ms) = watch.retry_delay_ms
-        {
-            match Reset::after_delay(delay_ms, ended_at) {
-                Ok(after) => reset = Some(after),
-                Err(why) => {
-                    output::warn(&format!("session {number}: {why}: taken as no reset time"));
-                    watch.ignored = Some(why);
-                }
-            }
-        }
+        let reset = Reset::of_session(
+            watch.reset,
+            watch.rate_limited,
+            watch.retry_delay_ms,
+            ended_at,
+        )
+        .unwrap_or_else(|why| {
+            output::warn(&format!("session {number}: {why}: taken as no reset time"));
+            watch.ignored = Some(why);
+            None
+        });
         let report = SessionReport {
             session_id: watch.session_id.clone(),
             exit: status.code(),

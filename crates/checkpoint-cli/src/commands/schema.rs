@@ -7,7 +7,7 @@ use crate::output;
 
 /// Arguments of `checkpoint schema`.
 #[derive(Debug, Args)]
-pub struct SchemaArgs {
+pub(crate) struct SchemaArgs {
     /// Which format
     #[arg(value_enum, default_value_t = SchemaKind::State)]
     pub kind: SchemaKind,
@@ -15,7 +15,7 @@ pub struct SchemaArgs {
 
 /// The published formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SchemaKind {
+pub(crate) enum SchemaKind {
     /// `state.json`
     State,
     /// One line of `journal.jsonl`

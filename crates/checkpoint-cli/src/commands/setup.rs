@@ -24,7 +24,7 @@ const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Arguments of `checkpoint setup`.
 #[derive(Debug, Args)]
-pub struct SetupArgs {
+pub(crate) struct SetupArgs {
     /// The client to set up: `claude`, `codex` or `gemini`
     #[arg(value_parser = crate::clients::client_parser())]
     pub client: Client,
@@ -41,7 +41,7 @@ pub struct SetupArgs {
 
 /// Whose configuration `setup` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// The project's files (read by the client only in a trusted project)
     Project,
     /// The user's files

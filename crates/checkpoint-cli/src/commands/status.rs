@@ -52,14 +52,14 @@ pub(crate) fn status(ctx: &Ctx) -> Result<()> {
                 ));
                 // What it spent so far and its caps, from its journal entries.
                 let journal = ctx.store.journal(&workflow.id)?;
-                let mut tracker = crate::commands::watch::view::RunTracker::default();
+                let mut tracker = crate::run_activity::RunTracker::default();
                 for entry in &journal.entries {
                     tracker.observe(entry);
                 }
                 if let Some(line) = tracker
                     .last
                     .as_ref()
-                    .and_then(crate::commands::watch::view::spending_line)
+                    .and_then(crate::run_activity::spending_line)
                 {
                     text.push_str(&format!("  {line}\n"));
                 }

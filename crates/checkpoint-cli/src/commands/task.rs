@@ -8,7 +8,7 @@ use crate::ctx::Ctx;
 
 /// The `task` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum TaskCommand {
+pub(crate) enum TaskCommand {
     /// Add a task to a phase
     Add(TaskAddArgs),
     /// Start a task (and its phase, if pending)
@@ -21,7 +21,7 @@ pub enum TaskCommand {
 
 /// A phase and one of its tasks.
 #[derive(Debug, Args)]
-pub struct TaskRef {
+pub(crate) struct TaskRef {
     /// The phase id
     pub phase: String,
     /// The task id
@@ -30,7 +30,7 @@ pub struct TaskRef {
 
 /// Arguments of `checkpoint task add`.
 #[derive(Debug, Args)]
-pub struct TaskAddArgs {
+pub(crate) struct TaskAddArgs {
     #[command(flatten)]
     pub target: TaskRef,
     /// What the task does
@@ -43,7 +43,7 @@ pub struct TaskAddArgs {
 
 /// Arguments of `checkpoint task done`.
 #[derive(Debug, Args)]
-pub struct TaskDoneArgs {
+pub(crate) struct TaskDoneArgs {
     #[command(flatten)]
     pub target: TaskRef,
     /// The file the task wrote
@@ -53,7 +53,7 @@ pub struct TaskDoneArgs {
 
 /// Arguments of `checkpoint task fail`.
 #[derive(Debug, Args)]
-pub struct TaskFailArgs {
+pub(crate) struct TaskFailArgs {
     #[command(flatten)]
     pub target: TaskRef,
     /// What went wrong

@@ -18,7 +18,7 @@ use crate::{
   checkpoint use payments-fork   # every command here now means `payments-fork`
   checkpoint status              # …so this is its status
   checkpoint use --none          # back to the only unfinished workflow")]
-pub struct UseArgs {
+pub(crate) struct UseArgs {
     /// The workflow this worktree means from now on
     #[arg(
         value_name = "ID",

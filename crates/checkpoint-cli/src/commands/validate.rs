@@ -13,7 +13,7 @@ use crate::{
 
 /// Arguments of `checkpoint validate`.
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// Skip the replay of the whole journal (fast, for very long journals)
     #[arg(long)]
     pub quick: bool,

@@ -48,7 +48,7 @@ const SAFETY_POLL: Duration = Duration::from_secs(2);
 
 /// Arguments of `checkpoint watch`.
 #[derive(Debug, Args)]
-pub struct WatchArgs {
+pub(crate) struct WatchArgs {
     /// The workflow to watch (like `--workflow`; implied when only one is active)
     // An id of its own: sharing the global `--workflow`'s would make clap refuse that option
     // after the subcommand.

@@ -21,7 +21,7 @@ use crate::{
 #[command(after_help = "Examples:
   checkpoint who src/lib.rs
   checkpoint who docs/*.md --format json")]
-pub struct WhoArgs {
+pub(crate) struct WhoArgs {
     /// The files, relative to the current directory
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -32,7 +32,7 @@ pub struct WhoArgs {
 #[command(after_help = "Examples:
   checkpoint claim build 'src/parser/*'   # this session holds them while it works on `build`
   checkpoint claim build --release        # hands them back")]
-pub struct ClaimArgs {
+pub(crate) struct ClaimArgs {
     /// The phase the paths are held for
     pub phase: String,
     /// Globs over paths from the checkout's top (`*` matches `/` too)

@@ -14,7 +14,7 @@ use crate::output::text::escape;
 
 /// How results are printed on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Concise text for people
     Human,
     /// One JSON document (with a `version` field)
@@ -29,7 +29,7 @@ pub enum Format {
 
 /// When to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     /// Colour when stdout is a terminal and `NO_COLOR` is unset
     Auto,
     /// Always colour

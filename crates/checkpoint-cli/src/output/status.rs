@@ -2,12 +2,13 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::{DoneSet, Phase, PhaseStatus, TaskStatus, Workflow, WorkflowStatus};
+use checkpoint_core::{
+    DoneSet, Phase, PhaseStatus, TaskStatus, Workflow, WorkflowStatus, effects::EffectCounts,
+};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::output::{
-    effects::EffectCounts,
     paint::Paint,
     text::{WHOLE_IN_STATE, ago, count, short_sha, shorten},
 };

@@ -9,7 +9,7 @@ use clap::Args;
 
 /// Arguments of `checkpoint run`.
 #[derive(Debug, Clone, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The workflow to run (like `--workflow`)
     // An id of its own: sharing the global `--workflow`'s would make clap refuse that option
     // after the subcommand.

@@ -285,10 +285,10 @@ fn human(event: &RunEvent) -> Option<String> {
 /// The exit code of a stop.
 pub(crate) fn exit_for(kind: StopKind) -> u8 {
     match kind {
-        StopKind::Finished => crate::exit_code::SUCCESS,
-        StopKind::NeedsPerson => crate::exit_code::NEEDS_PERSON,
-        StopKind::Limit => crate::exit_code::RUN_LIMIT,
-        StopKind::Interrupted => crate::exit_code::INTERRUPTED,
+        StopKind::Finished => checkpoint_contract::exit_code::SUCCESS,
+        StopKind::NeedsPerson => checkpoint_contract::exit_code::NEEDS_PERSON,
+        StopKind::Limit => checkpoint_contract::exit_code::RUN_LIMIT,
+        StopKind::Interrupted => checkpoint_contract::exit_code::INTERRUPTED,
     }
 }
 

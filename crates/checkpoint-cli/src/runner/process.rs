@@ -258,57 +258,6 @@ pub(crate) fn end_group(pgid: u32, grace: Duration) {
     }
 }
 
-/// Kills process `pid` and every process below it (found in `/proc`; elsewhere only `pid`),
-/// for a command that must end now, whatever it started.
-pub(crate) fn kill_tree(pid: u32) {
-    #[cfg(unix)]
-    {
-        use rustix::process::{Pid, Signal as Sig, kill_process};
-        let mut doomed = vec![pid];
-        let mut parents: Vec<(u32, u32)> = Vec::new();
-        if let Ok(entries) = std::fs::read_dir("/proc") {
-            for entry in entries.flatten() {
-                let Some(child) = entry
-                    .file_name()
-                    .to_str()
-                    .and_then(|name| name.parse().ok())
-                else {
-                    continue;
-                };
-                // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
-                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                    continue;
-                };
-                let ppid = stat
-                    .rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                    .and_then(|ppid| ppid.parse().ok());
-                if let Some(ppid) = ppid {
-                    parents.push((child, ppid));
-                }
-            }
-        }
-        let mut at = 0;
-        while at < doomed.len() {
-            let parent = doomed[at];
-            doomed.extend(
-                parents
-                    .iter()
-                    .filter(|(_, ppid)| *ppid == parent)
-                    .map(|(child, _)| *child),
-            );
-            at += 1;
-        }
-        for pid in doomed {
-            if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-                let _ = kill_process(pid, Sig::KILL);
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = pid;
-}
-
 /// The signal that interrupted the run, as people name it; `None` while none did.
 pub(crate) fn signal_name(interrupted: &std::sync::atomic::AtomicUsize) -> Option<&'static str> {
     let signal = i32::try_from(interrupted.load(std::sync::atomic::Ordering::SeqCst)).ok()?;

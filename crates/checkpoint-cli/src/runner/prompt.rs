@@ -14,7 +14,7 @@ use miette::{IntoDiagnostic, Result};
 
 use crate::{
     ctx::Ctx,
-    env, exit_code, json,
+    env, json,
     output::{self, Format, JSON_VERSION, Paint},
     probe::FsProbe,
     runner::{
@@ -22,6 +22,7 @@ use crate::{
         client::{AgentClient, command_line},
     },
 };
+use checkpoint_contract::exit_code;
 
 /// `--dry-run`: the plan and the exact command line of the first session.
 pub(crate) fn dry_run(

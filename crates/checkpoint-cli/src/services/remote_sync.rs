@@ -5,7 +5,7 @@
 //! A pull whose [`SyncOutcome`] is [`SyncAction::Diverged`] stops a run, and a push whose
 //! outcome is [`SyncAction::Rejected`] asks for a pull.
 
-use std::{fmt, fs, path::PathBuf, process::Stdio};
+use std::{fmt, path::PathBuf, process::Stdio};
 
 use checkpoint_core::{
     WorkflowId,
@@ -20,9 +20,6 @@ use crate::{
     output,
     remote::{JOURNAL_BLOB, NewCommit, PushResult, REMOTE_PREFIX, Repo, STATE_BLOB},
 };
-
-/// Where a background push leaves its failure for the next command to report.
-const FAILED_PUSH_DIR: &str = ".sync-failed";
 
 /// What a pull or push did to one workflow, as JSON spells it in `action`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -287,7 +284,7 @@ fn resolve(
         })
         .find(|fork| fork.as_ref().map_or(true, |fork| !taken.contains(fork)))
         .expect("some suffix is free")?;
-    let journal_path = ctx.store.workflow_dir(id).join("journal.jsonl");
+    let journal_path = ctx.store.journal_path(id);
     let resolved = sync::resolve(
         &journal_path,
         local,
@@ -365,7 +362,7 @@ pub(crate) fn push_workflows(
             }
         }
         // The state is the replay of the very entries pushed, even if a write lands meanwhile.
-        let journal_path = ctx.store.workflow_dir(id).join("journal.jsonl");
+        let journal_path = ctx.store.journal_path(id);
         let workflow = match journal::replay(&journal_path, None, &local)? {
             Some(workflow) => workflow,
             None => {
@@ -472,28 +469,18 @@ pub(crate) fn push_in_background(ctx: &Ctx, id: &WorkflowId) {
 
 /// Says on stderr which background pushes failed since the last command, once.
 pub(crate) fn report_failed_pushes(ctx: &Ctx) {
-    let dir = ctx.store.root().join(FAILED_PUSH_DIR);
-    let Ok(entries) = fs::read_dir(&dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if let Ok(message) = fs::read_to_string(&path) {
-            output::warn(&format!(
-                "{}; run `checkpoint push` to retry",
-                message.trim_end()
-            ));
-        }
-        let _ = fs::remove_file(&path);
+    for message in ctx.store.take_failed_pushes() {
+        output::warn(&format!(
+            "{}; run `checkpoint push` to retry",
+            message.trim_end()
+        ));
     }
 }
 
 pub(crate) fn remember_failed_push(ctx: &Ctx, id: &str, reason: &str) {
-    let dir: PathBuf = ctx.store.root().join(FAILED_PUSH_DIR);
-    let _ = fs::create_dir_all(&dir);
-    let _ = fs::write(
-        dir.join(id),
-        format!(
+    ctx.store.remember_failed_push(
+        id,
+        &format!(
             "the background push of `{id}` at {} failed: {reason}\n",
             ctx.now.to_rfc3339()
         ),

@@ -702,6 +702,18 @@ fn numstat(output: &[u8]) -> Vec<Changed> {
         .collect()
 }
 
+/// Gives `copy` the modification time of `original`.
+fn keep_modified(original: &Path, copy: &Path) -> Result<(), String> {
+    let modified = fs::metadata(original)
+        .and_then(|metadata| metadata.modified())
+        .map_err(|err| format!("failed to read the time of `{}`: {err}", original.display()))?;
+    fs::File::options()
+        .write(true)
+        .open(copy)
+        .and_then(|file| file.set_modified(modified))
+        .map_err(|err| format!("failed to set the time of `{}`: {err}", copy.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,16 +766,4 @@ mod tests {
             ("120000", b.as_str())
         );
     }
-}
-
-/// Gives `copy` the modification time of `original`.
-fn keep_modified(original: &Path, copy: &Path) -> Result<(), String> {
-    let modified = fs::metadata(original)
-        .and_then(|metadata| metadata.modified())
-        .map_err(|err| format!("failed to read the time of `{}`: {err}", original.display()))?;
-    fs::File::options()
-        .write(true)
-        .open(copy)
-        .and_then(|file| file.set_modified(modified))
-        .map_err(|err| format!("failed to set the time of `{}`: {err}", copy.display()))
 }

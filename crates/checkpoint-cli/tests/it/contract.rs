@@ -368,8 +368,7 @@ fn the_document_of_who() {
     insta::assert_snapshot!("who", document(&env, &["who", "a.txt", "b.txt"]));
 }
 
-/// Every field the MCP server reads from a document or names to the model, and every dotted
-/// path the skills, the slash commands, the MCP tools' texts and the README mention in
+/// Every dotted path the skills, the slash commands, the MCP tools' texts and the README mention in
 /// backticks (`plan.next.command`), exists in a real document: renaming a field of the contract
 /// breaks this test instead of every client.
 #[test]
@@ -389,15 +388,7 @@ fn every_field_the_mcp_server_and_the_skills_name_exists() {
         .flat_map(|document| document.as_object().unwrap().keys())
         .map(String::as_str)
         .collect();
-    let mut named: Vec<(String, String)> = checkpoint_mcp::DOCUMENT_FIELDS
-        .iter()
-        .map(|path| {
-            (
-                (*path).to_owned(),
-                "checkpoint_mcp::DOCUMENT_FIELDS".to_owned(),
-            )
-        })
-        .collect();
+    let mut named: Vec<(String, String)> = Vec::new();
     for file in texts() {
         let text = std::fs::read_to_string(&file).unwrap();
         for path in backticked_paths(&text, &top_level) {
@@ -406,9 +397,7 @@ fn every_field_the_mcp_server_and_the_skills_name_exists() {
     }
     for known in ["plan.next.command", "plan.next.action", "plan.recoveries"] {
         assert!(
-            named
-                .iter()
-                .any(|(path, source)| path == known && !source.contains("DOCUMENT")),
+            named.iter().any(|(path, _)| path == known),
             "no text names `{known}` any more: {named:?}"
         );
     }
@@ -418,6 +407,87 @@ fn every_field_the_mcp_server_and_the_skills_name_exists() {
             "`{path}`, named in {source}, is in no JSON document: the contract changed (rename it \
              there too, or write the change in CHANGELOG.md)"
         );
+    }
+}
+
+/// The MCP server reads documents through the contract's types (`checkpoint_contract::document`):
+/// each real document it reads deserializes into its type, and the type serializes back into a
+/// part of the same document, so a field renamed, retyped or moved breaks this test, not the
+/// server. A failed command's error report and exit code are the contract's too.
+#[test]
+fn the_mcp_server_reads_the_documents_typed() {
+    use checkpoint_contract::{
+        diagnostic,
+        document::{ErrorReport, Listing, Summary},
+        exit_code,
+    };
+    let env = TestEnv::new();
+    interrupted(&env);
+    let other = TestEnv::new();
+    paused(&other);
+    other.set_now("2026-03-01T14:00:00Z");
+
+    let status = env.json(&["status", "-w", "contract"]);
+    let summary: Summary = serde_json::from_value(status.clone()).unwrap();
+    let workflow = summary
+        .workflow
+        .as_ref()
+        .expect("status carries its workflow");
+    assert_eq!(
+        (workflow.id.as_str(), workflow.phases.len()),
+        ("contract", 4)
+    );
+    assert_part_of(&serde_json::to_value(&summary).unwrap(), &status);
+
+    for (env, args) in [
+        (&env, &["resume", "--dry-run", "-w", "contract"][..]),
+        (&other, &["resume", "--dry-run"][..]),
+    ] {
+        let resume = env.json(args);
+        let summary: Summary = serde_json::from_value(resume.clone()).unwrap();
+        assert!(summary.plan.is_some(), "{resume}");
+        assert_part_of(&serde_json::to_value(&summary).unwrap(), &resume);
+    }
+    // A document that names its workflow by id has no workflow to summarize.
+    let validate: Summary = serde_json::from_value(other.json(&["validate"])).unwrap();
+    assert_eq!(validate.workflow, None);
+
+    let list = env.json(&["list"]);
+    let listing: Listing = serde_json::from_value(list.clone()).unwrap();
+    assert_eq!(listing.workflows[0].id, "contract");
+    assert_part_of(&serde_json::to_value(&listing).unwrap(), &list);
+
+    let failed = env.run(&["--format", "json", "status", "-w", "nowhere"]);
+    let stderr = String::from_utf8(failed.stderr).unwrap();
+    let last = stderr.lines().rev().find(|line| !line.trim().is_empty());
+    let report: ErrorReport = serde_json::from_str(last.unwrap()).unwrap();
+    assert_eq!(report.code.as_deref(), Some(diagnostic::STORE_NOT_FOUND));
+    assert_eq!(
+        failed.status.code(),
+        Some(exit_code::of_diagnostic(diagnostic::STORE_NOT_FOUND).into())
+    );
+    assert_eq!(failed.status.code(), Some(exit_code::NOT_FOUND.into()));
+}
+
+/// Every field of `part` is in `whole` with the same value (an array's elements in order).
+#[track_caller]
+fn assert_part_of(part: &Value, whole: &Value) {
+    match (part, whole) {
+        (Value::Object(part), Value::Object(whole)) => {
+            for (key, value) in part {
+                let Some(there) = whole.get(key) else {
+                    panic!("`{key}` is in no document: {whole:?}");
+                };
+                assert_part_of(value, there);
+            }
+        }
+        (Value::Array(part), Value::Array(whole)) => {
+            assert_eq!(part.len(), whole.len());
+            for (part, whole) in part.iter().zip(whole) {
+                assert_part_of(part, whole);
+            }
+        }
+        _ => assert_eq!(part, whole),
     }
 }
 

@@ -445,7 +445,11 @@ fn errors_carry_the_cli_message_code_and_hint_and_change_nothing() {
     // A refused transition: the dependency is not done.
     let refused = mcp.call_err("complete", json!({ "phase": "build" }));
     assert_same_error(&refused, &cli_error(&env, &["complete", "build"]));
-    assert_eq!(refused["exit_code"], 3, "{refused:#}");
+    assert_eq!(
+        refused["exit_code"],
+        checkpoint_contract::exit_code::REFUSED,
+        "{refused:#}"
+    );
     // An unknown phase, an unknown workflow.
     let unknown_phase = mcp.call_err("start", json!({ "phase": "nope" }));
     assert_same_error(&unknown_phase, &cli_error(&env, &["start", "nope"]));
@@ -454,7 +458,11 @@ fn errors_carry_the_cli_message_code_and_hint_and_change_nothing() {
         &unknown_workflow,
         &cli_error(&env, &["--workflow", "nope", "status"]),
     );
-    assert_eq!(unknown_workflow["exit_code"], 4, "{unknown_workflow:#}");
+    assert_eq!(
+        unknown_workflow["exit_code"],
+        checkpoint_contract::exit_code::NOT_FOUND,
+        "{unknown_workflow:#}"
+    );
     assert_eq!(
         env.read("pay", "state.json"),
         before,
@@ -528,7 +536,11 @@ fn lock_timeout_is_a_tool_error_and_the_server_keeps_running() {
     .unwrap();
     assert_eq!(error["code"], cli["code"], "{error:#}");
     assert_eq!(error["hint"], cli["help"], "{error:#}");
-    assert_eq!(error["exit_code"], 5, "{error:#}");
+    assert_eq!(
+        error["exit_code"],
+        checkpoint_contract::exit_code::LOCKED,
+        "{error:#}"
+    );
     assert!(
         error["hint"]
             .as_str()

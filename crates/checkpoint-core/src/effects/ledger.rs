@@ -64,7 +64,7 @@ pub struct RecordedEffect {
 
 impl RecordedEffect {
     /// The effect of a journal entry, numbered `number`; none for another transition.
-    pub fn from_entry(entry: &Entry, number: u64) -> Option<Self> {
+    pub(crate) fn from_entry(entry: &Entry, number: u64) -> Option<Self> {
         let Transition::Effect {
             phase,
             attempt,

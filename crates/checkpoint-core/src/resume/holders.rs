@@ -53,7 +53,7 @@ pub struct Dispatch {
 /// The sub-agents' view of `workflow` (after the resume's recoveries), or `None` when no phase
 /// was ever held by a sub-agent. `live` says whether the session that dispatched them may still
 /// be running: a holder that has not ended is then at work, not lost.
-pub fn sub_agents(
+pub(crate) fn sub_agents(
     workflow: &Workflow,
     live: bool,
     max_in_progress: u32,
@@ -169,7 +169,7 @@ pub(crate) fn dispatch_next(view: &SubAgents) -> Option<NextAction> {
 }
 
 /// "sub-agent `<id>`: <description>", as far as the holder is known.
-pub fn by(holder: &Holder) -> String {
+pub(crate) fn by(holder: &Holder) -> String {
     let who = holder.who();
     match &holder.description {
         Some(description) => format!("{who}: {description}"),

@@ -753,3 +753,29 @@ fn the_all_order_of_stops_puts_the_most_serious_last() {
         ]
     );
 }
+
+/// A rate limit with no reset of its own resets after the client's last retry delay, counted
+/// from the session's end; a reset the client said wins; no limit, or no delay, is no reset; a
+/// delay past belief is an error.
+#[test]
+fn a_limit_with_no_reset_counts_the_last_retry_delay() {
+    let ended = DateTime::parse_from_rfc3339("2026-03-01T10:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc);
+    let after = |ms| Reset::after_delay(ms, ended).unwrap();
+    assert_eq!(
+        Reset::of_session(None, true, Some(30_000), ended),
+        Ok(Some(after(30_000)))
+    );
+    let said = Reset::precise(ended + Duration::hours(1));
+    assert_eq!(
+        Reset::of_session(Some(said), true, Some(30_000), ended),
+        Ok(Some(said))
+    );
+    assert_eq!(
+        Reset::of_session(None, false, Some(30_000), ended),
+        Ok(None)
+    );
+    assert_eq!(Reset::of_session(None, true, None, ended), Ok(None));
+    assert!(Reset::of_session(None, true, Some(u64::MAX), ended).is_err());
+}

@@ -64,6 +64,11 @@ impl Store {
         self.root.join(id.as_str())
     }
 
+    /// The journal of a workflow.
+    pub fn journal_path(&self, id: &WorkflowId) -> PathBuf {
+        self.workflow_dir(id).join(JOURNAL_FILE)
+    }
+
     /// The ids of all workflows in the store, sorted.
     pub fn list(&self) -> Result<Vec<WorkflowId>> {
         let entries = match fs::read_dir(&self.root) {

@@ -82,7 +82,7 @@ pub enum Recovery {
 impl Recovery {
     /// Whether a write still at work (its lock held) shows the same: the journal appended
     /// before the state is replaced, a temporary file before its rename, a line half appended.
-    pub fn may_be_a_write_at_work(&self) -> bool {
+    pub(crate) fn may_be_a_write_at_work(&self) -> bool {
         match self {
             Self::JournalReplayed { .. }
             | Self::TempFiles { .. }

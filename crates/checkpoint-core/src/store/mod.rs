@@ -35,7 +35,7 @@ pub use crate::store::{
     },
     load::parse_state,
     loaded::{JOURNAL_REPAIR_HINT, Loaded, Recovery, Verification},
-    own::{IGNORE_FILE, USE_FILE},
+    own::{IGNORE_FILE, SYNC_FAILED_DIR, USE_FILE},
     repair::{JournalRepair, UNREADABLE_SUFFIX},
     results::RESULTS_DIR,
     write::DEFER_STATE_BYTES,

@@ -1,5 +1,6 @@
 //! The store's own files beside its workflows: the ignore file that keeps the store out of git,
-//! and the workflow `checkpoint use` chose for this worktree.
+//! the workflow `checkpoint use` chose for this worktree, and the failures of background pushes
+//! left for the next command to report.
 
 use std::{fs, io};
 
@@ -14,6 +15,9 @@ use crate::{
 pub const IGNORE_FILE: &str = ".gitignore";
 /// The workflow `checkpoint use` chose, one id on one line.
 pub const USE_FILE: &str = ".use";
+
+/// The directory of failed background pushes: one file per workflow, its message.
+pub const SYNC_FAILED_DIR: &str = ".sync-failed";
 
 /// The ignore file's text: everything in the store, this file included.
 const IGNORE_TEXT: &str = "# Written by checkpoint: this store is the worktree's working state, shared with\n# `checkpoint push` and `checkpoint pull` (refs/checkpoints/*), never committed.\n*\n";
@@ -65,5 +69,30 @@ impl Store {
                 _ => Ok(()),
             },
         }
+    }
+
+    /// Leaves the failure of a background push of `id` for the next command to report (best
+    /// effort: a push that cannot say so is retried by the next `checkpoint push` anyway).
+    pub fn remember_failed_push(&self, id: &str, message: &str) {
+        let dir = self.root.join(SYNC_FAILED_DIR);
+        if create_private_dir(&dir).is_ok() {
+            let _ = fsx::write_atomic(&dir.join(id), message.as_bytes(), true);
+        }
+    }
+
+    /// The failures of background pushes left since the last call, each once: read and removed.
+    pub fn take_failed_pushes(&self) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.root.join(SYNC_FAILED_DIR)) else {
+            return Vec::new();
+        };
+        let mut messages = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if let Ok(Some(bytes)) = fsx::read_limited(&path) {
+                messages.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+            let _ = fs::remove_file(&path);
+        }
+        messages
     }
 }

@@ -167,8 +167,7 @@ impl Hook {
         // An interrupted command may have done part of its work: it is recorded, as failed.
         // So may one that exited non-zero (a client that reports the exit code in a done call).
         let response = &payload.tool_response;
-        let ok =
-            response.interrupted != Some(true) && response.exit_code.is_none_or(|code| code == 0);
+        let ok = response.succeeded();
         let output = output_of(response);
         self.record(
             payload.tool,

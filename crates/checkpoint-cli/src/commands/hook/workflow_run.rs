@@ -166,7 +166,8 @@ impl Hook {
             agent_id,
             transcript: None,
             state: Some(AgentState::Failed(checkpoint_core::redact::shortened(
-                &error, 500,
+                &error,
+                super::MAX_TOOL_ERROR,
             ))),
             result: None,
         })

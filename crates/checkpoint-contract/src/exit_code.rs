@@ -1,6 +1,8 @@
 //! The documented exit codes of `checkpoint`: one table, from which the `--help` text and the
 //! tables of `docs/commands.md` and the skill are generated (`cargo xtask codegen` writes and checks the
-//! Markdown).
+//! Markdown), and the one map from diagnostic codes to exit codes.
+
+use crate::diagnostic;
 
 /// The command did what was asked.
 pub const SUCCESS: u8 = 0;
@@ -108,74 +110,74 @@ pub const ALL: [ExitCode; 12] = [
 /// exits with the code of its diagnostic code, wherever it was raised (a code not listed is 1).
 /// The README's "Exit codes" section lists them by exit code (generated from this table).
 pub const BY_DIAGNOSTIC: &[(&str, u8)] = &[
-    ("checkpoint::invalid_id", USAGE),
-    ("checkpoint::reserved_id", USAGE),
-    ("checkpoint::invalid_plan", USAGE),
-    ("checkpoint::plan_parse", USAGE),
-    ("checkpoint::plan_unreadable", USAGE),
-    ("checkpoint::config_parse", USAGE),
-    ("checkpoint::archive::not_an_archive", USAGE),
-    ("checkpoint::seed::unknown", USAGE),
-    ("checkpoint::invalid_env", USAGE),
-    ("checkpoint::invalid_time", USAGE),
-    ("checkpoint::path_outside_project", USAGE),
-    ("checkpoint::text_file", USAGE),
-    ("checkpoint::effect::empty", USAGE),
-    ("checkpoint::run::config", USAGE),
-    ("checkpoint::sync::remote", USAGE),
-    ("checkpoint::session::bad_id", USAGE),
-    ("checkpoint::usage", USAGE),
-    ("checkpoint::invalid_transition", REFUSED),
-    ("checkpoint::store::exists", REFUSED),
-    ("checkpoint::output_exists", REFUSED),
-    ("checkpoint::seed::export", REFUSED),
-    ("checkpoint::store::state_too_large", REFUSED),
-    ("checkpoint::store::entry_too_large", REFUSED),
-    ("checkpoint::store::journal_full", REFUSED),
-    ("checkpoint::text_too_large", REFUSED),
-    ("checkpoint::archive::unfinished", REFUSED),
-    ("checkpoint::effect::allow_in_session", REFUSED),
-    ("checkpoint::sync::diverged", REFUSED),
-    ("checkpoint::sync::rejected", REFUSED),
-    ("checkpoint::session::too_large", REFUSED),
-    ("checkpoint::session::declined", REFUSED),
-    ("checkpoint::session::other_head", REFUSED),
-    ("checkpoint::session::local_changes", REFUSED),
-    ("checkpoint::session::through_link", REFUSED),
-    ("checkpoint::session::transcript_exists", REFUSED),
-    ("checkpoint::unknown_phase", NOT_FOUND),
-    ("checkpoint::unknown_task", NOT_FOUND),
-    ("checkpoint::store::not_found", NOT_FOUND),
-    ("checkpoint::history::no_entry", NOT_FOUND),
-    ("checkpoint::archive::not_found", NOT_FOUND),
-    ("checkpoint::files::nothing_to_redo", NOT_FOUND),
-    ("checkpoint::seed::locate", NOT_FOUND),
-    ("checkpoint::no_workflow", NOT_FOUND),
-    ("checkpoint::ambiguous_workflow", NOT_FOUND),
-    ("checkpoint::session::none", NOT_FOUND),
-    ("checkpoint::session::not_found", NOT_FOUND),
-    ("checkpoint::session::not_on_remote", NOT_FOUND),
-    ("checkpoint::store::locked", LOCKED),
-    ("checkpoint::run::busy", LOCKED),
-    ("checkpoint::store::corrupt", UNTRUSTED),
-    ("checkpoint::store::unknown_version", UNTRUSTED),
-    ("checkpoint::store::newer_version", UNTRUSTED),
-    ("checkpoint::store::symlink", UNTRUSTED),
-    ("checkpoint::store::too_large", UNTRUSTED),
-    ("checkpoint::file::unreadable", UNTRUSTED),
-    ("checkpoint::seed::invalid", UNTRUSTED),
-    ("checkpoint::sync::journal_too_large", UNTRUSTED),
-    ("checkpoint::sync::remote_damaged", UNTRUSTED),
-    ("checkpoint::session::damaged", UNTRUSTED),
-    ("checkpoint::store::uncertain", MAYBE_SAVED),
-    ("checkpoint::invalid", INVALID),
-    ("checkpoint::io", FAILURE),
-    ("checkpoint::git::commit_failed", FAILURE),
-    ("checkpoint::sync::git", FAILURE),
-    ("checkpoint::session::write_failed", FAILURE),
-    ("checkpoint::session::unreadable", FAILURE),
-    ("checkpoint::session::no_home", FAILURE),
-    ("checkpoint::mcp::missing_server", FAILURE),
+    (diagnostic::INVALID_ID, USAGE),
+    (diagnostic::RESERVED_ID, USAGE),
+    (diagnostic::INVALID_PLAN, USAGE),
+    (diagnostic::PLAN_PARSE, USAGE),
+    (diagnostic::PLAN_UNREADABLE, USAGE),
+    (diagnostic::CONFIG_PARSE, USAGE),
+    (diagnostic::ARCHIVE_NOT_AN_ARCHIVE, USAGE),
+    (diagnostic::SEED_UNKNOWN, USAGE),
+    (diagnostic::INVALID_ENV, USAGE),
+    (diagnostic::INVALID_TIME, USAGE),
+    (diagnostic::PATH_OUTSIDE_PROJECT, USAGE),
+    (diagnostic::TEXT_FILE, USAGE),
+    (diagnostic::EFFECT_EMPTY, USAGE),
+    (diagnostic::RUN_CONFIG, USAGE),
+    (diagnostic::SYNC_REMOTE, USAGE),
+    (diagnostic::SESSION_BAD_ID, USAGE),
+    (diagnostic::USAGE, USAGE),
+    (diagnostic::INVALID_TRANSITION, REFUSED),
+    (diagnostic::STORE_EXISTS, REFUSED),
+    (diagnostic::OUTPUT_EXISTS, REFUSED),
+    (diagnostic::SEED_EXPORT, REFUSED),
+    (diagnostic::STORE_STATE_TOO_LARGE, REFUSED),
+    (diagnostic::STORE_ENTRY_TOO_LARGE, REFUSED),
+    (diagnostic::STORE_JOURNAL_FULL, REFUSED),
+    (diagnostic::TEXT_TOO_LARGE, REFUSED),
+    (diagnostic::ARCHIVE_UNFINISHED, REFUSED),
+    (diagnostic::EFFECT_ALLOW_IN_SESSION, REFUSED),
+    (diagnostic::SYNC_DIVERGED, REFUSED),
+    (diagnostic::SYNC_REJECTED, REFUSED),
+    (diagnostic::SESSION_TOO_LARGE, REFUSED),
+    (diagnostic::SESSION_DECLINED, REFUSED),
+    (diagnostic::SESSION_OTHER_HEAD, REFUSED),
+    (diagnostic::SESSION_LOCAL_CHANGES, REFUSED),
+    (diagnostic::SESSION_THROUGH_LINK, REFUSED),
+    (diagnostic::SESSION_TRANSCRIPT_EXISTS, REFUSED),
+    (diagnostic::UNKNOWN_PHASE, NOT_FOUND),
+    (diagnostic::UNKNOWN_TASK, NOT_FOUND),
+    (diagnostic::STORE_NOT_FOUND, NOT_FOUND),
+    (diagnostic::HISTORY_NO_ENTRY, NOT_FOUND),
+    (diagnostic::ARCHIVE_NOT_FOUND, NOT_FOUND),
+    (diagnostic::FILES_NOTHING_TO_REDO, NOT_FOUND),
+    (diagnostic::SEED_LOCATE, NOT_FOUND),
+    (diagnostic::NO_WORKFLOW, NOT_FOUND),
+    (diagnostic::AMBIGUOUS_WORKFLOW, NOT_FOUND),
+    (diagnostic::SESSION_NONE, NOT_FOUND),
+    (diagnostic::SESSION_NOT_FOUND, NOT_FOUND),
+    (diagnostic::SESSION_NOT_ON_REMOTE, NOT_FOUND),
+    (diagnostic::STORE_LOCKED, LOCKED),
+    (diagnostic::RUN_BUSY, LOCKED),
+    (diagnostic::STORE_CORRUPT, UNTRUSTED),
+    (diagnostic::STORE_UNKNOWN_VERSION, UNTRUSTED),
+    (diagnostic::STORE_NEWER_VERSION, UNTRUSTED),
+    (diagnostic::STORE_SYMLINK, UNTRUSTED),
+    (diagnostic::STORE_TOO_LARGE, UNTRUSTED),
+    (diagnostic::FILE_UNREADABLE, UNTRUSTED),
+    (diagnostic::SEED_INVALID, UNTRUSTED),
+    (diagnostic::SYNC_JOURNAL_TOO_LARGE, UNTRUSTED),
+    (diagnostic::SYNC_REMOTE_DAMAGED, UNTRUSTED),
+    (diagnostic::SESSION_DAMAGED, UNTRUSTED),
+    (diagnostic::STORE_UNCERTAIN, MAYBE_SAVED),
+    (diagnostic::INVALID, INVALID),
+    (diagnostic::IO, FAILURE),
+    (diagnostic::GIT_COMMIT_FAILED, FAILURE),
+    (diagnostic::SYNC_GIT, FAILURE),
+    (diagnostic::SESSION_WRITE_FAILED, FAILURE),
+    (diagnostic::SESSION_UNREADABLE, FAILURE),
+    (diagnostic::SESSION_NO_HOME, FAILURE),
+    (diagnostic::MCP_MISSING_SERVER, FAILURE),
 ];
 
 /// The exit code of a diagnostic code (see [`BY_DIAGNOSTIC`]).
@@ -260,6 +262,28 @@ mod tests {
         }
     }
 
+    /// The table and the codes are one list: every code named in `diagnostic` has its exit code
+    /// here, and the table names no code `diagnostic` lacks; the MCP server's own codes are no
+    /// exit of `checkpoint`.
+    #[test]
+    fn every_diagnostic_code_is_in_the_table_and_only_those() {
+        for code in diagnostic::ALL {
+            assert!(
+                BY_DIAGNOSTIC.iter().any(|(known, _)| known == code),
+                "{code} has no exit code in `BY_DIAGNOSTIC`"
+            );
+        }
+        for (code, _) in BY_DIAGNOSTIC {
+            assert!(diagnostic::ALL.contains(code), "{code} is no constant");
+        }
+        for code in diagnostic::mcp::ALL {
+            assert_eq!(of_diagnostic(code), FAILURE, "{code}");
+            assert!(!diagnostic::ALL.contains(code), "{code}");
+        }
+        assert_eq!(of_diagnostic(diagnostic::STORE_LOCKED), LOCKED);
+        assert_eq!(of_diagnostic("checkpoint::never_raised"), FAILURE);
+    }
+
     /// Every diagnostic code the sources raise (`code(checkpoint::…)` on an error type, or a
     /// `"checkpoint::…"` literal given to a `Failure` or `miette!`) is in the table: none falls
     /// back to 1 by being forgotten, and none is mapped at its construction site.
@@ -267,10 +291,16 @@ mod tests {
     fn every_diagnostic_code_raised_is_in_the_table() {
         let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut missing = Vec::new();
-        for dir in ["checkpoint-core/src", "checkpoint-cli/src"] {
+        for dir in [
+            "checkpoint-core/src",
+            "checkpoint-cli/src",
+            "checkpoint-mcp/src",
+        ] {
             visit(&crates.join(dir), &mut |text| {
                 for code in raised_codes(text) {
-                    if !BY_DIAGNOSTIC.iter().any(|(known, _)| *known == code) {
+                    let known = BY_DIAGNOSTIC.iter().any(|(known, _)| *known == code)
+                        || diagnostic::mcp::ALL.contains(&code.as_str());
+                    if !known {
                         missing.push(code);
                     }
                 }
@@ -286,6 +316,7 @@ mod tests {
                 visit(&path, each);
             } else if path.extension().is_some_and(|ext| ext == "rs")
                 && !path.ends_with("exit_code.rs")
+                && !path.ends_with("tests.rs")
             {
                 each(&std::fs::read_to_string(&path).unwrap());
             }
