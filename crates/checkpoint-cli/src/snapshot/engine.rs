@@ -118,12 +118,26 @@ impl Snapshots {
         // A git killed while it held the private index left its lock: nobody else uses it.
         let _ = fs::remove_file(self.index.with_extension("index.lock"));
         let last = self.last()?;
-        let first = !self.index.exists();
+        let mut first = !self.index.exists();
         if first {
             self.seed(options)?;
         }
         let pending = self.index.with_extension("pending");
-        let listed = self.changed_now()?;
+        let listed = match self.changed_now() {
+            Ok(listed) => listed,
+            // The private index is a cache of the last snapshot's tree: one that git cannot read
+            // (torn by a git that outlived a killed snapshot and raced the next one) is seeded
+            // again from the real index, as for a first snapshot, which lists every change.
+            Err(err) if !first => {
+                fs::remove_file(&self.index)
+                    .map_err(|rm| format!("{err}; and failed to remove the index: {rm}"))?;
+                first = true;
+                self.seed(options)?;
+                self.changed_now()
+                    .map_err(|again| format!("{err}; and after seeding it again: {again}"))?
+            }
+            Err(err) => return Err(err),
+        };
         let (paths, left_out, mut cut) = self.candidates(&listed, options);
         if paths.is_empty()
             && !cut

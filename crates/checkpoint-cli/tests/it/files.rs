@@ -799,3 +799,25 @@ fn a_same_size_edit_in_the_second_of_the_last_commit_is_in_the_first_snapshot() 
         "two\n"
     );
 }
+
+#[test]
+fn a_private_index_git_cannot_read_is_seeded_again_and_the_snapshot_is_whole() {
+    // A git that outlived a killed snapshot can race the next one and leave the private index
+    // torn; it is a cache of the last snapshot's tree, so the next snapshot starts it again.
+    let env = started();
+    let root = env.project();
+    write(&root, "a.txt", "one\n");
+    env.ok(&["snapshot"]);
+    let index = root.join(".git/checkpoint/snapshots/w.index");
+    assert!(
+        index.exists(),
+        "the private index is where the test expects it"
+    );
+    fs::write(&index, b"DIRC torn").unwrap();
+    write(&root, "a.txt", "two\n");
+    write(&root, "b.txt", "new\n");
+    env.ok(&["snapshot"]);
+    let tip = "refs/checkpoint/snapshots/w";
+    assert_eq!(git(&root, &["show", &format!("{tip}:a.txt")]), "two\n");
+    assert_eq!(git(&root, &["show", &format!("{tip}:b.txt")]), "new\n");
+}
