@@ -297,21 +297,7 @@ impl Hook {
                 _ => self.keep_version(payload.agent_id.as_deref()),
             };
             let reason = writes::reason(&shown, &conflict, snapshot);
-            return match mode {
-                Mode::Off => Ok(()),
-                Mode::Warn => super::answer(&json!({ "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "additionalContext": reason,
-                } })),
-                Mode::Refuse => {
-                    let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-                    let refusal = match client {
-                        Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
-                        Client::Codex | Client::Gemini => Refusal::Deny,
-                    };
-                    super::effects::emit_refusal(client, refusal, &reason)
-                }
-            };
+            return answer_by_mode(client, mode, &reason);
         }
         Ok(())
     }
@@ -349,21 +335,7 @@ impl Hook {
             return Ok(());
         }
         let reason = writes::checkout_reason(&git, &others);
-        match mode {
-            Mode::Off => Ok(()),
-            Mode::Warn => super::answer(&json!({ "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "additionalContext": reason,
-            } })),
-            Mode::Refuse => {
-                let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-                let refusal = match client {
-                    Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
-                    Client::Codex | Client::Gemini => Refusal::Deny,
-                };
-                super::effects::emit_refusal(client, refusal, &reason)
-            }
-        }
+        answer_by_mode(client, mode, &reason)
     }
 
     /// Before a Bash command: when a recently written file holds another live writer's change
@@ -778,4 +750,25 @@ fn unseen_change<'r>(record: &'r PathRecord, writer: &Writer) -> Option<&'r Writ
 fn shortened(command: &str) -> String {
     let line = command.split_whitespace().collect::<Vec<_>>().join(" ");
     checkpoint_core::redact::shortened(&line, MAX_COMMAND)
+}
+
+/// The answer to a `PreToolUse` the guard found at fault, by the setting's mode: nothing, the
+/// reason told to the model, or a refusal (asked in an interactive Claude Code session, denied
+/// headless and in the other clients).
+fn answer_by_mode(client: Client, mode: Mode, reason: &str) -> Result<()> {
+    match mode {
+        Mode::Off => Ok(()),
+        Mode::Warn => super::answer(&json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "additionalContext": reason,
+        } })),
+        Mode::Refuse => {
+            let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
+            let refusal = match client {
+                Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
+                Client::Codex | Client::Gemini => Refusal::Deny,
+            };
+            super::effects::emit_refusal(client, refusal, reason)
+        }
+    }
 }
