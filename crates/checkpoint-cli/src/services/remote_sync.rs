@@ -324,11 +324,40 @@ fn resolve(
 
 /// Pushes each workflow in `ids` that is ahead of where the last pull saw `remote`, in one
 /// `git push`; a workflow the remote moved on from is `rejected`.
+///
+/// A push refused because the remote's ref is not where this clone last saw it is looked at
+/// again once, from a fresh fetch of that ref: when the remote holds a prefix of this copy's
+/// journal (an earlier push landed, but its process was killed before it recorded so), the
+/// push is finished with the lease it now knows; otherwise it stays `rejected`.
 pub(crate) fn push_workflows(
     ctx: &Ctx,
     remote: &str,
     ids: &[WorkflowId],
 ) -> Result<Vec<SyncOutcome>> {
+    let mut outcomes = push_once(ctx, remote, ids)?;
+    let refused: Vec<WorkflowId> = ids
+        .iter()
+        .filter(|id| {
+            outcomes
+                .iter()
+                .any(|outcome| outcome.id == id.as_str() && outcome.action == SyncAction::Rejected)
+        })
+        .cloned()
+        .collect();
+    if refused.is_empty() {
+        return Ok(outcomes);
+    }
+    Repo::new(&ctx.project_root).fetch(remote, Some(&refused))?;
+    for again in push_once(ctx, remote, &refused)? {
+        if let Some(outcome) = outcomes.iter_mut().find(|outcome| outcome.id == again.id) {
+            *outcome = again;
+        }
+    }
+    Ok(outcomes)
+}
+
+/// One attempt of [`push_workflows`], against the tracking refs as they are.
+fn push_once(ctx: &Ctx, remote: &str, ids: &[WorkflowId]) -> Result<Vec<SyncOutcome>> {
     let repo = Repo::new(&ctx.project_root);
     let mut outcomes = Vec::with_capacity(ids.len());
     let mut pending = Vec::new();

@@ -115,6 +115,50 @@ fn a_second_clone_continues_through_a_bare_repository() {
     laptop_then_second_machine(&Remote::bare());
 }
 
+/// A push whose process died after the remote took the ref, before this clone recorded it: the
+/// tracking ref is behind (here: at the first push, or gone), and the next push finishes by
+/// itself, for a remote that holds a prefix of this copy; one with entries this copy lacks is
+/// still refused.
+#[test]
+fn a_push_that_landed_unrecorded_is_finished_by_the_next_push() {
+    let remote = Remote::bare();
+    let laptop = remote.clone();
+    laptop.ok(&[
+        "init", "demo", "--phase", "a", "--phase", "b", "--phase", "c", "--phase", "d",
+    ]);
+    laptop.ok(&["push"]);
+    let tracking = "refs/checkpoint-sync/origin/demo";
+    let first = git(&laptop.project(), &["rev-parse", tracking]);
+    let remote_len = || remote.file("demo", "journal.jsonl").lines().count();
+    for (lost, phase) in [("behind", "a"), ("gone", "b")] {
+        laptop.ok(&["start", phase]);
+        laptop.ok(&["push"]);
+        // The record of that push is lost, as if its process was killed before writing it.
+        match lost {
+            "behind" => git(&laptop.project(), &["update-ref", tracking, first.trim()]),
+            _ => git(&laptop.project(), &["update-ref", "-d", tracking]),
+        };
+        // Nothing new: the remote already has it all, and keeps it (the push may make the same
+        // commit again, which git takes as up to date).
+        laptop.ok(&["push"]);
+        assert_eq!(remote_len(), journal_len(&laptop, "demo"), "{lost}");
+        // Something new: pushed on top of what the remote holds.
+        laptop.ok(&["complete", phase]);
+        let pushed = laptop.ok(&["push"]);
+        assert!(pushed.contains("pushed entry"), "{lost}: {pushed}");
+        assert_eq!(remote_len(), journal_len(&laptop, "demo"), "{lost}");
+    }
+    // A remote with entries this copy lacks still refuses, whatever the tracking ref says.
+    let other = remote.clone();
+    other.ok(&["pull", "--workflow", "demo"]);
+    other.ok(&["start", "c"]);
+    other.ok(&["push"]);
+    laptop.ok(&["start", "d"]);
+    git(&laptop.project(), &["update-ref", "-d", tracking]);
+    let refused = exits(&laptop, &["push"], 3);
+    assert!(refused.contains("run `checkpoint pull` first"), "{refused}");
+}
+
 #[test]
 fn a_second_clone_continues_through_git_daemon() {
     laptop_then_second_machine(&Remote::daemon());
