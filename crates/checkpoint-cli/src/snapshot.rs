@@ -10,7 +10,7 @@ mod restore;
 mod scan_cache;
 
 pub(crate) use crate::snapshot::{
-    engine::{Changed, LeftOut, SnapshotOptions, Snapshots, Taken},
+    engine::{Changed, LeftOut, SnapshotOptions, Snapshots, Taken, raw as raw_diff},
     plumbing::display,
     restore::Step,
 };

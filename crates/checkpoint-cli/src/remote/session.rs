@@ -259,21 +259,15 @@ impl Repo {
             ],
             None,
         )?;
-        let mut fields = out.split(|&b| b == 0).filter(|field| !field.is_empty());
-        let mut differences = Vec::new();
-        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
-            let meta = String::from_utf8_lossy(meta);
-            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-            if let [_, new_mode, _, new_object, status] = parts[..] {
-                differences.push(Difference {
-                    new_mode: new_mode.to_owned(),
-                    new_object: new_object.to_owned(),
-                    status: status.chars().next().unwrap_or('M'),
-                    path: path.to_vec(),
-                });
-            }
-        }
-        Ok(differences)
+        Ok(crate::snapshot::raw_diff(&out)
+            .into_iter()
+            .map(|change| Difference {
+                new_mode: change.new_mode,
+                new_object: change.new_blob,
+                status: change.status.chars().next().unwrap_or('M'),
+                path: change.path,
+            })
+            .collect())
     }
 }
 

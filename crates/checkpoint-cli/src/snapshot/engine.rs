@@ -661,7 +661,7 @@ impl RawChange {
 
 /// `git diff-tree -r -z --raw --no-abbrev` records: `:<old mode> <new mode> <old blob> <new
 /// blob> <status>`, then the path.
-fn raw(output: &[u8]) -> Vec<RawChange> {
+pub(crate) fn raw(output: &[u8]) -> Vec<RawChange> {
     let mut changes = Vec::new();
     let mut fields = records(output);
     while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
