@@ -78,7 +78,7 @@ const TABLE: &[(&str, &str, Rule)] = &[
         "",
         Rule::Layers(&[
             &["lib.rs"],
-            &["document", "env", "exit_code"],
+            &["document", "env", "exit_code", "hooks"],
             &["diagnostic"],
         ]),
     ),

@@ -11,49 +11,7 @@ use super::{
     Plan, Scope, Target,
     hooks_json::{self, HookSpec},
 };
-use crate::{
-    clients::{Client, claude::hooks::HookEvent},
-    env,
-};
-
-/// The events' matchers, as the plugin registers them.
-fn matcher(event: HookEvent) -> Option<&'static str> {
-    // Bash and MCP tools for the guard and the record of effects, `Agent` for sub-agents,
-    // `Workflow` for Claude Code's own runs (their launch only: a failed launch records nothing);
-    // the file tools (and `Read`, what a session saw) for the write guard.
-    match event {
-        HookEvent::PreToolUse => Some("Agent|Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*"),
-        HookEvent::PostToolUse => {
-            Some("Read|Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow|mcp__.*")
-        }
-        HookEvent::PostToolUseFailure => {
-            Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|mcp__.*")
-        }
-        HookEvent::SessionStart
-        | HookEvent::PreCompact
-        | HookEvent::Stop
-        | HookEvent::SubagentStart
-        | HookEvent::SubagentStop
-        | HookEvent::StopFailure
-        | HookEvent::SessionEnd => None,
-    }
-}
-
-/// The hook's timeout in seconds, as the plugin's.
-fn timeout(event: HookEvent) -> u64 {
-    match event {
-        HookEvent::SessionStart => 30,
-        HookEvent::PreCompact
-        | HookEvent::PreToolUse
-        | HookEvent::PostToolUse
-        | HookEvent::PostToolUseFailure
-        | HookEvent::Stop
-        | HookEvent::SubagentStart
-        | HookEvent::SubagentStop
-        | HookEvent::StopFailure
-        | HookEvent::SessionEnd => 5,
-    }
-}
+use crate::{clients::Client, env};
 
 pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
     let (settings, mcp) = match target.scope {
@@ -72,13 +30,13 @@ pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
             }
         },
     };
-    let specs: Vec<HookSpec> = HookEvent::ALL
+    let specs: Vec<HookSpec> = checkpoint_contract::hooks::CLAUDE_CODE
         .into_iter()
-        .map(|event| HookSpec {
-            event: event.name(),
-            matcher: matcher(event),
-            command: target.hook_command(Client::Claude, event.name()),
-            timeout: timeout(event),
+        .map(|hook| HookSpec {
+            event: hook.event,
+            matcher: hook.matcher,
+            command: target.hook_command(Client::Claude, hook.event),
+            timeout: hook.timeout,
         })
         .collect();
     let server = json!({ "command": target.binary, "args": ["mcp"] });

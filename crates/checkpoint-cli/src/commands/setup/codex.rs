@@ -12,31 +12,7 @@ use super::{
     hooks_json::{self, HookSpec},
     toml_file,
 };
-use crate::{
-    clients::{Client, codex::hooks::HookEvent},
-    env,
-};
-
-/// The events `setup` registers (`PreToolUse`: the guard against a repeat of a recorded
-/// effect, and the intent it journals).
-const REGISTERED: [HookEvent; 5] = [
-    HookEvent::SessionStart,
-    HookEvent::PreCompact,
-    HookEvent::PreToolUse,
-    HookEvent::PostToolUse,
-    HookEvent::Stop,
-];
-
-/// The hook's timeout in seconds.
-fn timeout(event: HookEvent) -> u64 {
-    match event {
-        HookEvent::SessionStart => 30,
-        HookEvent::PreCompact
-        | HookEvent::PreToolUse
-        | HookEvent::PostToolUse
-        | HookEvent::Stop => 5,
-    }
-}
+use crate::{clients::Client, env};
 
 /// `$CODEX_HOME`, else `~/.codex`.
 fn codex_home(target: &Target) -> Result<PathBuf> {
@@ -55,13 +31,13 @@ pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
             .map_err(|err| miette::miette!("{err}"))?
             .clone(),
     };
-    let specs: Vec<HookSpec> = REGISTERED
+    let specs: Vec<HookSpec> = checkpoint_contract::hooks::CODEX
         .into_iter()
-        .map(|event| HookSpec {
-            event: event.name(),
-            matcher: event.matcher(),
-            command: target.hook_command(Client::Codex, event.name()),
-            timeout: timeout(event),
+        .map(|hook| HookSpec {
+            event: hook.event,
+            matcher: hook.matcher,
+            command: target.hook_command(Client::Codex, hook.event),
+            timeout: hook.timeout,
         })
         .collect();
     let hooks_file = dir.join("hooks.json");
