@@ -1,20 +1,100 @@
-//! What the agent clients send us and print, one module per client: their payloads and
-//! streams as typed documents (their own formats, read leniently), converted to the canonical
-//! events of `event`.
+//! Every agent client in one home each: `clients/<client>/` holds its hook payloads
+//! (`hooks.rs`), the lines of its headless session (`stream.rs`), the session command the runner
+//! starts (`session.rs`), the files `checkpoint setup` writes (`setup.rs`) and anything else of
+//! its own; the hooks it registers are the contract's table (`checkpoint_contract::hooks`).
+//! Each client is one `ClientHome`, found by `home`: the runner, the hook and `setup` ask it and
+//! name no client.
+//!
+//! What the clients share: the canonical events their payloads become (`event.rs`), the lenient
+//! reading of a payload (`lenient.rs`), the session trait and its events (`session.rs`), the
+//! pieces every setup writer uses (`setup.rs`). Deliberately absent: any client's name outside
+//! its own directory and `home`; a client never names another.
 
 pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod event;
 pub(crate) mod gemini;
 pub(crate) mod lenient;
+pub(crate) mod session;
+pub(crate) mod setup;
+
+use std::ffi::OsString;
 
 pub(crate) use checkpoint_core::Client;
+use checkpoint_core::effects::Refusal;
+use miette::Result;
+
+use crate::clients::{
+    event::Hooked,
+    session::AgentClient,
+    setup::{Plan, Target},
+};
 
 /// Reads a client's name on the command line (`claude`, `codex` or `gemini`).
 pub(crate) fn client_parser() -> impl clap::builder::TypedValueParser<Value = Client> {
     use clap::builder::TypedValueParser as _;
     clap::builder::PossibleValuesParser::new(Client::ALL.map(Client::name))
         .map(|name| Client::named(&name).expect("a possible value names a client"))
+}
+
+/// The reader of a hook's payload on stdin, called only for an event that has one to act on.
+pub(crate) type ReadPayload<'a> = &'a dyn Fn() -> Result<Vec<u8>, String>;
+
+/// One agent client, everything about it that the runner, the hook and `setup` ask.
+pub(crate) trait ClientHome: Sync {
+    /// The headless session the runner drives: `program` with the user's `extra` arguments.
+    fn session(&self, program: OsString, extra: Vec<String>) -> Box<dyn AgentClient>;
+
+    /// The files `checkpoint setup` edits for `target`, and what the client needs before its
+    /// hooks run.
+    fn setup<'a>(&self, target: &'a Target) -> Result<Plan<'a>>;
+
+    /// Hook `event` (the client's name for it) as a canonical event, its payload read by
+    /// `read`; `None` for an event that is accepted and does nothing. The error names what is
+    /// wrong, and nothing is recorded.
+    fn hooked(&self, event: &str, read: ReadPayload<'_>) -> Result<Option<Hooked>, String>;
+
+    /// Whether hook `event` says the session ended (its write claims are released then).
+    fn ends_session(&self, _event: &str) -> bool {
+        false
+    }
+
+    /// Whether a sub-agent of `agent_type` is an agent of the client's own workflow runs
+    /// (Claude Code's `Workflow` tool), whose progress the hook records in the run's workflow.
+    fn is_workflow_agent(&self, _agent_type: Option<&str>) -> bool {
+        false
+    }
+
+    /// How a refused call is refused: asked of a person where the client can ask one, else
+    /// denied.
+    fn refusal(&self) -> Refusal {
+        Refusal::Deny
+    }
+
+    /// The hook's answer that refuses a tool call before it runs, with the reason the model
+    /// (and the person) reads, in the client's form.
+    fn refuse(&self, refusal: Refusal, reason: &str) -> serde_json::Value {
+        serde_json::json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": refusal.decision(),
+            "permissionDecisionReason": reason,
+        } })
+    }
+
+    /// Whether every hook answers with a JSON object, an empty one when it has nothing to say
+    /// (a client that shows any other output to the user).
+    fn always_answers(&self) -> bool {
+        false
+    }
+}
+
+/// `client`'s home: the one place a client's name becomes its code.
+pub(crate) fn home(client: Client) -> &'static dyn ClientHome {
+    match client {
+        Client::Claude => &claude::ClaudeCode,
+        Client::Codex => &codex::CodexCli,
+        Client::Gemini => &gemini::GeminiCli,
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,71 @@
-//! Claude Code's boundaries: the payloads of its hooks and the stream-json lines of a headless
-//! `claude -p` session.
+//! Claude Code's home: the payloads of its hooks, the stream-json lines of a headless `claude
+//! -p` session and the session command, `checkpoint setup claude`, and the files of its own
+//! `Workflow` runs.
 
 pub(crate) mod hooks;
 pub(crate) mod run_catchup;
+pub(crate) mod session;
+pub(crate) mod setup;
 pub(crate) mod stream;
 pub(crate) mod workflow_run;
 pub(crate) mod workflow_script;
+
+use std::ffi::OsString;
+
+use checkpoint_core::effects::Refusal;
+use chrono::{Local, Offset};
+use miette::Result;
+
+use crate::{
+    clients::{
+        ClientHome, ReadPayload,
+        event::Hooked,
+        session::AgentClient,
+        setup::{Plan, Target},
+    },
+    env,
+};
+
+/// Claude Code, as `clients::home` finds it.
+pub(crate) struct ClaudeCode;
+
+impl ClientHome for ClaudeCode {
+    fn session(&self, program: OsString, extra: Vec<String>) -> Box<dyn AgentClient> {
+        Box::new(session::Claude {
+            program,
+            extra,
+            local_offset: Local::now().offset().fix(),
+        })
+    }
+
+    fn setup<'a>(&self, target: &'a Target) -> Result<Plan<'a>> {
+        setup::plan(target)
+    }
+
+    fn hooked(&self, event: &str, read: ReadPayload<'_>) -> Result<Option<Hooked>, String> {
+        let event: hooks::HookEvent = event.parse()?;
+        if event == hooks::HookEvent::SessionEnd {
+            // Claude Code cuts SessionEnd short and skips it after any hook timeout, so
+            // nothing depends on it; the plugin declares it because a StopFailure hook in
+            // `-p` mode runs only when some SessionEnd hook exists (measured with 2.1.197).
+            // The payload is read so that the client never writes into a closed pipe.
+            let _ = read();
+            return Ok(None);
+        }
+        hooks::hooked(event, &read()?)
+    }
+
+    fn ends_session(&self, event: &str) -> bool {
+        event == hooks::HookEvent::SessionEnd.name()
+    }
+
+    fn is_workflow_agent(&self, agent_type: Option<&str>) -> bool {
+        hooks::is_workflow_agent(agent_type)
+    }
+
+    fn refusal(&self) -> Refusal {
+        // Asked in an interactive session, denied headless.
+        let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
+        Refusal::for_entrypoint(entrypoint.as_deref())
+    }
+}

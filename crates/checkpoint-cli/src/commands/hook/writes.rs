@@ -15,7 +15,6 @@ use std::{
 
 use checkpoint_core::{
     SnapshotReason, Workflow,
-    effects::Refusal,
     store::Notice,
     writes::{
         self, ABSENT, Conflict, Mode, PathRecord, Write, Writer, WriterState, check,
@@ -31,7 +30,7 @@ use crate::{
         event::{Event, Tool, ToolUse},
     },
     commands::hook::Hook,
-    env, output,
+    output,
     services::{
         snapshots::{self, Request},
         writes::{
@@ -763,11 +762,7 @@ fn answer_by_mode(client: Client, mode: Mode, reason: &str) -> Result<()> {
             "additionalContext": reason,
         } })),
         Mode::Refuse => {
-            let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-            let refusal = match client {
-                Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
-                Client::Codex | Client::Gemini => Refusal::Deny,
-            };
+            let refusal = crate::clients::home(client).refusal();
             super::effects::emit_refusal(client, refusal, reason)
         }
     }

@@ -7,13 +7,13 @@
 use miette::Result;
 use serde_json::json;
 
-use super::{
+use crate::clients::setup::{
     Plan, Scope, Target,
     hooks_json::{self, HookSpec},
 };
 use crate::{clients::Client, env};
 
-pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
+pub(crate) fn plan(target: &Target) -> Result<Plan<'_>> {
     let (settings, mcp) = match target.scope {
         Scope::Project => (
             target.project_root.join(".claude").join("settings.json"),

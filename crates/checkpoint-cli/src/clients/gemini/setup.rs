@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use miette::Result;
 
-use super::{
+use crate::clients::setup::{
     FileEdit, Malformed, Plan, Scope, Target,
     hooks_json::{self, OwnedHooks},
 };
@@ -112,7 +112,7 @@ fn user_settings(target: &Target) -> Result<std::path::PathBuf> {
     Ok(home.join(".gemini").join("settings.json"))
 }
 
-pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
+pub(crate) fn plan(target: &Target) -> Result<Plan<'_>> {
     let path = match target.scope {
         Scope::Project => target.project_root.join(".gemini").join("settings.json"),
         Scope::User => user_settings(target)?,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use miette::Result;
 use serde_json::Value;
 
-use super::{
+use crate::clients::setup::{
     FileEdit, Plan, Scope, Target,
     hooks_json::{self, HookSpec},
     toml_file,
@@ -22,7 +22,7 @@ fn codex_home(target: &Target) -> Result<PathBuf> {
     }
 }
 
-pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
+pub(crate) fn plan(target: &Target) -> Result<Plan<'_>> {
     let user = codex_home(target);
     let dir = match target.scope {
         Scope::Project => target.project_root.join(".codex"),
@@ -70,9 +70,12 @@ fn needs(target: &Target, user: Option<&Path>, hooks_file: &Path) -> Vec<String>
         let root = target.project_root.display().to_string();
         let trusted = user
             .and_then(|home| {
-                checkpoint_core::read_foreign(&home.join("config.toml"), super::MAX_CONFIG_BYTES)
-                    .ok()
-                    .flatten()
+                checkpoint_core::read_foreign(
+                    &home.join("config.toml"),
+                    crate::clients::setup::MAX_CONFIG_BYTES,
+                )
+                .ok()
+                .flatten()
             })
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .and_then(|text| text.parse::<toml_edit::DocumentMut>().ok())
