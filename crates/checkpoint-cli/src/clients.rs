@@ -18,7 +18,7 @@ pub(crate) mod lenient;
 pub(crate) mod session;
 pub(crate) mod setup;
 
-use std::ffi::OsString;
+use std::{collections::BTreeSet, ffi::OsString};
 
 pub(crate) use checkpoint_core::Client;
 use checkpoint_core::effects::Refusal;
@@ -63,6 +63,12 @@ pub(crate) trait ClientHome: Sync {
     /// (Claude Code's `Workflow` tool), whose progress the hook records in the run's workflow.
     fn is_workflow_agent(&self, _agent_type: Option<&str>) -> bool {
         false
+    }
+
+    /// The sessions the client lists as live; `None` when it keeps no list (then a writer is
+    /// live until it is idle).
+    fn live_sessions(&self) -> Option<BTreeSet<String>> {
+        None
     }
 
     /// How a refused call is refused: asked of a person where the client can ask one, else

@@ -10,7 +10,7 @@ pub(crate) mod stream;
 pub(crate) mod workflow_run;
 pub(crate) mod workflow_script;
 
-use std::ffi::OsString;
+use std::{collections::BTreeSet, ffi::OsString, path::Path};
 
 use checkpoint_core::effects::Refusal;
 use chrono::{Local, Offset};
@@ -63,9 +63,34 @@ impl ClientHome for ClaudeCode {
         hooks::is_workflow_agent(agent_type)
     }
 
+    fn live_sessions(&self) -> Option<BTreeSet<String>> {
+        live_sessions()
+    }
+
     fn refusal(&self) -> Refusal {
         // Asked in an interactive session, denied headless.
         let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
         Refusal::for_entrypoint(entrypoint.as_deref())
     }
+}
+
+/// The sessions Claude Code lists as live (`~/.claude/sessions/<pid>.json`); `None` when it
+/// keeps no list (another client, an older version, no home).
+fn live_sessions() -> Option<BTreeSet<String>> {
+    let home = std::env::var_os(env::HOME)?;
+    let dir = Path::new(&home).join(".claude").join("sessions");
+    let mut live = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let Ok(entry) = entry else { continue };
+        let Ok(Some(bytes)) = checkpoint_core::read_foreign(&entry.path(), 64 * 1024) else {
+            continue;
+        };
+        if let Some(session) = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|value| value.get("sessionId")?.as_str().map(str::to_owned))
+        {
+            live.insert(session);
+        }
+    }
+    (!live.is_empty()).then_some(live)
 }

@@ -9,7 +9,7 @@
 
 use std::{
     cell::OnceCell,
-    collections::{BTreeMap, BTreeSet},
+    collections::BTreeMap,
     path::{Path, PathBuf},
 };
 
@@ -34,8 +34,8 @@ use crate::{
     services::{
         snapshots::{self, Request},
         writes::{
-            absolute, checkout_of, claude_live_sessions, disk_stat, disk_state, is_read,
-            lines_changed, real_now_ns, shown, whole_read,
+            absolute, checkout_of, disk_stat, disk_state, is_read, lines_changed, real_now_ns,
+            shown, whole_read,
         },
     },
 };
@@ -226,8 +226,8 @@ impl Hook {
             .into_diagnostic()
     }
 
-    /// Whether a writer is still at work, by the writers' table and the client's own list of
-    /// live sessions (Claude Code's `~/.claude/sessions/`).
+    /// Whether a writer is still at work, by the writers' table and its client's own list of
+    /// live sessions (`ClientHome::live_sessions`).
     fn liveness(&self) -> impl Fn(&Writer) -> bool + '_ {
         let states = OnceCell::new();
         let listed = OnceCell::new();
@@ -237,11 +237,15 @@ impl Hook {
             let Some(state) = states.iter().find(|state| state.writer == *writer) else {
                 return false;
             };
-            let gone = state.client == Client::Claude.name()
-                && listed
-                    .get_or_init(claude_live_sessions)
-                    .as_ref()
-                    .is_some_and(|live: &BTreeSet<String>| !live.contains(&writer.session));
+            let lists = listed.get_or_init(|| {
+                Client::ALL.map(|client| (client, crate::clients::home(client).live_sessions()))
+            });
+            let gone = lists.iter().any(|(client, live)| {
+                client.name() == state.client
+                    && live
+                        .as_ref()
+                        .is_some_and(|live| !live.contains(&writer.session))
+            });
             writes::is_live(state, self.ctx.now, self.ctx.config.writes.idle(), gone)
         }
     }
