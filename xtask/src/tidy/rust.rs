@@ -336,7 +336,6 @@ fn blank(source: &[char]) -> Vec<char> {
     while idx < source.len() {
         let c = source[idx];
         let next = source.get(idx + 1).copied();
-        let prev_is_ident = idx > 0 && is_ident_char(source[idx - 1]);
         if c == '/' && next == Some('/') {
             let end = source[idx..]
                 .iter()

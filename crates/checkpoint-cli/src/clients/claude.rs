@@ -94,3 +94,38 @@ fn live_sessions() -> Option<BTreeSet<String>> {
     }
     (!live.is_empty()).then_some(live)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::hooks::HookEvent;
+
+    #[test]
+    fn hook_events_parse_from_their_names() {
+        for event in HookEvent::ALL {
+            assert_eq!(event.name().parse::<HookEvent>().unwrap(), event);
+            assert_eq!(event.to_string(), event.name());
+        }
+        let err = "Notification".parse::<HookEvent>().unwrap_err();
+        assert_eq!(err, "unknown hook event `Notification`; nothing recorded");
+    }
+
+    /// The plugin registers exactly the events the hook handles.
+    #[test]
+    fn the_plugin_registers_every_event() {
+        let hooks: serde_json::Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../plugin/hooks/hooks.json"
+        )))
+        .unwrap();
+        let mut registered: Vec<&str> = hooks["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut known: Vec<&str> = HookEvent::ALL.iter().map(|event| event.name()).collect();
+        registered.sort_unstable();
+        known.sort_unstable();
+        assert_eq!(registered, known);
+    }
+}
