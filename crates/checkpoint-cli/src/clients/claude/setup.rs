@@ -30,15 +30,11 @@ pub(crate) fn plan(target: &Target) -> Result<Plan<'_>> {
             }
         },
     };
-    let specs: Vec<HookSpec> = checkpoint_contract::hooks::CLAUDE_CODE
-        .into_iter()
-        .map(|hook| HookSpec {
-            event: hook.event,
-            matcher: hook.matcher,
-            command: target.hook_command(Client::Claude, hook.event),
-            timeout: hook.timeout,
-        })
-        .collect();
+    let specs = HookSpec::of(
+        target,
+        Client::Claude,
+        &checkpoint_contract::hooks::CLAUDE_CODE,
+    );
     let server = json!({ "command": target.binary, "args": ["mcp"] });
     let remove = target.remove;
     let mut needs = vec![

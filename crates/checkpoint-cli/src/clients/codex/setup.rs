@@ -31,15 +31,7 @@ pub(crate) fn plan(target: &Target) -> Result<Plan<'_>> {
             .map_err(|err| miette::miette!("{err}"))?
             .clone(),
     };
-    let specs: Vec<HookSpec> = checkpoint_contract::hooks::CODEX
-        .into_iter()
-        .map(|hook| HookSpec {
-            event: hook.event,
-            matcher: hook.matcher,
-            command: target.hook_command(Client::Codex, hook.event),
-            timeout: hook.timeout,
-        })
-        .collect();
+    let specs = HookSpec::of(target, Client::Codex, &checkpoint_contract::hooks::CODEX);
     let hooks_file = dir.join("hooks.json");
     let needs = needs(target, user.ok().as_deref(), &hooks_file);
     let remove = target.remove;
