@@ -107,7 +107,7 @@ pub(crate) fn home(client: Client) -> &'static dyn ClientHome {
 mod tests {
     use checkpoint_contract::hooks::{CLAUDE_CODE, CODEX, GEMINI};
 
-    use super::{claude, codex, gemini};
+    use super::{Client, claude, codex, gemini, home};
 
     /// Every hook the contract's table registers (in the plugin and by `setup`) is an event
     /// the client's hook reads; a name the hook does not know would only warn in every session.
@@ -124,6 +124,26 @@ mod tests {
         for hook in GEMINI {
             let event: Result<gemini::hooks::HookEvent, _> = hook.event.parse();
             assert!(event.is_ok(), "{hook:?}");
+        }
+    }
+
+    /// Each client's name finds its own home: the session it starts says the client's name
+    /// (journaled in `run_start`), and a hook event is read by the client that has it, by its
+    /// own event names (Gemini CLI's `AfterAgent` is no event of the others).
+    #[test]
+    fn each_client_finds_its_own_home() {
+        for client in Client::ALL {
+            let session = home(client).session("program".into(), Vec::new());
+            assert_eq!(session.name(), client.name());
+        }
+        let no_payload = || Err("no payload".to_owned());
+        for (client, unknown) in [
+            (Client::Claude, "unknown hook event `AfterAgent`"),
+            (Client::Codex, "unknown Codex hook event `AfterAgent`"),
+            (Client::Gemini, "no payload"),
+        ] {
+            let err = home(client).hooked("AfterAgent", &no_payload).unwrap_err();
+            assert!(err.contains(unknown), "{client:?}: {err}");
         }
     }
 }
