@@ -10,36 +10,6 @@ use crate::Result;
 pub(crate) const PLUGIN_NAME: &str = "checkpoint";
 /// The repository's marketplace (`claude plugin marketplace add <owner>/<repo>`).
 pub(crate) const MARKETPLACE_NAME: &str = "checkpoint";
-/// The hook events the plugin registers, with their tool matcher and timeout in seconds.
-///
-/// SessionStart has time for the launcher's first download (`plugin/bin/checkpoint`); every
-/// other hook runs the installed binary in milliseconds.
-const HOOKS: [(&str, Option<&str>, u32); 10] = [
-    ("SessionStart", None, 30),
-    ("PreCompact", None, 5),
-    // Bash and MCP tools for the guard of effects (a repeat of a recorded push is refused);
-    // `Agent` for sub-agents' dispatches; the file tools for the write guard.
-    (
-        "PreToolUse",
-        Some("Agent|Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*"),
-        5,
-    ),
-    (
-        "PostToolUse",
-        Some("Read|Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|Workflow|mcp__.*"),
-        5,
-    ),
-    (
-        "PostToolUseFailure",
-        Some("Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|mcp__.*"),
-        5,
-    ),
-    ("Stop", None, 5),
-    ("SubagentStart", None, 5),
-    ("SubagentStop", None, 5),
-    ("StopFailure", None, 5),
-    ("SessionEnd", None, 5),
-];
 
 /// The version of the crate, which the plugin, its launcher and its release assets share.
 pub(crate) fn version() -> String {
@@ -79,20 +49,24 @@ pub(crate) fn hook_command(version: &str, event: &str) -> String {
 
 fn hooks_json(version: &str) -> String {
     let mut hooks = serde_json::Map::new();
-    for (event, matcher, timeout) in HOOKS {
+    // The one table `checkpoint setup claude` writes from too.
+    for hook in checkpoint_contract::hooks::CLAUDE_CODE {
         let mut entry = serde_json::Map::new();
-        if let Some(matcher) = matcher {
+        if let Some(matcher) = hook.matcher {
             entry.insert("matcher".into(), matcher.into());
         }
         entry.insert(
             "hooks".into(),
             serde_json::json!([{
                 "type": "command",
-                "command": hook_command(version, event),
-                "timeout": timeout,
+                "command": hook_command(version, hook.event),
+                "timeout": hook.timeout,
             }]),
         );
-        hooks.insert(event.into(), serde_json::Value::Array(vec![entry.into()]));
+        hooks.insert(
+            hook.event.into(),
+            serde_json::Value::Array(vec![entry.into()]),
+        );
     }
     let file = serde_json::json!({
         "description": "checkpoint: keep workflow state current without hand-written JSON, and re-inject where the work stands after a restart or a compaction",

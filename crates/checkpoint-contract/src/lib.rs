@@ -1,6 +1,6 @@
 //! The contract between `checkpoint`'s own programs (as `nextest-metadata` is cargo-nextest's):
 //! the JSON documents the MCP server reads, the exit codes with the one map from diagnostic
-//! codes, the diagnostic codes, and the environment variables. The command line produces them,
+//! codes, the diagnostic codes, the environment variables, and the hooks each client registers. The command line produces them,
 //! the MCP server reads them typed, and `cargo xtask codegen` writes the docs' tables from them,
 //! so a renamed field, code or variable breaks the build or a test, not a user.
 //!
@@ -12,3 +12,4 @@ pub mod diagnostic;
 pub mod document;
 pub mod env;
 pub mod exit_code;
+pub mod hooks;

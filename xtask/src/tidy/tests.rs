@@ -338,3 +338,19 @@ fn a_test_file_left_out_of_its_harness_is_named() {
     )]);
     assert_eq!(problems.len(), 1, "{problems:#?}");
 }
+
+/// A byte literal of a brace (`b'{'`, `b'}'`) is a literal, not a brace: a function ends at its
+/// own closing brace, whatever byte it compares.
+#[test]
+fn a_byte_literal_of_a_brace_does_not_move_a_functions_end() {
+    for literal in ["b'{'", "b'}'", "b'\\''", "'{'"] {
+        let text =
+            format!("fn first(x: u8) -> bool {{\n    x == {literal}\n}}\n\nfn second() {{\n}}\n");
+        let functions = crate::tidy::rust::Code::new(&text).functions(&[]);
+        let lines: Vec<(&str, usize)> = functions
+            .iter()
+            .map(|function| (function.name.as_str(), function.n_lines))
+            .collect();
+        assert_eq!(lines, [("first", 3), ("second", 2)], "{literal}");
+    }
+}

@@ -29,8 +29,7 @@ use serde_json::json;
 
 use crate::{
     clients::{
-        Client,
-        claude::hooks::{HookEvent, is_workflow_agent},
+        self, Client, ClientHome,
         event::{
             Compaction, Envelope, Event, Hooked, SessionStart, StartSource, Stop, Tool,
             ToolFailure, ToolUse, TurnFailure,
@@ -69,7 +68,9 @@ pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: D
     let parsed = Client::named(client).ok_or_else(|| {
         miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
     });
-    let gemini = matches!(parsed, Ok(Client::Gemini));
+    let always_answers = parsed
+        .as_ref()
+        .is_ok_and(|client| clients::home(*client).always_answers());
     if let Err(err) = parsed.and_then(|client| handle(client, event, dir_override, now)) {
         // The whole chain, so that the cause ("No space left on device") is named.
         let mut text = err.to_string();
@@ -82,9 +83,8 @@ pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: D
         }
         output::warn(&format!("checkpoint hook {event}: {text}"));
     }
-    // Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,
-    // as a message to the user: it always gets one JSON object.
-    if gemini && !ANSWERED.load(Ordering::Relaxed) {
+    // A client that shows any other output to the user always gets one JSON object.
+    if always_answers && !ANSWERED.load(Ordering::Relaxed) {
         let _ = output::emit("{}\n");
     }
 }
@@ -104,10 +104,11 @@ fn handle(
     dir_override: Option<&Path>,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    if client == Client::Claude && event == "SessionEnd" {
+    let home = clients::home(client);
+    if home.ends_session(event) {
         return writes::session_end(dir_override, now);
     }
-    let Some(Hooked { envelope, event }) = read_event(client, event)? else {
+    let Some(Hooked { envelope, event }) = read_event(home, event)? else {
         return Ok(());
     };
     let cwd = match envelope.cwd.as_str() {
@@ -148,11 +149,11 @@ fn handle(
         Event::ToolDone(payload) => hook.post_tool_use(payload),
         Event::ToolFailed(payload) => hook.post_tool_use_failure(payload),
         Event::TurnEnd(payload) => hook.stop(&event, payload),
-        Event::SubagentStart(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+        Event::SubagentStart(payload) if home.is_workflow_agent(payload.agent_type.as_deref()) => {
             hook.workflow_agent_start(payload)
         }
         Event::SubagentStart(payload) => hook.subagent_start(payload),
-        Event::SubagentStop(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+        Event::SubagentStop(payload) if home.is_workflow_agent(payload.agent_type.as_deref()) => {
             hook.workflow_agent_stop(payload)?;
             hook.stop(&event, payload)
         }
@@ -160,7 +161,7 @@ fn handle(
             hook.subagent_stop(payload)?;
             hook.stop(&event, payload)
         }
-        Event::TurnFailed(payload) if is_workflow_agent(payload.agent_type.as_deref()) => {
+        Event::TurnFailed(payload) if home.is_workflow_agent(payload.agent_type.as_deref()) => {
             hook.workflow_agent_failure(payload)
         }
         Event::TurnFailed(payload) => hook.stop_failure(payload),
@@ -181,39 +182,12 @@ fn settings(now: DateTime<Utc>) -> Settings {
     }
 }
 
-/// Reads `client`'s payload of `event` on stdin as a canonical event, checking the fields
+/// Reads the client's payload of `event` on stdin as a canonical event, checking the fields
 /// every payload of the event carries, so that a malformed one changes nothing; `None` for an
 /// event that is accepted and does nothing.
-fn read_event(client: Client, event: &str) -> Result<Option<Hooked>> {
-    read_event_of(client, event).map_err(|message| miette!("{message}"))
-}
-
-fn read_event_of(client: Client, event: &str) -> Result<Option<Hooked>, String> {
-    match client {
-        Client::Claude => {
-            let event: HookEvent = event.parse()?;
-            if event == HookEvent::SessionEnd {
-                // Claude Code cuts SessionEnd short and skips it after any hook timeout, so
-                // nothing depends on it; the plugin declares it because a StopFailure hook in
-                // `-p` mode runs only when some SessionEnd hook exists (measured with 2.1.197).
-                // The payload is read so that the client never writes into a closed pipe.
-                let _ = read_stdin();
-                return Ok(None);
-            }
-            let bytes = read_stdin()?;
-            crate::clients::claude::hooks::hooked(event, &bytes)
-        }
-        Client::Codex => {
-            let event: crate::clients::codex::hooks::HookEvent = event.parse()?;
-            let bytes = read_stdin()?;
-            crate::clients::codex::hooks::hooked(event, &bytes)
-        }
-        Client::Gemini => {
-            let event: crate::clients::gemini::hooks::HookEvent = event.parse()?;
-            let bytes = read_stdin()?;
-            crate::clients::gemini::hooks::hooked(event, &bytes)
-        }
-    }
+fn read_event(home: &dyn ClientHome, event: &str) -> Result<Option<Hooked>> {
+    home.hooked(event, &read_stdin)
+        .map_err(|message| miette!("{message}"))
 }
 
 /// The payload's bytes on stdin.
@@ -617,35 +591,5 @@ mod tests {
                 assert_eq!(cut, text);
             }
         }
-    }
-
-    #[test]
-    fn hook_events_parse_from_their_names() {
-        for event in HookEvent::ALL {
-            assert_eq!(event.name().parse::<HookEvent>().unwrap(), event);
-            assert_eq!(event.to_string(), event.name());
-        }
-        let err = "Notification".parse::<HookEvent>().unwrap_err();
-        assert_eq!(err, "unknown hook event `Notification`; nothing recorded");
-    }
-
-    /// The plugin registers exactly the events the hook handles.
-    #[test]
-    fn the_plugin_registers_every_event() {
-        let hooks: serde_json::Value = serde_json::from_str(include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../plugin/hooks/hooks.json"
-        )))
-        .unwrap();
-        let mut registered: Vec<&str> = hooks["hooks"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        let mut known: Vec<&str> = HookEvent::ALL.iter().map(|event| event.name()).collect();
-        registered.sort_unstable();
-        known.sort_unstable();
-        assert_eq!(registered, known);
     }
 }

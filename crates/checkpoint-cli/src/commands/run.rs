@@ -28,12 +28,12 @@ use miette::{IntoDiagnostic, Result};
 pub(crate) use crate::runner::args::RunArgs;
 pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
+    clients::session::{AgentClient, AgentEvent},
     ctx::{self, Ctx},
     env,
     output::{self, Format},
     runner::{
         all::{self, Carried, Ran},
-        client::{AgentClient, AgentEvent},
         display::{Display, RunEvent, exit_for, stop_name},
         lock::{self, Acquired, LockOwner},
         observed::Observed,

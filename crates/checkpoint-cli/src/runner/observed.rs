@@ -3,10 +3,7 @@
 
 use checkpoint_core::{budget::Usage, run::Reset};
 
-use crate::{
-    output,
-    runner::{client::AgentEvent, display::RunEvent},
-};
+use crate::{clients::session::AgentEvent, output, runner::display::RunEvent};
 
 /// What the runner saw of a session while it ran.
 #[derive(Default)]

@@ -13,14 +13,12 @@ use chrono::Local;
 use miette::{IntoDiagnostic, Result};
 
 use crate::{
+    clients::session::{AgentClient, command_line},
     ctx::Ctx,
     env, json,
     output::{self, Format, JSON_VERSION, Paint},
     probe::FsProbe,
-    runner::{
-        args,
-        client::{AgentClient, command_line},
-    },
+    runner::args,
 };
 use checkpoint_contract::exit_code;
 

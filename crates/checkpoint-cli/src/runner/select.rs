@@ -1,40 +1,31 @@
 //! Which agent client a run drives: `--client`, else `[run] client`, else Claude Code; and its
 //! program (`--claude`/`--codex`/`--gemini`, else `[run] claude`/`[run] codex`/`[run] gemini`,
-//! else on `PATH`).
+//! else the client's name on `PATH`). The session itself is the client's
+//! (`clients::ClientHome::session`).
 
 use std::ffi::OsString;
 
-use chrono::{Local, Offset};
 use miette::Result;
 
 use crate::{
-    clients::Client,
+    clients::{self, Client, session::AgentClient},
     ctx::Ctx,
-    runner::{args::RunArgs, claude::Claude, client::AgentClient, codex::Codex, gemini::Gemini},
+    runner::args::RunArgs,
 };
 
 /// The client of this run.
 pub(crate) fn agent_client(ctx: &Ctx, args: &RunArgs) -> Result<Box<dyn AgentClient>> {
     let run = &ctx.config.run;
-    let program = |given: &Option<OsString>, configured: &Option<String>, default: &str| {
-        given
-            .clone()
-            .or_else(|| configured.clone().map(OsString::from))
-            .unwrap_or_else(|| default.into())
+    let client = args.client.or(run.client).unwrap_or(Client::Claude);
+    // The user's options, one per client (the command line's and `config.toml`'s names).
+    let (given, configured) = match client {
+        Client::Claude => (&args.claude, &run.claude),
+        Client::Codex => (&args.codex, &run.codex),
+        Client::Gemini => (&args.gemini, &run.gemini),
     };
-    Ok(match args.client.or(run.client).unwrap_or(Client::Claude) {
-        Client::Claude => Box::new(Claude {
-            program: program(&args.claude, &run.claude, "claude"),
-            extra: args.extra.clone(),
-            local_offset: Local::now().offset().fix(),
-        }),
-        Client::Codex => Box::new(Codex {
-            program: program(&args.codex, &run.codex, "codex"),
-            extra: args.extra.clone(),
-        }),
-        Client::Gemini => Box::new(Gemini {
-            program: program(&args.gemini, &run.gemini, "gemini"),
-            extra: args.extra.clone(),
-        }),
-    })
+    let program = given
+        .clone()
+        .or_else(|| configured.clone().map(OsString::from))
+        .unwrap_or_else(|| client.name().into());
+    Ok(clients::home(client).session(program, args.extra.clone()))
 }

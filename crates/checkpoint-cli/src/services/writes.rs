@@ -3,14 +3,11 @@
 //! Code lists as live.
 
 use std::{
-    collections::BTreeSet,
     fs,
     path::{Component, Path, PathBuf},
 };
 
 use checkpoint_core::writes::{ABSENT, content_hash};
-
-use crate::env;
 
 /// Files larger than this are compared by size and modification time, not read.
 const MAX_HASHED_BYTES: u64 = 64 << 20;
@@ -94,27 +91,6 @@ pub(crate) fn checkout_of(dir: &Path) -> PathBuf {
     dir.ancestors()
         .find(|candidate| candidate.join(".git").exists())
         .map_or_else(|| dir.clone(), Path::to_owned)
-}
-
-/// The sessions Claude Code lists as live (`~/.claude/sessions/<pid>.json`); `None` when it
-/// keeps no list (another client, an older version, no home).
-pub(crate) fn claude_live_sessions() -> Option<BTreeSet<String>> {
-    let home = std::env::var_os(env::HOME)?;
-    let dir = Path::new(&home).join(".claude").join("sessions");
-    let mut live = BTreeSet::new();
-    for entry in fs::read_dir(dir).ok()? {
-        let Ok(entry) = entry else { continue };
-        let Ok(Some(bytes)) = checkpoint_core::read_foreign(&entry.path(), 64 * 1024) else {
-            continue;
-        };
-        if let Some(session) = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|value| value.get("sessionId")?.as_str().map(str::to_owned))
-        {
-            live.insert(session);
-        }
-    }
-    (!live.is_empty()).then_some(live)
 }
 
 /// Whether the tool reads files (Claude Code's `Read`, Gemini CLI's `read_file`).

@@ -45,18 +45,6 @@ impl HookEvent {
             Self::Stop => "Stop",
         }
     }
-
-    /// The tools whose calls the event's hook acts on, as Codex's `matcher` (a regex), or
-    /// `None` for every call.
-    pub(crate) fn matcher(self) -> Option<&'static str> {
-        match self {
-            Self::PostToolUse => Some("^(Bash|apply_patch)$"),
-            // The calls that may be effects (a shell command, an MCP tool) and the file writes
-            // the write guard checks (`apply_patch`).
-            Self::PreToolUse => Some("^(Bash|apply_patch|mcp__.*)$"),
-            Self::SessionStart | Self::PreCompact | Self::Stop => None,
-        }
-    }
 }
 
 impl FromStr for HookEvent {

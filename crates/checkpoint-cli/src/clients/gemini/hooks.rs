@@ -49,14 +49,6 @@ impl HookEvent {
         Self::SessionEnd,
     ];
 
-    /// The events `checkpoint setup gemini` and the extension register.
-    pub(crate) const REGISTERED: [HookEvent; 4] = [
-        Self::SessionStart,
-        Self::BeforeTool,
-        Self::AfterTool,
-        Self::AfterAgent,
-    ];
-
     /// The event's name in Gemini CLI's settings and payloads.
     pub(crate) fn name(self) -> &'static str {
         match self {

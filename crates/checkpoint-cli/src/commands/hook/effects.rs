@@ -11,15 +11,14 @@ use checkpoint_core::{
     effects::{self, Call, Effect, Matcher, Observed, Refusal},
 };
 use miette::{IntoDiagnostic, Result, miette};
-use serde_json::json;
 
 use crate::{
     clients::{
-        Client,
+        self, Client,
         event::{Event, StartSource, Tool, ToolFailure, ToolInput, ToolResponse, ToolUse},
     },
     commands::hook::Hook,
-    env, locate, output,
+    locate, output,
 };
 
 /// The prefix of an MCP tool's name.
@@ -84,12 +83,7 @@ impl Hook {
                 if !self.is_unfinished(id) {
                     break;
                 }
-                let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-                let refusal = match client {
-                    Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
-                    // Codex runs a call its hook asks about; Gemini has no `ask`.
-                    Client::Codex | Client::Gemini => Refusal::Deny,
-                };
+                let refusal = clients::home(client).refusal();
                 let reason = effects::reason(&effect, id, ids.len() > 1);
                 return emit_refusal(client, refusal, &reason);
             }
@@ -352,17 +346,9 @@ fn output_of(response: &ToolResponse) -> Option<String> {
 }
 
 /// The decision of the hook before a tool call, in `client`'s form, with the reason the model
-/// (and the person) reads: Claude Code's and Codex's `hookSpecificOutput.permissionDecision`,
-/// Gemini CLI's `decision`.
+/// (and the person) reads.
 pub(super) fn emit_refusal(client: Client, refusal: Refusal, reason: &str) -> Result<()> {
-    let out = match client {
-        Client::Claude | Client::Codex => json!({ "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": refusal.decision(),
-            "permissionDecisionReason": reason,
-        } }),
-        Client::Gemini => json!({ "decision": refusal.decision(), "reason": reason }),
-    };
+    let out = clients::home(client).refuse(refusal, reason);
     super::answer(&out).map_err(|err| miette!("failed to answer the client: {err}"))
 }
 

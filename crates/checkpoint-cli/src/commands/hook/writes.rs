@@ -9,13 +9,12 @@
 
 use std::{
     cell::OnceCell,
-    collections::{BTreeMap, BTreeSet},
+    collections::BTreeMap,
     path::{Path, PathBuf},
 };
 
 use checkpoint_core::{
     SnapshotReason, Workflow,
-    effects::Refusal,
     store::Notice,
     writes::{
         self, ABSENT, Conflict, Mode, PathRecord, Write, Writer, WriterState, check,
@@ -31,12 +30,12 @@ use crate::{
         event::{Event, Tool, ToolUse},
     },
     commands::hook::Hook,
-    env, output,
+    output,
     services::{
         snapshots::{self, Request},
         writes::{
-            absolute, checkout_of, claude_live_sessions, disk_stat, disk_state, is_read,
-            lines_changed, real_now_ns, shown, whole_read,
+            absolute, checkout_of, disk_stat, disk_state, is_read, lines_changed, real_now_ns,
+            shown, whole_read,
         },
     },
 };
@@ -227,8 +226,8 @@ impl Hook {
             .into_diagnostic()
     }
 
-    /// Whether a writer is still at work, by the writers' table and the client's own list of
-    /// live sessions (Claude Code's `~/.claude/sessions/`).
+    /// Whether a writer is still at work, by the writers' table and its client's own list of
+    /// live sessions (`ClientHome::live_sessions`).
     fn liveness(&self) -> impl Fn(&Writer) -> bool + '_ {
         let states = OnceCell::new();
         let listed = OnceCell::new();
@@ -238,11 +237,15 @@ impl Hook {
             let Some(state) = states.iter().find(|state| state.writer == *writer) else {
                 return false;
             };
-            let gone = state.client == Client::Claude.name()
-                && listed
-                    .get_or_init(claude_live_sessions)
-                    .as_ref()
-                    .is_some_and(|live: &BTreeSet<String>| !live.contains(&writer.session));
+            let lists = listed.get_or_init(|| {
+                Client::ALL.map(|client| (client, crate::clients::home(client).live_sessions()))
+            });
+            let gone = lists.iter().any(|(client, live)| {
+                client.name() == state.client
+                    && live
+                        .as_ref()
+                        .is_some_and(|live| !live.contains(&writer.session))
+            });
             writes::is_live(state, self.ctx.now, self.ctx.config.writes.idle(), gone)
         }
     }
@@ -763,11 +766,7 @@ fn answer_by_mode(client: Client, mode: Mode, reason: &str) -> Result<()> {
             "additionalContext": reason,
         } })),
         Mode::Refuse => {
-            let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-            let refusal = match client {
-                Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
-                Client::Codex | Client::Gemini => Refusal::Deny,
-            };
+            let refusal = crate::clients::home(client).refusal();
             super::effects::emit_refusal(client, refusal, reason)
         }
     }

@@ -5,7 +5,7 @@ use checkpoint_core::{budget::Usage, run::Reset};
 use chrono::{DateTime, Duration, FixedOffset, TimeZone, Utc};
 
 use super::{Claude, parse_line, reset_from_text};
-use crate::runner::client::{AgentClient, AgentEvent, command_line};
+use crate::clients::session::{AgentClient, AgentEvent, command_line};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()

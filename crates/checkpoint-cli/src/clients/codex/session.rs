@@ -18,7 +18,7 @@ use std::{ffi::OsString, process::Command};
 
 use crate::{
     clients::codex::stream::{Item, Line},
-    runner::client::{AgentClient, AgentEvent},
+    clients::session::{AgentClient, AgentEvent},
 };
 
 /// `codex exec` run headless.

@@ -14,23 +14,15 @@ use serde_json::{Value, json};
 
 use miette::Result;
 
-use super::{
+use crate::clients::setup::{
     FileEdit, Malformed, Plan, Scope, Target,
     hooks_json::{self, OwnedHooks},
 };
-use crate::{
-    clients::{Client, gemini::hooks::HookEvent},
-    env,
-};
+use crate::{clients::Client, env};
+use checkpoint_contract::hooks::{GEMINI, Registration};
 
 /// The name of each of our hooks, and of our MCP server.
 pub(crate) const NAME: &str = "checkpoint";
-
-/// How long Gemini CLI gives one of our hooks, in milliseconds (its unit).
-const HOOK_TIMEOUT_MS: u64 = 30_000;
-
-/// The tools our tool hooks act on (Gemini CLI tests the matcher as a regular expression).
-const TOOL_MATCHER: &str = "^(run_shell_command|write_file|replace|read_file)$";
 
 /// What to do to the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,22 +33,15 @@ pub(crate) enum Change {
     Remove,
 }
 
-/// Our hook group for `event`, `command` running its hook.
-pub(crate) fn hook_group(command: String, event: HookEvent) -> Value {
-    let matcher = match event {
-        HookEvent::BeforeTool | HookEvent::AfterTool => TOOL_MATCHER,
-        HookEvent::SessionStart
-        | HookEvent::AfterAgent
-        | HookEvent::PreCompress
-        | HookEvent::SessionEnd => "*",
-    };
+/// Our hook group for `hook`, `command` running it.
+pub(crate) fn hook_group(command: String, hook: &Registration) -> Value {
     json!({
-        "matcher": matcher,
+        "matcher": hook.matcher,
         "hooks": [{
             "name": NAME,
             "type": "command",
             "command": command,
-            "timeout": HOOK_TIMEOUT_MS,
+            "timeout": hook.timeout,
         }],
     })
 }
@@ -69,14 +54,14 @@ pub(crate) fn mcp_server(program_path: &str) -> Value {
 /// Our entries: the hook command of each event, and the binary's path for the MCP server
 /// (unquoted: it is no shell command).
 pub(crate) struct Ours<'a> {
-    pub(crate) hook_command: &'a dyn Fn(HookEvent) -> String,
+    pub(crate) hook_command: &'a dyn Fn(&str) -> String,
     pub(crate) path: String,
 }
 
 impl Ours<'_> {
-    /// Our hook group for `event`.
-    fn group(&self, event: HookEvent) -> Value {
-        hook_group((self.hook_command)(event), event)
+    /// Our hook group for `hook`.
+    fn group(&self, hook: &Registration) -> Value {
+        hook_group((self.hook_command)(hook.event), hook)
     }
 }
 
@@ -90,9 +75,9 @@ pub(crate) fn edit(
 ) -> Result<Option<String>, Malformed> {
     let owned = OwnedHooks {
         wanted: match change {
-            Change::Install => HookEvent::REGISTERED
+            Change::Install => GEMINI
                 .iter()
-                .map(|event| (event.name().to_owned(), ours.group(*event)))
+                .map(|hook| (hook.event.to_owned(), ours.group(hook)))
                 .collect(),
             Change::Remove => Vec::new(),
         },
@@ -127,7 +112,7 @@ fn user_settings(target: &Target) -> Result<std::path::PathBuf> {
     Ok(home.join(".gemini").join("settings.json"))
 }
 
-pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
+pub(crate) fn plan(target: &Target) -> Result<Plan<'_>> {
     let path = match target.scope {
         Scope::Project => target.project_root.join(".gemini").join("settings.json"),
         Scope::User => user_settings(target)?,
@@ -149,7 +134,7 @@ pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
         edits: vec![FileEdit {
             path,
             edit: Box::new(move |text| {
-                let command = |event: HookEvent| target.hook_command(Client::Gemini, event.name());
+                let command = |event: &str| target.hook_command(Client::Gemini, event);
                 let ours = Ours {
                     hook_command: &command,
                     path: target.binary.clone(),
@@ -174,12 +159,13 @@ mod tests {
             "/../../gemini-extension/hooks/hooks.json"
         )))
         .unwrap();
-        let expected: serde_json::Map<String, Value> = HookEvent::REGISTERED
-            .into_iter()
-            .map(|event| {
+        let expected: serde_json::Map<String, Value> = GEMINI
+            .iter()
+            .map(|hook| {
+                let event = hook.event;
                 let command =
                     format!("\"${{extensionPath}}/bin/checkpoint\" hook --client gemini {event}");
-                (event.name().to_owned(), json!([hook_group(command, event)]))
+                (event.to_owned(), json!([hook_group(command, hook)]))
             })
             .collect();
         assert_eq!(hooks["hooks"], Value::Object(expected));

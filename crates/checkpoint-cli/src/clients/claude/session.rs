@@ -24,7 +24,7 @@ use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
 
 use crate::{
     clients::claude::stream::{Block, Line, RateLimitEvent, TokenUsage},
-    runner::client::{AgentClient, AgentEvent},
+    clients::session::{AgentClient, AgentEvent},
 };
 
 /// `claude` run headless.

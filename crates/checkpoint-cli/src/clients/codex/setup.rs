@@ -7,36 +7,12 @@ use std::path::{Path, PathBuf};
 use miette::Result;
 use serde_json::Value;
 
-use super::{
+use crate::clients::setup::{
     FileEdit, Plan, Scope, Target,
     hooks_json::{self, HookSpec},
     toml_file,
 };
-use crate::{
-    clients::{Client, codex::hooks::HookEvent},
-    env,
-};
-
-/// The events `setup` registers (`PreToolUse`: the guard against a repeat of a recorded
-/// effect, and the intent it journals).
-const REGISTERED: [HookEvent; 5] = [
-    HookEvent::SessionStart,
-    HookEvent::PreCompact,
-    HookEvent::PreToolUse,
-    HookEvent::PostToolUse,
-    HookEvent::Stop,
-];
-
-/// The hook's timeout in seconds.
-fn timeout(event: HookEvent) -> u64 {
-    match event {
-        HookEvent::SessionStart => 30,
-        HookEvent::PreCompact
-        | HookEvent::PreToolUse
-        | HookEvent::PostToolUse
-        | HookEvent::Stop => 5,
-    }
-}
+use crate::{clients::Client, env};
 
 /// `$CODEX_HOME`, else `~/.codex`.
 fn codex_home(target: &Target) -> Result<PathBuf> {
@@ -46,7 +22,7 @@ fn codex_home(target: &Target) -> Result<PathBuf> {
     }
 }
 
-pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
+pub(crate) fn plan(target: &Target) -> Result<Plan<'_>> {
     let user = codex_home(target);
     let dir = match target.scope {
         Scope::Project => target.project_root.join(".codex"),
@@ -55,15 +31,7 @@ pub(super) fn plan(target: &Target) -> Result<Plan<'_>> {
             .map_err(|err| miette::miette!("{err}"))?
             .clone(),
     };
-    let specs: Vec<HookSpec> = REGISTERED
-        .into_iter()
-        .map(|event| HookSpec {
-            event: event.name(),
-            matcher: event.matcher(),
-            command: target.hook_command(Client::Codex, event.name()),
-            timeout: timeout(event),
-        })
-        .collect();
+    let specs = HookSpec::of(target, Client::Codex, &checkpoint_contract::hooks::CODEX);
     let hooks_file = dir.join("hooks.json");
     let needs = needs(target, user.ok().as_deref(), &hooks_file);
     let remove = target.remove;
@@ -94,9 +62,12 @@ fn needs(target: &Target, user: Option<&Path>, hooks_file: &Path) -> Vec<String>
         let root = target.project_root.display().to_string();
         let trusted = user
             .and_then(|home| {
-                checkpoint_core::read_foreign(&home.join("config.toml"), super::MAX_CONFIG_BYTES)
-                    .ok()
-                    .flatten()
+                checkpoint_core::read_foreign(
+                    &home.join("config.toml"),
+                    crate::clients::setup::MAX_CONFIG_BYTES,
+                )
+                .ok()
+                .flatten()
             })
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .and_then(|text| text.parse::<toml_edit::DocumentMut>().ok())

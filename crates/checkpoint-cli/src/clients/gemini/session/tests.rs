@@ -5,7 +5,7 @@ use checkpoint_core::run::Reset;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::{Gemini, parse_line, retry_delay};
-use crate::runner::client::{AgentClient, AgentEvent, command_line};
+use crate::clients::session::{AgentClient, AgentEvent, command_line};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()

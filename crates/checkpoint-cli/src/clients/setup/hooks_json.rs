@@ -4,6 +4,7 @@
 //! `jsonc.rs` parses it): only the entries we wrote change, every other byte (a large number,
 //! a duplicate key, a comment, the layout) stays as it was.
 
+use checkpoint_contract::hooks::Registration;
 use serde_json::{Value, json};
 
 use std::path::PathBuf;
@@ -24,6 +25,19 @@ pub(crate) struct HookSpec {
 }
 
 impl HookSpec {
+    /// The hooks of `client`'s row of the contract's table, each running this binary's hook.
+    pub(crate) fn of(target: &Target, client: Client, hooks: &[Registration]) -> Vec<HookSpec> {
+        hooks
+            .iter()
+            .map(|hook| HookSpec {
+                event: hook.event,
+                matcher: hook.matcher,
+                command: target.hook_command(client, hook.event),
+                timeout: hook.timeout,
+            })
+            .collect()
+    }
+
     /// The hook group this spec stands for.
     fn group(&self) -> Value {
         let mut group = serde_json::Map::new();

@@ -21,8 +21,8 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     clients::gemini::stream::{Line, Outcome},
+    clients::session::{AgentClient, AgentEvent},
     env,
-    runner::client::{AgentClient, AgentEvent},
 };
 
 /// Words of a final error that say it was a rate or quota limit (matched in lower case).
