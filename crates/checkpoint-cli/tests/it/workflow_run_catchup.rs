@@ -282,3 +282,53 @@ fn a_hook_reads_only_what_was_appended_since_the_last_one() {
     let text = serde_json::to_string(&phases).unwrap();
     assert!(text.contains("agent99"), "{text}");
 }
+
+/// A journal line of `len` bytes (39, at least 48, or 1: an empty line) that names no agent's
+/// state: a progress line of the client's own.
+fn progress(len: usize) -> String {
+    if len == 1 {
+        return "\n".to_owned();
+    }
+    let bare = "{\"type\":\"progress\",\"agentId\":\"agent0\"}";
+    if len == bare.len() + 1 {
+        return format!("{bare}\n");
+    }
+    let pad = "x".repeat(len - bare.len() - 10);
+    let line = format!("{},\"pad\":\"{pad}\"}}\n", &bare[..bare.len() - 1]);
+    assert_eq!(line.len(), len);
+    line
+}
+
+#[test]
+fn a_hook_after_a_short_line_reads_only_what_was_appended_since() {
+    let run = Run::new();
+    for k in 0..3 {
+        run.append(&started(k, "Design"));
+    }
+    run.stop();
+    // Lines shorter than the bytes a saved point is checked by (64), as long and longer, and
+    // an empty one: each read by a hook, then another like it by the next.
+    for len in [1, 39, 50, 63, 64, 65, 200] {
+        run.append(&progress(len));
+        run.stop();
+        // The next hook goes on from the point this one saved: an agent the catch-up names
+        // (and the journal does not) is taken as seen, which a full read would not.
+        let path = run.workflow_dir().join(CATCHUP);
+        let mut catchup: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let planted = format!("planted{len}");
+        catchup["agents"].as_array_mut().unwrap().push(json!({
+            "id": planted, "label": format!("design:{planted}"), "phase": "Design",
+            "state": "started",
+        }));
+        std::fs::write(&path, serde_json::to_string(&catchup).unwrap()).unwrap();
+        run.append(&progress(len));
+        run.stop();
+        let (phases, _) = run.seen();
+        let text = serde_json::to_string(&phases).unwrap();
+        assert!(
+            text.contains(&planted),
+            "a line of {len} bytes: the next hook read the whole journal again: {text}"
+        );
+    }
+}

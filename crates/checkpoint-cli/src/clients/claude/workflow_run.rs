@@ -196,34 +196,33 @@ impl RunDir {
         let (mut offset, mut inode, mut before) = (0, 0, Vec::new());
         if let Some(read) = read {
             inode = read.inode;
-            let (start, tail) = match saved {
+            // `checked`: the bytes read before `start`, the ones the saved point was checked by.
+            let (start, checked, tail) = match saved {
                 Some(saved) if saved.holds(read.inode, read.len, &read.bytes) => {
                     seen.agents = saved.agents();
                     seen.results.extend(saved.pending.clone());
                     let skip = (saved.offset - from) as usize;
-                    (saved.offset, read.bytes[skip..].to_vec())
+                    let (checked, tail) = read.bytes.split_at(skip);
+                    (saved.offset, checked.to_vec(), tail.to_vec())
                 }
                 // Not the journal it read: all of it, from the start.
                 Some(_) => match checkpoint_core::read_foreign(&path, MAX_RUN_FILE_BYTES) {
-                    Ok(bytes) => (0, bytes.unwrap_or_default()),
+                    Ok(bytes) => (0, Vec::new(), bytes.unwrap_or_default()),
                     Err(err) => {
                         seen.warnings
                             .push(format!("{err}; the run is recorded without it"));
-                        (0, Vec::new())
+                        (0, Vec::new(), Vec::new())
                     }
                 },
-                None => (0, read.bytes.clone()),
+                None => (0, Vec::new(), read.bytes.clone()),
             };
             let used = self.read_journal(&tail, &mut seen);
             offset = start + used as u64;
-            before = if used > 0 {
-                tail[..used].to_vec()
-            } else if start > 0 {
-                // Nothing new: the bytes before the point are the ones checked.
-                read.bytes[..(start - from) as usize].to_vec()
-            } else {
-                Vec::new()
-            };
+            // The journal's bytes just before the new point, however few the new lines hold
+            // (one short line must not leave the next hook fewer bytes to check than it
+            // compares, which made every other hook read the whole journal).
+            before = checked;
+            before.extend_from_slice(&tail[..used]);
         }
         self.read_run_file(&mut seen);
         self.place_unnamed(script, &mut seen);
