@@ -112,14 +112,17 @@ pub(crate) struct Observation {
     pub(crate) results: HashMap<String, String>,
     pub(crate) settled: bool,
     pub(crate) warnings: Vec<String>,
+    /// Where each agent is in `agents`.
+    index: HashMap<String, usize>,
 }
 
 impl Observation {
     /// The agent `agent_id`, added (started, nothing known) when not seen yet.
     pub(crate) fn agent(&mut self, agent_id: &str) -> &mut AgentSeen {
-        let index = match self.agents.iter().position(|a| a.agent_id == agent_id) {
-            Some(index) => index,
+        let index = match self.index.get(agent_id) {
+            Some(index) => *index,
             None => {
+                self.index.insert(agent_id.to_owned(), self.agents.len());
                 self.agents.push(AgentSeen {
                     agent_id: agent_id.to_owned(),
                     label: None,
@@ -134,7 +137,19 @@ impl Observation {
 
     /// Whether the files know agent `agent_id`.
     pub(crate) fn knows(&self, agent_id: &str) -> bool {
-        self.agents.iter().any(|agent| agent.agent_id == agent_id)
+        self.index.contains_key(agent_id)
+    }
+
+    /// Takes `agents` as the agents seen so far (the first of an id counts).
+    fn seen_before(&mut self, agents: Vec<AgentSeen>) {
+        self.agents.clear();
+        self.index.clear();
+        for agent in agents {
+            if !self.index.contains_key(&agent.agent_id) {
+                self.index.insert(agent.agent_id.clone(), self.agents.len());
+                self.agents.push(agent);
+            }
+        }
     }
 }
 
@@ -199,7 +214,7 @@ impl RunDir {
             // `checked`: the bytes read before `start`, the ones the saved point was checked by.
             let (start, checked, tail) = match saved {
                 Some(saved) if saved.holds(read.inode, read.len, &read.bytes) => {
-                    seen.agents = saved.agents();
+                    seen.seen_before(saved.agents());
                     seen.results.extend(saved.pending.clone());
                     let skip = (saved.offset - from) as usize;
                     let (checked, tail) = read.bytes.split_at(skip);
