@@ -332,3 +332,106 @@ fn a_hook_after_a_short_line_reads_only_what_was_appended_since() {
         );
     }
 }
+
+#[test]
+fn a_journal_cut_rewritten_or_replaced_is_read_again_from_the_start() {
+    let journal = |run: &Run| run.run_dir().join("journal.jsonl");
+    // Cut in place to its first lines (the same file, shorter than the point read).
+    let cut = |run: &Run, n: usize| {
+        if n == 4 {
+            let text = std::fs::read_to_string(journal(run)).unwrap();
+            let kept: String = text.split_inclusive('\n').take(3).collect();
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(journal(run))
+                .unwrap();
+            file.set_len(kept.len() as u64).unwrap();
+        }
+    };
+    // Rewritten in place, as long, its last lines naming other agents.
+    let rewritten = |run: &Run, n: usize| {
+        if n == 5 {
+            let text = std::fs::read_to_string(journal(run)).unwrap();
+            let at = text.len() - 100;
+            let changed = format!("{}{}", &text[..at], text[at..].replace("agent", "agenT"));
+            std::fs::write(journal(run), changed).unwrap();
+        }
+    };
+    // Replaced by another file (another inode) holding the first agents only.
+    let replaced = |run: &Run, n: usize| {
+        if n == 6 {
+            let copy = run.run_dir().join("journal.copy");
+            std::fs::write(&copy, format!("{}{}", started(0, "Design"), result(0))).unwrap();
+            std::fs::rename(&copy, journal(run)).unwrap();
+        }
+    };
+    let damages: [&dyn Fn(&Run, usize); 3] = [&cut, &rewritten, &replaced];
+    for (k, damage) in damages.into_iter().enumerate() {
+        let full = Run::new();
+        scenario(&full, true, damage);
+        let incremental = Run::new();
+        scenario(&incremental, false, damage);
+        assert_eq!(incremental.seen(), full.seen(), "damage {k}");
+    }
+}
+
+/// `SubagentStop` of agent `k` of the run.
+fn subagent_stop(run: &Run, k: usize) -> String {
+    json!({
+        "session_id": SESSION,
+        "transcript_path": run.env.dir.path().join(format!("home/projects/p/{SESSION}.jsonl")),
+        "cwd": run.env.project(),
+        "hook_event_name": "SubagentStop",
+        "agent_id": format!("agent{k}"), "agent_type": "workflow-subagent",
+        "stop_hook_active": false,
+        "agent_transcript_path": run.run_dir().join(format!("agent-agent{k}.jsonl")),
+        "last_assistant_message": format!("result of agent {k}"),
+    })
+    .to_string()
+}
+
+/// Agents finishing, each hook started as its result is written: all at once when `at_once`,
+/// else one after the other; then a batch more, read by the next turn's end from the
+/// catch-up the hooks left.
+fn finishing(run: &Run, at_once: bool) {
+    for k in 0..3 {
+        run.append(&started(k, "Design"));
+        run.append(&result(k));
+    }
+    for k in 3..11 {
+        run.append(&started(k, "Build"));
+    }
+    run.stop();
+    let mut hooks = Vec::new();
+    for k in 3..11 {
+        run.append(&result(k));
+        let hook = run.env.hook("SubagentStop", &subagent_stop(run, k));
+        if at_once {
+            hooks.push(hook);
+        } else {
+            let (code, _, stderr) = hook.wait();
+            assert_eq!(code, 0, "{stderr}");
+        }
+    }
+    for hook in hooks {
+        let (code, _, stderr) = hook.wait();
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stderr.contains("lock"), "{stderr}");
+    }
+    for k in 11..15 {
+        run.append(&started(k, "Build"));
+        run.append(&result(k));
+    }
+    run.stop();
+}
+
+#[test]
+fn hooks_at_once_lose_nothing_and_the_next_goes_on_from_the_catch_up_they_left() {
+    let one_by_one = Run::new();
+    finishing(&one_by_one, false);
+    let expected = one_by_one.seen();
+    assert_eq!(expected.1.len(), 15, "{:?}", expected.1);
+    let at_once = Run::new();
+    finishing(&at_once, true);
+    assert_eq!(at_once.seen(), expected);
+}
