@@ -192,6 +192,9 @@ fn scenario(run: &Run, full: bool, damage: &dyn Fn(&Run, usize)) {
     }
 }
 
+/// What a step does to the run's files before its hook.
+type Damage = dyn Fn(&Run, usize);
+
 fn no_damage(_: &Run, _: usize) {}
 
 #[test]
@@ -335,7 +338,9 @@ fn a_hook_after_a_short_line_reads_only_what_was_appended_since() {
 
 #[test]
 fn a_journal_cut_rewritten_or_replaced_is_read_again_from_the_start() {
-    let journal = |run: &Run| run.run_dir().join("journal.jsonl");
+    fn journal(run: &Run) -> PathBuf {
+        run.run_dir().join("journal.jsonl")
+    }
     // Cut in place to its first lines (the same file, shorter than the point read).
     let cut = |run: &Run, n: usize| {
         if n == 4 {
@@ -365,7 +370,7 @@ fn a_journal_cut_rewritten_or_replaced_is_read_again_from_the_start() {
             std::fs::rename(&copy, journal(run)).unwrap();
         }
     };
-    let damages: [&dyn Fn(&Run, usize); 3] = [&cut, &rewritten, &replaced];
+    let damages: [&Damage; 3] = [&cut, &rewritten, &replaced];
     for (k, damage) in damages.into_iter().enumerate() {
         let full = Run::new();
         scenario(&full, true, damage);
