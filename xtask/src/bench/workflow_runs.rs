@@ -265,14 +265,20 @@ fn concurrent_case(dir: &Path, binary: &Path) -> Result<Case> {
     }
     let results_file = pristine.join("results.jsonl");
     fixtures::write_file(&results_file, &results)?;
+    // Put back in place: each file written over (so that the journals keep their inodes, as
+    // between two real hooks: a copy of the run's journal is another file, which the catch-up
+    // rightly reads whole, and so is a copy of the store's journal to its check), the kept
+    // results replaced.
+    let workflow = store.join(RUN);
+    let saved = pristine.join("store").join(RUN);
     let setup = format!(
-        "rm -rf {store} {run} && cp -a {} {store} && cp -a {} {run} && cat {} >> {}",
-        q(&pristine.join("store")),
-        q(&pristine.join("run")),
+        "find {saved} -maxdepth 1 -type f -exec cp {{}} {workflow}/ \\; && rm -rf {workflow}/results && cp -a {saved}/results {workflow}/results && cp {} {} && cat {} >> {}",
+        q(&pristine.join("run").join("journal.jsonl")),
+        q(&fixture.journal()),
         q(&results_file),
         q(&fixture.journal()),
-        store = q(&store),
-        run = q(&fixture.run_dir),
+        saved = q(&saved),
+        workflow = q(&workflow),
     );
     Ok(Case {
         key: CONCURRENT_KEY.to_owned(),
