@@ -3,7 +3,7 @@
 //! and failures change (a task of their phase each), when a phase is complete or failed, and
 //! the briefing a new session gets about an unfinished run.
 
-use std::fmt::Write as _;
+use std::{collections::HashMap, fmt::Write as _};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -206,6 +206,11 @@ struct Steps {
     copy: Workflow,
     out: Vec<Transition>,
     now: DateTime<Utc>,
+    /// Where each agent's task is in `copy` (phase and task positions), so that an agent
+    /// already placed is found without a scan of every task (a run of 1,000 agents would
+    /// otherwise compare a million ids per hook); checked on use, since a task may pass to
+    /// another agent.
+    placed: HashMap<String, (usize, usize)>,
 }
 
 impl Steps {
@@ -228,10 +233,20 @@ pub fn observed(
     settled: bool,
     now: DateTime<Utc>,
 ) -> (Vec<Transition>, Vec<String>) {
+    let mut placed = HashMap::new();
+    for (p, phase) in workflow.phases.iter().enumerate() {
+        for (t, task) in phase.tasks.iter().enumerate() {
+            if let Some(agent_id) = &task.agent_id {
+                // The first, as a scan in order finds.
+                placed.entry(agent_id.clone()).or_insert((p, t));
+            }
+        }
+    }
     let mut steps = Steps {
         copy: workflow.clone(),
         out: Vec::new(),
         now,
+        placed,
     };
     let mut warnings = Vec::new();
     for agent in seen {
@@ -249,13 +264,17 @@ pub fn observed(
 /// agent that finished, else a new task.
 fn place(steps: &mut Steps, agent: &AgentSeen) -> Result<(PhaseId, TaskId), String> {
     let workflow = &steps.copy;
-    for phase in &workflow.phases {
-        if let Some(task) = phase
-            .tasks
-            .iter()
-            .find(|task| task.agent_id.as_deref() == Some(agent.agent_id.as_str()))
-        {
-            return Ok((phase.id.clone(), task.id.clone()));
+    let ours = |task: &Task| task.agent_id.as_deref() == Some(agent.agent_id.as_str());
+    // An agent not in `placed` had no task when the workflow was read, and is placed once.
+    if let Some(&(p, t)) = steps.placed.get(&agent.agent_id) {
+        if let Some(task) = workflow.phases[p].tasks.get(t).filter(|task| ours(task)) {
+            return Ok((workflow.phases[p].id.clone(), task.id.clone()));
+        }
+        // The task passed to another agent since: the scan decides.
+        for phase in &workflow.phases {
+            if let Some(task) = phase.tasks.iter().find(|task| ours(task)) {
+                return Ok((phase.id.clone(), task.id.clone()));
+            }
         }
     }
     let Some(label) = agent.label.as_deref() else {
@@ -304,12 +323,24 @@ fn place(steps: &mut Steps, agent: &AgentSeen) -> Result<(PhaseId, TaskId), Stri
 
 fn agent_step(steps: &mut Steps, agent: &AgentSeen) -> Result<(), String> {
     let (phase, task) = place(steps, agent)?;
-    let current = steps
+    let position = steps
         .copy
-        .phase(&phase)
-        .and_then(|phase| phase.task(&task))
-        .cloned()
+        .phases
+        .iter()
+        .position(|p| p.id == phase)
+        .and_then(|p| {
+            let t = match steps.placed.get(&agent.agent_id) {
+                Some(&(q, t)) if q == p && steps.copy.phases[p].tasks.get(t)?.id == task => t,
+                _ => steps.copy.phases[p]
+                    .tasks
+                    .iter()
+                    .position(|t| t.id == task)?,
+            };
+            Some((p, t))
+        })
         .ok_or_else(|| format!("task `{task}` vanished from phase `{phase}`"))?;
+    steps.placed.insert(agent.agent_id.clone(), position);
+    let current = steps.copy.phases[position.0].tasks[position.1].clone();
     let ours = current.agent_id.as_deref() == Some(agent.agent_id.as_str());
     let start = Transition::TaskStart {
         phase: phase.clone(),

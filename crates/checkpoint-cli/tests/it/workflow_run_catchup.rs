@@ -192,6 +192,9 @@ fn scenario(run: &Run, full: bool, damage: &dyn Fn(&Run, usize)) {
     }
 }
 
+/// What a step does to the run's files before its hook.
+type Damage = dyn Fn(&Run, usize);
+
 fn no_damage(_: &Run, _: usize) {}
 
 #[test]
@@ -281,4 +284,159 @@ fn a_hook_reads_only_what_was_appended_since_the_last_one() {
     let (phases, _) = run.seen();
     let text = serde_json::to_string(&phases).unwrap();
     assert!(text.contains("agent99"), "{text}");
+}
+
+/// A journal line of `len` bytes (39, at least 48, or 1: an empty line) that names no agent's
+/// state: a progress line of the client's own.
+fn progress(len: usize) -> String {
+    if len == 1 {
+        return "\n".to_owned();
+    }
+    let bare = "{\"type\":\"progress\",\"agentId\":\"agent0\"}";
+    if len == bare.len() + 1 {
+        return format!("{bare}\n");
+    }
+    let pad = "x".repeat(len - bare.len() - 10);
+    let line = format!("{},\"pad\":\"{pad}\"}}\n", &bare[..bare.len() - 1]);
+    assert_eq!(line.len(), len);
+    line
+}
+
+#[test]
+fn a_hook_after_a_short_line_reads_only_what_was_appended_since() {
+    let run = Run::new();
+    for k in 0..3 {
+        run.append(&started(k, "Design"));
+    }
+    run.stop();
+    // Lines shorter than the bytes a saved point is checked by (64), as long and longer, and
+    // an empty one: each read by a hook, then another like it by the next.
+    for len in [1, 39, 50, 63, 64, 65, 200] {
+        run.append(&progress(len));
+        run.stop();
+        // The next hook goes on from the point this one saved: an agent the catch-up names
+        // (and the journal does not) is taken as seen, which a full read would not.
+        let path = run.workflow_dir().join(CATCHUP);
+        let mut catchup: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let planted = format!("planted{len}");
+        catchup["agents"].as_array_mut().unwrap().push(json!({
+            "id": planted, "label": format!("design:{planted}"), "phase": "Design",
+            "state": "started",
+        }));
+        std::fs::write(&path, serde_json::to_string(&catchup).unwrap()).unwrap();
+        run.append(&progress(len));
+        run.stop();
+        let (phases, _) = run.seen();
+        let text = serde_json::to_string(&phases).unwrap();
+        assert!(
+            text.contains(&planted),
+            "a line of {len} bytes: the next hook read the whole journal again: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_journal_cut_rewritten_or_replaced_is_read_again_from_the_start() {
+    fn journal(run: &Run) -> PathBuf {
+        run.run_dir().join("journal.jsonl")
+    }
+    // Cut in place to its first lines (the same file, shorter than the point read).
+    let cut = |run: &Run, n: usize| {
+        if n == 4 {
+            let text = std::fs::read_to_string(journal(run)).unwrap();
+            let kept: String = text.split_inclusive('\n').take(3).collect();
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(journal(run))
+                .unwrap();
+            file.set_len(kept.len() as u64).unwrap();
+        }
+    };
+    // Rewritten in place, as long, its last lines naming other agents.
+    let rewritten = |run: &Run, n: usize| {
+        if n == 5 {
+            let text = std::fs::read_to_string(journal(run)).unwrap();
+            let at = text.len() - 100;
+            let changed = format!("{}{}", &text[..at], text[at..].replace("agent", "agenT"));
+            std::fs::write(journal(run), changed).unwrap();
+        }
+    };
+    // Replaced by another file (another inode) holding the first agents only.
+    let replaced = |run: &Run, n: usize| {
+        if n == 6 {
+            let copy = run.run_dir().join("journal.copy");
+            std::fs::write(&copy, format!("{}{}", started(0, "Design"), result(0))).unwrap();
+            std::fs::rename(&copy, journal(run)).unwrap();
+        }
+    };
+    let damages: [&Damage; 3] = [&cut, &rewritten, &replaced];
+    for (k, damage) in damages.into_iter().enumerate() {
+        let full = Run::new();
+        scenario(&full, true, damage);
+        let incremental = Run::new();
+        scenario(&incremental, false, damage);
+        assert_eq!(incremental.seen(), full.seen(), "damage {k}");
+    }
+}
+
+/// `SubagentStop` of agent `k` of the run.
+fn subagent_stop(run: &Run, k: usize) -> String {
+    json!({
+        "session_id": SESSION,
+        "transcript_path": run.env.dir.path().join(format!("home/projects/p/{SESSION}.jsonl")),
+        "cwd": run.env.project(),
+        "hook_event_name": "SubagentStop",
+        "agent_id": format!("agent{k}"), "agent_type": "workflow-subagent",
+        "stop_hook_active": false,
+        "agent_transcript_path": run.run_dir().join(format!("agent-agent{k}.jsonl")),
+        "last_assistant_message": format!("result of agent {k}"),
+    })
+    .to_string()
+}
+
+/// Agents finishing, each hook started as its result is written: all at once when `at_once`,
+/// else one after the other; then a batch more, read by the next turn's end from the
+/// catch-up the hooks left.
+fn finishing(run: &Run, at_once: bool) {
+    for k in 0..3 {
+        run.append(&started(k, "Design"));
+        run.append(&result(k));
+    }
+    for k in 3..11 {
+        run.append(&started(k, "Build"));
+    }
+    run.stop();
+    let mut hooks = Vec::new();
+    for k in 3..11 {
+        run.append(&result(k));
+        let hook = run.env.hook("SubagentStop", &subagent_stop(run, k));
+        if at_once {
+            hooks.push(hook);
+        } else {
+            let (code, _, stderr) = hook.wait();
+            assert_eq!(code, 0, "{stderr}");
+        }
+    }
+    for hook in hooks {
+        let (code, _, stderr) = hook.wait();
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stderr.contains("lock"), "{stderr}");
+    }
+    for k in 11..15 {
+        run.append(&started(k, "Build"));
+        run.append(&result(k));
+    }
+    run.stop();
+}
+
+#[test]
+fn hooks_at_once_lose_nothing_and_the_next_goes_on_from_the_catch_up_they_left() {
+    let one_by_one = Run::new();
+    finishing(&one_by_one, false);
+    let expected = one_by_one.seen();
+    assert_eq!(expected.1.len(), 15, "{:?}", expected.1);
+    let at_once = Run::new();
+    finishing(&at_once, true);
+    assert_eq!(at_once.seen(), expected);
 }

@@ -411,3 +411,56 @@ fn a_large_run_briefs_within_its_budget_instructions_first() {
         }
     }
 }
+
+#[test]
+fn an_agent_whose_task_passed_to_another_in_the_same_read_is_not_taken_for_it() {
+    let workflow = launched(&launch(), now()).unwrap();
+    let failed = agent(
+        "a2",
+        Some("build:1"),
+        Some("Build"),
+        AgentState::Failed("429".into()),
+    );
+    let w = see(&workflow, &[design("d"), failed.clone()], false);
+    assert_eq!(w.phases[1].tasks[0].agent_id.as_deref(), Some("a2"));
+    // The rerun takes the failed task; the failed agent, seen after it in the same read, is
+    // found where its task was when the workflow was read, and is no longer its agent.
+    let rerun = agent("b2", Some("build:1"), Some("Build"), AgentState::Started);
+    for seen in [vec![rerun.clone(), failed.clone()], vec![rerun, failed]] {
+        let after = see(&w, &seen, false);
+        let task = &after.phases[1].tasks[0];
+        assert_eq!(
+            (task.agent_id.as_deref(), task.status.as_str()),
+            (Some("b2"), "running"),
+            "{:?}",
+            after.phases[1].tasks
+        );
+    }
+    // An agent placed in an earlier read is found by its id, wherever its task is.
+    let mut many = launched(&launch(), now()).unwrap();
+    let mut seen = Vec::new();
+    for k in 0..50 {
+        seen.push(agent(
+            &format!("x{k}"),
+            Some(&format!("build:x{k}")),
+            Some("Build"),
+            AgentState::Started,
+        ));
+    }
+    many = see(&many, &seen, false);
+    let done: Vec<AgentSeen> = seen
+        .iter()
+        .rev()
+        .map(|a| AgentSeen {
+            state: AgentState::Done(format!("{} done", a.agent_id)),
+            ..a.clone()
+        })
+        .collect();
+    many = see(&many, &done, false);
+    for task in many.phases[1].tasks.iter().filter(|t| t.agent_id.is_some()) {
+        let id = task.agent_id.as_deref().unwrap();
+        assert_eq!(task.status.as_str(), "done", "{id}");
+        assert_eq!(task.note.as_deref(), Some(format!("{id} done").as_str()));
+    }
+    assert_eq!(many.phases[1].tasks.len(), 52);
+}

@@ -112,14 +112,17 @@ pub(crate) struct Observation {
     pub(crate) results: HashMap<String, String>,
     pub(crate) settled: bool,
     pub(crate) warnings: Vec<String>,
+    /// Where each agent is in `agents`.
+    index: HashMap<String, usize>,
 }
 
 impl Observation {
     /// The agent `agent_id`, added (started, nothing known) when not seen yet.
     pub(crate) fn agent(&mut self, agent_id: &str) -> &mut AgentSeen {
-        let index = match self.agents.iter().position(|a| a.agent_id == agent_id) {
-            Some(index) => index,
+        let index = match self.index.get(agent_id) {
+            Some(index) => *index,
             None => {
+                self.index.insert(agent_id.to_owned(), self.agents.len());
                 self.agents.push(AgentSeen {
                     agent_id: agent_id.to_owned(),
                     label: None,
@@ -134,7 +137,19 @@ impl Observation {
 
     /// Whether the files know agent `agent_id`.
     pub(crate) fn knows(&self, agent_id: &str) -> bool {
-        self.agents.iter().any(|agent| agent.agent_id == agent_id)
+        self.index.contains_key(agent_id)
+    }
+
+    /// Takes `agents` as the agents seen so far (the first of an id counts).
+    fn seen_before(&mut self, agents: Vec<AgentSeen>) {
+        self.agents.clear();
+        self.index.clear();
+        for agent in agents {
+            if !self.index.contains_key(&agent.agent_id) {
+                self.index.insert(agent.agent_id.clone(), self.agents.len());
+                self.agents.push(agent);
+            }
+        }
     }
 }
 
@@ -196,34 +211,33 @@ impl RunDir {
         let (mut offset, mut inode, mut before) = (0, 0, Vec::new());
         if let Some(read) = read {
             inode = read.inode;
-            let (start, tail) = match saved {
+            // `checked`: the bytes read before `start`, the ones the saved point was checked by.
+            let (start, checked, tail) = match saved {
                 Some(saved) if saved.holds(read.inode, read.len, &read.bytes) => {
-                    seen.agents = saved.agents();
+                    seen.seen_before(saved.agents());
                     seen.results.extend(saved.pending.clone());
                     let skip = (saved.offset - from) as usize;
-                    (saved.offset, read.bytes[skip..].to_vec())
+                    let (checked, tail) = read.bytes.split_at(skip);
+                    (saved.offset, checked.to_vec(), tail.to_vec())
                 }
                 // Not the journal it read: all of it, from the start.
                 Some(_) => match checkpoint_core::read_foreign(&path, MAX_RUN_FILE_BYTES) {
-                    Ok(bytes) => (0, bytes.unwrap_or_default()),
+                    Ok(bytes) => (0, Vec::new(), bytes.unwrap_or_default()),
                     Err(err) => {
                         seen.warnings
                             .push(format!("{err}; the run is recorded without it"));
-                        (0, Vec::new())
+                        (0, Vec::new(), Vec::new())
                     }
                 },
-                None => (0, read.bytes.clone()),
+                None => (0, Vec::new(), read.bytes.clone()),
             };
             let used = self.read_journal(&tail, &mut seen);
             offset = start + used as u64;
-            before = if used > 0 {
-                tail[..used].to_vec()
-            } else if start > 0 {
-                // Nothing new: the bytes before the point are the ones checked.
-                read.bytes[..(start - from) as usize].to_vec()
-            } else {
-                Vec::new()
-            };
+            // The journal's bytes just before the new point, however few the new lines hold
+            // (one short line must not leave the next hook fewer bytes to check than it
+            // compares, which made every other hook read the whole journal).
+            before = checked;
+            before.extend_from_slice(&tail[..used]);
         }
         self.read_run_file(&mut seen);
         self.place_unnamed(script, &mut seen);

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use checkpoint_core::{
-    Workflow, WorkflowId,
+    Workflow,
     workflow_run::{self, AgentState, Launch, RunRecord},
 };
 use miette::{Result, miette};
@@ -88,7 +88,7 @@ impl Hook {
             let loaded = store.create(workflow, self.ctx.now)?;
             output::warn_redacted(loaded.redacted);
         }
-        self.sync_run(&id, None)
+        self.sync_run(&store.load(&id)?.workflow, None).map(drop)
     }
 
     /// `SubagentStart` of a run's agent: its task starts.
@@ -201,7 +201,7 @@ impl Hook {
                 }
             };
             if ours {
-                return self.sync_run(&workflow.id, Some(event));
+                return self.sync_run(workflow, Some(event)).map(drop);
             }
         }
         // 2.1.197 starts the first agent before the launch's hook: the launch catches up.
@@ -211,7 +211,7 @@ impl Hook {
     /// Brings every unfinished run up to date (its run file appears when it settles).
     pub(super) fn refresh_runs(&self) -> Result<()> {
         for workflow in self.runs()? {
-            if let Err(err) = self.sync_run(&workflow.id, None) {
+            if let Err(err) = self.sync_run(&workflow, None) {
                 output::warn(&format!("checkpoint hook: run `{}`: {err}", workflow.id));
             }
         }
@@ -226,13 +226,9 @@ impl Hook {
             if !workflow_run::unfinished(workflow) {
                 continue;
             }
-            let id = workflow.id.clone();
-            match self
-                .sync_run(&id, None)
-                .and_then(|()| Ok(self.ctx.store.load(&id)?.workflow))
-            {
+            match self.sync_run(workflow, None) {
                 Ok(now) => *workflow = now,
-                Err(err) => output::warn(&format!("checkpoint hook: run `{id}`: {err}")),
+                Err(err) => output::warn(&format!("checkpoint hook: run `{}`: {err}", workflow.id)),
             }
         }
         workflows.retain(|workflow| !workflow.status.is_finished());
@@ -274,19 +270,21 @@ impl Hook {
     }
 
     /// Reads the run's files (and what `event` adds), applies what core decides, and keeps the
-    /// finished agents' full results.
-    fn sync_run(&self, id: &WorkflowId, event: Option<&AgentEvent<'_>>) -> Result<()> {
+    /// finished agents' full results; returns the workflow as it is afterwards. `workflow` is
+    /// the run's workflow as already loaded (its record, which never changes, says where the
+    /// run's files are; the update reads the state again under the lock).
+    fn sync_run(&self, workflow: &Workflow, event: Option<&AgentEvent<'_>>) -> Result<Workflow> {
         let store = &self.ctx.store;
-        let workflow = store.load(id)?.workflow;
-        let Some(record) = workflow_run::record(&workflow) else {
-            return Ok(());
+        let id = &workflow.id;
+        let Some(record) = workflow_run::record(workflow) else {
+            return Ok(workflow.clone());
         };
         let mut warnings = Vec::new();
         let script = read_script(record.script_path.as_deref(), &self.cwd(), &mut Vec::new());
         // Only what the client appended since the last hook is read (the catch-up saved in
         // the workflow's directory), and the catch-up is saved once what it saw is applied.
         let store_dir = store.workflow_dir(id);
-        let (mut seen, catchup) = match run_dir(&workflow) {
+        let (mut seen, catchup) = match run_dir(workflow) {
             Some(dir) => {
                 let (seen, catchup) = dir.observe_from(script.as_ref(), Catchup::load(&store_dir));
                 (seen, Some(catchup))
@@ -348,7 +346,7 @@ impl Hook {
             ));
         }
         self.warn_all(&warnings);
-        Ok(())
+        Ok(loaded.workflow)
     }
 
     fn warn_all(&self, warnings: &[String]) {
