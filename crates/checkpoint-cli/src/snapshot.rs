@@ -5,6 +5,9 @@
 //! against `git status`; see docs/performance.md).
 
 mod engine;
+mod fast;
+mod index_file;
+mod objects;
 mod plumbing;
 mod restore;
 mod scan_cache;
