@@ -373,7 +373,14 @@ impl Snapshots {
     ) -> Result<Option<Taken>, String> {
         let refused = match (settings, last) {
             (Err(why), _) => Some(why.to_owned()),
-            (Ok(_), _) if cut => Some("cut short by its deadline".to_owned()),
+            (Ok(_), _)
+                if cut
+                    || options
+                        .deadline
+                        .is_some_and(|deadline| std::time::Instant::now() >= deadline) =>
+            {
+                Some("cut short by its deadline".to_owned())
+            }
             (Ok(settings), Some(_)) => match settings.join() {
                 Ok(Ok(output)) => settings_refuse(&output),
                 Ok(Err(err)) => Some(err),
