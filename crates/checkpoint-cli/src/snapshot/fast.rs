@@ -64,7 +64,7 @@ pub(crate) fn read_settings(repo: &Repo) -> JoinHandle<Result<Vec<u8>, String>> 
                 "-z",
                 "--get-regexp",
                 "^(core\\.(autocrlf|filemode|symlinks|attributesfile|fsync|fsyncobjectfiles|\
-                 sparsecheckout|ignorecase|precomposeunicode)|extensions\\..*|commit\\.gpgsign|\
+                 sparsecheckout|ignorecase|precomposeunicode|sharedrepository)|extensions\\..*|commit\\.gpgsign|\
                  i18n\\.commitencoding)$",
             ])
             .run()?;
@@ -260,6 +260,14 @@ fn read_file(top: &Path, path: &[u8]) -> Result<Result<Option<(u32, Object)>, St
             "`{}` may change what git stores",
             String::from_utf8_lossy(path)
         )));
+    }
+    // Under a symbolic link to a directory, a path is gone to git (it never follows one).
+    let mut ancestor = path_of(path).parent();
+    while let Some(dir) = ancestor.filter(|dir| !dir.as_os_str().is_empty()) {
+        if fs::symlink_metadata(top.join(dir)).is_ok_and(|found| !found.is_dir()) {
+            return Ok(Ok(None));
+        }
+        ancestor = dir.parent();
     }
     let metadata = match fs::symlink_metadata(&full) {
         Ok(metadata) => metadata,
@@ -458,6 +466,7 @@ mod tests {
             b"core.fsync\nloose-object\0",
             b"commit.gpgsign\0",
             b"i18n.commitencoding\nlatin-1\0",
+            b"core.sharedrepository\ngroup\0",
         ] {
             assert!(
                 settings_refuse(refused).is_some(),

@@ -109,7 +109,8 @@ fn tree_of(entries: &[(&[u8], u32, Oid)], made: &mut Vec<Object>) -> Result<Oid,
     }
     let mut body = Vec::new();
     for (name, mode, oid) in &children {
-        body.extend_from_slice(format!("{mode:o} ").as_bytes());
+        body.extend_from_slice(mode_bytes(*mode).as_bytes());
+        body.push(b' ');
         body.extend_from_slice(name);
         body.push(0);
         body.extend_from_slice(oid);
@@ -118,6 +119,18 @@ fn tree_of(entries: &[(&[u8], u32, Oid)], made: &mut Vec<Object>) -> Result<Oid,
     let oid = object.oid;
     made.push(object);
     Ok(oid)
+}
+
+/// A mode as a tree writes it (octal, no leading zero).
+fn mode_bytes(mode: u32) -> std::borrow::Cow<'static, str> {
+    match mode {
+        0o100644 => "100644".into(),
+        0o100755 => "100755".into(),
+        0o120000 => "120000".into(),
+        0o160000 => "160000".into(),
+        TREE_MODE => "40000".into(),
+        other => format!("{other:o}").into(),
+    }
 }
 
 /// A name as git compares it in a tree: a directory's with a `/` after it.
@@ -156,7 +169,7 @@ pub(crate) fn commit_body(
     }
     body.push('\n');
     body.push_str(message);
-    if !message.ends_with('\n') {
+    if !message.is_empty() && !message.ends_with('\n') {
         body.push('\n');
     }
     body.into_bytes()
@@ -237,6 +250,43 @@ mod tests {
         );
         let oid = oid_of("blob", b"hello\n");
         assert_eq!(hex(&oid), "ce013625030ba8dba906f756967f9e9ca394464a");
+    }
+
+    #[test]
+    fn a_commit_is_the_one_git_commit_tree_writes() {
+        let dir = assert_fs::TempDir::new().unwrap();
+        let git = |args: &[&str]| {
+            let output = std::process::Command::new("git")
+                .current_dir(dir.path())
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "checkpoint")
+                .env("GIT_AUTHOR_EMAIL", "checkpoint@localhost")
+                .env("GIT_COMMITTER_NAME", "checkpoint")
+                .env("GIT_COMMITTER_EMAIL", "checkpoint@localhost")
+                .env("GIT_AUTHOR_DATE", "@1700000000 +0000")
+                .env("GIT_COMMITTER_DATE", "@1700000000 +0000")
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{output:?}");
+            String::from_utf8(output.stdout).unwrap().trim().to_owned()
+        };
+        git(&["init", "-q"]);
+        let tree = git(&["write-tree"]);
+        let first = git(&["commit-tree", &tree, "-m", "turn end"]);
+        assert_eq!(
+            hex(&oid_of(
+                "commit",
+                &commit_body(&tree, None, 1_700_000_000, "turn end")
+            )),
+            first
+        );
+        for message in ["", "two\nlines\n", "ünï: `x`"] {
+            let made = git(&["commit-tree", &tree, "-p", &first, "-m", message]);
+            let body = commit_body(&tree, Some(&first), 1_700_000_000, message);
+            assert_eq!(hex(&oid_of("commit", &body)), made, "{message:?}");
+        }
     }
 
     #[test]
