@@ -38,6 +38,9 @@ pub(crate) struct Job<'a> {
     pub(crate) date: i64,
 }
 
+/// One entry of the private index to change: its path, and its new mode and id (none: gone).
+type Update = (Vec<u8>, Option<(u32, Oid)>);
+
 /// What the fast path did.
 pub(crate) enum Outcome {
     /// A snapshot was taken (or the tree is the last one's): its commit and tree, whether the
@@ -144,7 +147,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
         ));
     }
     let mut blobs = Vec::new();
-    let mut updates: Vec<(Vec<u8>, Option<(u32, Oid)>)> = Vec::new();
+    let mut updates: Vec<Update> = Vec::new();
     for path in job.paths {
         let change = match read_file(&job.repo.top, path)? {
             Ok(change) => change,
@@ -227,7 +230,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
 
 /// Brings the private index to the new tree: removals first, then the new entries, by id
 /// (git reads no file; their stat data is refreshed by the next `git status`).
-fn update_index(job: &Job<'_>, updates: &[(Vec<u8>, Option<(u32, Oid)>)]) -> Result<(), String> {
+fn update_index(job: &Job<'_>, updates: &[Update]) -> Result<(), String> {
     let mut input = Vec::new();
     let zero = "0".repeat(40);
     for (path, _) in updates.iter().filter(|(_, value)| value.is_none()) {

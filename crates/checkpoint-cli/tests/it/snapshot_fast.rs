@@ -117,6 +117,9 @@ fn fsck(root: &Path) {
     );
 }
 
+/// One round of edits to a working tree.
+type Round = Box<dyn Fn(&Path)>;
+
 #[test]
 fn the_fast_path_gives_gits_tree_for_every_kind_of_change_and_chains_its_commits() {
     let env = workflow();
@@ -141,7 +144,7 @@ fn the_fast_path_gives_gits_tree_for_every_kind_of_change_and_chains_its_commits
     git(&root, &["commit", "-qm", "base"]);
     env.ok(&["snapshot"]);
     assert!(path_taken(&git_dir).starts_with("git: the first snapshot"));
-    let mut rounds: Vec<Box<dyn Fn(&Path)>> = vec![
+    let mut rounds: Vec<Round> = vec![
         // Content, the executable bit, a link, a deletion, a new nested directory.
         Box::new(|root| {
             write(root, "keep.txt", "changed\n");
