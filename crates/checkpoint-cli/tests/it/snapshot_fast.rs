@@ -184,9 +184,11 @@ fn the_fast_path_gives_gits_tree_for_every_kind_of_change_and_chains_its_commits
             fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o644)).unwrap();
             symlink("nowhere/at all", root.join("a/dangling")).unwrap();
             fs::remove_dir_all(root.join("x")).unwrap();
-            // A directory replaced by a link to another one: its files are gone to git.
+            // A directory replaced by a link to another one holding the same names: its files
+            // are gone to git, which never follows a link.
             fs::remove_dir_all(root.join("n")).unwrap();
-            symlink("a", root.join("n")).unwrap();
+            write(root, "elsewhere/e/w/deep.txt", "not through the link\n");
+            symlink("elsewhere", root.join("n")).unwrap();
         }),
     ];
     // Then several in a row, one file each.
