@@ -83,7 +83,7 @@ pub(crate) struct SnapshotOptions<'a> {
 pub(crate) struct Snapshots {
     pub(crate) repo: Repo,
     /// The private index.
-    index: PathBuf,
+    pub(crate) index: PathBuf,
     /// The private ref.
     pub(crate) refname: String,
 }
@@ -123,6 +123,7 @@ impl Snapshots {
             self.seed(options)?;
         }
         let pending = self.index.with_extension("pending");
+        let settings = self.fast_settings(first, last.as_ref(), &pending, options);
         let listed = match self.changed_now() {
             Ok(listed) => listed,
             // The private index is a cache of the last snapshot's tree: one that git cannot read
@@ -159,6 +160,10 @@ impl Snapshots {
         if !paths.is_empty() {
             fs::write(&pending, b"")
                 .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
+        }
+        let fast = self.take_fast(settings, last.as_ref(), &paths, cut, options, &left_out)?;
+        if let Some(taken) = fast {
+            return Ok(taken);
         }
         cut |= self.add(&paths, options.deadline)?;
         if cut {
@@ -311,7 +316,7 @@ impl Snapshots {
                 to,
             ])
             .output()?;
-        Ok(numstat(&output))
+        Ok(numstat_records(&output))
     }
 
     /// Removes the private ref and index, so that git can prune what only they held.
@@ -322,7 +327,7 @@ impl Snapshots {
                 .args(["update-ref", "-d", &self.refname])
                 .output()?;
         }
-        for extension in ["index", "pending", "lock", "last", "leftout"] {
+        for extension in ["index", "pending", "lock", "last", "leftout", "path"] {
             let _ = fs::remove_file(self.index.with_extension(extension));
         }
         Ok(())
@@ -700,7 +705,7 @@ fn status_paths(output: &[u8]) -> Vec<u8> {
 }
 
 /// `git diff-tree --numstat -z` records.
-fn numstat(output: &[u8]) -> Vec<Changed> {
+pub(crate) fn numstat_records(output: &[u8]) -> Vec<Changed> {
     records(output)
         .filter_map(|record| {
             let mut fields = record.splitn(3, |byte| *byte == b'\t');

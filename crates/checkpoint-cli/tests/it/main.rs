@@ -28,6 +28,7 @@ mod run;
 mod secrets;
 mod seeds;
 mod setup;
+mod snapshot_fast;
 mod store;
 mod subagents;
 mod support;

@@ -1,0 +1,481 @@
+//! The snapshot's fast path: after the one `git status` with the private index, the changed
+//! files are read and hashed, the new trees built from the private index's entries and the
+//! commit made in-process, written as loose objects, and the ref moved in-process; the private
+//! index is brought up to date (`git update-index --index-info`, the ids already known) while
+//! `git diff-tree --numstat` counts the lines. Whenever anything is unusual (settings that
+//! change what git would store, an index it cannot read for sure, a tree that is not the last
+//! snapshot's), it says why and the process path does the snapshot.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    fs,
+    os::unix::{ffi::OsStrExt, fs::PermissionsExt},
+    path::Path,
+    thread::JoinHandle,
+};
+
+use crate::snapshot::{
+    engine::{LeftOut, SnapshotOptions, Snapshots, Taken, numstat_records},
+    index_file,
+    objects::{self, Object, Oid},
+    plumbing::{Repo, path_of},
+};
+
+/// What the fast path needs from the snapshot under way.
+pub(crate) struct Job<'a> {
+    pub(crate) repo: &'a Repo,
+    /// The private index.
+    pub(crate) index: &'a Path,
+    /// The private ref.
+    pub(crate) refname: &'a str,
+    /// The last snapshot's commit and tree.
+    pub(crate) last: (&'a str, &'a str),
+    /// The changed paths to take (the left-out ones already removed).
+    pub(crate) paths: &'a [Vec<u8>],
+    /// The commit message.
+    pub(crate) message: &'a str,
+    /// The commit's date, in seconds since the epoch.
+    pub(crate) date: i64,
+}
+
+/// One entry of the private index to change: its path, and its new mode and id (none: gone).
+type Update = (Vec<u8>, Option<(u32, Oid)>);
+
+/// What the fast path did.
+pub(crate) enum Outcome {
+    /// A snapshot was taken (or the tree is the last one's): its commit and tree, whether the
+    /// commit is new, and the `git diff-tree --numstat` output from the last tree.
+    Taken {
+        commit: String,
+        tree: String,
+        created: bool,
+        numstat: Vec<u8>,
+    },
+    /// The process path must take it, for this reason.
+    Fallback(String),
+}
+
+/// The settings that decide whether the fast path applies, read by one `git config` started
+/// now (it runs while `git status` does).
+pub(crate) fn read_settings(repo: &Repo) -> JoinHandle<Result<Vec<u8>, String>> {
+    let repo = repo.clone();
+    std::thread::spawn(move || {
+        let output = repo
+            .git()
+            .args([
+                "config",
+                "-z",
+                "--get-regexp",
+                "^(core\\.(autocrlf|filemode|symlinks|attributesfile|fsync|fsyncobjectfiles|\
+                 sparsecheckout|ignorecase|precomposeunicode|sharedrepository)|extensions\\..*|commit\\.gpgsign|\
+                 i18n\\.commitencoding)$",
+            ])
+            .run()?;
+        // 1: none of them is set.
+        match output.status.code() {
+            Some(0 | 1) => Ok(output.stdout),
+            _ => Err(format!(
+                "`git config` failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )),
+        }
+    })
+}
+
+/// Why the settings (`git config -z --get-regexp` records) rule the fast path out, if they do.
+pub(crate) fn settings_refuse(output: &[u8]) -> Option<String> {
+    for record in output.split(|byte| *byte == 0).filter(|r| !r.is_empty()) {
+        let text = String::from_utf8_lossy(record);
+        // A key alone is a boolean true.
+        let (key, value) = text.split_once('\n').unwrap_or((&text, "true"));
+        let value = value.to_ascii_lowercase();
+        let truthy = matches!(value.as_str(), "true" | "yes" | "on" | "1" | "");
+        let refused = match key {
+            "core.autocrlf"
+            | "core.sparsecheckout"
+            | "core.ignorecase"
+            | "core.precomposeunicode"
+            | "commit.gpgsign"
+            | "core.fsyncobjectfiles" => truthy || value == "input",
+            "core.filemode" | "core.symlinks" => !truthy,
+            "extensions.objectformat" => value != "sha1",
+            "extensions.refstorage"
+            | "extensions.worktreeconfig"
+            | "extensions.noop"
+            | "extensions.preciousobjects"
+            | "extensions.partialclone" => false,
+            // Another object format beside, attributes, fsync asked, another encoding: git's.
+            _ => true,
+        };
+        if refused {
+            return Some(format!("the setting `{key}` is `{value}`"));
+        }
+    }
+    None
+}
+
+/// Takes the snapshot in-process, or says why not.
+pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
+    if let Some(why) = environment_refuses(job.repo) {
+        return Ok(Outcome::Fallback(why));
+    }
+    let bytes = fs::read(job.index)
+        .map_err(|err| format!("failed to read `{}`: {err}", job.index.display()))?;
+    let parsed = match index_file::parse(&bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => return Ok(Outcome::Fallback(format!("the private index has {why}"))),
+    };
+    if let Some(entry) = parsed.iter().find(|entry| is_attributes(&entry.path)) {
+        return Ok(Outcome::Fallback(format!(
+            "`{}` may change what git stores",
+            String::from_utf8_lossy(&entry.path)
+        )));
+    }
+    let mut entries: BTreeMap<Vec<u8>, (u32, Oid)> = parsed
+        .into_iter()
+        .map(|entry| (entry.path, (entry.mode, entry.oid)))
+        .collect();
+    // The private index must hold the last snapshot's tree: then every tree not rebuilt here
+    // is already in the object database.
+    let (before, old_trees) = match objects::trees(&entries) {
+        Ok(trees) => trees,
+        Err(why) => return Ok(Outcome::Fallback(why)),
+    };
+    if objects::hex(&before) != job.last.1 {
+        return Ok(Outcome::Fallback(
+            "the private index is not the last snapshot's tree".to_owned(),
+        ));
+    }
+    let mut blobs = Vec::new();
+    let mut updates: Vec<Update> = Vec::new();
+    for path in job.paths {
+        let change = match read_file(&job.repo.top, path)? {
+            Ok(change) => change,
+            Err(why) => return Ok(Outcome::Fallback(why)),
+        };
+        match change {
+            Some((mode, blob)) => {
+                let value = (mode, blob.oid);
+                if entries.insert(path.clone(), value) != Some(value) {
+                    updates.push((path.clone(), Some(value)));
+                }
+                blobs.push(blob);
+            }
+            None => {
+                if entries.remove(path).is_some() {
+                    updates.push((path.clone(), None));
+                }
+            }
+        }
+    }
+    let (after, new_trees) = match objects::trees(&entries) {
+        Ok(trees) => trees,
+        Err(why) => return Ok(Outcome::Fallback(why)),
+    };
+    let tree = objects::hex(&after);
+    if after == before {
+        return Ok(Outcome::Taken {
+            commit: job.last.0.to_owned(),
+            tree,
+            created: false,
+            numstat: Vec::new(),
+        });
+    }
+    let known: HashSet<Oid> = old_trees.iter().map(|tree| tree.oid).collect();
+    let mut new: Vec<Object> = new_trees
+        .into_iter()
+        .filter(|tree| !known.contains(&tree.oid))
+        .collect();
+    new.append(&mut blobs);
+    let commit = Object::new(
+        "commit",
+        objects::commit_body(&tree, Some(job.last.0), job.date, job.message),
+    );
+    let commit_hex = objects::hex(&commit.oid);
+    new.push(commit);
+    objects::write_loose(&job.repo.common_dir.join("objects"), &new)?;
+    // The objects are whole: the diff and the index may start, and the ref move.
+    let numstat = std::thread::scope(|scope| {
+        let numstat = scope.spawn(|| {
+            job.repo
+                .git()
+                .args([
+                    "diff-tree",
+                    "-r",
+                    "-z",
+                    "--numstat",
+                    "--no-renames",
+                    job.last.1,
+                    &tree,
+                ])
+                .output()
+        });
+        let indexed = scope.spawn(|| update_index(job, &updates));
+        let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
+        let indexed = indexed
+            .join()
+            .unwrap_or_else(|_| Err("the index update panicked".to_owned()));
+        let numstat = numstat
+            .join()
+            .unwrap_or_else(|_| Err("the diff of the snapshot panicked".to_owned()));
+        moved.and(indexed).and(numstat)
+    })?;
+    Ok(Outcome::Taken {
+        commit: commit_hex,
+        tree,
+        created: true,
+        numstat,
+    })
+}
+
+/// Brings the private index to the new tree: removals first, then the new entries, by id
+/// (git reads no file; their stat data is refreshed by the next `git status`).
+fn update_index(job: &Job<'_>, updates: &[Update]) -> Result<(), String> {
+    let mut input = Vec::new();
+    let zero = "0".repeat(40);
+    for (path, _) in updates.iter().filter(|(_, value)| value.is_none()) {
+        input.extend_from_slice(format!("0 {zero}\t").as_bytes());
+        input.extend_from_slice(path);
+        input.push(0);
+    }
+    for (path, value) in updates {
+        if let Some((mode, oid)) = value {
+            input.extend_from_slice(format!("{mode:o} {}\t", objects::hex(oid)).as_bytes());
+            input.extend_from_slice(path);
+            input.push(0);
+        }
+    }
+    job.repo
+        .git()
+        .index(job.index)
+        .args(["update-index", "-z", "--index-info"])
+        .input(input)
+        .output()
+        .map(|_| ())
+}
+
+/// A changed path as git would add it: its mode and blob, or none when it is gone (or a
+/// directory now, whose files are listed on their own); an inner error when git must decide.
+fn read_file(top: &Path, path: &[u8]) -> Result<Result<Option<(u32, Object)>, String>, String> {
+    let full = top.join(path_of(path));
+    if is_attributes(path) {
+        return Ok(Err(format!(
+            "`{}` may change what git stores",
+            String::from_utf8_lossy(path)
+        )));
+    }
+    // Under a symbolic link to a directory, a path is gone to git (it never follows one).
+    let mut ancestor = path_of(path).parent();
+    while let Some(dir) = ancestor.filter(|dir| !dir.as_os_str().is_empty()) {
+        if fs::symlink_metadata(top.join(dir)).is_ok_and(|found| !found.is_dir()) {
+            return Ok(Ok(None));
+        }
+        ancestor = dir.parent();
+    }
+    let metadata = match fs::symlink_metadata(&full) {
+        Ok(metadata) => metadata,
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(Ok(None));
+        }
+        Err(err) => return Err(format!("failed to read `{}`: {err}", full.display())),
+    };
+    let kind = metadata.file_type();
+    if kind.is_symlink() {
+        let target = fs::read_link(&full)
+            .map_err(|err| format!("failed to read `{}`: {err}", full.display()))?;
+        let blob = Object::new("blob", target.as_os_str().as_bytes().to_vec());
+        return Ok(Ok(Some((0o120000, blob))));
+    }
+    if kind.is_file() {
+        let content =
+            fs::read(&full).map_err(|err| format!("failed to read `{}`: {err}", full.display()))?;
+        let mode = if metadata.permissions().mode() & 0o100 != 0 {
+            0o100755
+        } else {
+            0o100644
+        };
+        return Ok(Ok(Some((mode, Object::new("blob", content)))));
+    }
+    if kind.is_dir() && !full.join(".git").exists() {
+        // A file replaced by a directory: its files are listed on their own.
+        return Ok(Ok(None));
+    }
+    Ok(Err(format!(
+        "`{}` is neither a file, a link nor a plain directory",
+        String::from_utf8_lossy(path)
+    )))
+}
+
+/// Whether `path` is a `.gitattributes` file (attributes may filter or convert content).
+fn is_attributes(path: &[u8]) -> bool {
+    path == b".gitattributes" || path.ends_with(b"/.gitattributes")
+}
+
+/// Why the environment rules the fast path out, if it does: objects kept elsewhere, or
+/// attributes from outside the tree.
+fn environment_refuses(repo: &Repo) -> Option<String> {
+    for variable in ["GIT_OBJECT_DIRECTORY", "GIT_ATTR_SOURCE"] {
+        if std::env::var_os(variable).is_some() {
+            return Some(format!("`{variable}` is set"));
+        }
+    }
+    let mut attributes = vec![
+        repo.common_dir.join("info").join("attributes"),
+        Path::new("/etc/gitattributes").to_path_buf(),
+    ];
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|dir| !dir.is_empty()) {
+        Some(dir) => attributes.push(Path::new(&dir).join("git").join("attributes")),
+        None => {
+            if let Some(home) = std::env::var_os("HOME") {
+                attributes.push(Path::new(&home).join(".config/git/attributes"));
+            }
+        }
+    }
+    attributes
+        .into_iter()
+        .find(|file| file.exists())
+        .map(|file| format!("`{}` may change what git stores", file.display()))
+}
+
+/// The settings being read, or why the fast path does not apply.
+pub(crate) type Settings = Result<JoinHandle<Result<Vec<u8>, String>>, &'static str>;
+
+impl Snapshots {
+    /// Starts reading the settings when the fast path may apply: not the first snapshot, no
+    /// pending index, a commit wanted.
+    pub(crate) fn fast_settings(
+        &self,
+        first: bool,
+        last: Option<&(String, String)>,
+        pending: &Path,
+        options: &SnapshotOptions<'_>,
+    ) -> Settings {
+        if first || last.is_none() {
+            Err("the first snapshot")
+        } else if pending.exists() {
+            Err("the private index is ahead of the ref")
+        } else if !options.commit {
+            Err("a tree only")
+        } else {
+            Ok(read_settings(&self.repo))
+        }
+    }
+
+    /// Notes which path the last snapshot took, and why (`<id>.path`, beside the index).
+    fn note_path(&self, how: &str) {
+        let _ = fs::write(self.index.with_extension("path"), format!("{how}\n"));
+    }
+
+    /// The snapshot taken in-process when it applies (`settings` started, something to take,
+    /// not cut short); none when the process path must take it. The pending marker is written.
+    pub(crate) fn take_fast(
+        &self,
+        settings: Settings,
+        last: Option<&(String, String)>,
+        paths: &[Vec<u8>],
+        cut: bool,
+        options: &SnapshotOptions<'_>,
+        left_out: &[LeftOut],
+    ) -> Result<Option<Taken>, String> {
+        let refused = match (settings, last) {
+            (Err(why), _) => Some(why.to_owned()),
+            (Ok(_), _)
+                if cut
+                    || options
+                        .deadline
+                        .is_some_and(|deadline| std::time::Instant::now() >= deadline) =>
+            {
+                Some("cut short by its deadline".to_owned())
+            }
+            (Ok(settings), Some(_)) => match settings.join() {
+                Ok(Ok(output)) => settings_refuse(&output),
+                Ok(Err(err)) => Some(err),
+                Err(_) => Some("reading the settings panicked".to_owned()),
+            },
+            (Ok(_), None) => Some("the first snapshot".to_owned()),
+        };
+        if let Some(why) = refused {
+            self.note_path(&format!("git: {why}"));
+            return Ok(None);
+        }
+        let Some((last_commit, last_tree)) = last else {
+            return Ok(None);
+        };
+        let job = Job {
+            repo: &self.repo,
+            index: &self.index,
+            refname: &self.refname,
+            last: (last_commit, last_tree),
+            paths,
+            message: options.message,
+            date: options
+                .date
+                .unwrap_or_else(|| chrono::Utc::now().timestamp()),
+        };
+        let (commit, tree, created, numstat) = match take(&job)? {
+            Outcome::Taken {
+                commit,
+                tree,
+                created,
+                numstat,
+            } => (commit, tree, created, numstat),
+            Outcome::Fallback(why) => {
+                self.note_path(&format!("git: {why}"));
+                return Ok(None);
+            }
+        };
+        let _ = fs::remove_file(self.index.with_extension("pending"));
+        self.note_path("in-process");
+        if created {
+            let _ = fs::write(
+                self.index.with_extension("last"),
+                format!("{commit} {tree}\n"),
+            );
+        }
+        Ok(Some(Taken {
+            commit,
+            created,
+            changed: numstat_records(&numstat),
+            left_out: left_out.to_vec(),
+            unfinished: false,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_change_what_git_stores_rule_the_fast_path_out() {
+        assert_eq!(settings_refuse(b""), None);
+        assert_eq!(
+            settings_refuse(b"core.autocrlf\nfalse\0core.filemode\ntrue\0core.symlinks\0extensions.objectformat\nsha1\0extensions.refstorage\nreftable\0"),
+            None
+        );
+        for refused in [
+            &b"core.autocrlf\ntrue\0"[..],
+            b"core.autocrlf\ninput\0",
+            b"core.filemode\nfalse\0",
+            b"core.symlinks\nno\0",
+            b"extensions.objectformat\nsha256\0",
+            b"extensions.compatobjectformat\nsha256\0",
+            b"core.attributesfile\n~/.attributes\0",
+            b"core.fsync\nloose-object\0",
+            b"commit.gpgsign\0",
+            b"i18n.commitencoding\nlatin-1\0",
+            b"core.sharedrepository\ngroup\0",
+        ] {
+            assert!(
+                settings_refuse(refused).is_some(),
+                "{}",
+                String::from_utf8_lossy(refused)
+            );
+        }
+    }
+}

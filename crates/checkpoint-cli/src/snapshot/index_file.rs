@@ -1,0 +1,267 @@
+//! The private index read in-process, read-only: its entries' paths, modes and object ids, for
+//! the snapshot's fast path. Versions 2, 3 and 4 (prefix-compressed paths); anything else it
+//! does not know for sure (a split index, a sparse index, an unknown required extension, a
+//! conflict stage, an intent-to-add or skip-worktree entry) is refused, and the snapshot takes
+//! the process path.
+
+/// One entry of the index: a file, a symbolic link or a submodule's commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The path, relative to the top directory, as bytes.
+    pub(crate) path: Vec<u8>,
+    /// The mode: `0o100644`, `0o100755`, `0o120000` or `0o160000`.
+    pub(crate) mode: u32,
+    /// The object id (SHA-1).
+    pub(crate) oid: [u8; 20],
+}
+
+/// The size of an entry's fixed part before its flags: ten 32-bit stat fields and the id.
+const STAT_AND_ID: usize = 40 + 20;
+
+/// The entries of the index file `bytes`, in its order; an error says why it is not read.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Entry>, String> {
+    let header = bytes.get(..12).ok_or("shorter than its header")?;
+    if &header[..4] != b"DIRC" {
+        return Err("not an index file".to_owned());
+    }
+    let version = be32(&header[4..8]);
+    if !(2..=4).contains(&version) {
+        return Err(format!("index version {version}"));
+    }
+    let count = be32(&header[8..12]) as usize;
+    let mut entries = Vec::with_capacity(count);
+    let mut at = 12;
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        let fixed = bytes
+            .get(at..at + STAT_AND_ID + 2)
+            .ok_or("an entry runs past the end")?;
+        let mode = be32(&fixed[24..28]);
+        let oid: [u8; 20] = fixed[40..60].try_into().expect("twenty bytes");
+        let flags = u16::from_be_bytes([fixed[60], fixed[61]]);
+        at += STAT_AND_ID + 2;
+        if flags & 0x3000 != 0 {
+            return Err("an entry with a conflict stage".to_owned());
+        }
+        if flags & 0x4000 != 0 {
+            if version < 3 {
+                return Err("extended flags in a version 2 index".to_owned());
+            }
+            let extended = bytes.get(at..at + 2).ok_or("an entry runs past the end")?;
+            if u16::from_be_bytes([extended[0], extended[1]]) != 0 {
+                return Err("an intent-to-add or skip-worktree entry".to_owned());
+            }
+            at += 2;
+        }
+        let path = if version == 4 {
+            let (strip, used) = varint(&bytes[at..]).ok_or("a bad path prefix")?;
+            at += used;
+            let keep = previous
+                .len()
+                .checked_sub(strip)
+                .ok_or("a path prefix longer than the previous path")?;
+            let end = nul(bytes, at)?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&bytes[at..end]);
+            at = end + 1;
+            path
+        } else {
+            let end = nul(bytes, at)?;
+            let path = bytes[at..end].to_vec();
+            // Padded with one to eight NULs to a multiple of eight from the entry's start.
+            at = start + ((at - start + path.len() + 8) & !7);
+            path
+        };
+        if !matches!(mode, 0o100644 | 0o100755 | 0o120000 | 0o160000) {
+            return Err(format!("an entry of mode {mode:o}"));
+        }
+        if path.is_empty() {
+            return Err("an entry with no path".to_owned());
+        }
+        previous.clone_from(&path);
+        entries.push(Entry { path, mode, oid });
+    }
+    extensions(bytes, at)?;
+    Ok(entries)
+}
+
+/// Checks the extensions after the entries: an optional one (its name starts with a capital) is
+/// skipped; a required one (a split index's `link`, a sparse index's `sdir`, any other) refused.
+fn extensions(bytes: &[u8], mut at: usize) -> Result<(), String> {
+    // The trailing checksum (zeros with `index.skipHash`).
+    let end = bytes
+        .len()
+        .checked_sub(20)
+        .ok_or("shorter than its checksum")?;
+    while at < end {
+        let head = bytes
+            .get(at..at + 8)
+            .ok_or("an extension runs past the end")?;
+        let size = be32(&head[4..8]) as usize;
+        if !head[0].is_ascii_uppercase() {
+            return Err(format!(
+                "the required extension `{}`",
+                String::from_utf8_lossy(&head[..4])
+            ));
+        }
+        at += 8 + size;
+    }
+    if at != end {
+        return Err("extensions run past the end".to_owned());
+    }
+    Ok(())
+}
+
+fn be32(bytes: &[u8]) -> u32 {
+    u32::from_be_bytes(bytes[..4].try_into().expect("four bytes"))
+}
+
+/// The position of the NUL ending the path from `at`.
+fn nul(bytes: &[u8], at: usize) -> Result<usize, String> {
+    bytes
+        .get(at..)
+        .and_then(|rest| rest.iter().position(|byte| *byte == 0))
+        .map(|position| at + position)
+        .ok_or_else(|| "a path runs past the end".to_owned())
+}
+
+/// Git's offset varint (each continuation adds one before shifting), and the bytes it took.
+fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut used = 0;
+    let mut byte = *bytes.first()?;
+    used += 1;
+    let mut value = usize::from(byte & 0x7f);
+    while byte & 0x80 != 0 {
+        byte = *bytes.get(used)?;
+        used += 1;
+        value = value.checked_add(1)?.checked_mul(128)? | usize::from(byte & 0x7f);
+    }
+    Some((value, used))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// `git ls-files -s` as the parser's entries.
+    fn listed(dir: &std::path::Path) -> Vec<(String, String, String)> {
+        git(dir, &["ls-files", "-s", "-z"])
+            .split('\0')
+            .filter(|record| !record.is_empty())
+            .map(|record| {
+                let (meta, path) = record.split_once('\t').unwrap();
+                let fields: Vec<&str> = meta.split(' ').collect();
+                (path.to_owned(), fields[0].to_owned(), fields[1].to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_index_version_reads_as_git_lists_it_and_unknown_layouts_are_refused() {
+        let dir = assert_fs::TempDir::new().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        for path in [
+            "a-b",
+            "a.b",
+            "a/x",
+            "a0",
+            "deep/er/and/deeper/file with spaces",
+            "deep/er/and/deeper/filf",
+            "deep/er/z",
+            "ünïcode",
+            "line\nbreak",
+        ] {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, path).unwrap();
+        }
+        std::os::unix::fs::symlink("a/x", root.join("link")).unwrap();
+        std::fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["update-index", "--chmod=+x", "run.sh"]);
+        // A path longer than the 12 bits of an entry's name length (no file: too long for one).
+        let long = vec!["long".repeat(60); 18].join("/");
+        let blob = git(root, &["rev-parse", ":a0"]);
+        git(
+            root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("100644,{},{long}", blob.trim()),
+            ],
+        );
+        let gitlink = "1".repeat(40);
+        git(
+            root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{gitlink},sub"),
+            ],
+        );
+        git(root, &["write-tree"]);
+        for version in ["2", "3", "4", "2"] {
+            git(root, &["update-index", "--index-version", version]);
+            let bytes = std::fs::read(root.join(".git/index")).unwrap();
+            let parsed: Vec<(String, String, String)> = parse(&bytes)
+                .unwrap()
+                .iter()
+                .map(|entry| {
+                    (
+                        String::from_utf8(entry.path.clone()).unwrap(),
+                        format!("{:06o}", entry.mode),
+                        entry.oid.iter().map(|byte| format!("{byte:02x}")).collect(),
+                    )
+                })
+                .collect();
+            assert_eq!(parsed, listed(root), "index version {version}");
+        }
+        // An intent-to-add entry (version 3's extended flags): refused.
+        std::fs::write(root.join("later"), "x").unwrap();
+        git(root, &["add", "-N", "later"]);
+        let bytes = std::fs::read(root.join(".git/index")).unwrap();
+        assert!(parse(&bytes).unwrap_err().contains("intent-to-add"));
+        git(root, &["rm", "-q", "--cached", "later"]);
+        // A split index: its required `link` extension refused.
+        git(root, &["update-index", "--split-index"]);
+        let bytes = std::fs::read(root.join(".git/index")).unwrap();
+        assert!(parse(&bytes).unwrap_err().contains("`link`"));
+        git(root, &["update-index", "--no-split-index"]);
+        assert!(parse(&std::fs::read(root.join(".git/index")).unwrap()).is_ok());
+        // Torn or foreign bytes: refused, never a panic.
+        let bytes = std::fs::read(root.join(".git/index")).unwrap();
+        for cut in (0..bytes.len()).step_by(7) {
+            let _ = parse(&bytes[..cut]);
+        }
+        assert!(parse(b"DIRC\0\0\0\x05\0\0\0\0").is_err());
+        assert!(parse(b"not an index").is_err());
+    }
+
+    #[test]
+    fn the_offset_varint_reads_as_git_writes_it() {
+        assert_eq!(varint(&[0]), Some((0, 1)));
+        assert_eq!(varint(&[0x7f]), Some((127, 1)));
+        // 128 is written as 0x80 0x00 (the continuation adds one).
+        assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));
+        assert_eq!(varint(&[0x81, 0x7f]), Some((383, 2)));
+        assert_eq!(varint(&[0x80]), None);
+    }
+}
