@@ -336,7 +336,6 @@ fn blank(source: &[char]) -> Vec<char> {
     while idx < source.len() {
         let c = source[idx];
         let next = source.get(idx + 1).copied();
-        let prev_is_ident = idx > 0 && is_ident_char(source[idx - 1]);
         if c == '/' && next == Some('/') {
             let end = source[idx..]
                 .iter()
@@ -359,7 +358,8 @@ fn blank(source: &[char]) -> Vec<char> {
             let end = string_end(source, idx + 1);
             clear(&mut out, idx + 1..end.saturating_sub(1));
             idx = end;
-        } else if c == '\'' && !prev_is_ident {
+        } else if c == '\'' && !prev_is_ident_except_b(source, idx) {
+            // A character literal, or a byte one (`b'{'`); not a lifetime or label.
             match char_literal_end(source, idx) {
                 Some(end) => {
                     clear(&mut out, idx + 1..end - 1);
@@ -374,7 +374,8 @@ fn blank(source: &[char]) -> Vec<char> {
     out
 }
 
-/// Whether the `r` at `idx` continues an identifier (other than the `b` of `br"…"`).
+/// Whether the `r` or quote at `idx` continues an identifier (other than the `b` of `br"…"` or
+/// `b'…'`).
 fn prev_is_ident_except_b(source: &[char], idx: usize) -> bool {
     match idx.checked_sub(1).map(|prev| source[prev]) {
         Some('b') => idx >= 2 && is_ident_char(source[idx - 2]),

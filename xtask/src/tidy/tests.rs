@@ -318,6 +318,19 @@ fn a_long_function_is_named_with_its_line() {
 }
 
 #[test]
+fn a_brace_in_a_byte_literal_does_not_stretch_its_function() {
+    let text = "//! A.\n\nfn short(bytes: &[u8]) -> bool {\n    bytes.first() == Some(&b'{')\n}\n";
+    let text = format!(
+        "{text}{}",
+        function_text(149, false).replacen("//! Long.\n", "", 1)
+    );
+    assert_eq!(
+        problems_with(&[("crates/demo/src/a.rs", &text)]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
 fn a_test_file_left_out_of_its_harness_is_named() {
     let problems = problems_with(&[
         ("crates/demo/tests/it/forgotten.rs", "//! Never runs.\n"),
