@@ -456,6 +456,13 @@ fn a_repeat_of_a_recorded_push_is_denied_in_codexs_form() {
 /// as seeing it.
 #[test]
 fn an_apply_patch_over_an_unseen_change_is_denied_until_a_lone_cat_of_the_file() {
+    // A fresh project for each file: no command of one case is running in the other.
+    for (name, long) in [("shared.txt", false), ("long.txt", true)] {
+        denied_until_a_lone_cat(name, long);
+    }
+}
+
+fn denied_until_a_lone_cat(name: &str, long: bool) {
     let env = TestEnv::new();
     spec_in_progress(&env, &["docs/spec.md"]);
     let cwd = env.project();
@@ -478,7 +485,7 @@ fn an_apply_patch_over_an_unseen_change_is_denied_until_a_lone_cat_of_the_file()
         }
     };
     let refused = |answer: &str| answer.contains("\"permissionDecision\":\"deny\"");
-    for (name, long) in [("shared.txt", false), ("long.txt", true)] {
+    {
         let added = format!("*** Begin Patch\n*** Add File: {name}\n+mine\n*** End Patch");
         std::fs::write(cwd.join(name), "mine\n").unwrap();
         run_ok(&env, "PostToolUse", &patch(&cwd, &added, PATCHED));
