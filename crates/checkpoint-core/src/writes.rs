@@ -482,6 +482,27 @@ fn changes_checkout(words: &[String]) -> bool {
     }
 }
 
+/// The files a command printed whole for the model to read: a lone `cat` or `nl` of files
+/// (Codex CLI has no read tool: its model reads with the shell), with no pipe, redirection,
+/// list or substitution that could cut or divert what it printed; empty for any other command.
+pub fn shell_reads(command: &str) -> Vec<String> {
+    if command.contains(['|', '>', '<', ';', '&', '`', '$', '\n']) {
+        return Vec::new();
+    }
+    let commands = crate::effects::commands_run(command);
+    let [words] = commands.as_slice() else {
+        return Vec::new();
+    };
+    match words.split_first() {
+        Some((program, files)) if matches!(program.as_str(), "cat" | "nl") => files
+            .iter()
+            .filter(|word| !word.starts_with('-'))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The reason a whole-checkout command is refused: the other live sessions in this checkout.
 pub fn checkout_reason(command: &str, others: &[String]) -> String {
     format!(

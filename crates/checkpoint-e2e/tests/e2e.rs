@@ -52,6 +52,9 @@ mod workflow_runs;
 #[cfg(unix)]
 #[path = "e2e/writers.rs"]
 mod writers;
+#[cfg(unix)]
+#[path = "e2e/writers_clients.rs"]
+mod writers_clients;
 
 use std::fs;
 

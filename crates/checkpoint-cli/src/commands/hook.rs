@@ -19,7 +19,7 @@ use std::{
 };
 
 use checkpoint_core::{
-    Config, PhaseStatus, SnapshotReason, Transition, Workflow, WorkflowId, observe,
+    Config, PhaseId, PhaseStatus, SnapshotReason, Transition, Workflow, WorkflowId, observe,
     resume::Briefing,
 };
 use chrono::{DateTime, Utc};
@@ -168,6 +168,20 @@ fn handle(
     };
     hook.writes(client, &event);
     handled
+}
+
+/// Whether `phase` is held by the sub-agent whose call `payload` is, still at work.
+fn held_by_writer(workflow: &Workflow, phase: &PhaseId, payload: &ToolUse) -> bool {
+    workflow
+        .phases
+        .iter()
+        .find(|candidate| candidate.id == *phase)
+        .and_then(|phase| phase.holder.as_ref())
+        .is_some_and(|holder| {
+            holder.ended_at.is_none()
+                && holder.agent_id.is_some()
+                && holder.agent_id == payload.agent_id
+        })
 }
 
 /// A hook's settings: no workflow named, plain text, the short lock wait.
@@ -398,6 +412,14 @@ impl Hook {
             if let Some(sha) = &sha {
                 transitions.extend(observe::commit_made(workflow, sha));
             }
+            // A sub-agent's write of the outputs of the phase it holds completes that phase at
+            // its end (it may write them again; its claim holds them until then).
+            transitions.retain(|transition| match transition {
+                Transition::PhaseComplete { phase, .. } => {
+                    !held_by_writer(workflow, phase, payload)
+                }
+                _ => true,
+            });
             for transition in &transitions {
                 if let Transition::PhaseComplete { phase, .. } = transition {
                     completed

@@ -107,8 +107,15 @@ pub(crate) fn whole_read(input: &serde_json::Value, response: &serde_json::Value
             return number("startLine").unwrap_or(1) <= 1 && lines >= total;
         }
     }
+    // Gemini CLI cuts a long file and says so at the top of what the model reads.
+    let cut = response
+        .get("llmContent")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|text| text.contains("The file content has been truncated"));
     let asked = |key: &str| input.get(key).is_some_and(|value| !value.is_null());
-    !asked("offset") && !asked("limit")
+    !cut && !["offset", "limit", "start_line", "end_line"]
+        .into_iter()
+        .any(asked)
 }
 
 /// Lines added and removed, from a Claude Code write's `structuredPatch` (a new file's lines
@@ -141,4 +148,33 @@ pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Optio
         }
     }
     (Some(added), Some(removed))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_read_is_whole_unless_a_range_was_asked_or_the_client_cut_it() {
+        let none = json!({});
+        assert!(whole_read(&json!({"file_path": "a"}), &none));
+        for input in [
+            json!({"offset": 10}),
+            json!({"limit": 5}),
+            json!({"start_line": 1}),
+            json!({"end_line": 40}),
+        ] {
+            assert!(!whole_read(&input, &none), "{input}");
+        }
+        // Gemini CLI's `read_file` of a long file.
+        let cut = json!({"llmContent": "\nIMPORTANT: The file content has been truncated.\n"});
+        assert!(!whole_read(&json!({"file_path": "a"}), &cut));
+        // Claude Code's `Read`: its lines against the file's.
+        let file =
+            |lines: u64| json!({"file": {"numLines": lines, "startLine": 1, "totalLines": 9}});
+        assert!(whole_read(&none, &file(9)));
+        assert!(!whole_read(&none, &file(4)));
+    }
 }

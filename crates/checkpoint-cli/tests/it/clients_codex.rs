@@ -449,3 +449,58 @@ fn a_repeat_of_a_recorded_push_is_denied_in_codexs_form() {
     );
     assert_eq!(run_ok(&env, "PreToolUse", &other).0, "");
 }
+
+/// The write guard through Codex CLI's hooks: an `apply_patch` over a change this session has
+/// not seen is refused in Codex's form; Codex has no read tool, and only a lone `cat` of the
+/// whole file (not one piped into `head`, not one of a file too long to be shown whole) counts
+/// as seeing it.
+#[test]
+fn an_apply_patch_over_an_unseen_change_is_denied_until_a_lone_cat_of_the_file() {
+    // A fresh project for each file: no command of one case is running in the other.
+    for (name, long) in [("shared.txt", false), ("long.txt", true)] {
+        denied_until_a_lone_cat(name, long);
+    }
+}
+
+fn denied_until_a_lone_cat(name: &str, long: bool) {
+    let env = TestEnv::new();
+    spec_in_progress(&env, &["docs/spec.md"]);
+    let cwd = env.project();
+    let update = "*** Begin Patch\n*** Update File: shared.txt\n@@\n-mine\n+ours\n*** End Patch";
+    let pre = |patch: &str| {
+        let payload = payload(
+            &cwd,
+            "PreToolUse",
+            json!({"tool_name": "apply_patch", "tool_input": {"command": patch}, "tool_use_id": "call_1"}),
+        );
+        run_ok(&env, "PreToolUse", &payload).0
+    };
+    let shell = |command: &str, output: &str| {
+        for event in ["PreToolUse", "PostToolUse"] {
+            let mut extra = json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "call_2"});
+            if event == "PostToolUse" {
+                extra["tool_response"] = json!(output);
+            }
+            run_ok(&env, event, &payload(&cwd, event, extra));
+        }
+    };
+    let refused = |answer: &str| answer.contains("\"permissionDecision\":\"deny\"");
+    {
+        let added = format!("*** Begin Patch\n*** Add File: {name}\n+mine\n*** End Patch");
+        std::fs::write(cwd.join(name), "mine\n").unwrap();
+        run_ok(&env, "PostToolUse", &patch(&cwd, &added, PATCHED));
+        // A person changes it.
+        let theirs = if long {
+            "x".repeat(20_000)
+        } else {
+            "theirs\n".to_owned()
+        };
+        std::fs::write(cwd.join(name), format!("mine\n{theirs}")).unwrap();
+        let update = update.replace("shared.txt", name);
+        assert!(refused(&pre(&update)), "{name}");
+        shell(&format!("cat {name} | head -1"), "mine\n");
+        assert!(refused(&pre(&update)), "{name} after a cut cat");
+        shell(&format!("cat {name}"), "mine\n…");
+        assert_eq!(refused(&pre(&update)), long, "{name} after cat");
+    }
+}

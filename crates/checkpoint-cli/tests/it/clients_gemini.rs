@@ -669,3 +669,60 @@ fn a_repeat_of_a_recorded_push_is_denied_in_geminis_form() {
     ));
     assert_eq!(other, json!({}));
 }
+
+/// The write guard through Gemini CLI's hooks: a `write_file` over a change this session has
+/// not seen is refused in Gemini's form; a `read_file` of part of the file (`start_line`) or cut
+/// by the client does not count as seeing it; a whole `read_file` does, and the write is let
+/// through.
+#[test]
+fn a_write_over_an_unseen_change_is_denied_until_a_whole_read_file() {
+    let env = TestEnv::new();
+    spec_in_progress(&env);
+    let file = env.project().join("shared.txt");
+    fs::write(&file, "mine\n").unwrap();
+    let call = |event: &str, tool: &str, input: Value, response: Value| {
+        let mut extra = json!({"tool_name": tool, "tool_input": input});
+        if event == "AfterTool" {
+            extra["tool_response"] = response;
+        }
+        hook(&env, event, &payload(&env, event, extra))
+    };
+    let write_file = |event: &str| {
+        call(
+            event,
+            "write_file",
+            json!({"file_path": "shared.txt", "content": "mine\n"}),
+            json!({"llmContent": "Successfully overwrote file", "returnDisplay": {"filePath": file}}),
+        )
+    };
+    write_file("AfterTool");
+    // A person changes it.
+    fs::write(&file, "mine\ntheirs\n").unwrap();
+    let refused = |run: &(i32, String, String)| {
+        run.0 == 0 && run.1.contains("\"decision\":\"deny\"") && run.1.contains("shared.txt")
+    };
+    let before = write_file("BeforeTool");
+    assert!(refused(&before), "{before:?}");
+    for (input, response) in [
+        (
+            json!({"file_path": "shared.txt", "start_line": 1, "end_line": 1}),
+            json!({"llmContent": "mine\n"}),
+        ),
+        (
+            json!({"file_path": "shared.txt"}),
+            json!({"llmContent": "\nIMPORTANT: The file content has been truncated.\n"}),
+        ),
+    ] {
+        call("AfterTool", "read_file", input.clone(), response);
+        let before = write_file("BeforeTool");
+        assert!(refused(&before), "after {input}: {before:?}");
+    }
+    call(
+        "AfterTool",
+        "read_file",
+        json!({"file_path": "shared.txt"}),
+        json!({"llmContent": "mine\ntheirs\n", "returnDisplay": ""}),
+    );
+    let before = write_file("BeforeTool");
+    assert!(!refused(&before), "{before:?}");
+}

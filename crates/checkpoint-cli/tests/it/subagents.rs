@@ -521,3 +521,50 @@ fn a_meta_file_that_is_not_a_regular_file_never_blocks_a_hook() {
         assert_eq!(a["progress"], "Half done.", "{what}: {a:#}");
     }
 }
+
+/// The holder's own `Write` of its phase's declared output completes the phase at its end, not
+/// at the write: until then the phase's claim keeps the output from the other sub-agent, whose
+/// write is refused naming the holder; a write of the output by the main agent (no sub-agent)
+/// after the holder ended is no longer held.
+#[test]
+fn a_sub_agents_write_of_its_own_output_completes_its_phase_at_its_end_and_holds_it_till_then() {
+    let env = TestEnv::new();
+    two_held(&env, "2026-03-01T12:01:00Z");
+    env.set_now("2026-03-01T12:02:00Z");
+    let output = env.project().join("a.md");
+    let write = |agent: Option<&str>, event: &str| {
+        let mut extra = json!({
+            "tool_name": "Write",
+            "tool_input": {"file_path": output, "content": "# A\n"},
+            "tool_response": {"type": "create", "filePath": output, "content": "# A\n"},
+        });
+        if let Some(agent) = agent {
+            extra["agent_id"] = json!(agent);
+        }
+        hook(&env, event, extra)
+    };
+    write(Some("agenta"), "PreToolUse");
+    std::fs::write(&output, "# A\n").unwrap();
+    write(Some("agenta"), "PostToolUse");
+    assert_eq!(phase(&env, "a")["status"], "in_progress");
+    // The other sub-agent's write of it is refused, naming the holder and the phase.
+    let (stdout, _) = write(Some("agentb"), "PreToolUse");
+    assert!(
+        stdout.contains("\"deny\"")
+            && stdout.contains("is held by sub-agent agenta")
+            && stdout.contains("for phase `a`"),
+        "{stdout}"
+    );
+    env.set_now("2026-03-01T12:05:00Z");
+    hook(
+        &env,
+        "SubagentStop",
+        json!({"agent_id": "agenta", "last_assistant_message": "Wrote a.md.", "stop_hook_active": false}),
+    );
+    let a = phase(&env, "a");
+    assert_eq!(a["status"], "complete");
+    assert_eq!(a["completed_at"], "2026-03-01T12:05:00Z");
+    // Its claim ended with it.
+    let (stdout, _) = write(Some("agentb"), "PreToolUse");
+    assert!(!stdout.contains("is held by"), "{stdout}");
+}

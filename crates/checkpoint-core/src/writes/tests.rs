@@ -324,3 +324,29 @@ fn a_change_several_running_commands_may_have_made_is_nobodys_own() {
     assert!(text.contains("session s2 or session s1 changed it with a command running at the time (`grep -q x shared.txt`)"), "{text}");
     assert!(check(Some(&record), &one, "h-both", at(3), RECENT, &alive).is_some());
 }
+
+#[test]
+fn a_lone_cat_or_nl_of_files_is_a_read_and_nothing_that_cuts_or_diverts_it_is() {
+    for (command, files) in [
+        ("cat shared.txt", &["shared.txt"][..]),
+        ("cat -n a.txt 'b c.txt'", &["a.txt", "b c.txt"]),
+        ("nl -ba /repo/src/main.rs", &["/repo/src/main.rs"]),
+    ] {
+        assert_eq!(shell_reads(command), files, "{command}");
+    }
+    for command in [
+        "cat shared.txt | head -5",
+        "cat a.txt > b.txt",
+        "cat < a.txt",
+        "cat a.txt; rm a.txt",
+        "cat a.txt && echo ok",
+        "cat $FILE",
+        "cat `ls`",
+        "head shared.txt",
+        "sed -n '1,20p' shared.txt",
+        "echo cat shared.txt",
+        "",
+    ] {
+        assert!(shell_reads(command).is_empty(), "{command}");
+    }
+}

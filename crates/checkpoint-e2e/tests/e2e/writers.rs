@@ -2,12 +2,13 @@
 //! 2 writes `shared.txt`, session 1 appends to it through Bash, and session 2's next `Write`
 //! (which the client itself lets through) is refused by the write guard naming session 1 and
 //! telling it to read again; after its `Read`, its write goes through and the file holds both
-//! sessions' changes.
+//! sessions' changes. And two sub-agents of one lead writing one phase's declared output: the
+//! second is refused naming the first, which holds that phase.
 
 use checkpoint_e2e::Turn;
 use serde_json::{Value, json};
 
-use crate::support::{Project, assert_contains_all, path_str};
+use crate::support::{HOOK_WAIT, Project, assert_contains_all, path_str, phase};
 
 const ONE: &str = "SESSION-ONE works on the shared file";
 const TWO: &str = "SESSION-TWO works on the shared file";
@@ -129,5 +130,135 @@ fn a_write_over_another_sessions_change_is_refused_until_read_and_nothing_is_los
         who["files"][0]["writes"].as_array().unwrap().len(),
         3,
         "{who:#}"
+    );
+}
+
+/// The `Agent` call that dispatches `phase`, its prompt carrying `marker` (the mock's route)
+/// and the convention line, in the foreground.
+fn dispatch(phase: &str, marker: &str) -> (String, Value) {
+    (
+        "Agent".to_owned(),
+        json!({
+            "description": format!("Work on {phase}"),
+            "prompt": format!("{marker}: do the work of the phase.\ncheckpoint phase: {phase}\n"),
+            "subagent_type": "general-purpose",
+            "run_in_background": false,
+        }),
+    )
+}
+
+/// The tool results of the last request of `route`'s sub-agent, and how many were errors.
+fn route_results(project: &Project, route: &str) -> (Vec<Value>, usize) {
+    let results: Vec<Value> = project
+        .mock
+        .routed_requests(route)
+        .last()
+        .unwrap_or_else(|| panic!("no request on {route}"))
+        .tool_results()
+        .into_iter()
+        .cloned()
+        .collect();
+    let errors = results
+        .iter()
+        .filter(|result| result["is_error"] == true)
+        .count();
+    (results, errors)
+}
+
+/// Two sub-agents of one lead, each holding a phase: `alpha`'s declares `shared.md`. Alpha's
+/// sub-agent writes it twice (its own file: never refused); beta's writes `beta.md` (nobody
+/// else's: never refused), reads `shared.md`, and its write of it is refused naming alpha's
+/// sub-agent and phase; the file keeps alpha's content.
+#[test]
+fn a_sub_agent_writing_another_sub_agents_declared_output_is_refused_naming_the_holder() {
+    let project = Project::new(vec![
+        Turn::Tools(vec![
+            dispatch("alpha", "ROUTE-ALPHA"),
+            dispatch("beta", "ROUTE-BETA"),
+        ]),
+        Turn::text("LEAD-DONE"),
+    ]);
+    let plan = json!({ "phases": [
+        { "id": "alpha", "outputs": ["shared.md"] },
+        { "id": "beta" },
+    ] });
+    std::fs::write(project.dir().join("plan.json"), plan.to_string()).unwrap();
+    project.checkpoint_ok(&["init", "claims-e2e", "--plan", "plan.json"]);
+    let path = |name: &str| path_str(&project.dir().join(name)).to_owned();
+    let (shared, beta) = (path("shared.md"), path("beta.md"));
+    let write = |file: &str, content: &str| {
+        Turn::tool_use("Write", json!({"file_path": file, "content": content}))
+    };
+    project.mock.route(
+        "ROUTE-ALPHA",
+        [
+            write(&shared, "alpha v1\n"),
+            write(&shared, "alpha v2\n"),
+            bash("until [ -f beta.done ]; do sleep 0.1; done"),
+            Turn::text("Alpha done."),
+        ],
+    );
+    project.mock.route(
+        "ROUTE-BETA",
+        [
+            bash("until grep -q 'alpha v2' shared.md 2>/dev/null; do sleep 0.1; done"),
+            write(&beta, "beta\n"),
+            Turn::tool_use("Read", json!({"file_path": shared})),
+            write(&shared, "beta's\n"),
+            bash("touch beta.done"),
+            Turn::text("Beta done."),
+        ],
+    );
+    let output = project.claude(&[
+        "-p",
+        "run the two phases",
+        "--allowedTools",
+        "Bash Write Read",
+    ]);
+    assert_eq!(output.code(), Some(0), "{output}");
+
+    let state = project.state("claims-e2e");
+    let alpha = phase(&state, "alpha")["holder"]["agent_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("alpha's holder: {state:#}"))
+        .to_owned();
+    let (results, errors) = route_results(&project, "ROUTE-ALPHA");
+    assert_eq!(errors, 0, "alpha's own writes: {results:#?}");
+    let (results, errors) = route_results(&project, "ROUTE-BETA");
+    let claims = std::fs::read_to_string(project.store().join(".writes").join("claims.json"));
+    assert_eq!(
+        errors, 1,
+        "only beta's write of shared.md: {results:#?}\n{state:#}\nclaims: {claims:?}"
+    );
+    let refused = results
+        .iter()
+        .find(|result| result["is_error"] == true)
+        .unwrap();
+    assert_contains_all(
+        "beta's refused write",
+        &result_text(refused),
+        &[
+            &format!("`shared.md` is held by sub-agent {alpha} of session "),
+            "for phase `alpha` (claim `shared.md` since ",
+            "so it was not written",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.dir().join("shared.md")).unwrap(),
+        "alpha v2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.dir().join("beta.md")).unwrap(),
+        "beta\n"
+    );
+    // Alpha's phase completes at its sub-agent's end, not at its first write of `shared.md`
+    // (which would have ended its claim while it still worked).
+    let state = project.wait_for_state("claims-e2e", HOOK_WAIT, |state| {
+        phase(state, "alpha")["status"] == "complete"
+    });
+    let alpha = phase(&state, "alpha");
+    assert_eq!(
+        alpha["completed_at"], alpha["holder"]["ended_at"],
+        "{state:#}"
     );
 }

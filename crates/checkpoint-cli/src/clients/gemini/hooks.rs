@@ -211,6 +211,11 @@ fn tool_use(call: &ToolCall, cwd: &str) -> event::ToolUse {
                 }
             }
         }
+        // A read: what the write guard needs to know it was whole.
+        Tool::Other if call.tool_name == "read_file" => {
+            tool_input.raw = input.clone();
+            tool_response.raw = response.clone();
+        }
         Tool::Agent | Tool::Workflow | Tool::Other => {}
     }
     event::ToolUse {

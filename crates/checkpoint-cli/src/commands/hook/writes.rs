@@ -51,6 +51,8 @@ const SLACK_NS: i128 = 20_000_000;
 const RUNNING_STALE: std::time::Duration = std::time::Duration::from_secs(3600);
 /// The most overwritten files one Bash command's message names.
 const MAX_NAMED: usize = 10;
+/// The largest file a command's output shows whole (the clients cut longer outputs), in bytes.
+const SHELL_READ_MAX: u64 = 16 * 1024;
 
 impl Hook {
     /// The writes' part of every hook, after its other work; an error is a warning.
@@ -84,10 +86,15 @@ impl Hook {
             }
             Event::ToolDone(payload) => {
                 self.heard(client, payload.agent_id.as_deref())?;
+                // A sub-agent's call may be where its phase's holder learned its id: its claims.
+                if payload.agent_id.is_some() && payload.tool() != Tool::Agent {
+                    self.refresh_claims()?;
+                }
                 match payload.tool() {
                     Tool::FileEdit => self.wrote(payload),
                     Tool::Bash => {
                         self.after_bash(payload)?;
+                        self.shell_read(payload)?;
                         let command = payload.tool_input.command.as_deref().unwrap_or_default();
                         if command.contains("checkpoint") {
                             self.refresh_claims()?;
@@ -454,15 +461,30 @@ impl Hook {
         if !whole_read(raw_input, &payload.tool_response.raw) {
             return Ok(());
         }
+        self.saw(payload, path)
+    }
+
+    /// Records what a command that printed whole files saw of them (`cat <path>`: Codex
+    /// CLI's way of reading), for a file short enough that no client cuts its output.
+    fn shell_read(&self, payload: &ToolUse) -> Result<()> {
+        let command = payload.tool_input.command.as_deref().unwrap_or_default();
+        if !payload.tool_response.succeeded() {
+            return Ok(());
+        }
+        for path in writes::shell_reads(command) {
+            if disk_stat(&self.absolute(&path)).1 <= SHELL_READ_MAX {
+                self.saw(payload, &path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `payload`'s writer saw `path` as it is on disk, if someone wrote it.
+    fn saw(&self, payload: &ToolUse, path: &str) -> Result<()> {
         let path = self.absolute(path);
         let key = path.display().to_string();
-        if self
-            .ctx
-            .store
-            .path_record(&key)
-            .into_diagnostic()?
-            .is_none()
-        {
+        let record = self.ctx.store.path_record(&key);
+        if record.into_diagnostic()?.is_none() {
             return Ok(());
         }
         let hash = disk_state(&path).0;
