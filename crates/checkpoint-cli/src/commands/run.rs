@@ -43,7 +43,7 @@ use crate::{
     },
     services::{
         remote_sync::{self as sync, SyncAction, SyncOutcome},
-        resume_plan::plan_after_recoveries,
+        resume_plan::{self, plan_after_recoveries},
     },
 };
 use checkpoint_contract::exit_code;
@@ -265,6 +265,9 @@ impl Runner<'_> {
             .remote
             .as_ref()
             .map(|remote| sync::pull_workflow(self.ctx, remote, self.id, None));
+        // The recoveries before the run's own first entry, which would look like a sign of life
+        // and hide the interruption: the same entries as `checkpoint resume` journals.
+        plan_after_recoveries(self.ctx, self.id, resume_plan::Write::Journal)?;
         let loaded = self.journal(Transition::RunStart {
             pid,
             client: self.client.name().to_owned(),
@@ -332,7 +335,7 @@ impl Runner<'_> {
                 self.notify(phase.as_ref(), &reason, StopKind::NeedsPerson)?;
                 return self.stop(StopKind::NeedsPerson, reason, phase, commands);
             }
-            let plan = plan_after_recoveries(self.ctx, self.id)?;
+            let plan = plan_after_recoveries(self.ctx, self.id, resume_plan::Write::Journal)?.plan;
             let step = state.next(&plan, self.limits, self.ctx.now, &Local);
             let step = match step {
                 Step::Session { phase, resume } => {

@@ -16,11 +16,11 @@ use crate::{
     ctx::Ctx,
     env, json,
     output::{self, Format, JSON_VERSION, Paint},
-    probe::FsProbe,
     runner::{
         args,
         client::{AgentClient, command_line},
     },
+    services::resume_plan::{Write, plan_after_recoveries},
 };
 use checkpoint_contract::exit_code;
 
@@ -31,14 +31,9 @@ pub(crate) fn dry_run(
     client: &dyn AgentClient,
     limits: &RunLimits,
 ) -> Result<u8> {
-    let loaded = ctx.store.load(id)?;
-    let plan = ctx
-        .brief(
-            &loaded.workflow,
-            &loaded.recoveries,
-            &FsProbe::new(&ctx.project_root),
-        )
-        .plan;
+    // Planned as the real run plans, after the recoveries (applied in memory only).
+    let recovered = plan_after_recoveries(ctx, id, Write::DryRun)?;
+    let plan = &recovered.plan;
     let step = RunState::default().next(&plan, limits, ctx.now, &Local);
     let command = match &step {
         Step::Session { .. } => {
@@ -52,17 +47,19 @@ pub(crate) fn dry_run(
         Step::Wait { reason, .. } => (json::DryRunStep::Wait, reason.clone()),
         Step::Stop { reason, .. } => (json::DryRunStep::Stop, reason.clone()),
     };
+    // Shown with the recoveries the run would apply first.
+    let shown = recovered.shown();
     if ctx.format == Format::Json {
         output::emit_json(&json::RunDryRun {
             version: JSON_VERSION,
-            plan: &plan,
+            plan: &shown,
             step: action,
             reason,
             command,
         })
         .into_diagnostic()?;
     } else {
-        let mut text = output::render_plan(&plan, false, ctx.now, Paint::new(ctx.color));
+        let mut text = output::render_plan(&shown, false, ctx.now, Paint::new(ctx.color));
         match command {
             Some(command) => text.push_str(&format!(
                 "\n`checkpoint run` would start this session (in `{}`):\n\n{command}\n",
