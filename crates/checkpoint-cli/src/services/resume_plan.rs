@@ -30,11 +30,12 @@ pub(crate) struct Recovered {
 }
 
 impl Recovered {
-    /// The plan to show a person: the one to follow, with the recoveries it took and the last
-    /// activity before them, so that they are seen once.
+    /// The plan a dry run shows: the one to follow, with the recoveries it would take, the
+    /// last activity before them and the findings of the state as it still is.
     pub(crate) fn shown(&self) -> ResumePlan {
         let mut plan = self.plan.clone();
         show_recoveries(&mut plan, &self.before);
+        plan.findings.clone_from(&self.before.findings);
         plan
     }
 }
