@@ -15,11 +15,11 @@ use serde_json::json;
 
 use crate::{
     clients::{
-        Client,
+        self, Client,
         event::{Event, StartSource, Tool, ToolFailure, ToolInput, ToolResponse, ToolUse},
     },
     commands::hook::Hook,
-    env, locate, output,
+    locate, output,
 };
 
 /// The prefix of an MCP tool's name.
@@ -84,12 +84,7 @@ impl Hook {
                 if !self.is_unfinished(id) {
                     break;
                 }
-                let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-                let refusal = match client {
-                    Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
-                    // Codex runs a call its hook asks about; Gemini has no `ask`.
-                    Client::Codex | Client::Gemini => Refusal::Deny,
-                };
+                let refusal = Refusal::for_session(clients::attendance(client));
                 let reason = effects::reason(&effect, id, ids.len() > 1);
                 return emit_refusal(client, refusal, &reason);
             }
@@ -358,10 +353,10 @@ pub(super) fn emit_refusal(client: Client, refusal: Refusal, reason: &str) -> Re
     let out = match client {
         Client::Claude | Client::Codex => json!({ "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "permissionDecision": refusal.decision(),
+            "permissionDecision": clients::decision_word(refusal),
             "permissionDecisionReason": reason,
         } }),
-        Client::Gemini => json!({ "decision": refusal.decision(), "reason": reason }),
+        Client::Gemini => json!({ "decision": clients::decision_word(refusal), "reason": reason }),
     };
     super::answer(&out).map_err(|err| miette!("failed to answer the client: {err}"))
 }

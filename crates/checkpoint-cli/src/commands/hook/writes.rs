@@ -31,7 +31,7 @@ use crate::{
         event::{Event, Tool, ToolUse},
     },
     commands::hook::Hook,
-    env, output,
+    output,
     services::{
         snapshots::{self, Request},
         writes::{
@@ -763,11 +763,7 @@ fn answer_by_mode(client: Client, mode: Mode, reason: &str) -> Result<()> {
             "additionalContext": reason,
         } })),
         Mode::Refuse => {
-            let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-            let refusal = match client {
-                Client::Claude => Refusal::for_entrypoint(entrypoint.as_deref()),
-                Client::Codex | Client::Gemini => Refusal::Deny,
-            };
+            let refusal = Refusal::for_session(crate::clients::attendance(client));
             super::effects::emit_refusal(client, refusal, reason)
         }
     }
