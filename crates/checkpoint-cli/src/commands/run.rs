@@ -170,7 +170,9 @@ fn run_one(ctx: &mut Ctx, id: &WorkflowId, args: &RunArgs, carried: Carried) -> 
     let client = agent_client(ctx, args)?;
     let client = client.as_ref();
     if args.dry_run {
-        let exit = dry_run(ctx, id, client, &limits)?;
+        let recovered = plan_after_recoveries(ctx, id, resume_plan::Write::DryRun)?;
+        let shown = recovered.shown();
+        let exit = dry_run(ctx, id, client, &limits, &recovered.plan, &shown)?;
         return Ok(Ran {
             exit,
             kind: StopKind::Finished,
@@ -265,8 +267,7 @@ impl Runner<'_> {
             .remote
             .as_ref()
             .map(|remote| sync::pull_workflow(self.ctx, remote, self.id, None));
-        // The recoveries before the run's own first entry, which would look like a sign of life
-        // and hide the interruption: the same entries as `checkpoint resume` journals.
+        // Recoveries first: `run_start` would look like a sign of life and hide the interruption.
         plan_after_recoveries(self.ctx, self.id, resume_plan::Write::Journal)?;
         let loaded = self.journal(Transition::RunStart {
             pid,

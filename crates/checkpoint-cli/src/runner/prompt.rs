@@ -20,20 +20,20 @@ use crate::{
         args,
         client::{AgentClient, command_line},
     },
-    services::resume_plan::{Write, plan_after_recoveries},
 };
 use checkpoint_contract::exit_code;
 
-/// `--dry-run`: the plan and the exact command line of the first session.
+/// `--dry-run`: the plan and the exact command line of the first session, from `plan` (the plan
+/// after the recoveries, applied in memory only, as the real run plans); `shown` is the plan
+/// shown, with the recoveries the run would apply first.
 pub(crate) fn dry_run(
     ctx: &Ctx,
     id: &WorkflowId,
     client: &dyn AgentClient,
     limits: &RunLimits,
+    plan: &ResumePlan,
+    shown: &ResumePlan,
 ) -> Result<u8> {
-    // Planned as the real run plans, after the recoveries (applied in memory only).
-    let recovered = plan_after_recoveries(ctx, id, Write::DryRun)?;
-    let plan = &recovered.plan;
     let step = RunState::default().next(&plan, limits, ctx.now, &Local);
     let command = match &step {
         Step::Session { .. } => {
@@ -47,19 +47,17 @@ pub(crate) fn dry_run(
         Step::Wait { reason, .. } => (json::DryRunStep::Wait, reason.clone()),
         Step::Stop { reason, .. } => (json::DryRunStep::Stop, reason.clone()),
     };
-    // Shown with the recoveries the run would apply first.
-    let shown = recovered.shown();
     if ctx.format == Format::Json {
         output::emit_json(&json::RunDryRun {
             version: JSON_VERSION,
-            plan: &shown,
+            plan: shown,
             step: action,
             reason,
             command,
         })
         .into_diagnostic()?;
     } else {
-        let mut text = output::render_plan(&shown, false, ctx.now, Paint::new(ctx.color));
+        let mut text = output::render_plan(shown, false, ctx.now, Paint::new(ctx.color));
         match command {
             Some(command) => text.push_str(&format!(
                 "\n`checkpoint run` would start this session (in `{}`):\n\n{command}\n",
