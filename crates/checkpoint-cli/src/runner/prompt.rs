@@ -34,10 +34,10 @@ pub(crate) fn dry_run(
     plan: &ResumePlan,
     shown: &ResumePlan,
 ) -> Result<u8> {
-    let step = RunState::default().next(&plan, limits, ctx.now, &Local);
+    let step = RunState::default().next(plan, limits, ctx.now, &Local);
     let command = match &step {
         Step::Session { .. } => {
-            let prompt = session_prompt(ctx, &plan, None, limits.until.as_ref());
+            let prompt = session_prompt(ctx, plan, None, limits.until.as_ref());
             Some(command_line(&with_env(ctx, id, client.start(&prompt))))
         }
         _ => None,
