@@ -92,23 +92,13 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if plan.schedule.rounds == 0 {
         return Err("`--runs` must be at least 1".into());
     }
-    let original = match &options.binary {
-        Some(path) => path.clone(),
-        None => dist::run(root, dist::Build::Shipped)?
-            .join("bin")
-            .join("checkpoint"),
-    };
     let dir = crate::target_dir(root).join("bench");
-    // Fresh copies: how fast a binary starts depends on its file's history in the page cache
-    // (a byte-identical but older copy started 0.2 ms slower here), so every binary we build
-    // or measure gets the same history.
-    let bin_dir = dir.join("bin");
-    fixtures::fresh_dir(&bin_dir)?;
-    let binary = copy_binary(&original, &bin_dir.join("checkpoint"))?;
-    let baseline = match &options.baseline {
-        Some(path) => Some(copy_binary(path, &bin_dir.join("checkpoint-baseline"))?),
-        None => None,
-    };
+    let Binaries {
+        original,
+        bin_dir,
+        binary,
+        baseline,
+    } = binaries(root, options, &dir)?;
     let wanted = |key: &str| {
         key.starts_with("floor/")
             || options
@@ -219,15 +209,55 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     report::write_raw(&dir.join("raw.csv"), &cases, &samples)?;
     println!("{text}");
     eprintln!("wrote {}", report_path.display());
+    guards_met(&targets)
+}
+
+/// The binaries measured, as fresh copies: how fast a binary starts depends on its file's
+/// history in the page cache (a byte-identical but older copy started 0.2 ms slower here), so
+/// every binary we build or measure gets the same history.
+struct Binaries {
+    /// The binary as built or given, for the report.
+    original: PathBuf,
+    bin_dir: PathBuf,
+    binary: PathBuf,
+    baseline: Option<PathBuf>,
+}
+
+/// Builds (or takes `--binary`) the binary to measure, and copies it and `--baseline` afresh.
+fn binaries(root: &Path, options: &Options, dir: &Path) -> Result<Binaries> {
+    let original = match &options.binary {
+        Some(path) => path.clone(),
+        None => dist::run(root, dist::Build::Shipped)?
+            .join("bin")
+            .join("checkpoint"),
+    };
+    let bin_dir = dir.join("bin");
+    fixtures::fresh_dir(&bin_dir)?;
+    let binary = copy_binary(&original, &bin_dir.join("checkpoint"))?;
+    let baseline = match &options.baseline {
+        Some(path) => Some(copy_binary(path, &bin_dir.join("checkpoint-baseline"))?),
+        None => None,
+    };
+    Ok(Binaries {
+        original,
+        bin_dir,
+        binary,
+        baseline,
+    })
+}
+
+/// An error naming the guarded targets the measurements missed.
+fn guards_met(targets: &[report::Target]) -> Result {
     let missed: Vec<&str> = targets
         .iter()
         .filter(|target| target.guard && target.met == Some(false))
         .map(|target| target.text.as_str())
         .collect();
-    if !missed.is_empty() {
-        return Err(format!("targets not met: {}", missed.join("; ")));
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("targets not met: {}", missed.join("; ")))
     }
-    Ok(())
 }
 
 /// The floor: `/bin/true`, a Rust program that only exits, and one doing `complete`'s writes.

@@ -21,7 +21,7 @@ pub(crate) mod setup;
 use std::{collections::BTreeSet, ffi::OsString};
 
 pub(crate) use checkpoint_core::Client;
-use checkpoint_core::effects::Refusal;
+use checkpoint_core::effects::{Attendance, Refusal};
 use miette::Result;
 
 use crate::clients::{
@@ -71,10 +71,16 @@ pub(crate) trait ClientHome: Sync {
         None
     }
 
+    /// Whether a person sits at the session (as its hook sees it) to answer a question; a
+    /// client that cannot ask has nobody.
+    fn attendance(&self) -> Attendance {
+        Attendance::Unattended
+    }
+
     /// How a refused call is refused: asked of a person where the client can ask one, else
     /// denied.
     fn refusal(&self) -> Refusal {
-        Refusal::Deny
+        Refusal::for_session(self.attendance())
     }
 
     /// The hook's answer that refuses a tool call before it runs, with the reason the model
@@ -82,7 +88,7 @@ pub(crate) trait ClientHome: Sync {
     fn refuse(&self, refusal: Refusal, reason: &str) -> serde_json::Value {
         serde_json::json!({ "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "permissionDecision": refusal.decision(),
+            "permissionDecision": decision_word(refusal),
             "permissionDecisionReason": reason,
         } })
     }
@@ -103,11 +109,31 @@ pub(crate) fn home(client: Client) -> &'static dyn ClientHome {
     }
 }
 
+/// Claude Code's `entrypoint`: `cli` for an interactive session, `sdk-cli` under `claude -p`,
+/// other `sdk-*` for the SDKs; only `cli` has a person at the terminal, and an unknown or
+/// missing entrypoint has none.
+pub(crate) fn claude_attendance(entrypoint: Option<&str>) -> Attendance {
+    match entrypoint {
+        Some("cli") => Attendance::Attended,
+        _ => Attendance::Unattended,
+    }
+}
+
+/// The word for `refusal` in a hook's decision: Claude Code's and Codex's
+/// `permissionDecision`, Gemini CLI's `decision`.
+pub(crate) fn decision_word(refusal: Refusal) -> &'static str {
+    match refusal {
+        Refusal::Deny => "deny",
+        Refusal::Ask => "ask",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use checkpoint_contract::hooks::{CLAUDE_CODE, CODEX, GEMINI};
+    use checkpoint_core::effects::{Attendance, Refusal};
 
-    use super::{Client, claude, codex, gemini, home};
+    use super::{Client, claude, claude_attendance, codex, decision_word, gemini, home};
 
     /// Every hook the contract's table registers (in the plugin and by `setup`) is an event
     /// the client's hook reads; a name the hook does not know would only warn in every session.
@@ -145,5 +171,26 @@ mod tests {
             let err = home(client).hooked("AfterAgent", &no_payload).unwrap_err();
             assert!(err.contains(unknown), "{client:?}: {err}");
         }
+    }
+
+    #[test]
+    fn only_claude_codes_interactive_entrypoint_has_a_person_to_ask() {
+        assert_eq!(claude_attendance(Some("cli")), Attendance::Attended);
+        for entrypoint in [
+            Some("sdk-cli"),
+            Some("sdk-ts"),
+            Some("sdk-py"),
+            Some(""),
+            Some("CLI"),
+            None,
+        ] {
+            assert_eq!(
+                claude_attendance(entrypoint),
+                Attendance::Unattended,
+                "{entrypoint:?}"
+            );
+        }
+        assert_eq!(decision_word(Refusal::Deny), "deny");
+        assert_eq!(decision_word(Refusal::Ask), "ask");
     }
 }

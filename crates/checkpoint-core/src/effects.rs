@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::effects::counts::EffectCounts;
 pub(crate) use crate::effects::guard::time;
-pub use crate::effects::guard::{Refusal, check_command, reason};
+pub use crate::effects::guard::{Attendance, Refusal, check_command, reason};
 pub use crate::effects::ledger::{
     Guard, Ledger, Observed, RecordedEffect, allow, closing, excerpt, outstanding, record,
     record_intent, resolve, settling,

@@ -12,7 +12,7 @@ pub(crate) mod workflow_script;
 
 use std::{collections::BTreeSet, ffi::OsString, path::Path};
 
-use checkpoint_core::effects::Refusal;
+use checkpoint_core::effects::Attendance;
 use chrono::{Local, Offset};
 use miette::Result;
 
@@ -67,10 +67,10 @@ impl ClientHome for ClaudeCode {
         live_sessions()
     }
 
-    fn refusal(&self) -> Refusal {
+    fn attendance(&self) -> Attendance {
         // Asked in an interactive session, denied headless.
         let entrypoint = std::env::var(env::CLAUDE_CODE_ENTRYPOINT).ok();
-        Refusal::for_entrypoint(entrypoint.as_deref())
+        super::claude_attendance(entrypoint.as_deref())
     }
 }
 

@@ -37,7 +37,7 @@ impl ClientHome for GeminiCli {
     }
 
     fn refuse(&self, refusal: Refusal, reason: &str) -> serde_json::Value {
-        json!({ "decision": refusal.decision(), "reason": reason })
+        json!({ "decision": super::decision_word(refusal), "reason": reason })
     }
 
     /// Gemini CLI shows a hook's stdout that is not JSON, or its stderr when stdout is empty,

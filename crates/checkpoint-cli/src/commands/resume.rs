@@ -17,6 +17,7 @@ use crate::{
     json::{ResumeReport, SeedOrigin},
     output::{self, Format, JSON_VERSION, Paint},
     probe::{self, FsProbe},
+    services::resume_plan,
     unfinished,
 };
 
@@ -152,26 +153,20 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let probe = FsProbe::new(&ctx.project_root);
     let journal_finding = journal_finding(ctx, loaded)?.or_else(|| mismatch_finding(ctx, loaded));
     let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
-    let rebuilt = briefing
-        .plan
-        .findings
-        .iter()
-        .any(|finding| finding.code == FindingCode::StateRebuilt);
-    let mut resumed = if !args.dry_run && (!rebuilt || args.yes) {
+    let rebuilt = resume_plan::rebuilt(&briefing.plan);
+    let mut resumed = if !args.dry_run
+        && (!rebuilt
+            || args.yes
+            || (ctx.format == Format::Human
+                && interactive()
+                && confirm(
+                    "The state was rebuilt after corruption (see above). Continue from it?",
+                )?)) {
         if args.fresh {
             start_fresh(ctx, &id, loaded, &probe)?
         } else {
             recover(ctx, args, &id, loaded, briefing, &probe)?
         }
-    } else if rebuilt
-        && !args.dry_run
-        && ctx.format == Format::Human
-        && interactive()
-        && confirm("The state was rebuilt after corruption (see above). Continue from it?")?
-    {
-        let updated = ctx.store.update(&id, ctx.now, |_| Ok(Vec::new()))?;
-        output::warn_recoveries(&updated.recoveries);
-        Resumed::applied(ctx.brief(&updated.workflow, &[], &probe))
     } else {
         Resumed {
             briefing,
@@ -276,11 +271,7 @@ fn recover(
         resume::restart(&loaded.workflow, phase, "")?;
     }
     let mut reset = Vec::new();
-    let wants_write = !briefing.plan.recoveries.is_empty()
-        || args.abandon
-        || restart.is_some()
-        || !loaded.recoveries.is_empty();
-    if !wants_write {
+    if !resume_plan::wants_write(&briefing.plan, loaded) && !args.abandon && restart.is_none() {
         return Ok(Resumed {
             briefing,
             applied: false,
@@ -288,46 +279,33 @@ fn recover(
             reset: Vec::new(),
         });
     }
-    let updated = ctx.store.update(id, ctx.now, |workflow| {
-        // Recompute under the lock: another process may have moved on.
-        let mut transitions: Vec<Transition> = ctx
-            .brief(workflow, &[], probe)
-            .plan
-            .recoveries
-            .into_iter()
-            .map(|recovery| recovery.transition)
-            .collect();
-        if let Some(phase) = &restart {
-            // Computed from the state under the lock, after the recoveries it will follow.
+    let abandon = args.abandon.then(|| Transition::Abandon {
+        reason: Some("abandoned with `checkpoint resume --abandon`".into()),
+    });
+    let updated = resume_plan::apply_recoveries(
+        ctx,
+        id,
+        probe,
+        |workflow| {
+            let Some(phase) = &restart else {
+                return Ok(Vec::new());
+            };
+            // Computed from the state under the lock; journaled after the recoveries.
             let restart = resume::restart(
                 workflow,
                 phase,
                 &format!("checkpoint resume --restart {phase}"),
             )?;
             reset = restart.reset;
-            transitions.extend(restart.transitions);
-        }
-        if !transitions.is_empty() {
-            // The resume itself is a sign of life: the workflow is no longer interrupted.
-            transitions.push(Transition::Heartbeat {
-                source: "resume".into(),
-                session_id: None,
-            });
-        }
-        if args.abandon {
-            transitions.push(Transition::Abandon {
-                reason: Some("abandoned with `checkpoint resume --abandon`".into()),
-            });
-        }
-        Ok(transitions)
-    })?;
-    output::warn_recoveries(&updated.recoveries);
+            Ok(restart.transitions)
+        },
+        abandon,
+    )?;
     if let Some(phase) = &restart {
         output::note_reopened(phase, &reset);
     }
     let mut after = ctx.brief(&updated.workflow, &[], probe);
-    after.plan.recoveries = briefing.plan.recoveries;
-    after.plan.last_active = briefing.plan.last_active;
+    resume_plan::show_recoveries(&mut after.plan, &briefing.plan);
     Ok(Resumed {
         reset,
         ..Resumed::applied(after)

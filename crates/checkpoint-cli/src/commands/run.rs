@@ -43,7 +43,7 @@ use crate::{
     },
     services::{
         remote_sync::{self as sync, SyncAction, SyncOutcome},
-        resume_plan::plan_after_recoveries,
+        resume_plan::{self, plan_after_recoveries},
     },
 };
 use checkpoint_contract::exit_code;
@@ -170,7 +170,9 @@ fn run_one(ctx: &mut Ctx, id: &WorkflowId, args: &RunArgs, carried: Carried) -> 
     let client = agent_client(ctx, args)?;
     let client = client.as_ref();
     if args.dry_run {
-        let exit = dry_run(ctx, id, client, &limits)?;
+        let recovered = plan_after_recoveries(ctx, id, resume_plan::Write::DryRun)?;
+        let shown = recovered.shown();
+        let exit = dry_run(ctx, id, client, &limits, &recovered.plan, &shown)?;
         return Ok(Ran {
             exit,
             kind: StopKind::Finished,
@@ -265,6 +267,8 @@ impl Runner<'_> {
             .remote
             .as_ref()
             .map(|remote| sync::pull_workflow(self.ctx, remote, self.id, None));
+        // Recoveries first: `run_start` would look like a sign of life and hide the interruption.
+        plan_after_recoveries(self.ctx, self.id, resume_plan::Write::Journal)?;
         let loaded = self.journal(Transition::RunStart {
             pid,
             client: self.client.name().to_owned(),
@@ -332,7 +336,7 @@ impl Runner<'_> {
                 self.notify(phase.as_ref(), &reason, StopKind::NeedsPerson)?;
                 return self.stop(StopKind::NeedsPerson, reason, phase, commands);
             }
-            let plan = plan_after_recoveries(self.ctx, self.id)?;
+            let plan = plan_after_recoveries(self.ctx, self.id, resume_plan::Write::Journal)?.plan;
             let step = state.next(&plan, self.limits, self.ctx.now, &Local);
             let step = match step {
                 Step::Session { phase, resume } => {

@@ -17,30 +17,25 @@ use crate::{
     ctx::Ctx,
     env, json,
     output::{self, Format, JSON_VERSION, Paint},
-    probe::FsProbe,
     runner::args,
 };
 use checkpoint_contract::exit_code;
 
-/// `--dry-run`: the plan and the exact command line of the first session.
+/// `--dry-run`: the plan and the exact command line of the first session, from `plan` (the plan
+/// after the recoveries, applied in memory only, as the real run plans); `shown` is the plan
+/// shown, with the recoveries the run would apply first.
 pub(crate) fn dry_run(
     ctx: &Ctx,
     id: &WorkflowId,
     client: &dyn AgentClient,
     limits: &RunLimits,
+    plan: &ResumePlan,
+    shown: &ResumePlan,
 ) -> Result<u8> {
-    let loaded = ctx.store.load(id)?;
-    let plan = ctx
-        .brief(
-            &loaded.workflow,
-            &loaded.recoveries,
-            &FsProbe::new(&ctx.project_root),
-        )
-        .plan;
-    let step = RunState::default().next(&plan, limits, ctx.now, &Local);
+    let step = RunState::default().next(plan, limits, ctx.now, &Local);
     let command = match &step {
         Step::Session { .. } => {
-            let prompt = session_prompt(ctx, &plan, None, limits.until.as_ref());
+            let prompt = session_prompt(ctx, plan, None, limits.until.as_ref());
             Some(command_line(&with_env(ctx, id, client.start(&prompt))))
         }
         _ => None,
@@ -53,14 +48,14 @@ pub(crate) fn dry_run(
     if ctx.format == Format::Json {
         output::emit_json(&json::RunDryRun {
             version: JSON_VERSION,
-            plan: &plan,
+            plan: shown,
             step: action,
             reason,
             command,
         })
         .into_diagnostic()?;
     } else {
-        let mut text = output::render_plan(&plan, false, ctx.now, Paint::new(ctx.color));
+        let mut text = output::render_plan(shown, false, ctx.now, Paint::new(ctx.color));
         match command {
             Some(command) => text.push_str(&format!(
                 "\n`checkpoint run` would start this session (in `{}`):\n\n{command}\n",

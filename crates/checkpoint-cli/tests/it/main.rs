@@ -23,6 +23,7 @@ mod lifecycle;
 mod mcp;
 mod paths;
 mod readme;
+mod recoveries;
 mod resume;
 mod run;
 mod secrets;

@@ -6,32 +6,31 @@ use chrono::{DateTime, Utc};
 
 use crate::{effects::RecordedEffect, id::WorkflowId};
 
-/// How a repeat is stopped.
+/// Whether a person sits at the session to answer a question, as the client tells it (each
+/// client's own signal is read by the CLI's client code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attendance {
+    /// A person is at the terminal and can be asked.
+    Attended,
+    /// Nobody can be asked: a headless session, or a client that cannot ask.
+    Unattended,
+}
+
+/// How a repeat is stopped (each client has its own word for it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// Refused (`permissionDecision: "deny"`): no person is there to ask.
+    /// Refused: no person is there to ask.
     Deny,
-    /// A person decides (`permissionDecision: "ask"`).
+    /// A person decides.
     Ask,
 }
 
 impl Refusal {
-    /// The refusal for a session the client started as `entrypoint` (Claude Code's
-    /// `CLAUDE_CODE_ENTRYPOINT`: `cli` for an interactive session, `sdk-cli` under `claude -p`,
-    /// other `sdk-*` for the SDKs): ask only where a person sits at the terminal; deny
-    /// everywhere else, an unknown or missing entrypoint included.
-    pub fn for_entrypoint(entrypoint: Option<&str>) -> Self {
-        match entrypoint {
-            Some("cli") => Self::Ask,
-            _ => Self::Deny,
-        }
-    }
-
-    /// Its word in the hook's `permissionDecision`.
-    pub fn decision(self) -> &'static str {
-        match self {
-            Self::Deny => "deny",
-            Self::Ask => "ask",
+    /// The refusal for a session: ask only where a person can answer; refuse everywhere else.
+    pub fn for_session(attendance: Attendance) -> Self {
+        match attendance {
+            Attendance::Attended => Self::Ask,
+            Attendance::Unattended => Self::Deny,
         }
     }
 }

@@ -562,24 +562,9 @@ proptest! {
 
 #[test]
 fn a_repeat_is_asked_only_where_a_person_sits() {
-    use crate::effects::Refusal;
-    assert_eq!(Refusal::for_entrypoint(Some("cli")), Refusal::Ask);
-    for entrypoint in [
-        Some("sdk-cli"),
-        Some("sdk-ts"),
-        Some("sdk-py"),
-        Some(""),
-        Some("CLI"),
-        None,
-    ] {
-        assert_eq!(
-            Refusal::for_entrypoint(entrypoint),
-            Refusal::Deny,
-            "{entrypoint:?}"
-        );
-    }
-    assert_eq!(Refusal::Deny.decision(), "deny");
-    assert_eq!(Refusal::Ask.decision(), "ask");
+    use crate::effects::{Attendance, Refusal};
+    assert_eq!(Refusal::for_session(Attendance::Attended), Refusal::Ask);
+    assert_eq!(Refusal::for_session(Attendance::Unattended), Refusal::Deny);
 }
 
 #[test]

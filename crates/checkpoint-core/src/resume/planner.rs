@@ -176,7 +176,7 @@ pub fn plan(
     let heartbeat_recent = now - last_active < live_window;
     let interrupted = !workflow.status.is_finished() && !heartbeat_recent;
 
-    let mut recoveries: Vec<RecoveryAction> = lift_pause(workflow, now).into_iter().collect();
+    let mut recoveries: Vec<RecoveryAction> = pause_recovery(workflow, now).into_iter().collect();
     if !workflow.status.is_finished() {
         recoveries.extend(recoveries_after_interruption(workflow, probe, interrupted));
     }
@@ -301,9 +301,10 @@ fn phase_ref(done: &DoneSet<'_>, phase: &crate::model::Phase) -> PhaseRef {
     }
 }
 
-/// Lifts a pause whose time has come, or that names no time (a rate limit of unknown length):
-/// resuming is the user's decision to continue.
-fn lift_pause(workflow: &Workflow, now: DateTime<Utc>) -> Option<RecoveryAction> {
+/// The recovery that lifts a pause whose time has come, or that names no time (a rate limit of
+/// unknown length): resuming is the user's decision to continue. (Not the store's
+/// [`crate::lift_pause`], which journals an `Unpause` before work done on a paused workflow.)
+fn pause_recovery(workflow: &Workflow, now: DateTime<Utc>) -> Option<RecoveryAction> {
     let pause = workflow.pause.as_ref()?;
     if pause.until.is_some_and(|until| until > now) {
         return None;

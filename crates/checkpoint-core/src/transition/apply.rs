@@ -212,6 +212,36 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         Transition::ToolFailure { phase, tool, error } => {
             phase_mut(workflow, phase)?.error = Some(format!("{tool}: {error}"));
         }
+        Transition::HolderDispatch { .. }
+        | Transition::HolderSeen { .. }
+        | Transition::HolderEnd { .. } => apply_holder(workflow, transition, at)?,
+        Transition::SessionHandoff { .. } => workflow.handoff = handoff(transition, at),
+        Transition::Compaction { session_id, .. } => {
+            workflow.last_activity = Some(Activity::new(at, "PreCompact", session_id.clone()));
+        }
+        // Effects are history, read by the ledger; an effect's phase must exist.
+        Transition::Effect { phase, .. } => {
+            if let Some(phase) = phase {
+                phase_mut(workflow, phase)?;
+            }
+        }
+        Transition::EffectAllow { .. } => {}
+        // Snapshots and restores of the files are history, read by `snapshots` and `undo`.
+        Transition::FilesSnapshot { .. } | Transition::FilesRestore { .. } => {}
+        // The runner's events are history for `checkpoint log` and `report`; the phases and
+        // tasks are the sessions' business.
+        Transition::RunStart { .. }
+        | Transition::RunSessionStart { .. }
+        | Transition::RunSessionEnd { .. }
+        | Transition::RunWait { .. }
+        | Transition::RunStop { .. } => {}
+    }
+    Ok(())
+}
+
+/// Applies a transition of a phase's sub-agent (its holder): dispatched, seen, ended.
+fn apply_holder(workflow: &mut Workflow, transition: &Transition, at: DateTime<Utc>) -> Result<()> {
+    match transition {
         Transition::HolderDispatch {
             phase,
             tool_use_id,
@@ -241,26 +271,7 @@ fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<U
         Transition::HolderEnd { phase, note, error } => {
             holder_end(workflow, phase, note.as_deref(), error.as_deref(), at)?;
         }
-        Transition::SessionHandoff { .. } => workflow.handoff = handoff(transition, at),
-        Transition::Compaction { session_id, .. } => {
-            workflow.last_activity = Some(Activity::new(at, "PreCompact", session_id.clone()));
-        }
-        // Effects are history, read by the ledger; an effect's phase must exist.
-        Transition::Effect { phase, .. } => {
-            if let Some(phase) = phase {
-                phase_mut(workflow, phase)?;
-            }
-        }
-        Transition::EffectAllow { .. } => {}
-        // Snapshots and restores of the files are history, read by `snapshots` and `undo`.
-        Transition::FilesSnapshot { .. } | Transition::FilesRestore { .. } => {}
-        // The runner's events are history for `checkpoint log` and `report`; the phases and
-        // tasks are the sessions' business.
-        Transition::RunStart { .. }
-        | Transition::RunSessionStart { .. }
-        | Transition::RunSessionEnd { .. }
-        | Transition::RunWait { .. }
-        | Transition::RunStop { .. } => {}
+        _ => unreachable!("only a holder's transitions reach `apply_holder`"),
     }
     Ok(())
 }
