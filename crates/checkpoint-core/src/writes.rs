@@ -239,10 +239,58 @@ pub fn claimed_by_other<'c>(
     live: &dyn Fn(&Writer) -> bool,
 ) -> Option<&'c Claim> {
     claims.iter().find(|claim| {
-        claim.holder != *writer
-            && crate::effects::glob_matches(&claim.glob, relative)
-            && live(&claim.holder)
+        claim.holder != *writer && claim_matches(&claim.glob, relative) && live(&claim.holder)
     })
+}
+
+/// What to write instead of a bad claim.
+pub const CLAIM_HELP: &str = "write a claim as a glob over paths from the checkout's top: `src/parser/*`, `src/**/*.rs`, or a directory `docs/`";
+
+/// A claim's glob in its one form, or why it is refused: an empty one, an absolute path or one
+/// that leaves the project (`..`), one that holds the whole checkout (`*`, `**`, `.`). `./` in
+/// front and `/` behind (a directory) are dropped: a directory holds everything under it.
+pub fn claim_glob(glob: &str) -> Result<String, String> {
+    let trimmed = glob.trim();
+    if trimmed.is_empty() {
+        return Err("an empty claim".to_owned());
+    }
+    if trimmed.starts_with('/') || trimmed.starts_with('~') {
+        return Err(
+            "an absolute path: a claim is a path from the checkout's top, inside the project"
+                .to_owned(),
+        );
+    }
+    if trimmed.split('/').any(|part| part == "..") {
+        return Err("a path outside the project (`..`)".to_owned());
+    }
+    let parts: Vec<&str> = trimmed
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if parts.iter().all(|part| part.chars().all(|c| c == '*')) {
+        return Err(
+            "which holds the whole checkout: every other writer would be refused everywhere"
+                .to_owned(),
+        );
+    }
+    Ok(parts.join("/"))
+}
+
+/// Whether a claim's glob holds `relative` (the path from the checkout's top): `*` matches any
+/// characters, `/` too; `**/` also no directory at all; a glob that matches a directory above
+/// the path holds the path.
+pub fn claim_matches(glob: &str, relative: &str) -> bool {
+    let flat = glob.replace("**/", "");
+    let mut path = relative;
+    loop {
+        if crate::effects::glob_matches(glob, path) || crate::effects::glob_matches(&flat, path) {
+            return true;
+        }
+        match path.rsplit_once('/') {
+            Some((parent, _)) => path = parent,
+            None => return false,
+        }
+    }
 }
 
 /// A writer as the liveness rule sees it: its last hook, whether it ended, its checkout.

@@ -8,7 +8,11 @@ use std::{
     path::{Component, Path, PathBuf},
 };
 
-use checkpoint_core::writes::{ABSENT, content_hash};
+use checkpoint_core::{
+    Workflow,
+    store::Store,
+    writes::{ABSENT, Claim, Writer, content_hash},
+};
 
 use crate::env;
 
@@ -165,4 +169,34 @@ pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Optio
         }
     }
     (Some(added), Some(removed))
+}
+
+/// `holder` holds `globs` for `phase` of `workflow` (its earlier claims of that phase replaced),
+/// as `checkpoint claim` and a phase's plan `claims` do; none hands them back.
+pub(crate) fn hold(
+    store: &Store,
+    workflow: &Workflow,
+    phase: &str,
+    holder: &Writer,
+    globs: &[String],
+    now: chrono::DateTime<chrono::Utc>,
+) -> checkpoint_core::Result<()> {
+    store.update_claims(|claims| {
+        claims.retain(|claim| !(claim.holder == *holder && claim.phase == phase));
+        claims.extend(globs.iter().map(|glob| Claim {
+            glob: glob.clone(),
+            phase: phase.to_owned(),
+            workflow: Some(workflow.id.to_string()),
+            holder: holder.clone(),
+            agent_type: None,
+            since: now,
+        }));
+    })
+}
+
+/// The session whose shell runs this command (`CLAUDE_CODE_SESSION_ID`), if any.
+pub(crate) fn running_session() -> Option<String> {
+    std::env::var(env::CLAUDE_CODE_SESSION_ID)
+        .ok()
+        .filter(|session| !session.is_empty())
 }

@@ -830,3 +830,206 @@ fn a_change_between_a_write_and_its_hook_is_the_other_commands() {
         "from two\nfrom one\n"
     );
 }
+
+/// A project whose plan declares `claims`: `build` holds `src/**/*.rs` and the directory
+/// `docs/`, `review` holds `notes/*`.
+fn claims_project() -> TestEnv {
+    let env = repo();
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [
+            {"id": "build", "claims": ["src/**/*.rs", "./docs/"]},
+            {"id": "review", "claims": ["notes/*"]}
+        ]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    for dir in ["src/deep/er", "docs/guide", "notes"] {
+        std::fs::create_dir_all(env.project().join(dir)).unwrap();
+    }
+    env
+}
+
+/// `checkpoint <args>` run from `session`'s own shell (`CLAUDE_CODE_SESSION_ID` set).
+#[track_caller]
+fn ok_in_session(env: &TestEnv, session: &str, args: &[&str]) {
+    let output = env
+        .cmd()
+        .args(args)
+        .env("CLAUDE_CODE_SESSION_ID", session)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A phase's plan `claims` are held by the session that started it, as `checkpoint claim` holds
+/// them: another writer's write under them is refused naming the holder, the phase and the
+/// claim (`**` at any depth, a directory's whole content), the holder writes, paths outside
+/// them are free; the claims end when the phase completes or fails, or is handed back, from
+/// whichever terminal that is done (no hook of the holder in between).
+#[test]
+fn a_plans_claims_are_held_by_the_phases_holder_until_it_ends() {
+    let env = claims_project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.hook("SessionStart", json!({"source": "startup"}));
+    ok_in_session(&env, "s-one", &["start", "build"]);
+    for path in [
+        "src/a.rs",
+        "src/deep/er/b.rs",
+        "docs/guide/c.md",
+        "docs/d.md",
+    ] {
+        let reason = two.write(path, "two\n").unwrap_err();
+        assert!(
+            reason.contains(&format!(
+                "`{path}` is held by session s-one for phase `build`"
+            )),
+            "{path}: {reason}"
+        );
+        one.write(path, "one\n").unwrap();
+    }
+    let reason = two.write("src/x.rs", "two\n").unwrap_err();
+    assert!(reason.contains("(claim `src/**/*.rs`"), "{reason}");
+    for free in ["src/a.md", "README.md", "docsy.md", "notes/n.md"] {
+        two.write(free, "two\n").unwrap();
+    }
+    // Completed from a person's terminal: the claims end without any hook of their holder.
+    env.ok(&["complete", "build"]);
+    two.read("src/a.rs");
+    two.write("src/a.rs", "two\n").unwrap();
+    two.write("docs/new.md", "two\n").unwrap();
+    // Failed: they end too.
+    ok_in_session(&env, "s-one", &["start", "review"]);
+    two.read("notes/n.md");
+    assert!(two.write("notes/n.md", "two again\n").is_err());
+    env.ok(&["fail", "review", "--reason", "broken"]);
+    two.write("notes/n.md", "two again\n").unwrap();
+    // Handed back.
+    ok_in_session(&env, "s-one", &["start", "review"]);
+    assert!(two.write("notes/m.md", "two\n").is_err());
+    env.ok(&["claim", "review", "--release", "--session", "s-one"]);
+    two.write("notes/m.md", "two\n").unwrap();
+    // Held again with `checkpoint claim <phase>` and no glob: the plan's claims.
+    env.ok(&["claim", "review", "--session", "s-one"]);
+    assert!(two.write("notes/o.md", "two\n").is_err());
+}
+
+/// A phase started where no session runs it (a person's terminal) is held by nobody: its
+/// claims refuse no one.
+#[test]
+fn a_phase_started_outside_any_session_holds_no_claims() {
+    let env = claims_project();
+    Writer::session(&env, "s-one").hook("SessionStart", json!({"source": "startup"}));
+    env.ok(&["start", "build"]);
+    Writer::session(&env, "s-two")
+        .write("src/a.rs", "two\n")
+        .unwrap();
+}
+
+/// The sub-agent a phase is dispatched to holds the phase's plan `claims` (with its declared
+/// outputs); another sub-agent is refused naming it; its `SubagentStop` ends them.
+#[test]
+fn a_plans_claims_are_held_by_the_sub_agent_holding_the_phase() {
+    let env = claims_project();
+    let transcript = env.dir.path().join("home/projects/lead.jsonl");
+    let meta_dir = env.dir.path().join("home/projects/lead/subagents");
+    std::fs::create_dir_all(&meta_dir).unwrap();
+    let lead = Writer {
+        transcript: transcript.display().to_string(),
+        ..Writer::session(&env, "lead")
+    };
+    for (call, phase, agent) in [
+        ("toolu_a", "build", "agenta"),
+        ("toolu_b", "review", "agentb"),
+    ] {
+        lead.hook(
+            "PreToolUse",
+            json!({"tool_name": "Agent", "tool_use_id": call, "tool_input": {
+                "description": format!("Work on {phase}"),
+                "prompt": format!("Do it.\ncheckpoint phase: {phase}\n"),
+                "subagent_type": "general-purpose",
+            }}),
+        );
+        std::fs::write(
+            meta_dir.join(format!("agent-{agent}.meta.json")),
+            json!({"agentType": "general-purpose", "toolUseId": call}).to_string(),
+        )
+        .unwrap();
+        lead.hook("SubagentStart", json!({"agent_id": agent}));
+    }
+    let builder = Writer {
+        agent: Some("agenta".into()),
+        ..lead.clone_as()
+    };
+    let reviewer = Writer {
+        agent: Some("agentb".into()),
+        ..lead.clone_as()
+    };
+    let reason = reviewer.write("src/deep/x.rs", "b\n").unwrap_err();
+    assert!(
+        reason.contains(
+            "`src/deep/x.rs` is held by sub-agent agenta of session lead for phase `build`"
+        ),
+        "{reason}"
+    );
+    let reason = builder.write("notes/r.md", "a\n").unwrap_err();
+    assert!(reason.contains("held by sub-agent agentb"), "{reason}");
+    builder.write("src/deep/x.rs", "a\n").unwrap();
+    builder.hook(
+        "SubagentStop",
+        json!({"agent_type": "general-purpose", "last_assistant_message": "done"}),
+    );
+    reviewer.read("src/deep/x.rs");
+    reviewer.write("src/deep/x.rs", "a\nb\n").unwrap();
+}
+
+/// A bad claim in a plan file (JSON or TOML) stops `init`, naming the file, the phase, the
+/// claim and the fix, and creates nothing; `checkpoint claim` refuses the same globs.
+#[test]
+fn a_bad_claim_is_refused_naming_the_file_and_the_fix() {
+    let env = repo();
+    for (file, claim, why) in [
+        ("plan.json", "../elsewhere/*", "a path outside the project"),
+        ("plan.json", "/etc/*", "an absolute path"),
+        ("plan.toml", "**", "holds the whole checkout"),
+        ("plan.toml", "", "an empty claim"),
+    ] {
+        let text = if file.ends_with(".json") {
+            json!({"phases": [{"id": "a", "claims": [claim]}]}).to_string()
+        } else {
+            format!("[[phases]]\nid = \"a\"\nclaims = [{claim:?}]\n")
+        };
+        std::fs::write(env.project().join(file), text).unwrap();
+        let output = env.run(&["init", "bad", "--plan", file]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{claim}");
+        assert!(
+            stderr.contains("plan file `")
+                && stderr.contains(&format!("{file}`: phase `a` claims `{claim}`, ")),
+            "{stderr}"
+        );
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(
+            stderr.contains("a glob over paths from the checkout's top"),
+            "{stderr}"
+        );
+        assert!(!env.store().join("bad").exists());
+    }
+    let env = project();
+    for glob in ["../x", "/tmp/x", "*"] {
+        let output = env.run(&["claim", "build", glob, "--session", "s-one"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{glob}");
+        assert!(
+            stderr.contains(&format!("cannot claim `{glob}`")),
+            "{stderr}"
+        );
+    }
+    let output = env.run(&["claim", "build", "--session", "s-one"]);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("declares no claims"));
+}

@@ -187,7 +187,7 @@ impl Hook {
                     .as_ref()
                     .and_then(|holder| holder.session_id.clone())
                     .unwrap_or_else(|| self.envelope.session_id.clone());
-                for output in &phase.outputs {
+                for output in phase.outputs.iter().chain(&phase.claims) {
                     held.push(writes::Claim {
                         glob: output.clone(),
                         phase: phase.id.to_string(),
@@ -260,18 +260,13 @@ impl Hook {
             let path = self.absolute(path);
             let key = path.display().to_string();
             let relative = self.in_checkout(&path);
-            let claim = (config.claims != Mode::Off)
+            let claims = (config.claims != Mode::Off)
                 .then(|| self.ctx.store.claims())
                 .transpose()
                 .into_diagnostic()?
                 .unwrap_or_default();
-            let conflict = match claimed_by_other(&claim, &relative, &writer, &live) {
-                Some(claim) => Some((
-                    config.claims,
-                    Conflict::Claimed {
-                        claim: claim.clone(),
-                    },
-                )),
+            let conflict = match self.held_by_other(claims, &relative, &writer, &live) {
+                Some(claim) => Some((config.claims, Conflict::Claimed { claim })),
                 None if config.sessions == Mode::Off => None,
                 None => {
                     let record = self.ctx.store.path_record(&key).into_diagnostic()?;
@@ -300,6 +295,48 @@ impl Hook {
             return answer_by_mode(client, mode, &reason);
         }
         Ok(())
+    }
+
+    /// The claim of another live writer on `relative` whose phase is still in progress (a phase
+    /// completed, failed, skipped or reset by any means ends its claims: those found are
+    /// dropped). Workflows are read only when a claim matches.
+    fn held_by_other(
+        &self,
+        mut claims: Vec<writes::Claim>,
+        relative: &str,
+        writer: &Writer,
+        live: &dyn Fn(&Writer) -> bool,
+    ) -> Option<writes::Claim> {
+        let mut ended = Vec::new();
+        let held = loop {
+            let Some(claim) = claimed_by_other(&claims, relative, writer, live).cloned() else {
+                break None;
+            };
+            let in_progress = claim.workflow.as_deref().is_none_or(|id| {
+                checkpoint_core::WorkflowId::new(id)
+                    .and_then(|id| self.ctx.store.load(&id))
+                    .map_or(true, |loaded| {
+                        loaded.workflow.phases.iter().any(|phase| {
+                            phase.id.as_str() == claim.phase
+                                && phase.status == checkpoint_core::PhaseStatus::InProgress
+                        })
+                    })
+            });
+            if in_progress {
+                break Some(claim);
+            }
+            claims.retain(|other| other != &claim);
+            ended.push(claim);
+        };
+        if !ended.is_empty()
+            && let Err(err) = self
+                .ctx
+                .store
+                .update_claims(|claims| claims.retain(|claim| !ended.contains(claim)))
+        {
+            output::warn(&format!("the ended claims are kept: {err}"));
+        }
+        held
     }
 
     /// Refuses a whole-checkout git command while other live sessions work in this checkout.
