@@ -136,18 +136,18 @@ impl Plan {
         })
     }
 
-    /// The plan with each phase's claims in their one form ([`crate::writes::claim_glob`]), or
+    /// The plan with each phase's claims in their one form ([`claim_glob`]), or
     /// the first bad one as an error naming the file, the phase and the fix.
     fn with_claims_checked(mut self, path: &Path) -> Result<Self> {
         for phase in &mut self.phases {
             for claim in &mut phase.claims {
-                *claim = crate::writes::claim_glob(claim).map_err(|why| Error::InvalidPlan {
+                *claim = claim_glob(claim).map_err(|why| Error::InvalidPlan {
                     message: format!(
                         "plan file `{}`: phase `{}` claims `{claim}`, {why}",
                         path.display(),
                         phase.id
                     ),
-                    help: crate::writes::CLAIM_HELP.to_owned(),
+                    help: CLAIM_HELP.to_owned(),
                 })?;
             }
         }
@@ -212,6 +212,39 @@ impl Plan {
             extensions: serde_json::Map::new(),
         })
     }
+}
+
+/// What to write instead of a bad claim.
+pub const CLAIM_HELP: &str = "write a claim as a glob over paths from the checkout's top: `src/parser/*`, `src/**/*.rs`, or a directory `docs/`";
+
+/// A claim's glob in its one form, or why it is refused: an empty one, an absolute path or one
+/// that leaves the project (`..`), one that holds the whole checkout (`*`, `**`, `.`). `./` in
+/// front and `/` behind (a directory) are dropped: a directory holds everything under it.
+pub fn claim_glob(glob: &str) -> Result<String, String> {
+    let trimmed = glob.trim();
+    if trimmed.is_empty() {
+        return Err("an empty claim".to_owned());
+    }
+    if trimmed.starts_with('/') || trimmed.starts_with('~') {
+        return Err(
+            "an absolute path: a claim is a path from the checkout's top, inside the project"
+                .to_owned(),
+        );
+    }
+    if trimmed.split('/').any(|part| part == "..") {
+        return Err("a path outside the project (`..`)".to_owned());
+    }
+    let parts: Vec<&str> = trimmed
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if parts.iter().all(|part| part.chars().all(|c| c == '*')) {
+        return Err(
+            "which holds the whole checkout: every other writer would be refused everywhere"
+                .to_owned(),
+        );
+    }
+    Ok(parts.join("/"))
 }
 
 #[cfg(test)]

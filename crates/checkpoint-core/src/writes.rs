@@ -243,38 +243,7 @@ pub fn claimed_by_other<'c>(
     })
 }
 
-/// What to write instead of a bad claim.
-pub const CLAIM_HELP: &str = "write a claim as a glob over paths from the checkout's top: `src/parser/*`, `src/**/*.rs`, or a directory `docs/`";
-
-/// A claim's glob in its one form, or why it is refused: an empty one, an absolute path or one
-/// that leaves the project (`..`), one that holds the whole checkout (`*`, `**`, `.`). `./` in
-/// front and `/` behind (a directory) are dropped: a directory holds everything under it.
-pub fn claim_glob(glob: &str) -> Result<String, String> {
-    let trimmed = glob.trim();
-    if trimmed.is_empty() {
-        return Err("an empty claim".to_owned());
-    }
-    if trimmed.starts_with('/') || trimmed.starts_with('~') {
-        return Err(
-            "an absolute path: a claim is a path from the checkout's top, inside the project"
-                .to_owned(),
-        );
-    }
-    if trimmed.split('/').any(|part| part == "..") {
-        return Err("a path outside the project (`..`)".to_owned());
-    }
-    let parts: Vec<&str> = trimmed
-        .split('/')
-        .filter(|part| !part.is_empty() && *part != ".")
-        .collect();
-    if parts.iter().all(|part| part.chars().all(|c| c == '*')) {
-        return Err(
-            "which holds the whole checkout: every other writer would be refused everywhere"
-                .to_owned(),
-        );
-    }
-    Ok(parts.join("/"))
-}
+pub use crate::plan::{CLAIM_HELP, claim_glob};
 
 /// Whether a claim's glob holds `relative` (the path from the checkout's top): `*` matches any
 /// characters, `/` too; `**/` also no directory at all; a glob that matches a directory above

@@ -1033,3 +1033,90 @@ fn a_bad_claim_is_refused_naming_the_file_and_the_fix() {
     let output = env.run(&["claim", "build", "--session", "s-one"]);
     assert!(String::from_utf8_lossy(&output.stderr).contains("declares no claims"));
 }
+
+/// `report` and `watch` show, per session and sub-agent, the files it wrote (from the record of
+/// writes), and each Bash overwrite: whose change, by whom, and the `checkpoint undo` that
+/// brings it back (which does); in words and in JSON, and as a line of `watch --plain` as soon
+/// as it happens.
+#[test]
+fn report_and_watch_show_each_writers_files_and_the_overwrites() {
+    let env = project();
+    git(&env.project(), &["add", "-A"]);
+    let one = Writer::session(&env, "s-one");
+    let helper = Writer::agent(&env, "s-one", "helper");
+    let two = Writer::session(&env, "s-two");
+    one.write("notes.md", "one's notes\n").unwrap();
+    one.write("a.txt", "a\n").unwrap();
+    helper.write("b.txt", "b\n").unwrap();
+    let mut watching = crate::watch::Watching::start(&env, &["--plain"], false);
+    two.bash("printf 'two wins\\n' > notes.md")
+        .unwrap()
+        .unwrap();
+    watching.wait_for("for the overwrite", |line| {
+        line.starts_with("notes.md overwritten: session s-two's command")
+    });
+    let (code, stderr, _) = watching.stop("-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let report = env.ok(&["report"]);
+    for line in [
+        "files written (`checkpoint who <path>` lists a file's writers):",
+        "  session s-one wrote 2 files: a.txt, notes.md",
+        "  sub-agent helper of session s-one wrote 1 file: b.txt",
+        "  session s-two wrote 1 file: notes.md",
+        "  notes.md overwritten: session s-two's command `printf 'two wins\\n' > notes.md` replaced session s-one's change (Write) at 2026-03-01T12:00:00Z; `checkpoint undo --to @",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
+    }
+    let json = env.json(&["report"]);
+    assert_eq!(
+        json["writers"],
+        json!([
+            {"session": "s-one", "agent": null, "files": ["a.txt", "notes.md"], "writes": 2, "last_at": "2026-03-01T12:00:00Z"},
+            {"session": "s-one", "agent": "helper", "files": ["b.txt"], "writes": 1, "last_at": "2026-03-01T12:00:00Z"},
+            {"session": "s-two", "agent": null, "files": ["notes.md"], "writes": 1, "last_at": "2026-03-01T12:00:00Z"},
+        ])
+    );
+    let overwrite = &json["overwrites"][0];
+    assert_eq!(json["overwrites"].as_array().unwrap().len(), 1);
+    assert_eq!(overwrite["path"], "notes.md");
+    assert_eq!(overwrite["session"], "s-two");
+    assert_eq!(overwrite["overwritten_session"], "s-one");
+    assert_eq!(overwrite["overwritten_tool"], "Write");
+    let watched = env.json(&["watch", "--once"]);
+    assert_eq!(watched["writers"], json["writers"]);
+    assert_eq!(watched["overwrites"], json["overwrites"]);
+    let view = env.ok(&["watch", "--once"]);
+    assert!(
+        view.contains("session s-one wrote 2 files: a.txt, notes.md"),
+        "{view}"
+    );
+    assert!(view.contains("notes.md overwritten: "), "{view}");
+    // The undo it names brings the overwritten change back.
+    let undo = overwrite["undo"].as_str().unwrap();
+    let args: Vec<&str> = undo.split_whitespace().skip(1).collect();
+    env.ok(&args);
+    assert_eq!(
+        std::fs::read_to_string(env.project().join("notes.md")).unwrap(),
+        "one's notes\n"
+    );
+}
+
+/// A workflow nobody wrote in has no `writers` or `overwrites` (absent, not empty), and a
+/// write made before the workflow began is not its.
+#[test]
+fn a_report_counts_only_the_writes_since_its_workflow_began() {
+    let env = repo();
+    env.set_now("2026-03-01T11:00:00Z");
+    env.ok(&["init", "old", "--phase", "a"]);
+    Writer::session(&env, "s-one")
+        .write("early.txt", "x\n")
+        .unwrap();
+    env.set_now("2026-03-01T12:00:00Z");
+    env.ok(&["init", "new", "--phase", "a"]);
+    let json = env.json(&["report", "--workflow", "new"]);
+    assert!(json.get("writers").is_none(), "{json}");
+    assert!(json.get("overwrites").is_none(), "{json}");
+    let old = env.json(&["report", "--workflow", "old"]);
+    assert_eq!(old["writers"][0]["files"], json!(["early.txt"]));
+}
