@@ -283,8 +283,13 @@ pub struct WriterState {
 
 /// Whether a writer is still at work: not ended, a hook within `idle`, its session not known
 /// to be gone (`gone`: the client lists its live sessions and this one is not among them).
+///
+/// A last hook more than `idle` in the future (a clock far ahead of this one) is not believed:
+/// otherwise a writer that died with such a clock would hold its files and claims until this
+/// clock caught up.
 pub fn is_live(state: &WriterState, now: DateTime<Utc>, idle: Duration, gone: bool) -> bool {
-    !state.ended && !gone && now.signed_duration_since(state.last) < idle
+    let age = now.signed_duration_since(state.last);
+    !state.ended && !gone && age < idle && -age < idle
 }
 
 /// How a kind of conflict is answered.

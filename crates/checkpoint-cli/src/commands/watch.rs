@@ -296,7 +296,7 @@ impl Watch<'_> {
         if run.stopped.is_some() {
             return None;
         }
-        process_alive(run.pid)
+        crate::process_tree::alive(run.pid)
     }
 
     fn print_once(&self) -> Result<()> {
@@ -616,23 +616,4 @@ fn terminal_size() -> (usize, usize) {
         return (size.ws_col.into(), size.ws_row.into());
     }
     (80, 24)
-}
-
-/// Whether process `pid` is alive; `None` where that cannot be told.
-fn process_alive(pid: u32) -> Option<bool> {
-    #[cfg(unix)]
-    {
-        let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
-        match rustix::process::test_kill_process(pid) {
-            Ok(()) => Some(true),
-            Err(rustix::io::Errno::PERM) => Some(true),
-            Err(rustix::io::Errno::SRCH) => Some(false),
-            Err(_) => None,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        None
-    }
 }

@@ -1120,3 +1120,177 @@ fn a_report_counts_only_the_writes_since_its_workflow_began() {
     let old = env.json(&["report", "--workflow", "old"]);
     assert_eq!(old["writers"][0]["files"], json!(["early.txt"]));
 }
+
+/// Claude Code's list of live sessions (`~/.claude/sessions/<pid>.json`): a session killed with
+/// no chance to remove its file (`kill -9`) is listed with a dead pid, and is gone: the files it
+/// wrote and its claims no longer hold; listed with a live pid, it still holds them.
+#[test]
+fn a_session_whose_listed_pid_is_dead_holds_nothing() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("a.txt", "one\n").unwrap();
+    env.ok(&["claim", "build", "src/*", "--session", "s-one"]);
+    std::fs::create_dir_all(env.project().join("src")).unwrap();
+    let sessions = env.dir.path().join("home/.claude/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let list = |session: &str, pid: u32| {
+        std::fs::write(
+            sessions.join(format!("{session}.json")),
+            json!({"pid": pid, "sessionId": session, "cwd": env.project(), "kind": "interactive"})
+                .to_string(),
+        )
+        .unwrap();
+    };
+    let live = std::process::id();
+    list("s-one", live);
+    list("s-two", live);
+    assert!(two.write("a.txt", "two\n").is_err());
+    assert!(two.write("src/x.rs", "two\n").is_err());
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    list("s-one", dead);
+    two.write("a.txt", "two\n").unwrap();
+    two.write("src/x.rs", "two\n").unwrap();
+}
+
+/// A writer's claims end after `[writes] idle_minutes` without a hook, as configured.
+#[test]
+fn claims_end_after_the_configured_idle_time() {
+    let env = project();
+    std::fs::write(
+        env.store().join("config.toml"),
+        "[writes]\nidle_minutes = 5\n",
+    )
+    .unwrap();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.hook("SessionStart", json!({"source": "startup"}));
+    env.ok(&["claim", "build", "src/*", "--session", "s-one"]);
+    std::fs::create_dir_all(env.project().join("src")).unwrap();
+    env.set_now("2026-03-01T12:04:00Z");
+    assert!(two.write("src/a.rs", "two\n").is_err());
+    env.set_now("2026-03-01T12:06:00Z");
+    two.write("src/a.rs", "two\n").unwrap();
+}
+
+/// A writer whose clock is a day ahead: once its hooks stop it is not believed live for that
+/// day (its files and claims free), yet its changes still count (content decides); its hooks
+/// with a corrected clock make it live again.
+#[test]
+fn a_writer_from_the_future_is_live_only_while_it_works() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    std::fs::create_dir_all(env.project().join("src")).unwrap();
+    two.write("h.txt", "two\n").unwrap();
+    env.set_now("2026-03-02T12:00:00Z");
+    one.write("f.txt", "one\n").unwrap();
+    env.ok(&["claim", "build", "src/*", "--session", "s-one"]);
+    one.bash("echo one >> h.txt").unwrap();
+    env.set_now("2026-03-01T12:01:00Z");
+    two.write("f.txt", "two\n").unwrap();
+    two.write("src/a.rs", "two\n").unwrap();
+    let reason = two.write("h.txt", "two again\n").unwrap_err();
+    assert!(
+        reason.contains(
+            "session s-one changed it with the command `echo one >> h.txt` at 2026-03-02 12:00 UTC"
+        ),
+        "{reason}"
+    );
+    one.hook("SessionStart", json!({"source": "resume"}));
+    assert!(two.write("src/b.rs", "two\n").is_err());
+}
+
+/// A hook killed in the middle of its line in the log leaves it torn: the next writes still
+/// start lines of their own, so the check after a Bash command finds them and the overwrite is
+/// told; a temporary file a killed hook left beside the records is ignored.
+#[test]
+fn a_hook_killed_mid_append_loses_only_its_own_line() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("x.txt", "x\n").unwrap();
+    let writes = env.store().join(".writes");
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(writes.join("log.jsonl"))
+        .unwrap()
+        .write_all(b"{\"at\":\"2026-03-01T12:00:00Z\",\"path\":\"/tor")
+        .unwrap();
+    let paths = writes.join("paths");
+    let some_dir = std::fs::read_dir(&paths).unwrap().next().unwrap().unwrap();
+    std::fs::write(some_dir.path().join(".tmpKILLED"), b"{\"path\":").unwrap();
+    one.write("n.txt", "one's\n").unwrap();
+    let told = two.bash("echo two > n.txt").unwrap();
+    assert!(
+        told.as_deref()
+            .is_some_and(|told| told.contains("which session s-one had changed with `Write`")),
+        "{told:?}"
+    );
+    let log = std::fs::read_to_string(writes.join("log.jsonl")).unwrap();
+    let unreadable = log
+        .lines()
+        .filter(|line| serde_json::from_str::<Value>(line).is_err())
+        .count();
+    assert_eq!(unreadable, 1, "{log}");
+    let report = env.json(&["report"]);
+    assert_eq!(report["overwrites"][0]["path"], "n.txt");
+}
+
+/// Eight writers at once on one file: the one that wrote it and those that read it are let
+/// through, those that never saw it are refused naming the writer; and at once again, each
+/// after reading, all are let through.
+#[test]
+fn eight_concurrent_writers_on_one_file_are_each_judged_rightly() {
+    let env = project();
+    let writers: Vec<Writer<'_>> = (0..8)
+        .map(|n| Writer::session(&env, &format!("s-{n}")))
+        .collect();
+    writers[0].write("shared.txt", "zero\n").unwrap();
+    for reader in &writers[1..4] {
+        reader.read("shared.txt");
+    }
+    let at_once = |readers: bool| {
+        let runs: Vec<_> = writers
+            .iter()
+            .map(|writer| {
+                let input = json!({"file_path": writer.path("shared.txt"), "content": "x\n"});
+                if readers {
+                    let content = std::fs::read_to_string(writer.path("shared.txt")).unwrap();
+                    let lines = content.lines().count();
+                    writer.start_hook("PostToolUse", json!({"tool_name": "Read", "tool_input": {"file_path": writer.path("shared.txt")},
+                        "tool_response": {"type": "text", "file": {"filePath": writer.path("shared.txt"), "content": content, "numLines": lines, "startLine": 1, "totalLines": lines}}}))
+                } else {
+                    writer.start_hook("PreToolUse", json!({"tool_name": "Write", "tool_input": input}))
+                }
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| {
+                let (code, stdout, stderr) = run.wait();
+                assert_eq!(code, 0, "{stderr}");
+                assert!(!stderr.contains("warning"), "{stderr}");
+                stdout
+            })
+            .collect::<Vec<_>>()
+    };
+    let answers = at_once(false);
+    for (n, answer) in answers.iter().enumerate() {
+        if n < 4 {
+            assert!(!answer.contains("permissionDecision"), "s-{n}: {answer}");
+        } else {
+            assert!(
+                answer.contains("\"deny\"") && answer.contains("session s-0 changed it"),
+                "s-{n}: {answer}"
+            );
+        }
+    }
+    at_once(true);
+    let answers = at_once(false);
+    for (n, answer) in answers.iter().enumerate() {
+        assert!(!answer.contains("permissionDecision"), "s-{n}: {answer}");
+    }
+}

@@ -229,6 +229,13 @@ fn a_writer_is_live_until_it_ends_idles_or_is_gone() {
     let idle = Duration::minutes(60);
     assert!(is_live(&state, at(20), idle, false));
     assert!(is_live(&state, at(0), idle, false), "a clock behind");
+    // A last hook from far in the future (a clock a day ahead) is not believed.
+    assert!(!is_live(
+        &state,
+        at(10) - Duration::minutes(61),
+        idle,
+        false
+    ));
     assert!(!is_live(
         &state,
         at(10) + Duration::minutes(61),
