@@ -153,6 +153,20 @@ pub(crate) fn whole_read(input: &serde_json::Value, response: &serde_json::Value
     !asked("offset") && !asked("limit")
 }
 
+/// The files a Bash command's `PostToolUse` says changed while it ran: Claude Code's
+/// `tool_response.bashEditDiff.changedFiles` (2.1.332, in its `auto` and `bypassPermissions`
+/// modes; absolute paths), none where the client does not say.
+pub(crate) fn bash_changed_files(response: &serde_json::Value) -> Vec<String> {
+    response
+        .pointer("/bashEditDiff/changedFiles")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Lines added and removed, from a Claude Code write's `structuredPatch` (a new file's lines
 /// from its content).
 pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Option<u64>) {

@@ -1294,3 +1294,51 @@ fn eight_concurrent_writers_on_one_file_are_each_judged_rightly() {
         assert!(!answer.contains("permissionDecision"), "s-{n}: {answer}");
     }
 }
+
+/// A rename (or a creation) by Bash, where the client lists the files the command changed
+/// (Claude Code's `bashEditDiff.changedFiles`): the new path is the mover's, so another session
+/// that never saw it is refused there, and the mover is not.
+#[test]
+fn a_file_renamed_by_bash_is_the_movers_at_its_new_path() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("old.txt", "one's\n").unwrap();
+    let command = "mv old.txt new.txt && echo made > made.txt";
+    let input = json!({"command": command, "description": "run"});
+    one.hook(
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": input}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let output = Command::new("sh")
+        .args(["-c", command])
+        .current_dir(env.project())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let changed: Vec<String> = ["old.txt", "new.txt", "made.txt"]
+        .iter()
+        .map(|file| one.path(file))
+        .collect();
+    one.hook(
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": input, "tool_response": {
+            "stdout": "", "stderr": "", "interrupted": false, "isImage": false,
+            "bashEditDiff": {"files": [], "moreFiles": 0, "changedFiles": changed},
+        }}),
+    );
+    for file in ["new.txt", "made.txt"] {
+        let reason = two.write(file, "two\n").unwrap_err();
+        assert!(
+            reason.contains(&format!("you have not read `{file}`, and session s-one changed it with the command `mv old.txt new.txt")),
+            "{reason}"
+        );
+    }
+    one.write("new.txt", "one's, renamed\n").unwrap();
+    let who = env.json(&["who", "new.txt", "--format", "json"]);
+    assert_eq!(
+        who["files"][0]["writes"][1]["tool"],
+        format!("Bash: {command}")
+    );
+}

@@ -32,8 +32,8 @@ use crate::{
     services::{
         snapshots::{self, Request},
         writes::{
-            absolute, checkout_of, claude_live_sessions, disk_stat, disk_state, is_read,
-            lines_changed, real_now_ns, shown, whole_read,
+            absolute, bash_changed_files, checkout_of, claude_live_sessions, disk_stat, disk_state,
+            is_read, lines_changed, real_now_ns, shown, whole_read,
         },
     },
 };
@@ -421,7 +421,8 @@ impl Hook {
         for write in store.recent_writes().into_diagnostic()? {
             latest.insert(write.path.clone(), write);
         }
-        let changed: BTreeMap<String, (String, u64, i128)> = latest
+        let recorded: BTreeSet<String> = latest.keys().cloned().collect();
+        let mut changed: BTreeMap<String, (String, u64, i128)> = latest
             .into_values()
             .filter_map(|write| {
                 let now = disk_stat(Path::new(&write.path));
@@ -435,6 +436,19 @@ impl Hook {
                 (state.0 != write.hash).then(|| (write.path.clone(), state))
             })
             .collect();
+        // The files the client says changed while the command ran (Claude Code's
+        // `bashEditDiff`) that no writer recorded: one the command created, or moved there,
+        // is its writer's from now on.
+        let mut listed = BTreeSet::new();
+        for path in bash_changed_files(&payload.tool_response.raw) {
+            let path = self.absolute(&path);
+            let key = path.display().to_string();
+            let state = disk_state(&path);
+            if state.0 != ABSENT && !recorded.contains(&key) {
+                changed.entry(key.clone()).or_insert(state);
+                listed.insert(key);
+            }
+        }
         if changed.is_empty() {
             return Ok(());
         }
@@ -449,7 +463,10 @@ impl Hook {
         let authors: BTreeMap<String, (Writer, Vec<Writer>)> = changed
             .iter()
             .filter_map(|(path, (hash, _, mtime))| {
-                let at = if hash == ABSENT {
+                // A file the client listed keeps an older time when moved (`mv`): it changed
+                // while the command ran all the same.
+                let moved = listed.contains(path) && started.is_some_and(|start| *mtime < start);
+                let at = if hash == ABSENT || moved {
                     real_now_ns()
                 } else {
                     *mtime
