@@ -312,7 +312,11 @@ mod tests {
         let plan = Plan::parse(Path::new("plan.json"), json).unwrap();
         assert_eq!(plan.phases[0].claims, ["src", "docs/*.md"]);
         let workflow = plan
-            .into_workflow(WorkflowId::new("w").unwrap(), None, Utc::now())
+            .into_workflow(
+                WorkflowId::new("w").unwrap(),
+                None,
+                DateTime::<Utc>::UNIX_EPOCH,
+            )
             .unwrap();
         assert_eq!(workflow.phases[0].claims, ["src", "docs/*.md"]);
         assert_eq!(workflow.fresh().phases[0].claims, ["src", "docs/*.md"]);

@@ -416,39 +416,7 @@ impl Hook {
             }
         }
         let _ended = Ended(store, self.writer(payload.agent_id.as_deref()));
-        // The latest write of each recently written file, and its state on disk now.
-        let mut latest: BTreeMap<String, Write> = BTreeMap::new();
-        for write in store.recent_writes().into_diagnostic()? {
-            latest.insert(write.path.clone(), write);
-        }
-        let recorded: BTreeSet<String> = latest.keys().cloned().collect();
-        let mut changed: BTreeMap<String, (String, u64, i128)> = latest
-            .into_values()
-            .filter_map(|write| {
-                let now = disk_stat(Path::new(&write.path));
-                // Racy-git's rule: a time a later write in the same clock tick could share is
-                // no proof, so a file modified in the last seconds is read.
-                let settled = real_now_ns().saturating_sub(now.2) > SETTLED_NS;
-                if now.0 != ABSENT && now.1 == write.size && now.2 == write.mtime_ns && settled {
-                    return None;
-                }
-                let state = disk_state(Path::new(&write.path));
-                (state.0 != write.hash).then(|| (write.path.clone(), state))
-            })
-            .collect();
-        // The files the client says changed while the command ran (Claude Code's
-        // `bashEditDiff`) that no writer recorded: one the command created, or moved there,
-        // is its writer's from now on.
-        let mut listed = BTreeSet::new();
-        for path in bash_changed_files(&payload.tool_response.raw) {
-            let path = self.absolute(&path);
-            let key = path.display().to_string();
-            let state = disk_state(&path);
-            if state.0 != ABSENT && !recorded.contains(&key) {
-                changed.entry(key.clone()).or_insert(state);
-                listed.insert(key);
-            }
-        }
+        let (changed, listed) = self.changed_files(payload)?;
         if changed.is_empty() {
             return Ok(());
         }
@@ -552,6 +520,53 @@ impl Hook {
             "hookEventName": "PostToolUse",
             "additionalContext": text.join("\n"),
         } }))
+    }
+
+    /// The files a Bash command may have changed: those recently written whose content is no
+    /// longer what their last write left, with their state on disk now; and, among them, those
+    /// the client listed that no writer recorded.
+    #[expect(
+        clippy::type_complexity,
+        reason = "a path's hash, size and time, as disk_state"
+    )]
+    fn changed_files(
+        &self,
+        payload: &ToolUse,
+    ) -> Result<(BTreeMap<String, (String, u64, i128)>, BTreeSet<String>)> {
+        // The latest write of each recently written file, and its state on disk now.
+        let mut latest: BTreeMap<String, Write> = BTreeMap::new();
+        for write in self.ctx.store.recent_writes().into_diagnostic()? {
+            latest.insert(write.path.clone(), write);
+        }
+        let recorded: BTreeSet<String> = latest.keys().cloned().collect();
+        let mut changed: BTreeMap<String, (String, u64, i128)> = latest
+            .into_values()
+            .filter_map(|write| {
+                let now = disk_stat(Path::new(&write.path));
+                // Racy-git's rule: a time a later write in the same clock tick could share is
+                // no proof, so a file modified in the last seconds is read.
+                let settled = real_now_ns().saturating_sub(now.2) > SETTLED_NS;
+                if now.0 != ABSENT && now.1 == write.size && now.2 == write.mtime_ns && settled {
+                    return None;
+                }
+                let state = disk_state(Path::new(&write.path));
+                (state.0 != write.hash).then(|| (write.path.clone(), state))
+            })
+            .collect();
+        // The files the client says changed while the command ran (Claude Code's
+        // `bashEditDiff`) that no writer recorded: one the command created, or moved there,
+        // is its writer's from now on.
+        let mut listed = BTreeSet::new();
+        for path in bash_changed_files(&payload.tool_response.raw) {
+            let path = self.absolute(&path);
+            let key = path.display().to_string();
+            let state = disk_state(&path);
+            if state.0 != ABSENT && !recorded.contains(&key) {
+                changed.entry(key.clone()).or_insert(state);
+                listed.insert(key);
+            }
+        }
+        Ok((changed, listed))
     }
 
     /// Takes a snapshot of the tree as it is (another writer's version of a file about to be
