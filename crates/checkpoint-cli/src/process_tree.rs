@@ -1,6 +1,7 @@
 //! A process and every process below it, killed at once: for a command that must end now,
 //! whatever it started (a git that talks to a remote past its time). Below `remote.rs` and
-//! the runner, which both end processes.
+//! the runner, which both end processes; and whether a process is alive (`watch`'s runner, a
+//! client's live sessions).
 
 /// Kills process `pid` and every process below it (found in `/proc`; elsewhere only `pid`),
 /// for a command that must end now, whatever it started.
@@ -51,4 +52,23 @@ pub(crate) fn kill(pid: u32) {
     }
     #[cfg(not(unix))]
     let _ = pid;
+}
+
+/// Whether process `pid` is alive; `None` where that cannot be told.
+pub(crate) fn alive(pid: u32) -> Option<bool> {
+    #[cfg(unix)]
+    {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+        match rustix::process::test_kill_process(pid) {
+            Ok(()) => Some(true),
+            Err(rustix::io::Errno::PERM) => Some(true),
+            Err(rustix::io::Errno::SRCH) => Some(false),
+            Err(_) => None,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        None
+    }
 }

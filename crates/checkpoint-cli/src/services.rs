@@ -8,4 +8,5 @@ pub(crate) mod remote_sync;
 pub(crate) mod resume_plan;
 pub(crate) mod snapshots;
 pub(crate) mod transcript;
+pub(crate) mod writers;
 pub(crate) mod writes;

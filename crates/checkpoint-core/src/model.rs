@@ -296,6 +296,10 @@ pub struct Phase {
     /// effect: globs over a Bash command or an MCP tool's name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub effects: Vec<String>,
+    /// Globs over paths from the checkout's top that the writer holding the phase holds while
+    /// it is in progress (`claims` in the plan): other writers' writes there are refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<String>,
 }
 
 /// The sub-agent that holds (or last held) a phase: the main agent dispatched it with the line
@@ -475,6 +479,7 @@ impl Workflow {
                 requires_approval: phase.requires_approval,
                 on_failure: phase.on_failure.clone(),
                 max_attempts: phase.max_attempts,
+                claims: phase.claims.clone(),
                 ..Phase::new(phase.id.clone(), phase.dependencies.clone())
             })
             .collect();
@@ -628,6 +633,7 @@ impl Phase {
             tasks: Vec::new(),
             holder: None,
             effects: Vec::new(),
+            claims: Vec::new(),
         }
     }
 

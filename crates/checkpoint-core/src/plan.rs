@@ -69,6 +69,12 @@ pub struct PhasePlan {
     /// tool's name (`mcp__slack__*`).
     #[serde(default)]
     pub effects: Vec<String>,
+    /// Paths the writer holding the phase (the session that started it, or the sub-agent it was
+    /// dispatched to) holds while it is in progress: globs over paths from the checkout's top
+    /// (`src/parser/*`, `src/**/*.rs`, a directory `docs/`); other writers' writes there are
+    /// refused.
+    #[serde(default)]
+    pub claims: Vec<String>,
 }
 
 impl PhasePlan {
@@ -94,6 +100,7 @@ impl PhasePlan {
             on_failure: None,
             max_attempts: None,
             effects: Vec::new(),
+            claims: Vec::new(),
         })
     }
 }
@@ -106,12 +113,12 @@ impl Plan {
             .is_some_and(|ext| ext.eq_ignore_ascii_case("toml"));
         let (message, span) = if is_toml {
             match toml::from_str::<Plan>(text) {
-                Ok(plan) => return Ok(plan),
+                Ok(plan) => return plan.with_claims_checked(path),
                 Err(err) => (err.message().to_owned(), err.span().map(|span| span.into())),
             }
         } else {
             match serde_json::from_str::<Plan>(text) {
-                Ok(plan) => return Ok(plan),
+                Ok(plan) => return plan.with_claims_checked(path),
                 Err(err) => {
                     let offset = SourceOffset::from_location(text, err.line(), err.column());
                     (err.to_string(), Some((offset.offset(), 0).into()))
@@ -127,6 +134,24 @@ impl Plan {
             )),
             span: span.filter(|_| showable(text)),
         })
+    }
+
+    /// The plan with each phase's claims in their one form ([`claim_glob`]), or
+    /// the first bad one as an error naming the file, the phase and the fix.
+    fn with_claims_checked(mut self, path: &Path) -> Result<Self> {
+        for phase in &mut self.phases {
+            for claim in &mut phase.claims {
+                *claim = claim_glob(claim).map_err(|why| Error::InvalidPlan {
+                    message: format!(
+                        "plan file `{}`: phase `{}` claims `{claim}`, {why}",
+                        path.display(),
+                        phase.id
+                    ),
+                    help: CLAIM_HELP.to_owned(),
+                })?;
+            }
+        }
+        Ok(self)
     }
 
     /// Checks the phase graph: unique ids, known dependencies, no cycles.
@@ -162,6 +187,7 @@ impl Plan {
                 phase.on_failure = plan.on_failure;
                 phase.max_attempts = plan.max_attempts;
                 phase.effects = plan.effects;
+                phase.claims = plan.claims;
                 phase
             })
             .collect();
@@ -186,6 +212,39 @@ impl Plan {
             extensions: serde_json::Map::new(),
         })
     }
+}
+
+/// What to write instead of a bad claim.
+pub const CLAIM_HELP: &str = "write a claim as a glob over paths from the checkout's top: `src/parser/*`, `src/**/*.rs`, or a directory `docs/`";
+
+/// A claim's glob in its one form, or why it is refused: an empty one, an absolute path or one
+/// that leaves the project (`..`), one that holds the whole checkout (`*`, `**`, `.`). `./` in
+/// front and `/` behind (a directory) are dropped: a directory holds everything under it.
+pub fn claim_glob(glob: &str) -> Result<String, String> {
+    let trimmed = glob.trim();
+    if trimmed.is_empty() {
+        return Err("an empty claim".to_owned());
+    }
+    if trimmed.starts_with('/') || trimmed.starts_with('~') {
+        return Err(
+            "an absolute path: a claim is a path from the checkout's top, inside the project"
+                .to_owned(),
+        );
+    }
+    if trimmed.split('/').any(|part| part == "..") {
+        return Err("a path outside the project (`..`)".to_owned());
+    }
+    let parts: Vec<&str> = trimmed
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if parts.iter().all(|part| part.chars().all(|c| c == '*')) {
+        return Err(
+            "which holds the whole checkout: every other writer would be refused everywhere"
+                .to_owned(),
+        );
+    }
+    Ok(parts.join("/"))
 }
 
 #[cfg(test)]
@@ -243,6 +302,41 @@ mod tests {
         let toml = "title = \"T\"\n[[phases]]\nid = \"a\"\n[[phases]]\nid = \"b\"\ndependencies = [\"a\"]\noutputs = [\"b.md\"]\nrequires_approval = true\n";
         let from_toml = Plan::parse(Path::new("plan.toml"), toml).unwrap();
         assert_eq!(from_json, from_toml);
+    }
+
+    /// A phase's claims are kept in their one form; a bad one, in JSON or TOML, is an error
+    /// naming the file, the phase, the claim and the fix.
+    #[test]
+    fn claims_are_checked_when_a_plan_is_parsed() {
+        let json = r#"{"phases": [{"id": "a", "claims": ["./src/", "docs/*.md"]}]}"#;
+        let plan = Plan::parse(Path::new("plan.json"), json).unwrap();
+        assert_eq!(plan.phases[0].claims, ["src", "docs/*.md"]);
+        let workflow = plan
+            .into_workflow(
+                WorkflowId::new("w").unwrap(),
+                None,
+                DateTime::<Utc>::UNIX_EPOCH,
+            )
+            .unwrap();
+        assert_eq!(workflow.phases[0].claims, ["src", "docs/*.md"]);
+        assert_eq!(workflow.fresh().phases[0].claims, ["src", "docs/*.md"]);
+        for (path, text) in [
+            (
+                "plan.json",
+                r#"{"phases": [{"id": "a", "claims": ["../x"]}]}"#,
+            ),
+            ("plan.toml", "[[phases]]\nid = \"a\"\nclaims = [\"../x\"]\n"),
+        ] {
+            let err = Plan::parse(Path::new(path), text).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "invalid plan: plan file `{path}`: phase `a` claims `../x`, a path outside the project (`..`)"
+                )
+            );
+            let help = miette::Diagnostic::help(&err).unwrap().to_string();
+            assert!(help.contains("src/**/*.rs"), "{help}");
+        }
     }
 
     #[test]

@@ -407,6 +407,8 @@ fn phase(phase: &mut Phase, field: &mut impl FnMut(&mut String)) {
         holder,
         // Patterns, not free text: redacting one would change what it matches.
         effects: _,
+        // Globs over paths, like the outputs' paths a person chose.
+        claims: _,
     } = phase;
     field(name);
     description

@@ -239,10 +239,27 @@ pub fn claimed_by_other<'c>(
     live: &dyn Fn(&Writer) -> bool,
 ) -> Option<&'c Claim> {
     claims.iter().find(|claim| {
-        claim.holder != *writer
-            && crate::effects::glob_matches(&claim.glob, relative)
-            && live(&claim.holder)
+        claim.holder != *writer && claim_matches(&claim.glob, relative) && live(&claim.holder)
     })
+}
+
+pub use crate::plan::{CLAIM_HELP, claim_glob};
+
+/// Whether a claim's glob holds `relative` (the path from the checkout's top): `*` matches any
+/// characters, `/` too; `**/` also no directory at all; a glob that matches a directory above
+/// the path holds the path.
+pub fn claim_matches(glob: &str, relative: &str) -> bool {
+    let flat = glob.replace("**/", "");
+    let mut path = relative;
+    loop {
+        if crate::effects::glob_matches(glob, path) || crate::effects::glob_matches(&flat, path) {
+            return true;
+        }
+        match path.rsplit_once('/') {
+            Some((parent, _)) => path = parent,
+            None => return false,
+        }
+    }
 }
 
 /// A writer as the liveness rule sees it: its last hook, whether it ended, its checkout.
@@ -266,8 +283,13 @@ pub struct WriterState {
 
 /// Whether a writer is still at work: not ended, a hook within `idle`, its session not known
 /// to be gone (`gone`: the client lists its live sessions and this one is not among them).
+///
+/// A last hook more than `idle` in the future (a clock far ahead of this one) is not believed:
+/// otherwise a writer that died with such a clock would hold its files and claims until this
+/// clock caught up.
 pub fn is_live(state: &WriterState, now: DateTime<Utc>, idle: Duration, gone: bool) -> bool {
-    !state.ended && !gone && now.signed_duration_since(state.last) < idle
+    let age = now.signed_duration_since(state.last);
+    !state.ended && !gone && age < idle && -age < idle
 }
 
 /// How a kind of conflict is answered.

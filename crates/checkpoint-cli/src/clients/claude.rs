@@ -74,25 +74,39 @@ impl ClientHome for ClaudeCode {
     }
 }
 
-/// The sessions Claude Code lists as live (`~/.claude/sessions/<pid>.json`); `None` when it
-/// keeps no list (another client, an older version, no home).
+/// The sessions Claude Code lists as live (`<config>/sessions/<pid>.json`, the configuration
+/// directory `$CLAUDE_CONFIG_DIR` or `~/.claude`) whose process still runs: a session killed
+/// with no chance to remove its file (`kill -9`, a crash) is not live. `None` when the client
+/// keeps no list (an older version, no home).
 fn live_sessions() -> Option<BTreeSet<String>> {
-    let home = std::env::var_os(env::HOME)?;
-    let dir = Path::new(&home).join(".claude").join("sessions");
+    let config = match std::env::var_os(env::CLAUDE_CONFIG_DIR).filter(|dir| !dir.is_empty()) {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => Path::new(&std::env::var_os(env::HOME)?).join(".claude"),
+    };
+    let mut listed = false;
     let mut live = BTreeSet::new();
-    for entry in std::fs::read_dir(dir).ok()? {
+    for entry in std::fs::read_dir(config.join("sessions")).ok()? {
         let Ok(entry) = entry else { continue };
         let Ok(Some(bytes)) = checkpoint_core::read_foreign(&entry.path(), 64 * 1024) else {
             continue;
         };
-        if let Some(session) = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|value| value.get("sessionId")?.as_str().map(str::to_owned))
-        {
-            live.insert(session);
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        let Some(session) = value.get("sessionId").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        listed = true;
+        let pid = value
+            .get("pid")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|pid| u32::try_from(pid).ok());
+        // A process that cannot be asked about is taken as live.
+        if pid.is_none_or(|pid| crate::process_tree::alive(pid) != Some(false)) {
+            live.insert(session.to_owned());
         }
     }
-    (!live.is_empty()).then_some(live)
+    listed.then_some(live)
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
     let max = ctx.config.max_in_progress;
     let mut reset = Vec::new();
-    ctx.apply_checked(
+    let loaded = ctx.apply_checked(
         |workflow| {
             if args.force {
                 // A phase run again sends the phases that depend on it back to pending: none
@@ -157,6 +157,7 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
         |_| Ok(None),
     )?;
     output::note_reopened(&phase, &reset);
+    hold_plan_claims(ctx, &loaded.workflow, &phase);
     Ok(())
 }
 
@@ -452,5 +453,33 @@ fn next_hint(workflow: &Workflow) -> String {
         String::new()
     } else {
         format!("; ready: {}", ready.join(", "))
+    }
+}
+
+/// A phase started from a session's shell: that session holds the phase's plan `claims` while
+/// it is in progress (a sub-agent the phase is dispatched to holds them through the hooks). A
+/// failure to note them is a warning: the phase is started.
+fn hold_plan_claims(ctx: &Ctx, workflow: &Workflow, phase: &PhaseId) {
+    let Some(session) = crate::services::writes::running_session() else {
+        return;
+    };
+    let Some(declared) = workflow
+        .phase(phase)
+        .filter(|phase| !phase.claims.is_empty())
+    else {
+        return;
+    };
+    let holder = checkpoint_core::writes::Writer::new(&session, None);
+    if let Err(err) = crate::services::writes::hold(
+        &ctx.store,
+        workflow,
+        phase.as_str(),
+        &holder,
+        &declared.claims,
+        ctx.now,
+    ) {
+        output::warn(&format!(
+            "the claims of phase `{phase}` are not held by session {session}: {err}"
+        ));
     }
 }

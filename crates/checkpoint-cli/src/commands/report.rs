@@ -25,6 +25,7 @@ use serde::Serialize;
 use crate::{
     ctx::Ctx,
     output::{self, Format, JSON_VERSION, Paint},
+    services::writers::Writers,
 };
 
 /// Arguments of `checkpoint report`.
@@ -58,6 +59,12 @@ pub(crate) struct Report {
     /// The files each session and sub-agent changed; absent when none did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files_by_session: Vec<FilesRow>,
+    /// `writers` (each session and sub-agent that wrote since the workflow began, with the
+    /// files it wrote) and `overwrites` (Bash commands' overwrites of another writer's unseen
+    /// change, with the command that brings each back), from the project's record of writes;
+    /// each absent when empty.
+    #[serde(flatten)]
+    pub written: Writers,
 }
 
 /// The files one phase, or one session and agent, changed, summed over its snapshots.
@@ -240,7 +247,8 @@ pub(crate) fn run(ctx: &Ctx, args: &ReportArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     let loaded = ctx.store.load(&id)?;
     let journal = ctx.store.journal(&id)?;
-    let report = build(&loaded.workflow, &journal.entries, ctx.now);
+    let mut report = build(&loaded.workflow, &journal.entries, ctx.now);
+    report.written = Writers::read(&ctx.store, &ctx.project_root, loaded.workflow.created_at);
     if let Some(path) = &args.html {
         let path = ctx.cwd.join(path);
         std::fs::write(&path, html::render(&report, ctx.now))
@@ -379,6 +387,7 @@ pub(crate) fn build(workflow: &Workflow, entries: &[Entry], now: DateTime<Utc>) 
     Report {
         files_by_phase,
         files_by_session,
+        written: Writers::default(),
         version: JSON_VERSION,
         workflow: workflow.id.to_string(),
         title: workflow.title.clone(),
@@ -574,6 +583,12 @@ fn render_human(report: &Report, paint: Paint) -> String {
         text.push_str("\nfiles changed (`checkpoint snapshots` lists them):\n");
         for row in report.files_by_phase.iter().chain(&report.files_by_session) {
             let _ = writeln!(text, "  {}: {}", row.who, row.text());
+        }
+    }
+    if !report.written.is_empty() {
+        text.push_str("\nfiles written (`checkpoint who <path>` lists a file's writers):\n");
+        for line in report.written.lines() {
+            let _ = writeln!(text, "  {line}");
         }
     }
     match &report.stopped {

@@ -34,6 +34,7 @@ use crate::{
     failure::Failure,
     json::PhaseSummary,
     output::{self, EffectCounts, Format, JSON_VERSION, Paint, Screen},
+    services::writers::{Overwrite, Writers},
 };
 
 use self::view::{Frame, RunActivity, RunTracker};
@@ -74,6 +75,9 @@ struct WatchReport<'a> {
     /// Whether that runner's process is alive, where that can be told.
     runner_alive: Option<bool>,
     last_entry: Option<&'a Entry>,
+    /// `writers` and `overwrites` since the workflow began, as `report` has them.
+    #[serde(flatten)]
+    written: &'a Writers,
 }
 
 /// One line of `checkpoint watch --format json`.
@@ -91,6 +95,13 @@ enum WatchEvent<'a> {
         /// The entry briefly, as `checkpoint log` shows it.
         summary: String,
         transition: &'a Transition,
+    },
+    /// A Bash command overwrote another writer's change its session had not seen.
+    Overwrite {
+        version: u32,
+        workflow: &'a str,
+        #[serde(flatten)]
+        overwrite: &'a Overwrite,
     },
     /// The workflow left the store: archived (to `archive`) or removed.
     Gone {
@@ -125,6 +136,8 @@ pub(crate) fn run(ctx: &Ctx, args: &WatchArgs) -> Result<()> {
         files: FileTally::default(),
         last_entry: None,
         problem: None,
+        written: Writers::default(),
+        overwrites_shown: 0,
     };
     let first = watch.read()?;
     if args.once {
@@ -136,6 +149,7 @@ pub(crate) fn run(ctx: &Ctx, args: &WatchArgs) -> Result<()> {
         watch.live(&wakes)
     } else {
         watch.print_entries(&first)?;
+        watch.print_overwrites()?;
         watch.events(&wakes)
     }
 }
@@ -177,6 +191,10 @@ struct Watch<'a> {
     last_entry: Option<Entry>,
     /// A problem met by the last read, shown until a read goes well.
     problem: Option<String>,
+    /// What each writer wrote and the overwrites, as of the last read.
+    written: Writers,
+    /// How many overwrites the lines printed so far.
+    overwrites_shown: usize,
 }
 
 impl Watch<'_> {
@@ -255,6 +273,11 @@ impl Watch<'_> {
                 Err(err) => self.problem = Some(err.to_string()),
             }
         }
+        self.written = Writers::read(
+            &self.ctx.store,
+            &self.ctx.project_root,
+            self.loaded.workflow.created_at,
+        );
         Ok(read.entries)
     }
 
@@ -273,7 +296,7 @@ impl Watch<'_> {
         if run.stopped.is_some() {
             return None;
         }
-        process_alive(run.pid)
+        crate::process_tree::alive(run.pid)
     }
 
     fn print_once(&self) -> Result<()> {
@@ -286,6 +309,7 @@ impl Watch<'_> {
                 run: self.run.last.as_ref(),
                 runner_alive: self.runner_alive(),
                 last_entry: self.last_entry.as_ref(),
+                written: &self.written,
             })
             .into_diagnostic();
         }
@@ -310,6 +334,7 @@ impl Watch<'_> {
             runner_alive: self.runner_alive(),
             last_entry: self.last_entry.as_ref(),
             problem: self.problem.as_deref().or(self.follower.foreign_tail()),
+            written: &self.written,
             how,
             now,
         }
@@ -342,12 +367,38 @@ impl Watch<'_> {
         Ok(())
     }
 
+    /// One line per overwrite not printed yet (plain, or JSON).
+    fn print_overwrites(&mut self) -> Result<()> {
+        let paint = Paint::new(self.ctx.color);
+        for overwrite in self.written.overwrites.iter().skip(self.overwrites_shown) {
+            let mut line = if self.ctx.format == Format::Json {
+                serde_json::to_string(&WatchEvent::Overwrite {
+                    version: JSON_VERSION,
+                    workflow: self.id.as_str(),
+                    overwrite,
+                })
+                .into_diagnostic()?
+            } else {
+                paint.yellow(&overwrite.text())
+            };
+            line.push('\n');
+            if self.ctx.format == Format::Json {
+                output::emit(&line).into_diagnostic()?;
+            } else {
+                output::emit_human(self.ctx.color, &line).into_diagnostic()?;
+            }
+        }
+        self.overwrites_shown = self.written.overwrites.len();
+        Ok(())
+    }
+
     /// One line per new entry until the workflow leaves the store or a signal ends the watch.
     fn events(&mut self, wakes: &Wakes) -> Result<()> {
         loop {
             let stop = wakes.wait(SAFETY_POLL.min(wakes.poll));
             let entries = self.read()?;
             self.print_entries(&entries)?;
+            self.print_overwrites()?;
             if let Some(problem) = &self.problem {
                 output::warn(problem);
             }
@@ -565,23 +616,4 @@ fn terminal_size() -> (usize, usize) {
         return (size.ws_col.into(), size.ws_row.into());
     }
     (80, 24)
-}
-
-/// Whether process `pid` is alive; `None` where that cannot be told.
-fn process_alive(pid: u32) -> Option<bool> {
-    #[cfg(unix)]
-    {
-        let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
-        match rustix::process::test_kill_process(pid) {
-            Ok(()) => Some(true),
-            Err(rustix::io::Errno::PERM) => Some(true),
-            Err(rustix::io::Errno::SRCH) => Some(false),
-            Err(_) => None,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        None
-    }
 }

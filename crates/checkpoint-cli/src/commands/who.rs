@@ -4,16 +4,15 @@
 
 use std::path::PathBuf;
 
-use checkpoint_core::writes::{Claim, Write, Writer};
+use checkpoint_core::writes::{CLAIM_HELP, Write, Writer, claim_glob};
 use clap::Args;
 use miette::{IntoDiagnostic, Result, miette};
 use serde::Serialize;
 
 use crate::{
     ctx::Ctx,
-    env,
     output::{self, Format},
-    services::writes::{absolute, shown},
+    services::writes::{absolute, hold, running_session, shown},
 };
 
 /// Arguments of `checkpoint who`.
@@ -31,12 +30,14 @@ pub(crate) struct WhoArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   checkpoint claim build 'src/parser/*'   # this session holds them while it works on `build`
+  checkpoint claim build                  # holds the phase's `claims` from the plan
   checkpoint claim build --release        # hands them back")]
 pub(crate) struct ClaimArgs {
     /// The phase the paths are held for
     pub phase: String,
-    /// Globs over paths from the checkout's top (`*` matches `/` too)
-    #[arg(value_name = "GLOB", required_unless_present = "release")]
+    /// Globs over paths from the checkout's top (`*` matches `/` too, `**/` no directory or
+    /// several, a directory everything under it); none: the phase's `claims` from the plan
+    #[arg(value_name = "GLOB")]
     pub globs: Vec<String>,
     /// Hand back this holder's claims of the phase
     #[arg(long)]
@@ -136,7 +137,7 @@ pub(crate) fn who(ctx: &Ctx, args: &WhoArgs) -> Result<()> {
 pub(crate) fn claim(ctx: &Ctx, args: &ClaimArgs) -> Result<()> {
     let session = match &args.session {
         Some(session) => session.clone(),
-        None => std::env::var(env::CLAUDE_CODE_SESSION_ID).map_err(|_| {
+        None => running_session().ok_or_else(|| {
             miette!(
                 help = "run it from the session's own shell, or name the session with `--session <id>`",
                 "no session to hold the claim: `CLAUDE_CODE_SESSION_ID` is not set"
@@ -146,26 +147,30 @@ pub(crate) fn claim(ctx: &Ctx, args: &ClaimArgs) -> Result<()> {
     let holder = Writer::new(&session, args.agent.as_deref());
     let workflow = ctx.load()?.workflow.clone();
     let id = checkpoint_core::PhaseId::new(&args.phase)?;
-    if !workflow.phases.iter().any(|phase| phase.id == id) {
+    let Some(declared) = workflow.phase(&id) else {
         return Err(checkpoint_core::unknown_phase(&workflow, &id).into());
-    }
+    };
     let phase = id.to_string();
-    let now = ctx.now;
-    ctx.store
-        .update_claims(|claims| {
-            claims.retain(|claim| !(claim.holder == holder && claim.phase == phase));
-            if !args.release {
-                claims.extend(args.globs.iter().map(|glob| Claim {
-                    glob: glob.clone(),
-                    phase: phase.clone(),
-                    workflow: Some(workflow.id.to_string()),
-                    holder: holder.clone(),
-                    agent_type: None,
-                    since: now,
-                }));
-            }
-        })
-        .into_diagnostic()?;
+    let globs = if args.release {
+        Vec::new()
+    } else if args.globs.is_empty() {
+        if declared.claims.is_empty() {
+            return Err(miette!(
+                help = "name the paths: `checkpoint claim {phase} 'src/parser/*'`, or declare `claims` for the phase in the plan",
+                "phase `{phase}` declares no claims in its plan"
+            ));
+        }
+        declared.claims.clone()
+    } else {
+        args.globs
+            .iter()
+            .map(|glob| {
+                claim_glob(glob)
+                    .map_err(|why| miette!(help = CLAIM_HELP, "cannot claim `{glob}`: {why}"))
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    hold(&ctx.store, &workflow, &phase, &holder, &globs, ctx.now).into_diagnostic()?;
     let text = if args.release {
         format!(
             "{} handed back its claims for phase `{phase}`.\n",
@@ -175,7 +180,7 @@ pub(crate) fn claim(ctx: &Ctx, args: &ClaimArgs) -> Result<()> {
         format!(
             "{} holds {} for phase `{phase}`: other writers' writes there are refused until the phase ends or the claim is handed back.\n",
             holder.describe(None),
-            args.globs.join(", ")
+            globs.join(", ")
         )
     };
     output::emit(&text).into_diagnostic()

@@ -1,13 +1,18 @@
 //! The files of several writers as the hooks and `who` see them: one absolute path per file
-//! (one record each), its content hash on disk, the checkout around it, the sessions Claude
-//! Code lists as live.
+//! (one record each), its content hash on disk, the checkout around it, the claims held.
 
 use std::{
     fs,
     path::{Component, Path, PathBuf},
 };
 
-use checkpoint_core::writes::{ABSENT, content_hash};
+use checkpoint_core::{
+    Workflow,
+    store::Store,
+    writes::{ABSENT, Claim, Writer, content_hash},
+};
+
+use crate::env;
 
 /// Files larger than this are compared by size and modification time, not read.
 const MAX_HASHED_BYTES: u64 = 64 << 20;
@@ -118,6 +123,20 @@ pub(crate) fn whole_read(input: &serde_json::Value, response: &serde_json::Value
         .any(asked)
 }
 
+/// The files a Bash command's `PostToolUse` says changed while it ran: Claude Code's
+/// `tool_response.bashEditDiff.changedFiles` (2.1.332, in its `auto` and `bypassPermissions`
+/// modes; absolute paths), none where the client does not say.
+pub(crate) fn bash_changed_files(response: &serde_json::Value) -> Vec<String> {
+    response
+        .pointer("/bashEditDiff/changedFiles")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Lines added and removed, from a Claude Code write's `structuredPatch` (a new file's lines
 /// from its content).
 pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Option<u64>) {
@@ -148,6 +167,36 @@ pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Optio
         }
     }
     (Some(added), Some(removed))
+}
+
+/// `holder` holds `globs` for `phase` of `workflow` (its earlier claims of that phase replaced),
+/// as `checkpoint claim` and a phase's plan `claims` do; none hands them back.
+pub(crate) fn hold(
+    store: &Store,
+    workflow: &Workflow,
+    phase: &str,
+    holder: &Writer,
+    globs: &[String],
+    now: chrono::DateTime<chrono::Utc>,
+) -> checkpoint_core::Result<()> {
+    store.update_claims(|claims| {
+        claims.retain(|claim| !(claim.holder == *holder && claim.phase == phase));
+        claims.extend(globs.iter().map(|glob| Claim {
+            glob: glob.clone(),
+            phase: phase.to_owned(),
+            workflow: Some(workflow.id.to_string()),
+            holder: holder.clone(),
+            agent_type: None,
+            since: now,
+        }));
+    })
+}
+
+/// The session whose shell runs this command (`CLAUDE_CODE_SESSION_ID`), if any.
+pub(crate) fn running_session() -> Option<String> {
+    std::env::var(env::CLAUDE_CODE_SESSION_ID)
+        .ok()
+        .filter(|session| !session.is_empty())
 }
 
 #[cfg(test)]

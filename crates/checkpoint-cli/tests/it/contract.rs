@@ -368,6 +368,45 @@ fn the_document_of_who() {
     insta::assert_snapshot!("who", document(&env, &["who", "a.txt", "b.txt"]));
 }
 
+/// `report` and `watch --once`: the files each session and sub-agent wrote (`writers`), and a
+/// Bash command's overwrite of another session's change (`overwrites`, with its `undo`).
+#[test]
+fn the_documents_of_writers() {
+    let env = crate::support::repo();
+    env.ok(&["init", "writes", "--phase", "build"]);
+    env.ok(&["start", "build"]);
+    crate::support::git(&env.project(), &["add", "-A"]);
+    let path = env.project().join("a.txt");
+    std::fs::write(&path, "one\n").unwrap();
+    hook(
+        &env,
+        "PostToolUse",
+        json!({"tool_name": "Write", "tool_input": {"file_path": path, "content": "one\n"},
+               "tool_response": {"type": "create", "filePath": path, "content": "one\n", "structuredPatch": [], "originalFile": null}}),
+    );
+    let command = "echo two > a.txt";
+    let bash = |event: &str| {
+        let payload = json!({
+            "session_id": "s-two", "cwd": env.project(), "hook_event_name": event,
+            "tool_name": "Bash", "tool_input": {"command": command},
+            "tool_response": {"stdout": "", "stderr": "", "interrupted": false, "isImage": false},
+        });
+        let (code, _, stderr) = env.hook(event, &payload.to_string()).wait();
+        assert_eq!(code, 0, "{stderr}");
+    };
+    bash("PreToolUse");
+    std::fs::write(&path, "two\n").unwrap();
+    bash("PostToolUse");
+    insta::assert_snapshot!("report_writers", document(&env, &["report"]));
+    // The watch's document holds the whole state (with a commit of this run): its parts here.
+    let watch = env.json(&["watch", "--once"]);
+    let parts = json!({"writers": watch["writers"], "overwrites": watch["overwrites"]});
+    insta::assert_snapshot!(
+        "watch_writers",
+        serde_json::to_string_pretty(&parts).unwrap()
+    );
+}
+
 /// Every dotted path the skills, the slash commands, the MCP tools' texts and the README mention in
 /// backticks (`plan.next.command`), exists in a real document: renaming a field of the contract
 /// breaks this test instead of every client.

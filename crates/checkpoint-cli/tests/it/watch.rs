@@ -16,7 +16,7 @@ use crate::support::{TestEnv, render};
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A `checkpoint watch` running in the background, its stdout read line by line.
-struct Watching {
+pub(crate) struct Watching {
     child: Child,
     lines: Receiver<String>,
     seen: Vec<String>,
@@ -58,7 +58,7 @@ fn lines_of(from: impl std::io::Read + Send + 'static) -> Receiver<String> {
 }
 
 impl Watching {
-    fn start(env: &TestEnv, args: &[&str], poll: bool) -> Self {
+    pub(crate) fn start(env: &TestEnv, args: &[&str], poll: bool) -> Self {
         let mut cmd = env.cmd();
         if poll {
             cmd.env("CHECKPOINT_TEST_WATCH_POLL", "1");
@@ -93,12 +93,12 @@ impl Watching {
 
     /// Waits for a line that satisfies `want`; every line read is kept in `seen`.
     #[track_caller]
-    fn wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) {
+    pub(crate) fn wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) {
         wait_line(&self.lines, &mut self.seen, what, want);
     }
 
     /// Sends `signal` and returns (exit code, stderr) once the watch ended.
-    fn stop(self, signal: &str) -> (Option<i32>, String, Vec<String>) {
+    pub(crate) fn stop(self, signal: &str) -> (Option<i32>, String, Vec<String>) {
         let status = Command::new("kill")
             .args([signal, &self.child.id().to_string()])
             .status()

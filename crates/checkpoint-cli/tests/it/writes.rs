@@ -830,3 +830,515 @@ fn a_change_between_a_write_and_its_hook_is_the_other_commands() {
         "from two\nfrom one\n"
     );
 }
+
+/// A project whose plan declares `claims`: `build` holds `src/**/*.rs` and the directory
+/// `docs/`, `review` holds `notes/*`.
+fn claims_project() -> TestEnv {
+    let env = repo();
+    std::fs::write(
+        env.project().join("plan.json"),
+        r#"{"phases": [
+            {"id": "build", "claims": ["src/**/*.rs", "./docs/"]},
+            {"id": "review", "claims": ["notes/*"]}
+        ]}"#,
+    )
+    .unwrap();
+    env.ok(&["init", "w", "--plan", "plan.json"]);
+    for dir in ["src/deep/er", "docs/guide", "notes"] {
+        std::fs::create_dir_all(env.project().join(dir)).unwrap();
+    }
+    env
+}
+
+/// `checkpoint <args>` run from `session`'s own shell (`CLAUDE_CODE_SESSION_ID` set).
+#[track_caller]
+fn ok_in_session(env: &TestEnv, session: &str, args: &[&str]) {
+    let output = env
+        .cmd()
+        .args(args)
+        .env("CLAUDE_CODE_SESSION_ID", session)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A phase's plan `claims` are held by the session that started it, as `checkpoint claim` holds
+/// them: another writer's write under them is refused naming the holder, the phase and the
+/// claim (`**` at any depth, a directory's whole content), the holder writes, paths outside
+/// them are free; the claims end when the phase completes or fails, or is handed back, from
+/// whichever terminal that is done (no hook of the holder in between).
+#[test]
+fn a_plans_claims_are_held_by_the_phases_holder_until_it_ends() {
+    let env = claims_project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.hook("SessionStart", json!({"source": "startup"}));
+    ok_in_session(&env, "s-one", &["start", "build"]);
+    for path in [
+        "src/a.rs",
+        "src/deep/er/b.rs",
+        "docs/guide/c.md",
+        "docs/d.md",
+    ] {
+        let reason = two.write(path, "two\n").unwrap_err();
+        assert!(
+            reason.contains(&format!(
+                "`{path}` is held by session s-one for phase `build`"
+            )),
+            "{path}: {reason}"
+        );
+        one.write(path, "one\n").unwrap();
+    }
+    let reason = two.write("src/x.rs", "two\n").unwrap_err();
+    assert!(reason.contains("(claim `src/**/*.rs`"), "{reason}");
+    for free in ["src/a.md", "README.md", "docsy.md", "notes/n.md"] {
+        two.write(free, "two\n").unwrap();
+    }
+    // Completed from a person's terminal: the claims end without any hook of their holder.
+    env.ok(&["complete", "build"]);
+    two.read("src/a.rs");
+    two.write("src/a.rs", "two\n").unwrap();
+    two.write("docs/new.md", "two\n").unwrap();
+    // Failed: they end too.
+    ok_in_session(&env, "s-one", &["start", "review"]);
+    two.read("notes/n.md");
+    assert!(two.write("notes/n.md", "two again\n").is_err());
+    env.ok(&["fail", "review", "--reason", "broken"]);
+    two.write("notes/n.md", "two again\n").unwrap();
+    // Handed back.
+    ok_in_session(&env, "s-one", &["start", "review"]);
+    assert!(two.write("notes/m.md", "two\n").is_err());
+    env.ok(&["claim", "review", "--release", "--session", "s-one"]);
+    two.write("notes/m.md", "two\n").unwrap();
+    // Held again with `checkpoint claim <phase>` and no glob: the plan's claims.
+    env.ok(&["claim", "review", "--session", "s-one"]);
+    assert!(two.write("notes/o.md", "two\n").is_err());
+}
+
+/// A phase started where no session runs it (a person's terminal) is held by nobody: its
+/// claims refuse no one.
+#[test]
+fn a_phase_started_outside_any_session_holds_no_claims() {
+    let env = claims_project();
+    Writer::session(&env, "s-one").hook("SessionStart", json!({"source": "startup"}));
+    env.ok(&["start", "build"]);
+    Writer::session(&env, "s-two")
+        .write("src/a.rs", "two\n")
+        .unwrap();
+}
+
+/// The sub-agent a phase is dispatched to holds the phase's plan `claims` (with its declared
+/// outputs); another sub-agent is refused naming it; its `SubagentStop` ends them.
+#[test]
+fn a_plans_claims_are_held_by_the_sub_agent_holding_the_phase() {
+    let env = claims_project();
+    let transcript = env.dir.path().join("home/projects/lead.jsonl");
+    let meta_dir = env.dir.path().join("home/projects/lead/subagents");
+    std::fs::create_dir_all(&meta_dir).unwrap();
+    let lead = Writer {
+        transcript: transcript.display().to_string(),
+        ..Writer::session(&env, "lead")
+    };
+    for (call, phase, agent) in [
+        ("toolu_a", "build", "agenta"),
+        ("toolu_b", "review", "agentb"),
+    ] {
+        lead.hook(
+            "PreToolUse",
+            json!({"tool_name": "Agent", "tool_use_id": call, "tool_input": {
+                "description": format!("Work on {phase}"),
+                "prompt": format!("Do it.\ncheckpoint phase: {phase}\n"),
+                "subagent_type": "general-purpose",
+            }}),
+        );
+        std::fs::write(
+            meta_dir.join(format!("agent-{agent}.meta.json")),
+            json!({"agentType": "general-purpose", "toolUseId": call}).to_string(),
+        )
+        .unwrap();
+        lead.hook("SubagentStart", json!({"agent_id": agent}));
+    }
+    let builder = Writer {
+        agent: Some("agenta".into()),
+        ..lead.clone_as()
+    };
+    let reviewer = Writer {
+        agent: Some("agentb".into()),
+        ..lead.clone_as()
+    };
+    let reason = reviewer.write("src/deep/x.rs", "b\n").unwrap_err();
+    assert!(
+        reason.contains(
+            "`src/deep/x.rs` is held by sub-agent agenta of session lead for phase `build`"
+        ),
+        "{reason}"
+    );
+    let reason = builder.write("notes/r.md", "a\n").unwrap_err();
+    assert!(reason.contains("held by sub-agent agentb"), "{reason}");
+    builder.write("src/deep/x.rs", "a\n").unwrap();
+    builder.hook(
+        "SubagentStop",
+        json!({"agent_type": "general-purpose", "last_assistant_message": "done"}),
+    );
+    reviewer.read("src/deep/x.rs");
+    reviewer.write("src/deep/x.rs", "a\nb\n").unwrap();
+}
+
+/// A bad claim in a plan file (JSON or TOML) stops `init`, naming the file, the phase, the
+/// claim and the fix, and creates nothing; `checkpoint claim` refuses the same globs.
+#[test]
+fn a_bad_claim_is_refused_naming_the_file_and_the_fix() {
+    let env = repo();
+    for (file, claim, why) in [
+        ("plan.json", "../elsewhere/*", "a path outside the project"),
+        ("plan.json", "/etc/*", "an absolute path"),
+        ("plan.toml", "**", "holds the whole checkout"),
+        ("plan.toml", "", "an empty claim"),
+    ] {
+        let text = if file.ends_with(".json") {
+            json!({"phases": [{"id": "a", "claims": [claim]}]}).to_string()
+        } else {
+            format!("[[phases]]\nid = \"a\"\nclaims = [{claim:?}]\n")
+        };
+        std::fs::write(env.project().join(file), text).unwrap();
+        let output = env.run(&["init", "bad", "--plan", file]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{claim}");
+        assert!(
+            stderr.contains("plan file `")
+                && stderr.contains(&format!("{file}`: phase `a` claims `{claim}`, ")),
+            "{stderr}"
+        );
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(
+            stderr.contains("a glob over paths from the checkout's top"),
+            "{stderr}"
+        );
+        assert!(!env.store().join("bad").exists());
+    }
+    let env = project();
+    for glob in ["../x", "/tmp/x", "*"] {
+        let output = env.run(&["claim", "build", glob, "--session", "s-one"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{glob}");
+        assert!(
+            stderr.contains(&format!("cannot claim `{glob}`")),
+            "{stderr}"
+        );
+    }
+    let output = env.run(&["claim", "build", "--session", "s-one"]);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("declares no claims"));
+}
+
+/// `report` and `watch` show, per session and sub-agent, the files it wrote (from the record of
+/// writes), and each Bash overwrite: whose change, by whom, and the `checkpoint undo` that
+/// brings it back (which does); in words and in JSON, and as a line of `watch --plain` as soon
+/// as it happens.
+#[test]
+fn report_and_watch_show_each_writers_files_and_the_overwrites() {
+    let env = project();
+    git(&env.project(), &["add", "-A"]);
+    let one = Writer::session(&env, "s-one");
+    let helper = Writer::agent(&env, "s-one", "helper");
+    let two = Writer::session(&env, "s-two");
+    one.write("notes.md", "one's notes\n").unwrap();
+    one.write("a.txt", "a\n").unwrap();
+    helper.write("b.txt", "b\n").unwrap();
+    let mut watching = crate::watch::Watching::start(&env, &["--plain"], false);
+    two.bash("printf 'two wins\\n' > notes.md")
+        .unwrap()
+        .unwrap();
+    watching.wait_for("for the overwrite", |line| {
+        line.starts_with("notes.md overwritten: session s-two's command")
+    });
+    let (code, stderr, _) = watching.stop("-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let report = env.ok(&["report"]);
+    for line in [
+        "files written (`checkpoint who <path>` lists a file's writers):",
+        "  session s-one wrote 2 files: a.txt, notes.md",
+        "  sub-agent helper of session s-one wrote 1 file: b.txt",
+        "  session s-two wrote 1 file: notes.md",
+        "  notes.md overwritten: session s-two's command `printf 'two wins\\n' > notes.md` replaced session s-one's change (Write) at 2026-03-01T12:00:00Z; `checkpoint undo --to @",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
+    }
+    let json = env.json(&["report"]);
+    assert_eq!(
+        json["writers"],
+        json!([
+            {"session": "s-one", "agent": null, "files": ["a.txt", "notes.md"], "writes": 2, "last_at": "2026-03-01T12:00:00Z"},
+            {"session": "s-one", "agent": "helper", "files": ["b.txt"], "writes": 1, "last_at": "2026-03-01T12:00:00Z"},
+            {"session": "s-two", "agent": null, "files": ["notes.md"], "writes": 1, "last_at": "2026-03-01T12:00:00Z"},
+        ])
+    );
+    let overwrite = &json["overwrites"][0];
+    assert_eq!(json["overwrites"].as_array().unwrap().len(), 1);
+    assert_eq!(overwrite["path"], "notes.md");
+    assert_eq!(overwrite["session"], "s-two");
+    assert_eq!(overwrite["overwritten_session"], "s-one");
+    assert_eq!(overwrite["overwritten_tool"], "Write");
+    let watched = env.json(&["watch", "--once"]);
+    assert_eq!(watched["writers"], json["writers"]);
+    assert_eq!(watched["overwrites"], json["overwrites"]);
+    let view = env.ok(&["watch", "--once"]);
+    assert!(
+        view.contains("session s-one wrote 2 files: a.txt, notes.md"),
+        "{view}"
+    );
+    assert!(view.contains("notes.md overwritten: "), "{view}");
+    // The undo it names brings the overwritten change back.
+    let undo = overwrite["undo"].as_str().unwrap();
+    let args: Vec<&str> = undo.split_whitespace().skip(1).collect();
+    env.ok(&args);
+    assert_eq!(
+        std::fs::read_to_string(env.project().join("notes.md")).unwrap(),
+        "one's notes\n"
+    );
+}
+
+/// A workflow nobody wrote in has no `writers` or `overwrites` (absent, not empty), and a
+/// write made before the workflow began is not its.
+#[test]
+fn a_report_counts_only_the_writes_since_its_workflow_began() {
+    let env = repo();
+    env.set_now("2026-03-01T11:00:00Z");
+    env.ok(&["init", "old", "--phase", "a"]);
+    Writer::session(&env, "s-one")
+        .write("early.txt", "x\n")
+        .unwrap();
+    env.set_now("2026-03-01T12:00:00Z");
+    env.ok(&["init", "new", "--phase", "a"]);
+    let json = env.json(&["report", "--workflow", "new"]);
+    assert!(json.get("writers").is_none(), "{json}");
+    assert!(json.get("overwrites").is_none(), "{json}");
+    let old = env.json(&["report", "--workflow", "old"]);
+    assert_eq!(old["writers"][0]["files"], json!(["early.txt"]));
+}
+
+/// Claude Code's list of live sessions (`~/.claude/sessions/<pid>.json`): a session killed with
+/// no chance to remove its file (`kill -9`) is listed with a dead pid, and is gone: the files it
+/// wrote and its claims no longer hold; listed with a live pid, it still holds them.
+#[test]
+fn a_session_whose_listed_pid_is_dead_holds_nothing() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("a.txt", "one\n").unwrap();
+    env.ok(&["claim", "build", "src/*", "--session", "s-one"]);
+    std::fs::create_dir_all(env.project().join("src")).unwrap();
+    let sessions = env.dir.path().join("home/.claude/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let list = |session: &str, pid: u32| {
+        std::fs::write(
+            sessions.join(format!("{session}.json")),
+            json!({"pid": pid, "sessionId": session, "cwd": env.project(), "kind": "interactive"})
+                .to_string(),
+        )
+        .unwrap();
+    };
+    let live = std::process::id();
+    list("s-one", live);
+    list("s-two", live);
+    assert!(two.write("a.txt", "two\n").is_err());
+    assert!(two.write("src/x.rs", "two\n").is_err());
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    list("s-one", dead);
+    two.write("a.txt", "two\n").unwrap();
+    two.write("src/x.rs", "two\n").unwrap();
+}
+
+/// A writer's claims end after `[writes] idle_minutes` without a hook, as configured.
+#[test]
+fn claims_end_after_the_configured_idle_time() {
+    let env = project();
+    std::fs::write(
+        env.store().join("config.toml"),
+        "[writes]\nidle_minutes = 5\n",
+    )
+    .unwrap();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.hook("SessionStart", json!({"source": "startup"}));
+    env.ok(&["claim", "build", "src/*", "--session", "s-one"]);
+    std::fs::create_dir_all(env.project().join("src")).unwrap();
+    env.set_now("2026-03-01T12:04:00Z");
+    assert!(two.write("src/a.rs", "two\n").is_err());
+    env.set_now("2026-03-01T12:06:00Z");
+    two.write("src/a.rs", "two\n").unwrap();
+}
+
+/// A writer whose clock is a day ahead: once its hooks stop it is not believed live for that
+/// day (its files and claims free), yet its changes still count (content decides); its hooks
+/// with a corrected clock make it live again.
+#[test]
+fn a_writer_from_the_future_is_live_only_while_it_works() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    std::fs::create_dir_all(env.project().join("src")).unwrap();
+    two.write("h.txt", "two\n").unwrap();
+    env.set_now("2026-03-02T12:00:00Z");
+    one.write("f.txt", "one\n").unwrap();
+    env.ok(&["claim", "build", "src/*", "--session", "s-one"]);
+    one.bash("echo one >> h.txt").unwrap();
+    env.set_now("2026-03-01T12:01:00Z");
+    two.write("f.txt", "two\n").unwrap();
+    two.write("src/a.rs", "two\n").unwrap();
+    let reason = two.write("h.txt", "two again\n").unwrap_err();
+    assert!(
+        reason.contains(
+            "session s-one changed it with the command `echo one >> h.txt` at 2026-03-02 12:00 UTC"
+        ),
+        "{reason}"
+    );
+    one.hook("SessionStart", json!({"source": "resume"}));
+    assert!(two.write("src/b.rs", "two\n").is_err());
+}
+
+/// A hook killed in the middle of its line in the log leaves it torn: the next writes still
+/// start lines of their own, so the check after a Bash command finds them and the overwrite is
+/// told; a temporary file a killed hook left beside the records is ignored.
+#[test]
+fn a_hook_killed_mid_append_loses_only_its_own_line() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("x.txt", "x\n").unwrap();
+    let writes = env.store().join(".writes");
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(writes.join("log.jsonl"))
+        .unwrap()
+        .write_all(b"{\"at\":\"2026-03-01T12:00:00Z\",\"path\":\"/tor")
+        .unwrap();
+    let paths = writes.join("paths");
+    let some_dir = std::fs::read_dir(&paths).unwrap().next().unwrap().unwrap();
+    std::fs::write(some_dir.path().join(".tmpKILLED"), b"{\"path\":").unwrap();
+    one.write("n.txt", "one's\n").unwrap();
+    let told = two.bash("echo two > n.txt").unwrap();
+    assert!(
+        told.as_deref()
+            .is_some_and(|told| told.contains("which session s-one had changed with `Write`")),
+        "{told:?}"
+    );
+    let log = std::fs::read_to_string(writes.join("log.jsonl")).unwrap();
+    let unreadable = log
+        .lines()
+        .filter(|line| serde_json::from_str::<Value>(line).is_err())
+        .count();
+    assert_eq!(unreadable, 1, "{log}");
+    let report = env.json(&["report"]);
+    assert_eq!(report["overwrites"][0]["path"], "n.txt");
+}
+
+/// Eight writers at once on one file: the one that wrote it and those that read it are let
+/// through, those that never saw it are refused naming the writer; and at once again, each
+/// after reading, all are let through.
+#[test]
+fn eight_concurrent_writers_on_one_file_are_each_judged_rightly() {
+    let env = project();
+    let writers: Vec<Writer<'_>> = (0..8)
+        .map(|n| Writer::session(&env, &format!("s-{n}")))
+        .collect();
+    writers[0].write("shared.txt", "zero\n").unwrap();
+    for reader in &writers[1..4] {
+        reader.read("shared.txt");
+    }
+    let at_once = |readers: bool| {
+        let runs: Vec<_> = writers
+            .iter()
+            .map(|writer| {
+                let input = json!({"file_path": writer.path("shared.txt"), "content": "x\n"});
+                if readers {
+                    let content = std::fs::read_to_string(writer.path("shared.txt")).unwrap();
+                    let lines = content.lines().count();
+                    writer.start_hook("PostToolUse", json!({"tool_name": "Read", "tool_input": {"file_path": writer.path("shared.txt")},
+                        "tool_response": {"type": "text", "file": {"filePath": writer.path("shared.txt"), "content": content, "numLines": lines, "startLine": 1, "totalLines": lines}}}))
+                } else {
+                    writer.start_hook("PreToolUse", json!({"tool_name": "Write", "tool_input": input}))
+                }
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| {
+                let (code, stdout, stderr) = run.wait();
+                assert_eq!(code, 0, "{stderr}");
+                assert!(!stderr.contains("warning"), "{stderr}");
+                stdout
+            })
+            .collect::<Vec<_>>()
+    };
+    let answers = at_once(false);
+    for (n, answer) in answers.iter().enumerate() {
+        if n < 4 {
+            assert!(!answer.contains("permissionDecision"), "s-{n}: {answer}");
+        } else {
+            assert!(
+                answer.contains("\"deny\"") && answer.contains("session s-0 changed it"),
+                "s-{n}: {answer}"
+            );
+        }
+    }
+    at_once(true);
+    let answers = at_once(false);
+    for (n, answer) in answers.iter().enumerate() {
+        assert!(!answer.contains("permissionDecision"), "s-{n}: {answer}");
+    }
+}
+
+/// A rename (or a creation) by Bash, where the client lists the files the command changed
+/// (Claude Code's `bashEditDiff.changedFiles`): the new path is the mover's, so another session
+/// that never saw it is refused there, and the mover is not.
+#[test]
+fn a_file_renamed_by_bash_is_the_movers_at_its_new_path() {
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    one.write("old.txt", "one's\n").unwrap();
+    let command = "mv old.txt new.txt && echo made > made.txt";
+    let input = json!({"command": command, "description": "run"});
+    one.hook(
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": input}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let output = Command::new("sh")
+        .args(["-c", command])
+        .current_dir(env.project())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let changed: Vec<String> = ["old.txt", "new.txt", "made.txt"]
+        .iter()
+        .map(|file| one.path(file))
+        .collect();
+    one.hook(
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": input, "tool_response": {
+            "stdout": "", "stderr": "", "interrupted": false, "isImage": false,
+            "bashEditDiff": {"files": [], "moreFiles": 0, "changedFiles": changed},
+        }}),
+    );
+    for file in ["new.txt", "made.txt"] {
+        let reason = two.write(file, "two\n").unwrap_err();
+        assert!(
+            reason.contains(&format!("you have not read `{file}`, and session s-one changed it with the command `mv old.txt new.txt")),
+            "{reason}"
+        );
+    }
+    one.write("new.txt", "one's, renamed\n").unwrap();
+    let who = env.json(&["who", "new.txt", "--format", "json"]);
+    assert_eq!(
+        who["files"][0]["writes"][1]["tool"],
+        format!("Bash: {command}")
+    );
+}

@@ -144,13 +144,15 @@ impl Store {
     /// Notes a hook of `state.writer`: rewritten when new, moved, ended, or heard more than a
     /// minute ago; otherwise only read.
     pub fn heard(&self, state: &WriterState) -> Result<()> {
+        // A last hook ahead of this one (another clock) is rewritten: it would stay fresh until
+        // this clock caught up with it.
         let fresh = |known: &[WriterState]| {
             known.iter().any(|known| {
                 known.writer == state.writer
                     && !known.ended
                     && known.checkout == state.checkout
-                    && state.last.signed_duration_since(known.last).num_seconds()
-                        < HEARD_EVERY_SECONDS
+                    && (0..HEARD_EVERY_SECONDS)
+                        .contains(&state.last.signed_duration_since(known.last).num_seconds())
             })
         };
         if fresh(&self.writers()?) {
@@ -269,6 +271,11 @@ impl Store {
             fsx::rename(file, &aside)?;
         }
         let mut text = String::new();
+        // A writer killed in the middle of its line left it torn: the next line starts on a
+        // line of its own, so that only the torn one is lost.
+        if !ends_a_line(file)? {
+            text.push('\n');
+        }
         for item in items {
             let line = serde_json::to_string(item)
                 .map_err(|err| Error::io("encode", file, io::Error::other(err)))?;
@@ -283,6 +290,28 @@ impl Store {
         out.write_all(text.as_bytes())
             .map_err(|err| Error::io("append to", file, err))
     }
+}
+
+/// Whether `file` is missing, empty or ends with a newline.
+fn ends_a_line(file: &Path) -> Result<bool> {
+    let mut handle = match fs::File::open(file) {
+        Ok(handle) => handle,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(true),
+        Err(err) => return Err(Error::io("open", file, err)),
+    };
+    if handle
+        .seek(SeekFrom::End(0))
+        .map_err(|err| Error::io("read", file, err))?
+        == 0
+    {
+        return Ok(true);
+    }
+    let mut last = [0u8];
+    handle
+        .seek(SeekFrom::End(-1))
+        .and_then(|_| handle.read_exact(&mut last))
+        .map_err(|err| Error::io("read", file, err))?;
+    Ok(last[0] == b'\n')
 }
 
 /// The name of a writer's running mark.
@@ -401,6 +430,16 @@ mod tests {
         assert_eq!(
             recent.iter().map(|w| w.path.as_str()).collect::<Vec<_>>(),
             ["/repo/a", "/repo/b"]
+        );
+        // The next write after the torn line is read whole: only the torn one is lost.
+        let more = vec!["/repo/c".to_owned()];
+        store
+            .update_paths(&more, |record| vec![write(&record.path, "s2", "h2")])
+            .unwrap();
+        let recent = store.recent_writes().unwrap();
+        assert_eq!(
+            recent.iter().map(|w| w.path.as_str()).collect::<Vec<_>>(),
+            ["/repo/a", "/repo/b", "/repo/c"]
         );
     }
 

@@ -229,6 +229,13 @@ fn a_writer_is_live_until_it_ends_idles_or_is_gone() {
     let idle = Duration::minutes(60);
     assert!(is_live(&state, at(20), idle, false));
     assert!(is_live(&state, at(0), idle, false), "a clock behind");
+    // A last hook from far in the future (a clock a day ahead) is not believed.
+    assert!(!is_live(
+        &state,
+        at(10) - Duration::minutes(61),
+        idle,
+        false
+    ));
     assert!(!is_live(
         &state,
         at(10) + Duration::minutes(61),
@@ -348,5 +355,70 @@ fn a_lone_cat_or_nl_of_files_is_a_read_and_nothing_that_cuts_or_diverts_it_is() 
         "",
     ] {
         assert!(shell_reads(command).is_empty(), "{command}");
+    }
+}
+
+/// A claim's glob: `**` spans no directory or several, a directory holds everything under it,
+/// a file holds itself only; `./` and a trailing `/` are the same claim.
+#[test]
+fn a_claim_glob_holds_what_it_names_and_no_more() {
+    for (glob, held, free) in [
+        (
+            "src/**/*.rs",
+            &["src/a.rs", "src/x/y/z.rs"][..],
+            &["src/a.md", "tests/a.rs", "srca.rs"][..],
+        ),
+        (
+            "**/Cargo.toml",
+            &["Cargo.toml", "crates/x/Cargo.toml"],
+            &["Cargo.lock"],
+        ),
+        (
+            "docs",
+            &["docs", "docs/a.md", "docs/x/y.md"],
+            &["docsy.md", "src/docs"],
+        ),
+        (
+            "src/*",
+            &["src/a.rs", "src/deep/b.rs"],
+            &["src", "lib/a.rs"],
+        ),
+        (
+            "report.md",
+            &["report.md"],
+            &["report.md.bak", "x/report.md"],
+        ),
+    ] {
+        let glob = claim_glob(glob).unwrap();
+        for path in held {
+            assert!(claim_matches(&glob, path), "{glob} holds {path}");
+        }
+        for path in free {
+            assert!(!claim_matches(&glob, path), "{glob} does not hold {path}");
+        }
+    }
+    assert_eq!(claim_glob("./docs/").unwrap(), "docs");
+    assert_eq!(claim_glob(" src//parser/* ").unwrap(), "src/parser/*");
+}
+
+/// A claim that is empty, absolute, leaves the project or holds the whole checkout is refused,
+/// saying which.
+#[test]
+fn a_claim_outside_the_project_or_of_everything_is_refused() {
+    for (glob, why) in [
+        ("", "empty"),
+        ("  ", "empty"),
+        ("/etc/passwd", "absolute"),
+        ("~/notes", "absolute"),
+        ("../other/*", "outside the project"),
+        ("src/../../x", "outside the project"),
+        ("*", "whole checkout"),
+        ("**", "whole checkout"),
+        ("**/*", "whole checkout"),
+        (".", "whole checkout"),
+        ("./", "whole checkout"),
+    ] {
+        let err = claim_glob(glob).unwrap_err();
+        assert!(err.contains(why), "{glob:?}: {err}");
     }
 }

@@ -9,17 +9,14 @@
 
 use std::{
     cell::OnceCell,
-    collections::BTreeMap,
+    collections::{BTreeMap, BTreeSet},
     path::{Path, PathBuf},
 };
 
 use checkpoint_core::{
     SnapshotReason, Workflow,
     store::Notice,
-    writes::{
-        self, ABSENT, Conflict, Mode, PathRecord, Write, Writer, WriterState, check,
-        claimed_by_other,
-    },
+    writes::{self, ABSENT, Conflict, Mode, PathRecord, Write, Writer, WriterState, check},
 };
 use miette::{IntoDiagnostic, Result, miette};
 use serde_json::json;
@@ -34,11 +31,13 @@ use crate::{
     services::{
         snapshots::{self, Request},
         writes::{
-            absolute, checkout_of, disk_stat, disk_state, is_read, lines_changed, real_now_ns,
-            shown, whole_read,
+            absolute, bash_changed_files, checkout_of, disk_stat, disk_state, is_read,
+            lines_changed, real_now_ns, shown, whole_read,
         },
     },
 };
+
+mod claims;
 
 /// The most of a command a record keeps, in characters.
 const MAX_COMMAND: usize = 200;
@@ -164,77 +163,8 @@ impl Hook {
             .into_diagnostic()
     }
 
-    /// Brings the claims in line with the workflows: a phase held by a sub-agent holds its
-    /// declared outputs for it; a claim of a phase no longer in progress (completed, failed,
-    /// skipped) ends.
-    fn refresh_claims(&self) -> Result<()> {
-        let (active, _) = self.scan()?;
-        let in_progress = |workflow: Option<&str>, phase: &str| {
-            active.iter().any(|candidate| {
-                workflow.is_none_or(|id| candidate.id.as_str() == id)
-                    && candidate.phases.iter().any(|candidate| {
-                        candidate.id.as_str() == phase
-                            && candidate.status == checkpoint_core::PhaseStatus::InProgress
-                    })
-            })
-        };
-        let mut held = Vec::new();
-        for workflow in &active {
-            for phase in workflow
-                .phases
-                .iter()
-                .filter(|phase| phase.status == checkpoint_core::PhaseStatus::InProgress)
-            {
-                let Some(agent) = phase.holder.as_ref().and_then(|h| h.agent_id.as_deref()) else {
-                    continue;
-                };
-                let session = phase
-                    .holder
-                    .as_ref()
-                    .and_then(|holder| holder.session_id.clone())
-                    .unwrap_or_else(|| self.envelope.session_id.clone());
-                for output in &phase.outputs {
-                    held.push(writes::Claim {
-                        glob: output.clone(),
-                        phase: phase.id.to_string(),
-                        workflow: Some(workflow.id.to_string()),
-                        holder: Writer::new(&session, Some(agent)),
-                        agent_type: None,
-                        since: self.ctx.now,
-                    });
-                }
-            }
-        }
-        let known = self.ctx.store.claims().into_diagnostic()?;
-        let stale = known
-            .iter()
-            .any(|claim| !in_progress(claim.workflow.as_deref(), &claim.phase));
-        let missing = held.iter().any(|claim| {
-            !known
-                .iter()
-                .any(|known| known.glob == claim.glob && known.holder == claim.holder)
-        });
-        if !stale && !missing {
-            return Ok(());
-        }
-        self.ctx
-            .store
-            .update_claims(|claims| {
-                claims.retain(|claim| in_progress(claim.workflow.as_deref(), &claim.phase));
-                for claim in held {
-                    if !claims
-                        .iter()
-                        .any(|known| known.glob == claim.glob && known.holder == claim.holder)
-                    {
-                        claims.push(claim);
-                    }
-                }
-            })
-            .into_diagnostic()
-    }
-
-    /// Whether a writer is still at work, by the writers' table and its client's own list of
-    /// live sessions (`ClientHome::live_sessions`).
+    /// Whether a writer is still at work, by the writers' table and the client's own list of
+    /// live sessions (Claude Code's `~/.claude/sessions/`).
     fn liveness(&self) -> impl Fn(&Writer) -> bool + '_ {
         let states = OnceCell::new();
         let listed = OnceCell::new();
@@ -270,18 +200,13 @@ impl Hook {
             let path = self.absolute(path);
             let key = path.display().to_string();
             let relative = self.in_checkout(&path);
-            let claim = (config.claims != Mode::Off)
+            let claims = (config.claims != Mode::Off)
                 .then(|| self.ctx.store.claims())
                 .transpose()
                 .into_diagnostic()?
                 .unwrap_or_default();
-            let conflict = match claimed_by_other(&claim, &relative, &writer, &live) {
-                Some(claim) => Some((
-                    config.claims,
-                    Conflict::Claimed {
-                        claim: claim.clone(),
-                    },
-                )),
+            let conflict = match self.held_by_other(claims, &relative, &writer, &live) {
+                Some(claim) => Some((config.claims, Conflict::Claimed { claim })),
                 None if config.sessions == Mode::Off => None,
                 None => {
                     let record = self.ctx.store.path_record(&key).into_diagnostic()?;
@@ -516,25 +441,7 @@ impl Hook {
             }
         }
         let _ended = Ended(store, self.writer(payload.agent_id.as_deref()));
-        // The latest write of each recently written file, and its state on disk now.
-        let mut latest: BTreeMap<String, Write> = BTreeMap::new();
-        for write in store.recent_writes().into_diagnostic()? {
-            latest.insert(write.path.clone(), write);
-        }
-        let changed: BTreeMap<String, (String, u64, i128)> = latest
-            .into_values()
-            .filter_map(|write| {
-                let now = disk_stat(Path::new(&write.path));
-                // Racy-git's rule: a time a later write in the same clock tick could share is
-                // no proof, so a file modified in the last seconds is read.
-                let settled = real_now_ns().saturating_sub(now.2) > SETTLED_NS;
-                if now.0 != ABSENT && now.1 == write.size && now.2 == write.mtime_ns && settled {
-                    return None;
-                }
-                let state = disk_state(Path::new(&write.path));
-                (state.0 != write.hash).then(|| (write.path.clone(), state))
-            })
-            .collect();
+        let (changed, listed) = self.changed_files(payload)?;
         if changed.is_empty() {
             return Ok(());
         }
@@ -549,7 +456,10 @@ impl Hook {
         let authors: BTreeMap<String, (Writer, Vec<Writer>)> = changed
             .iter()
             .filter_map(|(path, (hash, _, mtime))| {
-                let at = if hash == ABSENT {
+                // A file the client listed keeps an older time when moved (`mv`): it changed
+                // while the command ran all the same.
+                let moved = listed.contains(path) && started.is_some_and(|start| *mtime < start);
+                let at = if hash == ABSENT || moved {
                     real_now_ns()
                 } else {
                     *mtime
@@ -635,6 +545,53 @@ impl Hook {
             "hookEventName": "PostToolUse",
             "additionalContext": text.join("\n"),
         } }))
+    }
+
+    /// The files a Bash command may have changed: those recently written whose content is no
+    /// longer what their last write left, with their state on disk now; and, among them, those
+    /// the client listed that no writer recorded.
+    #[expect(
+        clippy::type_complexity,
+        reason = "a path's hash, size and time, as disk_state"
+    )]
+    fn changed_files(
+        &self,
+        payload: &ToolUse,
+    ) -> Result<(BTreeMap<String, (String, u64, i128)>, BTreeSet<String>)> {
+        // The latest write of each recently written file, and its state on disk now.
+        let mut latest: BTreeMap<String, Write> = BTreeMap::new();
+        for write in self.ctx.store.recent_writes().into_diagnostic()? {
+            latest.insert(write.path.clone(), write);
+        }
+        let recorded: BTreeSet<String> = latest.keys().cloned().collect();
+        let mut changed: BTreeMap<String, (String, u64, i128)> = latest
+            .into_values()
+            .filter_map(|write| {
+                let now = disk_stat(Path::new(&write.path));
+                // Racy-git's rule: a time a later write in the same clock tick could share is
+                // no proof, so a file modified in the last seconds is read.
+                let settled = real_now_ns().saturating_sub(now.2) > SETTLED_NS;
+                if now.0 != ABSENT && now.1 == write.size && now.2 == write.mtime_ns && settled {
+                    return None;
+                }
+                let state = disk_state(Path::new(&write.path));
+                (state.0 != write.hash).then(|| (write.path.clone(), state))
+            })
+            .collect();
+        // The files the client says changed while the command ran (Claude Code's
+        // `bashEditDiff`) that no writer recorded: one the command created, or moved there,
+        // is its writer's from now on.
+        let mut listed = BTreeSet::new();
+        for path in bash_changed_files(&payload.tool_response.raw) {
+            let path = self.absolute(&path);
+            let key = path.display().to_string();
+            let state = disk_state(&path);
+            if state.0 != ABSENT && !recorded.contains(&key) {
+                changed.entry(key.clone()).or_insert(state);
+                listed.insert(key);
+            }
+        }
+        Ok((changed, listed))
     }
 
     /// Takes a snapshot of the tree as it is (another writer's version of a file about to be

@@ -1,6 +1,7 @@
 //! What `checkpoint watch` shows: the workflow's phases as `checkpoint status` draws them (with
 //! elapsed times), what a `checkpoint run` is doing (its session, or the wait before the next
-//! one) as its journal entries tell, and a footer with the last update. Pure: no I/O.
+//! one) as its journal entries tell, what each session and agent wrote and the Bash commands'
+//! overwrites, and a footer with the last update. Pure: no I/O.
 
 use std::fmt::Write as _;
 
@@ -15,6 +16,7 @@ pub(crate) use crate::run_activity::{RunActivity, RunTracker};
 use crate::{
     output::{self, EffectCounts, Paint},
     run_activity::spending_line,
+    services::writers::Writers,
 };
 
 /// Everything one frame of the view shows.
@@ -30,6 +32,8 @@ pub(crate) struct Frame<'a> {
     pub last_entry: Option<&'a Entry>,
     /// A problem reading the workflow since the last frame.
     pub problem: Option<&'a str>,
+    /// What each session and agent wrote, and the Bash commands' overwrites.
+    pub written: &'a Writers,
     /// The end of the footer: how changes are noticed, how to quit.
     pub how: &'a str,
     pub now: DateTime<Utc>,
@@ -42,6 +46,17 @@ pub(crate) fn render(frame: &Frame<'_>, paint: Paint) -> String {
     if let Some(effect) = frame.last_effect {
         let _ = writeln!(out);
         let _ = writeln!(out, "{}", effect_line(effect, now, paint));
+    }
+    if !frame.written.is_empty() {
+        let _ = writeln!(out);
+        for line in frame.written.lines() {
+            let line = output::shorten(&line, output::WHOLE_IN_REPORT);
+            if line.contains(" overwritten: ") {
+                let _ = writeln!(out, "{}", paint.yellow(&line));
+            } else {
+                let _ = writeln!(out, "{line}");
+            }
+        }
     }
     if let Some(run) = frame.run {
         let _ = writeln!(out);

@@ -56,6 +56,7 @@ fn frame(steps: Vec<(i64, Transition)>, now: i64, alive: Option<bool>) -> String
             runner_alive: alive,
             last_entry: entries.last(),
             problem: None,
+            written: &Default::default(),
             how: "live",
             now: at(now),
         },
