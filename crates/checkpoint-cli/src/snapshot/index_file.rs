@@ -77,7 +77,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Entry>, String> {
             return Err(format!("an entry of mode {mode:o}"));
         }
         if path.is_empty() {
-            return Err("an entry with no path".to_owned());
+            // Only a split index writes one: an entry replaced in its shared index, which the
+            // `link` extension after the entries names.
+            return Err("an entry with no path (a split index, `link`)".to_owned());
         }
         previous.clone_from(&path);
         entries.push(Entry { path, mode, oid });
