@@ -496,6 +496,9 @@ fn denied_until_a_lone_cat(name: &str, long: bool) {
             "theirs\n".to_owned()
         };
         std::fs::write(cwd.join(name), format!("mine\n{theirs}")).unwrap();
+        // Well before the session's next command: a change within the hooks' 20 ms slack of a
+        // command's start (file times are coarse) is taken as that command's own.
+        std::thread::sleep(std::time::Duration::from_millis(100));
         let update = update.replace("shared.txt", name);
         assert!(refused(&pre(&update)), "{name}");
         shell(&format!("cat {name} | head -1"), "mine\n");
