@@ -303,20 +303,7 @@ impl Snapshots {
 
     /// The files changed from `from` to `to` (commits or trees).
     pub(crate) fn changes(&self, from: &str, to: &str) -> Result<Vec<Changed>, String> {
-        let output = self
-            .repo
-            .git()
-            .args([
-                "diff-tree",
-                "-r",
-                "-z",
-                "--numstat",
-                "--no-renames",
-                from,
-                to,
-            ])
-            .output()?;
-        Ok(numstat_records(&output))
+        Ok(numstat_records(&self.repo.numstat(from, to)?))
     }
 
     /// Removes the private ref and index, so that git can prune what only they held.

@@ -196,20 +196,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     objects::write_loose(&job.repo.common_dir.join("objects"), &new)?;
     // The objects are whole: the diff and the index may start, and the ref move.
     let numstat = std::thread::scope(|scope| {
-        let numstat = scope.spawn(|| {
-            job.repo
-                .git()
-                .args([
-                    "diff-tree",
-                    "-r",
-                    "-z",
-                    "--numstat",
-                    "--no-renames",
-                    job.last.1,
-                    &tree,
-                ])
-                .output()
-        });
+        let numstat = scope.spawn(|| job.repo.numstat(job.last.1, &tree));
         let indexed = scope.spawn(|| update_index(job, &updates));
         let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
         let indexed = indexed

@@ -165,6 +165,22 @@ impl Repo {
     pub(crate) fn git(&self) -> Git {
         Git::new(&self.top)
     }
+
+    /// The `git diff-tree -r -z --numstat --no-renames` records from `from` to `to` (commits or
+    /// trees): the lines each file gained and lost.
+    pub(crate) fn numstat(&self, from: &str, to: &str) -> Result<Vec<u8>, String> {
+        self.git()
+            .args([
+                "diff-tree",
+                "-r",
+                "-z",
+                "--numstat",
+                "--no-renames",
+                from,
+                to,
+            ])
+            .output()
+    }
 }
 
 /// One `git` command being built.
