@@ -154,8 +154,7 @@ fn handle(
         }
         Event::SubagentStart(payload) => hook.subagent_start(payload),
         Event::SubagentStop(payload) if home.is_workflow_agent(payload.agent_type.as_deref()) => {
-            hook.workflow_agent_stop(payload)?;
-            hook.stop(&event, payload)
+            hook.workflow_agent_stop(&event, payload)
         }
         Event::SubagentStop(payload) => {
             hook.subagent_stop(payload)?;
@@ -268,15 +267,30 @@ impl Hook {
         &self,
         decide: impl Fn(&Workflow) -> Vec<Transition>,
     ) -> Result<Vec<Workflow>> {
+        self.update_unfinished_syncing(None, decide)
+    }
+
+    /// [`Hook::update_unfinished`], bringing the runs among them up to date as `runs` says in
+    /// the same update (one load and at most one write of each).
+    fn update_unfinished_syncing(
+        &self,
+        runs: Option<&workflow_run::RunSync<'_>>,
+        decide: impl Fn(&Workflow) -> Vec<Transition>,
+    ) -> Result<Vec<Workflow>> {
         let store = &self.ctx.store;
         let mut updated = Vec::new();
         for id in store.list()? {
+            let mut synced = None;
             let loaded = store
                 .update(&id, self.ctx.now, |workflow| {
                     if workflow.status.is_finished() {
                         return Ok(Vec::new());
                     }
-                    let mut transitions = decide(workflow);
+                    let mut transitions = match runs {
+                        Some(runs) => self.run_transitions(workflow, runs, &mut synced),
+                        None => Vec::new(),
+                    };
+                    transitions.extend(decide(workflow));
                     checkpoint_core::lift_pause(workflow, &mut transitions);
                     Ok(transitions)
                 })
@@ -286,6 +300,9 @@ impl Hook {
                         output::with_causes(&err)
                     )
                 })?;
+            if let Some(synced) = synced {
+                self.run_synced(&loaded.workflow, synced);
+            }
             if !loaded.workflow.status.is_finished() {
                 updated.push(loaded.workflow);
             }
@@ -471,11 +488,20 @@ impl Hook {
     /// Records a heartbeat; with `strict_stop`, blocks a stop while a phase in progress has no
     /// recent progress note.
     fn stop(&self, event: &Event, payload: &Stop) -> Result<()> {
-        if matches!(event, Event::TurnEnd(_)) {
-            self.refresh_runs()?;
-        }
+        // A turn's end brings every run up to date, in the update of its heartbeat.
+        let runs = matches!(event, Event::TurnEnd(_)).then(workflow_run::RunSync::all);
+        self.stop_syncing(event, payload, runs.as_ref())
+    }
+
+    /// [`Hook::stop`], bringing the runs up to date as `runs` says in the same updates.
+    fn stop_syncing(
+        &self,
+        event: &Event,
+        payload: &Stop,
+        runs: Option<&workflow_run::RunSync<'_>>,
+    ) -> Result<()> {
         let mut block = None;
-        let updated = self.update_unfinished(|_| {
+        let updated = self.update_unfinished_syncing(runs, |_| {
             vec![Transition::Heartbeat {
                 source: event.name().to_owned(),
                 session_id: self.session_id(),

@@ -29,18 +29,23 @@ impl Run {
         let run = Self { env };
         std::fs::create_dir_all(run.run_dir()).unwrap();
         run.append("{\"type\":\"launched\"}\n");
-        run.hook(
+        run.launch();
+        run
+    }
+
+    /// The hook of the run's launch.
+    fn launch(&self) {
+        self.hook(
             "PostToolUse",
             json!({
                 "tool_name": "Workflow", "tool_use_id": "toolu_1",
                 "tool_input": { "scriptPath": "flow.js" },
                 "tool_response": {
-                    "status": "async_launched", "runId": RUN, "transcriptDir": run.run_dir(),
+                    "status": "async_launched", "runId": RUN, "transcriptDir": self.run_dir(),
                     "scriptPath": "flow.js",
                 },
             }),
         );
-        run
     }
 
     fn run_dir(&self) -> PathBuf {
@@ -73,6 +78,12 @@ impl Run {
 
     #[track_caller]
     fn hook(&self, event: &str, extra: Value) {
+        self.hook_stderr(event, extra);
+    }
+
+    /// [`Run::hook`], returning what it said on stderr.
+    #[track_caller]
+    fn hook_stderr(&self, event: &str, extra: Value) -> String {
         let mut payload = json!({
             "session_id": SESSION,
             "transcript_path": self.env.dir.path().join(format!("home/projects/p/{SESSION}.jsonl")),
@@ -85,6 +96,7 @@ impl Run {
             .extend(extra.as_object().unwrap().clone());
         let (code, _, stderr) = self.env.hook(event, &payload.to_string()).wait();
         assert_eq!(code, 0, "{stderr}");
+        stderr
     }
 
     /// A turn's end, which brings the run up to date from its files.
@@ -269,11 +281,28 @@ fn a_hook_reads_only_what_was_appended_since_the_last_one() {
         .unwrap()
         .len();
     assert_eq!(catchup["offset"], journal_len);
+    // The agents placed in a task are the workflow's: the catch-up keeps none of them, so it
+    // does not grow with the run.
+    assert_eq!(catchup["agents"], json!([]), "{catchup}");
+    // A hook that reads nothing new leaves the file as it is (no rewrite: the same inode).
+    let inode = |run: &Run| {
+        std::os::unix::fs::MetadataExt::ino(
+            &std::fs::metadata(run.workflow_dir().join(CATCHUP)).unwrap(),
+        )
+    };
+    let before = inode(&run);
+    run.stop();
+    assert_eq!(
+        inode(&run),
+        before,
+        "the unchanged catch-up was written again"
+    );
     // What the catch-up says is what the next hook goes on from: an agent it names (and the
     // journal does not) is taken as seen, so the journal before the offset was not read again.
     let mut edited = catchup.clone();
-    edited["agents"][0]["label"] = json!("design:renamed");
-    edited["agents"][0]["id"] = json!("agent99");
+    edited["agents"] = json!([{
+        "id": "agent99", "label": "design:renamed", "phase": "Design", "state": "started",
+    }]);
     std::fs::write(
         run.workflow_dir().join(CATCHUP),
         serde_json::to_string(&edited).unwrap(),
@@ -439,4 +468,134 @@ fn hooks_at_once_lose_nothing_and_the_next_goes_on_from_the_catch_up_they_left()
     let at_once = Run::new();
     finishing(&at_once, true);
     assert_eq!(at_once.seen(), expected);
+}
+
+/// Three design agents started and finished, read by a turn's end.
+fn design_done(run: &Run) {
+    for k in 0..3 {
+        run.append(&started(k, "Design"));
+    }
+    run.stop();
+    for k in 0..3 {
+        run.append(&result(k));
+    }
+}
+
+#[test]
+fn a_catch_up_of_another_workflow_or_of_a_later_state_is_read_again_from_the_start() {
+    let plain = Run::new();
+    design_done(&plain);
+    plain.stop();
+    let expected = plain.seen();
+    assert_eq!(expected.1.len(), 3, "{:?}", expected.1);
+
+    // The workflow's store put back to an earlier state (its journal and state): the catch-up
+    // saved since says lines were applied that this state lacks.
+    let put_back = Run::new();
+    design_done(&put_back);
+    let dir = put_back.workflow_dir();
+    let kept: Vec<(PathBuf, Vec<u8>)> = ["state.json", "journal.jsonl"]
+        .iter()
+        .map(|name| (dir.join(name), std::fs::read(dir.join(name)).unwrap()))
+        .collect();
+    put_back.stop();
+    for (path, bytes) in &kept {
+        std::fs::write(path, bytes).unwrap();
+    }
+    put_back.stop();
+    assert_eq!(put_back.seen(), expected);
+
+    // Another workflow of the same run (the first removed, the run launched again) finding the
+    // first one's catch-up.
+    let again = Run::new();
+    design_done(&again);
+    again.stop();
+    let dir = again.workflow_dir();
+    let mut catchup: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(CATCHUP)).unwrap()).unwrap();
+    // Saved at the first entry, so that only the workflow it was made for tells it apart.
+    catchup["seq"] = json!(0);
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(CATCHUP), catchup.to_string()).unwrap();
+    again.launch();
+    assert_eq!(again.seen(), expected);
+}
+
+#[test]
+fn a_corrupt_or_older_catch_up_is_rebuilt() {
+    let plain = Run::new();
+    design_done(&plain);
+    plain.stop();
+    let expected = plain.seen();
+    // The catch-up a hook saved, naming an agent the journal does not (taken as seen when the
+    // catch-up is trusted), in another version of the form, or cut.
+    let planted = |run: &Run, version: u64| {
+        let path = run.workflow_dir().join(CATCHUP);
+        let mut catchup: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        catchup["version"] = json!(version);
+        catchup["agents"] = json!([{
+            "id": "agent99", "label": "design:99", "phase": "Design", "state": "started",
+        }]);
+        serde_json::to_string(&catchup).unwrap()
+    };
+    let damages: [&dyn Fn(&Run) -> String; 4] = [
+        &|_| "not json".to_owned(),
+        // The first version's form, which kept every agent seen.
+        &|run| planted(run, 1),
+        // A form from the future.
+        &|run| planted(run, 3),
+        &|run| {
+            let text = planted(run, 2);
+            text[..text.len() / 2].to_owned()
+        },
+    ];
+    for (k, damage) in damages.iter().enumerate() {
+        let run = Run::new();
+        design_done(&run);
+        let text = damage(&run);
+        std::fs::write(run.workflow_dir().join(CATCHUP), text).unwrap();
+        run.stop();
+        assert_eq!(run.seen(), expected, "catch-up {k}");
+        let saved: Value = serde_json::from_str(
+            &std::fs::read_to_string(run.workflow_dir().join(CATCHUP)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            saved["version"], 2,
+            "catch-up {k}: rebuilt in the current form"
+        );
+    }
+}
+
+#[test]
+fn an_agent_named_by_its_meta_file_is_not_read_again_once_placed() {
+    let run = Run::new();
+    // 2.1.197's form: the started line names no label nor phase; the meta file does.
+    run.append("{\"type\":\"started\",\"agentId\":\"agent0\"}\n");
+    let meta = run.run_dir().join("agent-agent0.meta.json");
+    std::fs::write(
+        &meta,
+        r#"{"description":"design:0","workflowPhase":"Design"}"#,
+    )
+    .unwrap();
+    run.stop();
+    let (phases, _) = run.seen();
+    assert!(
+        serde_json::to_string(&phases).unwrap().contains("agent0"),
+        "{phases:?}"
+    );
+    // Its task is the workflow's now: its meta file is not read again, whatever it became,
+    // with the catch-up or without it (a full read).
+    std::fs::write(&meta, "not json").unwrap();
+    run.append(&result(0));
+    let stderr = run.hook_stderr("Stop", json!({ "stop_hook_active": false }));
+    assert!(!stderr.contains("meta"), "{stderr}");
+    std::fs::remove_file(run.workflow_dir().join(CATCHUP)).unwrap();
+    let stderr = run.hook_stderr("Stop", json!({ "stop_hook_active": false }));
+    assert!(!stderr.contains("meta"), "{stderr}");
+    let (phases, results) = run.seen();
+    assert_eq!(phases[0]["tasks"][0][1], "done", "{phases:?}");
+    assert_eq!(results.len(), 1, "{results:?}");
 }

@@ -5,7 +5,7 @@
 //! unknown ones ignored; a missing, partial or changed file is a warning, never an error.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     path::{Path, PathBuf},
 };
 
@@ -190,12 +190,15 @@ impl RunDir {
     }
 
     /// What the files say, read from where `saved` left off when the run's journal still holds
-    /// what it read (only the lines appended since), else from the start; and the catch-up to
-    /// save once what was seen is applied. Both reads give the same observation.
+    /// what it read (only the lines appended since, and the agents it had not placed), else from
+    /// the start; and the catch-up to save once what was seen is applied. Applied to a workflow
+    /// that applied `saved`, both reads give the same result. The agents in `placed` (those
+    /// with a task) are not named again from their files.
     pub(crate) fn observe_from(
         &self,
         script: Option<&Script>,
         saved: Option<Catchup>,
+        placed: &HashSet<&str>,
     ) -> (Observation, Catchup) {
         let mut seen = Observation::default();
         let path = self.dir.join("journal.jsonl");
@@ -240,16 +243,24 @@ impl RunDir {
             before.extend_from_slice(&tail[..used]);
         }
         self.read_run_file(&mut seen);
-        self.place_unnamed(script, &mut seen);
+        self.place_unnamed(script, placed, &mut seen);
         let catchup = Catchup::at(offset, inode, &before, &seen.agents);
         (seen, catchup)
     }
 
     /// Names the agents whose lines name no label or phase, from their meta files, else by
-    /// their first prompt in `script`.
-    fn place_unnamed(&self, script: Option<&Script>, seen: &mut Observation) {
+    /// their first prompt in `script`; not those in `placed`, which have their task.
+    fn place_unnamed(
+        &self,
+        script: Option<&Script>,
+        placed: &HashSet<&str>,
+        seen: &mut Observation,
+    ) {
         for index in 0..seen.agents.len() {
-            if seen.agents[index].label.is_some() && seen.agents[index].phase.is_some() {
+            let agent = &seen.agents[index];
+            if (agent.label.is_some() && agent.phase.is_some())
+                || placed.contains(agent.agent_id.as_str())
+            {
                 continue;
             }
             let agent_id = seen.agents[index].agent_id.clone();

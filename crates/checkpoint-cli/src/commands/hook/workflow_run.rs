@@ -3,10 +3,14 @@
 //! `Stop`, bring it up to date from the client's files; the rules are core's
 //! (`checkpoint_core::workflow_run`), the files are read by `clients::claude::workflow_run`.
 
-use std::path::{Path, PathBuf};
+use std::{
+    cell::Cell,
+    collections::{HashMap, HashSet},
+    path::{Path, PathBuf},
+};
 
 use checkpoint_core::{
-    Workflow,
+    Transition, Workflow, WorkflowId,
     workflow_run::{self, AgentState, Launch, RunRecord},
 };
 use miette::{Result, miette};
@@ -14,14 +18,53 @@ use miette::{Result, miette};
 use crate::{
     clients::{
         claude::{
-            run_catchup::Catchup,
+            run_catchup::{Catchup, placed_agents, store_journal},
             workflow_run::{Observation, RunDir, read_script},
         },
-        event::{Stop, SubagentStart, ToolUse, TurnFailure},
+        event::{Event, Stop, SubagentStart, ToolUse, TurnFailure},
     },
     commands::hook::Hook,
     output,
 };
+
+/// What one pass of a hook over the unfinished workflows does to the runs among them: each is
+/// brought up to date from its files, and the event of an agent (its start, end or failure)
+/// goes to the first run it belongs to.
+pub(super) struct RunSync<'a> {
+    event: Option<AgentEvent<'a>>,
+    /// Whether a run took the event.
+    taken: Cell<bool>,
+}
+
+impl<'a> RunSync<'a> {
+    /// Every run brought up to date.
+    pub(super) fn all() -> Self {
+        Self {
+            event: None,
+            taken: Cell::new(false),
+        }
+    }
+
+    fn agent(event: AgentEvent<'a>) -> Self {
+        Self {
+            event: Some(event),
+            taken: Cell::new(false),
+        }
+    }
+}
+
+/// What a run's update saw, for once it is written.
+pub(super) struct Synced {
+    /// The full results read, by agent.
+    results: HashMap<String, String>,
+    /// The catch-up to save, and the one loaded.
+    catchup: Catchup,
+    saved: Option<Catchup>,
+    store_dir: PathBuf,
+    /// The identity of the workflow's journal in the store.
+    journal: u64,
+    warnings: Vec<String>,
+}
 
 /// What a hook saw of one agent of a run.
 struct AgentEvent<'a> {
@@ -88,12 +131,12 @@ impl Hook {
             let loaded = store.create(workflow, self.ctx.now)?;
             output::warn_redacted(loaded.redacted);
         }
-        self.sync_run(&store.load(&id)?.workflow, None).map(drop)
+        self.sync_run(&id).map(drop)
     }
 
     /// `SubagentStart` of a run's agent: its task starts.
     pub(super) fn workflow_agent_start(&self, payload: &SubagentStart) -> Result<()> {
-        self.workflow_agent(&AgentEvent {
+        self.workflow_agent(AgentEvent {
             agent_id: &payload.agent_id,
             transcript: None,
             state: None,
@@ -117,38 +160,37 @@ impl Hook {
                     .flat_map(|phase| &phase.tasks)
                     .any(|task| task.agent_id.as_deref() == Some(agent_id))
             });
-            if placed {
+            if placed || runs.is_empty() {
                 return Ok(());
             }
-            self.workflow_agent_among(
-                &runs,
-                &AgentEvent {
-                    agent_id,
-                    transcript: None,
-                    state: None,
-                    result: None,
-                },
-            )
+            self.workflow_agent(AgentEvent {
+                agent_id,
+                transcript: None,
+                state: None,
+                result: None,
+            })
         });
         if let Err(err) = result {
             output::warn(&format!("checkpoint hook (Workflow run): {err}"));
         }
     }
 
-    /// `SubagentStop` of a run's agent: its task is done, an excerpt of its result the note.
-    pub(super) fn workflow_agent_stop(&self, payload: &Stop) -> Result<()> {
+    /// `SubagentStop` of a run's agent: its task is done, an excerpt of its result the note, in
+    /// the same update of its run as the heartbeat of the agent's stop.
+    pub(super) fn workflow_agent_stop(&self, event: &Event, payload: &Stop) -> Result<()> {
         let Some(agent_id) = payload.agent_id.as_deref() else {
-            return Ok(());
+            return self.stop(event, payload);
         };
         let result = payload.last_assistant_message.as_deref();
-        self.workflow_agent(&AgentEvent {
+        let sync = RunSync::agent(AgentEvent {
             agent_id,
             transcript: payload.agent_transcript_path.as_deref(),
             state: Some(AgentState::Done(workflow_run::excerpt(
                 result.unwrap_or_default(),
             ))),
             result,
-        })
+        });
+        self.stop_syncing(event, payload, Some(&sync))
     }
 
     /// `StopFailure` of a run's agent (its 429): its task fails with the error.
@@ -162,7 +204,7 @@ impl Hook {
             }
             _ => payload.error.clone(),
         };
-        self.workflow_agent(&AgentEvent {
+        self.workflow_agent(AgentEvent {
             agent_id,
             transcript: None,
             state: Some(AgentState::Failed(checkpoint_core::redact::shortened(
@@ -173,49 +215,11 @@ impl Hook {
         })
     }
 
-    /// An agent of a run started, ended or failed: its run's workflow is brought up to date.
-    fn workflow_agent(&self, event: &AgentEvent<'_>) -> Result<()> {
-        self.workflow_agent_among(&self.runs()?, event)
-    }
-
-    /// [`Hook::workflow_agent`] among `runs`, the unfinished runs already loaded.
-    fn workflow_agent_among(&self, runs: &[Workflow], event: &AgentEvent<'_>) -> Result<()> {
-        let named_dir = event
-            .transcript
-            .and_then(|path| Path::new(path).parent().map(Path::to_owned));
-        for workflow in runs {
-            let Some(dir) = run_dir(workflow) else {
-                continue;
-            };
-            let ours = match &named_dir {
-                Some(named) => *named == dir.dir,
-                None => {
-                    dir.has_agent(event.agent_id)
-                        || dir
-                            .observe_from(
-                                None,
-                                Catchup::load(&self.ctx.store.workflow_dir(&workflow.id)),
-                            )
-                            .0
-                            .knows(event.agent_id)
-                }
-            };
-            if ours {
-                return self.sync_run(workflow, Some(event)).map(drop);
-            }
-        }
-        // 2.1.197 starts the first agent before the launch's hook: the launch catches up.
-        Ok(())
-    }
-
-    /// Brings every unfinished run up to date (its run file appears when it settles).
-    pub(super) fn refresh_runs(&self) -> Result<()> {
-        for workflow in self.runs()? {
-            if let Err(err) = self.sync_run(&workflow, None) {
-                output::warn(&format!("checkpoint hook: run `{}`: {err}", workflow.id));
-            }
-        }
-        Ok(())
+    /// An agent of a run started, ended or failed: its run's workflow is brought up to date
+    /// (each unfinished workflow loaded once, under its lock).
+    fn workflow_agent(&self, event: AgentEvent<'_>) -> Result<()> {
+        self.update_unfinished_syncing(Some(&RunSync::agent(event)), |_| Vec::new())
+            .map(drop)
     }
 
     /// Brings the unfinished runs among `workflows` (the store's unfinished workflows, as
@@ -226,7 +230,7 @@ impl Hook {
             if !workflow_run::unfinished(workflow) {
                 continue;
             }
-            match self.sync_run(workflow, None) {
+            match self.sync_run(&workflow.id) {
                 Ok(now) => *workflow = now,
                 Err(err) => output::warn(&format!("checkpoint hook: run `{}`: {err}", workflow.id)),
             }
@@ -269,30 +273,52 @@ impl Hook {
             .collect())
     }
 
-    /// Reads the run's files (and what `event` adds), applies what core decides, and keeps the
-    /// finished agents' full results; returns the workflow as it is afterwards. `workflow` is
-    /// the run's workflow as already loaded (its record, which never changes, says where the
-    /// run's files are; the update reads the state again under the lock).
-    fn sync_run(&self, workflow: &Workflow, event: Option<&AgentEvent<'_>>) -> Result<Workflow> {
-        let store = &self.ctx.store;
-        let id = &workflow.id;
+    /// Brings the run `id` up to date from its files; returns the workflow as it is afterwards.
+    fn sync_run(&self, id: &WorkflowId) -> Result<Workflow> {
+        let sync = RunSync::all();
+        let mut synced = None;
+        let loaded = self.ctx.store.update(id, self.ctx.now, |workflow| {
+            Ok(self.run_transitions(workflow, &sync, &mut synced))
+        })?;
+        if let Some(synced) = synced {
+            self.run_synced(&loaded.workflow, synced);
+        }
+        Ok(loaded.workflow)
+    }
+
+    /// Under the lock of `workflow`'s update: what the run's files (read from where the saved
+    /// catch-up left off) and the event of `sync` (when the run is the first it belongs to)
+    /// change, as core decides; what was seen goes in `synced`, for [`Hook::run_synced`] once
+    /// the update is written. Nothing for a workflow that is no unfinished run.
+    pub(super) fn run_transitions(
+        &self,
+        workflow: &Workflow,
+        sync: &RunSync<'_>,
+        synced: &mut Option<Synced>,
+    ) -> Vec<Transition> {
         let Some(record) = workflow_run::record(workflow) else {
-            return Ok(workflow.clone());
+            return Vec::new();
         };
-        let mut warnings = Vec::new();
+        let Some(dir) = run_dir(workflow) else {
+            return Vec::new();
+        };
+        if workflow.status.is_finished() {
+            return Vec::new();
+        }
         let script = read_script(record.script_path.as_deref(), &self.cwd(), &mut Vec::new());
-        // Only what the client appended since the last hook is read (the catch-up saved in
-        // the workflow's directory), and the catch-up is saved once what it saw is applied.
-        let store_dir = store.workflow_dir(id);
-        let (mut seen, catchup) = match run_dir(workflow) {
-            Some(dir) => {
-                let (seen, catchup) = dir.observe_from(script.as_ref(), Catchup::load(&store_dir));
-                (seen, Some(catchup))
-            }
-            None => (Observation::default(), None),
-        };
-        warnings.append(&mut seen.warnings);
-        if let Some(event) = event {
+        let store_dir = self.ctx.store.workflow_dir(&workflow.id);
+        // Only what the client appended since the last hook is read, and only the agents it
+        // names or that have no task yet are decided again: the rest is in the workflow.
+        let journal = store_journal(&store_dir);
+        let saved = Catchup::load(&store_dir).filter(|saved| saved.fits(workflow, journal));
+        let placed = placed_agents(workflow);
+        let (mut seen, catchup) = dir.observe_from(script.as_ref(), saved.clone(), &placed);
+        let mut warnings = std::mem::take(&mut seen.warnings);
+        if let Some(event) = &sync.event
+            && !sync.taken.get()
+            && owns(&dir, &seen, &placed, event)
+        {
+            sync.taken.set(true);
             let agent = seen.agent(event.agent_id);
             match &event.state {
                 Some(state @ AgentState::Failed(_)) => agent.state = state.clone(),
@@ -307,38 +333,63 @@ impl Hook {
                     .or_insert_with(|| result.to_owned());
             }
         }
-        let now = self.ctx.now;
-        let loaded = store.update(id, now, |workflow| {
-            let (transitions, mut placed) =
-                workflow_run::observed(workflow, &seen.agents, seen.settled, now);
-            warnings.append(&mut placed);
-            Ok(transitions)
-        })?;
-        for phase in &loaded.workflow.phases {
-            for task in &phase.tasks {
-                let result = task
-                    .agent_id
-                    .as_deref()
-                    .and_then(|agent_id| seen.results.remove_entry(agent_id));
-                let Some((_, result)) = result else {
-                    continue;
-                };
-                let kept = store
-                    .results_dir(id)
-                    .join(phase.id.as_str())
-                    .join(format!("{}.md", task.id));
-                if !kept.exists() {
-                    store.keep_result(id, &phase.id, &task.id, &result)?;
+        let (transitions, mut unplaced) =
+            workflow_run::observed(workflow, &seen.agents, seen.settled, self.ctx.now);
+        warnings.append(&mut unplaced);
+        *synced = Some(Synced {
+            results: seen.results,
+            catchup,
+            saved,
+            store_dir,
+            journal,
+            warnings,
+        });
+        transitions
+    }
+
+    /// Once a run's update is written (`workflow` as it is after): keeps the finished agents'
+    /// full results, and saves the catch-up when it moved (the results of agents not placed
+    /// yet wait in it for their task). Problems are warnings: the next hook reads again.
+    pub(super) fn run_synced(&self, workflow: &Workflow, synced: Synced) {
+        let store = &self.ctx.store;
+        let Synced {
+            mut results,
+            catchup,
+            saved,
+            store_dir,
+            journal,
+            mut warnings,
+        } = synced;
+        if !results.is_empty() {
+            for phase in &workflow.phases {
+                for task in &phase.tasks {
+                    let result = task
+                        .agent_id
+                        .as_deref()
+                        .and_then(|agent_id| results.remove_entry(agent_id));
+                    let Some((_, result)) = result else {
+                        continue;
+                    };
+                    let kept = store
+                        .results_dir(&workflow.id)
+                        .join(phase.id.as_str())
+                        .join(format!("{}.md", task.id));
+                    if !kept.exists()
+                        && let Err(err) =
+                            store.keep_result(&workflow.id, &phase.id, &task.id, &result)
+                    {
+                        warnings.push(format!(
+                            "the result of task `{}` is not kept: {err}",
+                            task.id
+                        ));
+                    }
                 }
             }
         }
-        // The results of agents not placed yet wait in the catch-up for their task.
-        if let Some(mut catchup) = catchup
-            && let Err(err) = {
-                catchup.pending = seen.results.into_iter().collect();
-                catchup.save(&store_dir)
-            }
-        {
+        let mut catchup = catchup;
+        catchup.unplaced_in(workflow, journal, results.into_iter().collect());
+        let moved = saved.is_none_or(|saved| !catchup.same_as(&saved));
+        if moved && let Err(err) = catchup.save(&store_dir) {
             // The next hook reads the run's files from the start: the same result, slower.
             warnings.push(format!(
                 "the run's catch-up could not be saved in `{}`: {err}",
@@ -346,7 +397,6 @@ impl Hook {
             ));
         }
         self.warn_all(&warnings);
-        Ok(loaded.workflow)
     }
 
     fn warn_all(&self, warnings: &[String]) {
@@ -360,6 +410,20 @@ impl Hook {
         match self.envelope.cwd.as_str() {
             "" => self.ctx.project_root.clone(),
             cwd => PathBuf::from(cwd),
+        }
+    }
+}
+
+/// Whether the agent of `event` is one of the run in `dir`, which `seen` (what the hook read of
+/// it) and `placed` (the agents with a task) show: the run its transcript is in, else a run
+/// whose files or workflow know it.
+fn owns(dir: &RunDir, seen: &Observation, placed: &HashSet<&str>, event: &AgentEvent<'_>) -> bool {
+    match event.transcript.and_then(|path| Path::new(path).parent()) {
+        Some(named) => named == dir.dir,
+        None => {
+            placed.contains(event.agent_id)
+                || seen.knows(event.agent_id)
+                || dir.has_agent(event.agent_id)
         }
     }
 }
