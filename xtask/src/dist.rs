@@ -144,7 +144,15 @@ pub(crate) fn build_binaries(root: &Path, build: Build) -> Result<PathBuf> {
         Build::Shipped => build_release(root),
         Build::Dev => {
             let mut command = cargo();
-            command.args(["build", "--package", "checkpoint-cli"]);
+            // With the failpoints `cargo test` builds the binaries with (refused unless asked
+            // for by a hidden variable): the very build the tests made, not a second one.
+            command.args([
+                "build",
+                "--package",
+                "checkpoint-cli",
+                "--features",
+                "checkpoint-core/failpoints",
+            ]);
             for name in BINARIES {
                 command.args(["--bin", name]);
             }

@@ -39,7 +39,12 @@ pub(crate) fn run(root: &Path, e2e_only: bool, cargo_args: &[String]) -> Result 
     let mut command = cargo();
     command.arg("test");
     if e2e_only {
-        command.args(["--package", "checkpoint-e2e"]);
+        // The end-to-end test binary selected from the whole workspace rather than with
+        // `--package checkpoint-e2e`: the features of the dependencies are then those of the
+        // full run's, so that its build is reused (alone, that package's smaller feature set
+        // rebuilt serde, syn and 30 other units). The harness's own unit tests use no client:
+        // the full run runs them.
+        command.args(["--workspace", "--test", "e2e"]);
     } else {
         // The README's install step, into a scratch prefix: the README tour test runs its
         // commands with the installed `checkpoint`, as a user who followed the README would.

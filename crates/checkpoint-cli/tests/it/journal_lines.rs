@@ -244,3 +244,41 @@ fn a_bad_line_early_in_a_long_journal_is_seen_and_later_ones_too() {
         "{status}"
     );
 }
+
+/// An entry that no longer applies once a line before it is gone moves too, and its placeholder
+/// holds the state before it, even when the refused entry had begun to change it (a phase start
+/// lifts the pause before it is refused: the placeholder keeps the pause).
+#[test]
+fn an_entry_refused_after_a_lost_line_moves_and_its_placeholder_holds_the_state_before_it() {
+    let env = TestEnv::new();
+    env.ok(&["init", "w", "--phase", "a", "--phase", "b:a"]);
+    env.ok(&["start", "a"]);
+    env.ok(&["complete", "a"]);
+    env.ok(&["pause", "--reason", "lunch"]);
+    // Lines: 1 init, 2 start a, 3 complete a, 4 pause, 5 unpause, 6 start b.
+    env.ok(&["start", "b"]);
+    let before = env.state("w");
+    // Without `complete a`, `start b` is refused; without the `unpause`, it lifts the pause.
+    let written = damage(&env, &[2, 4], "garbage");
+    let repair = env.snapshot(&["validate", "--repair"]);
+    assert!(repair.starts_with("exit status: 0"), "{repair}");
+    assert!(repair.contains("line 3, 5, 6"), "{repair}");
+    let side = kept(&env, "journal.jsonl.unreadable-");
+    assert_eq!(side, [[&written[2][..], &written[4], &written[5]].concat()]);
+    let entries: Vec<serde_json::Value> = lines(&env)
+        .iter()
+        .map(|line| serde_json::from_slice(line).unwrap())
+        .collect();
+    let seqs: Vec<u64> = entries.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5, 6, 7]);
+    let held = &entries[5]["transition"];
+    assert_eq!(held["op"], "snapshot", "{held}");
+    assert_eq!(held["workflow"]["pause"]["reason"], "lunch", "{held}");
+    assert_eq!(held["workflow"]["phases"][0]["status"], "in_progress");
+    assert_eq!(held["workflow"]["phases"][1]["status"], "pending");
+    env.ok(&["validate"]);
+    let state = env.state("w");
+    for field in ["phases", "context", "status"] {
+        assert_eq!(state[field], before[field], "{field}");
+    }
+}

@@ -64,6 +64,10 @@ struct Rebuild {
     last_seq: u64,
     placeholders: usize,
     now: DateTime<Utc>,
+    /// The state `out[..mark.1]` replays to: an entry applies to `state` in place (a copy per
+    /// line made a long journal's repair quadratic), and a refused one, which may have changed
+    /// it partly, rolls it back by replaying `out` from there.
+    mark: (Option<Workflow>, usize),
 }
 
 impl Rebuild {
@@ -127,25 +131,40 @@ impl Rebuild {
             let moved = self.lines[first_moved + k];
             self.placeholder(seq, moved)?;
         }
-        let replayed = match self.state.clone() {
-            Some(mut state) => apply_in_place(&mut state, &entry.transition, entry.seq, entry.at)
-                .map(|()| Some(state)),
-            None => journal::replay(&PathBuf::new(), None, std::slice::from_ref(&entry)),
+        let applied = match &mut self.state {
+            Some(state) => apply_in_place(state, &entry.transition, entry.seq, entry.at).is_ok(),
+            None => match journal::replay(&PathBuf::new(), None, std::slice::from_ref(&entry)) {
+                Ok(Some(state)) => {
+                    self.state = Some(state);
+                    true
+                }
+                _ => false,
+            },
         };
-        match replayed {
-            Ok(Some(state)) => {
-                self.state = Some(state);
-                self.out.extend_from_slice(bytes);
-                self.last_seq = entry.seq;
-                self.pending = 0;
-            }
+        if applied {
+            self.out.extend_from_slice(bytes);
+            self.last_seq = entry.seq;
+        } else {
             // It applied on the state the lost lines left: it moves, its number kept.
-            _ => {
-                self.move_line(line_no, bytes);
-                self.placeholder(entry.seq, line_no)?;
-                self.pending = 0;
-            }
+            self.roll_back()?;
+            self.move_line(line_no, bytes);
+            self.placeholder(entry.seq, line_no)?;
         }
+        self.pending = 0;
+        Ok(())
+    }
+
+    /// Puts back the state `out` replays to, after a refused entry (see [`Rebuild::mark`]).
+    fn roll_back(&mut self) -> Result<()> {
+        let (base, from) = &self.mark;
+        let entries = self.out[*from..]
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+            .map(serde_json::from_slice::<Entry>)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .expect("the lines kept are entries this repair parsed or wrote");
+        self.state = journal::replay(&PathBuf::new(), base.clone(), &entries)?;
+        self.mark = (self.state.clone(), self.out.len());
         Ok(())
     }
 }
@@ -194,6 +213,7 @@ impl Store {
             last_seq: 0,
             placeholders: 0,
             now,
+            mark: (None, 0),
         };
         let mut buf = Vec::new();
         let mut line_no = 0;
