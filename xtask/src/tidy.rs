@@ -23,6 +23,10 @@ use crate::{
 const MAX_FILE_LINES: usize = 800;
 /// The most lines a function of a non-test source file may have.
 const MAX_FUNCTION_LINES: usize = 150;
+/// A function this close to `MAX_FUNCTION_LINES` says why it is long, in a `LONG_BECAUSE`
+/// comment right above it (among its doc comment and attributes).
+const NEAR_FUNCTION_LINES: usize = 10;
+const LONG_BECAUSE: &str = "// tidy: long because ";
 
 /// One rule broken: where, what, and how to fix it.
 #[derive(Debug)]
@@ -223,8 +227,38 @@ fn check_lengths(source: &Source, problems: &mut Vec<Problem>) {
                 ),
                 fix: "split it into functions named after their steps".to_owned(),
             });
+        } else if function.n_lines > MAX_FUNCTION_LINES - NEAR_FUNCTION_LINES
+            && !says_why_long(&source.text, function.line)
+        {
+            problems.push(Problem {
+                place: format!("{}:{}", source.place, function.line),
+                message: format!(
+                    "`fn {}` has {} lines, within {NEAR_FUNCTION_LINES} of the \
+                     {MAX_FUNCTION_LINES} a function may have, and says not why",
+                    function.name, function.n_lines
+                ),
+                fix: format!(
+                    "split it into functions named after their steps, or say why it is whole \
+                     (an exhaustive match) in a `{LONG_BECAUSE}…` line right above it"
+                ),
+            });
         }
     }
+}
+
+/// Whether the comments and attributes right above line `fn_line` (from 1) hold a
+/// `LONG_BECAUSE` line with a reason.
+fn says_why_long(text: &str, fn_line: usize) -> bool {
+    let lines: Vec<&str> = text.lines().take(fn_line.saturating_sub(1)).collect();
+    lines
+        .iter()
+        .rev()
+        .map(|line| line.trim())
+        .take_while(|line| line.starts_with("//") || line.starts_with("#["))
+        .any(|line| {
+            line.strip_prefix(LONG_BECAUSE)
+                .is_some_and(|reason| !reason.trim().is_empty())
+        })
 }
 
 /// Every module of `src/` is named by its path in the package's section of ARCHITECTURE.md, and

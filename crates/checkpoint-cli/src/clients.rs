@@ -171,6 +171,13 @@ mod tests {
             let err = home(client).hooked("AfterAgent", &no_payload).unwrap_err();
             assert!(err.contains(unknown), "{client:?}: {err}");
         }
+        let err = home(Client::Gemini)
+            .hooked("Stop", &no_payload)
+            .unwrap_err();
+        assert!(
+            err.contains("unknown Gemini CLI hook event `Stop`; nothing recorded"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -36,9 +36,9 @@ pub(crate) const REMOTE_PREFIX: &str = "refs/checkpoints/";
 const TRACKING_PREFIX: &str = "refs/checkpoint-sync/";
 /// Where a commit waits to be pushed.
 const PENDING_PREFIX: &str = "refs/checkpoint-pending/";
-/// The file names in a workflow commit's tree.
-pub(crate) const JOURNAL_BLOB: &str = "journal.jsonl";
-pub(crate) const STATE_BLOB: &str = "state.json";
+/// The file names in a workflow commit's tree: the store's own.
+pub(crate) const JOURNAL_BLOB: &str = checkpoint_core::store::JOURNAL_FILE;
+pub(crate) const STATE_BLOB: &str = checkpoint_core::store::STATE_FILE;
 
 /// A git command that failed.
 #[derive(Debug, thiserror::Error, Diagnostic)]

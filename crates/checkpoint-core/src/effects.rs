@@ -22,13 +22,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::effects::counts::EffectCounts;
+pub(crate) use crate::effects::guard::check_command;
 pub(crate) use crate::effects::guard::time;
-pub use crate::effects::guard::{Attendance, Refusal, check_command, reason};
-pub use crate::effects::ledger::{
-    Guard, Ledger, Observed, RecordedEffect, allow, closing, excerpt, outstanding, record,
-    record_intent, resolve, settling,
-};
+pub use crate::effects::guard::{Attendance, Refusal, reason};
+pub(crate) use crate::effects::ledger::outstanding;
 pub(crate) use crate::effects::ledger::{IndexEvent, IndexGuard, guard_of};
+pub use crate::effects::ledger::{
+    Ledger, Observed, RecordedEffect, allow, closing, excerpt, record, record_intent, resolve,
+    settling,
+};
 use crate::{effects::pattern::Pattern, model::Workflow};
 
 /// The most characters of an effect's output kept (after redaction), `…` included.

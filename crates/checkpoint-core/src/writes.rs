@@ -21,7 +21,7 @@ use crate::effects::fnv1a_128;
 pub const ABSENT: &str = "absent";
 
 /// How many writes of one path its record keeps, most recent last.
-pub const KEPT_WRITES: usize = 20;
+pub(crate) const KEPT_WRITES: usize = 20;
 
 /// A writer: a session, or one of its sub-agents (a separate writer).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -157,7 +157,7 @@ impl PathRecord {
     }
 
     /// The most recent write that left the file holding `hash`.
-    pub fn author_of(&self, hash: &str) -> Option<&Write> {
+    pub(crate) fn author_of(&self, hash: &str) -> Option<&Write> {
         self.writes.iter().rev().find(|write| write.hash == hash)
     }
 
@@ -248,7 +248,7 @@ pub use crate::plan::{CLAIM_HELP, claim_glob};
 /// Whether a claim's glob holds `relative` (the path from the checkout's top): `*` matches any
 /// characters, `/` too; `**/` also no directory at all; a glob that matches a directory above
 /// the path holds the path.
-pub fn claim_matches(glob: &str, relative: &str) -> bool {
+pub(crate) fn claim_matches(glob: &str, relative: &str) -> bool {
     let flat = glob.replace("**/", "");
     let mut path = relative;
     loop {
@@ -358,7 +358,7 @@ fn time(at: DateTime<Utc>) -> String {
 }
 
 /// A write in words: who, with what, when, how much, in which phase.
-pub fn describe_write(write: &Write) -> String {
+pub(crate) fn describe_write(write: &Write) -> String {
     let who = std::iter::once(write.writer().describe(write.agent_type.as_deref()))
         .chain(write.also.iter().map(|other| other.describe(None)))
         .collect::<Vec<_>>()

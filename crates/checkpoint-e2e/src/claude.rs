@@ -199,41 +199,11 @@ impl ClaudeEnv {
     /// Waits for a `claude` started from [`ClaudeEnv::command`] and collects its output.
     #[track_caller]
     pub fn wait(&self, child: &mut std::process::Child, args: &[&str]) -> ClaudeOutput {
-        let (done_tx, done_rx) = mpsc::channel();
-        let stdout = drain(
-            child.stdout.take().expect("stdout is piped"),
-            done_tx.clone(),
-        );
-        let stderr = drain(child.stderr.take().expect("stderr is piped"), done_tx);
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() >= deadline => break None,
-                Ok(None) => thread::sleep(Duration::from_millis(10)),
-                Err(err) => panic!("failed to wait for `claude`: {err}"),
-            }
-        };
-        let timed_out = status.is_none();
-        let status = match status {
-            Some(status) => status,
-            None => {
-                kill_group(child.id());
-                let _ = child.kill();
-                child.wait().expect("waiting for a killed child succeeds")
-            }
-        };
-        let drain_deadline = Instant::now() + PIPE_DRAIN_TIMEOUT;
-        for _ in 0..2 {
-            let left = drain_deadline.saturating_duration_since(Instant::now());
-            if done_rx.recv_timeout(left).is_err() {
-                break;
-            }
-        }
+        let (status, stdout, stderr, timed_out) = collect(child, self.timeout, "claude");
         let output = ClaudeOutput {
             status,
-            stdout: snapshot(&stdout),
-            stderr: snapshot(&stderr),
+            stdout,
+            stderr,
         };
         if timed_out {
             panic!(
@@ -456,6 +426,44 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// Reads `source` to its end on a thread, keeping what was read visible even before the end.
+/// Waits up to `timeout` for `child` (killed with its process group past it), with its piped
+/// stdout and stderr drained as it runs: its status, stdout, stderr and whether it timed out.
+pub(crate) fn collect(
+    child: &mut std::process::Child,
+    timeout: Duration,
+    program: &str,
+) -> (ExitStatus, String, String, bool) {
+    let (done_tx, done_rx) = mpsc::channel();
+    let stdout = drain(
+        child.stdout.take().expect("stdout is piped"),
+        done_tx.clone(),
+    );
+    let stderr = drain(child.stderr.take().expect("stderr is piped"), done_tx);
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => thread::sleep(Duration::from_millis(10)),
+            Err(err) => panic!("failed to wait for `{program}`: {err}"),
+        }
+    };
+    let timed_out = status.is_none();
+    let status = status.unwrap_or_else(|| {
+        kill_group(child.id());
+        let _ = child.kill();
+        child.wait().expect("waiting for a killed child succeeds")
+    });
+    let drain_deadline = Instant::now() + PIPE_DRAIN_TIMEOUT;
+    for _ in 0..2 {
+        let left = drain_deadline.saturating_duration_since(Instant::now());
+        if done_rx.recv_timeout(left).is_err() {
+            break;
+        }
+    }
+    (status, snapshot(&stdout), snapshot(&stderr), timed_out)
+}
+
 pub(crate) fn drain(
     mut source: impl Read + Send + 'static,
     done: mpsc::Sender<()>,

@@ -8,16 +8,12 @@ use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::claude::{
-    ClaudeOutput, DEFAULT_TIMEOUT, PIPE_DRAIN_TIMEOUT, drain, kill_group, snapshot, workspace_root,
-};
+use crate::claude::{ClaudeOutput, DEFAULT_TIMEOUT, collect, workspace_root};
 use crate::mock::gemini::GeminiMock;
 
 /// The variable that names the `gemini` executable to test.
@@ -135,38 +131,11 @@ impl GeminiEnv {
             Ok(child) => child,
             Err(err) => panic!("failed to spawn `{}`: {err}", self.gemini_bin.display()),
         };
-        let (done_tx, done_rx) = mpsc::channel();
-        let stdout = drain(
-            child.stdout.take().expect("stdout is piped"),
-            done_tx.clone(),
-        );
-        let stderr = drain(child.stderr.take().expect("stderr is piped"), done_tx);
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() >= deadline => break None,
-                Ok(None) => thread::sleep(Duration::from_millis(10)),
-                Err(err) => panic!("failed to wait for `gemini`: {err}"),
-            }
-        };
-        let timed_out = status.is_none();
-        let status = status.unwrap_or_else(|| {
-            kill_group(child.id());
-            let _ = child.kill();
-            child.wait().expect("waiting for a killed child succeeds")
-        });
-        let drain_deadline = Instant::now() + PIPE_DRAIN_TIMEOUT;
-        for _ in 0..2 {
-            let left = drain_deadline.saturating_duration_since(Instant::now());
-            if done_rx.recv_timeout(left).is_err() {
-                break;
-            }
-        }
+        let (status, stdout, stderr, timed_out) = collect(&mut child, self.timeout, "gemini");
         let output = GeminiOutput {
             status,
-            stdout: snapshot(&stdout),
-            stderr: snapshot(&stderr),
+            stdout,
+            stderr,
         };
         assert!(
             !timed_out,

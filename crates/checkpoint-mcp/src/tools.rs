@@ -242,13 +242,13 @@ fn task_tools() -> Vec<ToolDef> {
              optional title and the file it writes (`output`), whose existence proves it ran.",
             false,
             |args| {
-                let mut argv = vec!["task".to_owned(), "add".to_owned()];
-                argv.extend(args.title.map(|title| format!("--title={title}")));
-                argv.extend(args.output.map(|output| format!("--output={output}")));
-                argv.extend(["--".to_owned(), args.phase.clone(), args.task.clone()]);
+                let flags = [
+                    args.title.map(|title| format!("--title={title}")),
+                    args.output.map(|output| format!("--output={output}")),
+                ];
                 Ok(Invocation::raw(
                     args.workflow,
-                    argv.into_iter().map(OsString::from).collect(),
+                    task_argv("add", flags.into_iter().flatten(), &args.phase, &args.task),
                     format!("added task `{}` to phase `{}`", args.task, args.phase),
                 ))
             },
@@ -270,12 +270,10 @@ fn task_tools() -> Vec<ToolDef> {
             "Mark a task done, with the file it wrote (`output`) when it has one.",
             false,
             |args| {
-                let mut argv = vec!["task".to_owned(), "done".to_owned()];
-                argv.extend(args.output.map(|output| format!("--output={output}")));
-                argv.extend(["--".to_owned(), args.phase.clone(), args.task.clone()]);
+                let flags = args.output.map(|output| format!("--output={output}"));
                 Ok(Invocation::raw(
                     args.workflow,
-                    argv.into_iter().map(OsString::from).collect(),
+                    task_argv("done", flags, &args.phase, &args.task),
                     format!("finished task `{}` of phase `{}`", args.task, args.phase),
                 ))
             },
@@ -443,6 +441,20 @@ fn file_tools() -> Vec<ToolDef> {
         )
         .showing_document(),
     ]
+}
+
+/// `checkpoint task <verb> <flags> -- <phase> <task>`: the ids after `--`, so that one
+/// starting with `-` is no flag.
+fn task_argv(
+    verb: &str,
+    flags: impl IntoIterator<Item = String>,
+    phase: &str,
+    task: &str,
+) -> Vec<OsString> {
+    let mut argv = vec!["task".to_owned(), verb.to_owned()];
+    argv.extend(flags);
+    argv.extend(["--".to_owned(), phase.to_owned(), task.to_owned()]);
+    argv.into_iter().map(OsString::from).collect()
 }
 
 impl Invocation {

@@ -251,3 +251,51 @@ pub(crate) struct TurnFailure {
     /// The failure as the client words it (`API Error: …`).
     pub(crate) last_assistant_message: Option<String>,
 }
+
+/// A client's hook events, each variant named as the client names the event: the enum, `ALL` (every event, in
+/// the order given), `name`, `Display`, and `FromStr` (an unknown name is an error that says
+/// nothing was recorded, naming the client by `$client`, `""` for none).
+macro_rules! hook_events {
+    (
+        $(#[$meta:meta])*
+        $client:literal enum $Enum:ident {
+            $($(#[$variant_meta:meta])* $Variant:ident,)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum $Enum {
+            $($(#[$variant_meta])* $Variant,)+
+        }
+
+        impl $Enum {
+            /// Every event.
+            pub(crate) const ALL: [$Enum; [$(stringify!($Variant)),+].len()] = [$(Self::$Variant),+];
+
+            /// The event's name in the client's hook configuration and payloads.
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(Self::$Variant => stringify!($Variant),)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $Enum {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $Enum {
+            type Err = String;
+
+            fn from_str(value: &str) -> Result<Self, String> {
+                Self::ALL.into_iter().find(|event| event.name() == value).ok_or_else(|| {
+                    let client = if $client.is_empty() { String::new() } else { format!("{} ", $client) };
+                    format!("unknown {client}hook event `{value}`; nothing recorded")
+                })
+            }
+        }
+    };
+}
+pub(crate) use hook_events;

@@ -2,7 +2,10 @@
 
 use std::fmt::Write as _;
 
-use checkpoint_core::resume::{ResumePlan, Severity};
+use checkpoint_core::{
+    PhaseId,
+    resume::{ResumePlan, Severity},
+};
 use chrono::{DateTime, Utc};
 
 use crate::output::{
@@ -87,6 +90,11 @@ fn plan_repairs(out: &mut String, plan: &ResumePlan, applied: bool, paint: Paint
     }
 }
 
+/// A phase that needs attention: its mark, its id and its status.
+fn marked(out: &mut String, mark: &str, id: &PhaseId, status: &str) {
+    let _ = writeln!(out, "{mark} {id}  {status}");
+}
+
 /// One line a phase, by status.
 fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: Paint) {
     // Done, ready and blocked phases are cut with a count, as the "also ready" line is: a plan
@@ -130,34 +138,17 @@ fn plan_phases(out: &mut String, plan: &ResumePlan, now: DateTime<Utc>, paint: P
             .as_deref()
             .map(|note| format!(" — {note}"))
             .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{} {}  {}{what}{progress}",
-            paint.cyan("→"),
-            phase.id,
-            paint.cyan("in progress")
-        );
+        let status = format!("{}{what}{progress}", paint.cyan("in progress"));
+        marked(out, &paint.cyan("→"), &phase.id, &status);
     }
     for phase in &plan.awaiting_approval {
-        let _ = writeln!(
-            out,
-            "{} {}  {}",
-            paint.yellow("?"),
-            phase.id,
-            paint.yellow("awaiting approval")
-        );
+        let status = paint.yellow("awaiting approval");
+        marked(out, &paint.yellow("?"), &phase.id, &status);
     }
     for phase in &plan.failed {
-        let _ = writeln!(
-            out,
-            "{} {}  {}",
-            paint.red("✗"),
-            phase.id,
-            paint.red(&format!(
-                "failed: {}",
-                phase.error.as_deref().unwrap_or("unknown error")
-            ))
-        );
+        let error = phase.error.as_deref().unwrap_or("unknown error");
+        let status = paint.red(&format!("failed: {error}"));
+        marked(out, &paint.red("✗"), &phase.id, &status);
     }
     for phase in plan.ready.iter().take(SHOWN) {
         let progress = phase

@@ -117,7 +117,7 @@ fn unknown_reason(effect: &RecordedEffect, workflow: &WorkflowId, several: bool)
 /// How to check whether an effect of a built-in kind happened: `git push` against the remote's
 /// ref, `gh pr create` against the open pull requests of the branch, `npm publish` and `cargo
 /// publish` against the registry, `docker push` against the registry's manifest.
-pub fn check_command(command: &str) -> Option<String> {
+pub(crate) fn check_command(command: &str) -> Option<String> {
     let line = command.rsplit(" && ").next().unwrap_or(command);
     let words: Vec<&str> = line.split_whitespace().collect();
     let positional: Vec<&str> = words

@@ -359,16 +359,9 @@ impl Ledger {
     }
 }
 
-/// What the guard answers for a call: the effect that already did it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Guard {
-    /// The effect.
-    pub effect: RecordedEffect,
-}
-
 /// The successful effects a resume must mention: those of phases not done (and those recorded
 /// on no phase), in order.
-pub fn outstanding<'l>(workflow: &Workflow, ledger: &'l Ledger) -> Vec<&'l RecordedEffect> {
+pub(crate) fn outstanding<'l>(workflow: &Workflow, ledger: &'l Ledger) -> Vec<&'l RecordedEffect> {
     ledger
         .effects
         .iter()

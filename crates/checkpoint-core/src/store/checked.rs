@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// The mark's file, beside the journal.
-pub const CHECKED_FILE: &str = "journal.checked";
+pub(crate) const CHECKED_FILE: &str = "journal.checked";
 /// The mark's first words and format version.
 const HEADER: &str = "checkpoint-journal-checked 1";
 /// How many journal bytes before the point checked the fingerprint hashes.

@@ -27,7 +27,6 @@ pub(crate) use crate::store::layout::{BACKUP_FILE, TEMP_PREFIX};
 pub(crate) use crate::store::write::MAX_DEFERRED_ENTRIES;
 pub use crate::store::{
     archive::{ARCHIVE_DIR, FAILED_DIR},
-    checked::CHECKED_FILE,
     handle::{Store, StoreOptions},
     layout::{
         DEFAULT_STORE, JOURNAL_FILE, STATE_FILE, common_dir, default_store, effect_dir,
@@ -35,11 +34,9 @@ pub use crate::store::{
     },
     load::parse_state,
     loaded::{JOURNAL_REPAIR_HINT, Loaded, Recovery, Verification},
-    own::{IGNORE_FILE, SYNC_FAILED_DIR, USE_FILE},
-    repair::{JournalRepair, UNREADABLE_SUFFIX},
-    results::RESULTS_DIR,
+    repair::JournalRepair,
     write::DEFER_STATE_BYTES,
-    writes::{BashRun, Notice, WRITES_DIR},
+    writes::{BashRun, Notice},
 };
 
 #[cfg(test)]

@@ -12,12 +12,12 @@ use crate::{
 };
 
 /// The store's ignore file: git ignores the whole store (its `push`/`pull` share workflows).
-pub const IGNORE_FILE: &str = ".gitignore";
+pub(crate) const IGNORE_FILE: &str = ".gitignore";
 /// The workflow `checkpoint use` chose, one id on one line.
-pub const USE_FILE: &str = ".use";
+pub(crate) const USE_FILE: &str = ".use";
 
 /// The directory of failed background pushes: one file per workflow, its message.
-pub const SYNC_FAILED_DIR: &str = ".sync-failed";
+pub(crate) const SYNC_FAILED_DIR: &str = ".sync-failed";
 
 /// The ignore file's text: everything in the store, this file included.
 const IGNORE_TEXT: &str = "# Written by checkpoint: this store is the worktree's working state, shared with\n# `checkpoint push` and `checkpoint pull` (refs/checkpoints/*), never committed.\n*\n";

@@ -35,7 +35,7 @@ use crate::{
 };
 
 /// The side file's name after the journal's: `journal.jsonl.unreadable-<time>`.
-pub const UNREADABLE_SUFFIX: &str = "unreadable";
+pub(crate) const UNREADABLE_SUFFIX: &str = "unreadable";
 
 /// What [`Store::repair_journal`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

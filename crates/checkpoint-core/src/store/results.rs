@@ -16,7 +16,7 @@ use crate::{
 };
 
 /// The directory of kept results in a workflow's directory.
-pub const RESULTS_DIR: &str = "results";
+pub(crate) const RESULTS_DIR: &str = "results";
 
 impl Store {
     /// The directory of workflow `id`'s kept results.

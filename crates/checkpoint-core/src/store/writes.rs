@@ -33,7 +33,7 @@ use crate::{
 };
 
 /// The directory of the records in the store.
-pub const WRITES_DIR: &str = ".writes";
+pub(crate) const WRITES_DIR: &str = ".writes";
 const LOG_FILE: &str = "log.jsonl";
 const WRITERS_FILE: &str = "writers.json";
 const CLAIMS_FILE: &str = "claims.json";

@@ -134,23 +134,8 @@ impl GeminiMock {
             requests: Vec::new(),
         }));
         let stopping = Arc::new(AtomicBool::new(false));
-        let (thread_state, thread_stopping) = (Arc::clone(&state), Arc::clone(&stopping));
-        let accept_thread = thread::Builder::new()
-            .name("gemini-mock".to_owned())
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    if thread_stopping.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let state = Arc::clone(&thread_state);
-                    // A connection thread ends with its connection; the client closes them.
-                    let _ = thread::Builder::new()
-                        .name("gemini-mock-conn".to_owned())
-                        .spawn(move || serve(stream, &state));
-                }
-            })
-            .expect("start the Gemini mock");
+        let accept_thread =
+            spawn_accepting(listener, "gemini-mock".to_owned(), &state, &stopping, serve);
         GeminiMock {
             addr,
             state,

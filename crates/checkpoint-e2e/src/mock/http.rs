@@ -3,6 +3,35 @@
 
 use super::*;
 
+/// Accepts connections on `listener` on a thread named `name` until `stopping` is set, serving
+/// each with `serve` on a thread of its own (it ends with its connection; the client closes
+/// them).
+pub(super) fn spawn_accepting<S: Send + 'static>(
+    listener: TcpListener,
+    name: String,
+    state: &Arc<Mutex<S>>,
+    stopping: &Arc<AtomicBool>,
+    serve: fn(TcpStream, &Mutex<S>),
+) -> JoinHandle<()> {
+    let (state, stopping) = (Arc::clone(state), Arc::clone(stopping));
+    let connection = format!("{name}-conn");
+    thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let state = Arc::clone(&state);
+                let _ = thread::Builder::new()
+                    .name(connection.clone())
+                    .spawn(move || serve(stream, &state));
+            }
+        })
+        .expect("spawning a thread succeeds")
+}
+
 /// A parsed HTTP request.
 pub(super) struct HttpRequest {
     pub(super) method: String,

@@ -60,22 +60,8 @@ impl ResponsesMock {
             ..ResponsesState::default()
         }));
         let stopping = Arc::new(AtomicBool::new(false));
-        let (accept_state, accept_stopping) = (Arc::clone(&state), Arc::clone(&stopping));
-        thread::Builder::new()
-            .name(format!("responses-mock-{}", addr.port()))
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    if accept_stopping.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let state = Arc::clone(&accept_state);
-                    let _ = thread::Builder::new()
-                        .name("responses-mock-conn".to_owned())
-                        .spawn(move || serve(stream, &state));
-                }
-            })
-            .expect("spawning a thread succeeds");
+        let name = format!("responses-mock-{}", addr.port());
+        spawn_accepting(listener, name, &state, &stopping, serve);
         ResponsesMock {
             addr,
             state,

@@ -5,8 +5,6 @@
 //! Unknown fields are ignored. A field read only when present never makes a payload unusable:
 //! one of another type reads as absent, as before the payloads were typed.
 
-use std::{fmt, str::FromStr};
-
 use serde::{Deserialize, Deserializer};
 
 pub(crate) use crate::clients::event::Tool;
@@ -15,68 +13,21 @@ use crate::clients::{
     lenient::{self, lenient_bool, lenient_seq, lenient_str},
 };
 
-/// A Claude Code hook event that `checkpoint hook` handles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HookEvent {
-    SessionStart,
-    PreCompact,
-    PreToolUse,
-    PostToolUse,
-    PostToolUseFailure,
-    Stop,
-    SubagentStart,
-    SubagentStop,
-    StopFailure,
-    /// Accepted, and does nothing.
-    SessionEnd,
-}
-
-impl HookEvent {
-    /// Every event, in the order they are documented.
-    pub(crate) const ALL: [HookEvent; 10] = [
-        Self::SessionStart,
-        Self::PreCompact,
-        Self::PreToolUse,
-        Self::PostToolUse,
-        Self::PostToolUseFailure,
-        Self::Stop,
-        Self::SubagentStart,
-        Self::SubagentStop,
-        Self::StopFailure,
-        Self::SessionEnd,
-    ];
-
-    /// The event's name in Claude Code's hook configuration and payloads.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::SessionStart => "SessionStart",
-            Self::PreCompact => "PreCompact",
-            Self::PreToolUse => "PreToolUse",
-            Self::PostToolUse => "PostToolUse",
-            Self::PostToolUseFailure => "PostToolUseFailure",
-            Self::Stop => "Stop",
-            Self::SubagentStart => "SubagentStart",
-            Self::SubagentStop => "SubagentStop",
-            Self::StopFailure => "StopFailure",
-            Self::SessionEnd => "SessionEnd",
-        }
-    }
-}
-
-impl fmt::Display for HookEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for HookEvent {
-    type Err = String;
-
-    fn from_str(value: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|event| event.name() == value)
-            .ok_or_else(|| format!("unknown hook event `{value}`; nothing recorded"))
+event::hook_events! {
+    /// A Claude Code hook event that `checkpoint hook` handles, in the order they are
+    /// documented.
+    "" enum HookEvent {
+        SessionStart,
+        PreCompact,
+        PreToolUse,
+        PostToolUse,
+        PostToolUseFailure,
+        Stop,
+        SubagentStart,
+        SubagentStop,
+        StopFailure,
+        /// Accepted, and does nothing.
+        SessionEnd,
     }
 }
 

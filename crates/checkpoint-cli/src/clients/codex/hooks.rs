@@ -6,7 +6,7 @@
 //! whose paths are only inside the patch text, relative to `cwd`. Unknown fields are ignored; a
 //! field read only when present never makes a payload unusable.
 
-use std::{path::Path, str::FromStr};
+use std::path::Path;
 
 use serde::Deserialize;
 
@@ -15,46 +15,14 @@ use crate::clients::{
     lenient::{self, lenient_bool, lenient_map, lenient_str},
 };
 
-/// A Codex hook event that `checkpoint hook --client codex` handles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HookEvent {
-    SessionStart,
-    PreCompact,
-    PreToolUse,
-    PostToolUse,
-    Stop,
-}
-
-impl HookEvent {
-    /// Every event, in the order they fire.
-    pub(crate) const ALL: [HookEvent; 5] = [
-        Self::SessionStart,
-        Self::PreCompact,
-        Self::PreToolUse,
-        Self::PostToolUse,
-        Self::Stop,
-    ];
-
-    /// The event's name in Codex's hook configuration and payloads.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::SessionStart => "SessionStart",
-            Self::PreCompact => "PreCompact",
-            Self::PreToolUse => "PreToolUse",
-            Self::PostToolUse => "PostToolUse",
-            Self::Stop => "Stop",
-        }
-    }
-}
-
-impl FromStr for HookEvent {
-    type Err = String;
-
-    fn from_str(value: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|event| event.name() == value)
-            .ok_or_else(|| format!("unknown Codex hook event `{value}`; nothing recorded"))
+event::hook_events! {
+    /// A Codex hook event that `checkpoint hook --client codex` handles, in the order they fire.
+    "Codex" enum HookEvent {
+        SessionStart,
+        PreCompact,
+        PreToolUse,
+        PostToolUse,
+        Stop,
     }
 }
 

@@ -12,7 +12,7 @@
 //! Unknown fields are ignored; a field read only when present reads as absent when it has
 //! another type.
 
-use std::{fmt, path::Path, str::FromStr};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -21,61 +21,21 @@ use crate::clients::event::{
     self, Envelope, Event, Hooked, StartSource, Stop, Tool, ToolInput, ToolResponse,
 };
 
-/// A Gemini CLI hook event that `checkpoint hook --client gemini` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HookEvent {
-    /// A session started (`startup`, `resume`, `clear`): answered with where the work stands.
-    SessionStart,
-    /// A tool call is about to run.
-    BeforeTool,
-    /// A tool call ran (or failed, with `tool_response.error`).
-    AfterTool,
-    /// The agent's turn ended: a heartbeat, and the `strict_stop` check.
-    AfterAgent,
-    /// Fires before every model call, compressed or not: accepted, and does nothing.
-    PreCompress,
-    /// Accepted, and does nothing (it does not run after a 429).
-    SessionEnd,
-}
-
-impl HookEvent {
-    /// Every event.
-    pub(crate) const ALL: [HookEvent; 6] = [
-        Self::SessionStart,
-        Self::BeforeTool,
-        Self::AfterTool,
-        Self::AfterAgent,
-        Self::PreCompress,
-        Self::SessionEnd,
-    ];
-
-    /// The event's name in Gemini CLI's settings and payloads.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::SessionStart => "SessionStart",
-            Self::BeforeTool => "BeforeTool",
-            Self::AfterTool => "AfterTool",
-            Self::AfterAgent => "AfterAgent",
-            Self::PreCompress => "PreCompress",
-            Self::SessionEnd => "SessionEnd",
-        }
-    }
-}
-
-impl fmt::Display for HookEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for HookEvent {
-    type Err = String;
-
-    fn from_str(value: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|event| event.name() == value)
-            .ok_or_else(|| format!("unknown Gemini CLI hook event `{value}`; nothing recorded"))
+event::hook_events! {
+    /// A Gemini CLI hook event that `checkpoint hook --client gemini` accepts.
+    "Gemini CLI" enum HookEvent {
+        /// A session started (`startup`, `resume`, `clear`): answered with where the work stands.
+        SessionStart,
+        /// A tool call is about to run.
+        BeforeTool,
+        /// A tool call ran (or failed, with `tool_response.error`).
+        AfterTool,
+        /// The agent's turn ended: a heartbeat, and the `strict_stop` check.
+        AfterAgent,
+        /// Fires before every model call, compressed or not: accepted, and does nothing.
+        PreCompress,
+        /// Accepted, and does nothing (it does not run after a 429).
+        SessionEnd,
     }
 }
 
