@@ -266,6 +266,16 @@ pub enum StopKind {
 }
 
 impl StopKind {
+    /// Its name, as the runner's JSON events and `CHECKPOINT_STOP` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopKind::Finished => "finished",
+            StopKind::NeedsPerson => "needs_person",
+            StopKind::Limit => "limit",
+            StopKind::Interrupted => "interrupted",
+        }
+    }
+
     /// How serious a stop is, for `run --all`, which exits with its most serious stop: an
     /// interruption, then a person needed, then a bound reached, then finished.
     pub fn severity(self) -> u8 {

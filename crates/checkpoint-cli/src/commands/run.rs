@@ -30,11 +30,11 @@ pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
     clients::session::{AgentClient, AgentEvent},
     ctx::{self, Ctx},
-    env,
+    env, failure,
     output::{self, Format},
     runner::{
         all::{self, Carried, Ran},
-        display::{Display, RunEvent, exit_for, stop_name},
+        display::{Display, RunEvent},
         lock::{self, Acquired, LockOwner},
         observed::Observed,
         process::{self, Poll, Session, signal_name},
@@ -137,10 +137,7 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
     let worst = checkpoint_core::run::most_serious(&kinds);
     output::note(&all::summary(&order, &stops, &skipped, args.dry_run));
     // A workflow it could not read is not done: the run says so in its exit code too.
-    Ok(match exit_for(worst) {
-        exit_code::SUCCESS if !skipped.is_empty() => exit_code::UNTRUSTED,
-        exit => exit,
-    })
+    Ok(failure::exit_code_of_all(worst, !skipped.is_empty()))
 }
 
 /// Runs one workflow.
@@ -733,7 +730,7 @@ impl Runner<'_> {
                 phase.map(PhaseId::as_str).unwrap_or_default(),
             )
             .env(env::CHECKPOINT_REASON, reason)
-            .env(env::CHECKPOINT_STOP, stop_name(kind))
+            .env(env::CHECKPOINT_STOP, kind.as_str())
             .stdin(Stdio::null())
             .stdout(Stdio::from(std::io::stderr()))
             .status();
@@ -758,7 +755,7 @@ impl Runner<'_> {
         phase: Option<PhaseId>,
         commands: Vec<String>,
     ) -> Result<u8> {
-        let code = exit_for(kind);
+        let code = failure::exit_code_of_stop(kind);
         self.stopped.set(kind);
         if let Err(err) = self.journal(Transition::RunStop {
             reason: reason.clone(),

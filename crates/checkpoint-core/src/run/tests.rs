@@ -779,3 +779,19 @@ fn a_limit_with_no_reset_counts_the_last_retry_delay() {
     assert_eq!(Reset::of_session(None, true, None, ended), Ok(None));
     assert!(Reset::of_session(None, true, Some(u64::MAX), ended).is_err());
 }
+
+/// A stop's name is its spelling in the runner's JSON events, for every stop.
+#[test]
+fn a_stop_is_named_as_its_json_spells_it() {
+    for kind in [
+        StopKind::Finished,
+        StopKind::NeedsPerson,
+        StopKind::Limit,
+        StopKind::Interrupted,
+    ] {
+        assert_eq!(
+            serde_json::to_value(kind).unwrap(),
+            serde_json::Value::from(kind.as_str())
+        );
+    }
+}
