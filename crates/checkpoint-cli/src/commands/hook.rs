@@ -386,7 +386,7 @@ impl Hook {
                 })
                 .map(|path| self.relative(path))
                 .collect(),
-            Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => Vec::new(),
+            Tool::Agent | Tool::Bash | Tool::FileRead | Tool::Workflow | Tool::Other => Vec::new(),
         };
         let committed = payload.tool() == Tool::Bash
             && input.command.as_deref().is_some_and(observe::is_git_commit)
