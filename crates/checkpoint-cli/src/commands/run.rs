@@ -19,7 +19,9 @@ use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
     budget::{Budget, Spending},
     resume::ResumePlan,
-    run::{Outcome, Reset, RunLimits, RunState, SessionOutcome, SessionReport, Step, StopKind},
+    run::{
+        Reset, RunLimits, RunState, SessionOutcome, SessionReport, SessionVerdict, Step, StopKind,
+    },
     window,
 };
 use chrono::{DateTime, Duration, Local, Utc};
@@ -28,7 +30,7 @@ use miette::{IntoDiagnostic, Result};
 pub(crate) use crate::runner::args::RunArgs;
 pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
-    clients::session::{AgentClient, AgentEvent},
+    clients::session::{AgentClient, SessionEvent},
     ctx::{self, Ctx},
     env, failure,
     output::{self, Format},
@@ -635,7 +637,7 @@ impl Runner<'_> {
         let outcome = if was_interrupted.is_some() || cut {
             SessionOutcome::Interrupted
         } else {
-            Outcome::of(&report).into()
+            SessionVerdict::of(&report).into()
         };
         self.journal(Transition::RunSessionEnd {
             number,
@@ -665,7 +667,7 @@ impl Runner<'_> {
         Ok((report, was_interrupted, cut))
     }
 
-    fn on_event(&self, number: u32, watch: &mut Observed, event: AgentEvent) -> Result<()> {
+    fn on_event(&self, number: u32, watch: &mut Observed, event: SessionEvent) -> Result<()> {
         match watch.take(number, event) {
             Some(event) => self.show(event),
             None => Ok(()),

@@ -738,7 +738,7 @@ fn answer_by_mode(client: Client, mode: Mode, reason: &str) -> Result<()> {
         } })),
         Mode::Refuse => {
             let refusal = crate::clients::home(client).refusal();
-            super::effects::emit_refusal(client, refusal, reason)
+            super::effects_guard::emit_refusal(client, refusal, reason)
         }
     }
 }
