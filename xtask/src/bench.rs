@@ -2,7 +2,7 @@
 //! an empty Rust program) and to the seed systems' bash + jq scripts, measured side by side in
 //! round-robin rounds; the report goes to stdout and `target/bench/report.md`.
 
-mod effects;
+mod effects_guard;
 mod fixtures;
 mod harness;
 mod plugin_hook;
@@ -172,7 +172,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     let mut targets = targets(&lookup, &plan, list_reads.as_ref(), &mut notes);
     targets.push(watch_target(watch_latency.as_ref()));
     targets.extend(plugin_hook::targets(&lookup));
-    targets.extend(effects::targets(&lookup));
+    targets.extend(effects_guard::targets(&lookup));
     targets.extend(snapshots::targets(&lookup));
     targets.extend(workflow_runs::targets(&lookup));
     targets.extend(writes::targets(&lookup));
@@ -295,8 +295,8 @@ fn floor_cases(dir: &Path, bin_dir: &Path) -> Result<Vec<Case>> {
 /// The guards on the hot path: the never-twice guard, the write guard, the snapshots.
 fn guard_cases(dir: &Path, binary: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
-    if effects::wanted(wanted) {
-        cases.extend(effects::cases(dir, binary)?);
+    if effects_guard::wanted(wanted) {
+        cases.extend(effects_guard::cases(dir, binary)?);
     }
     if writes::wanted(wanted) {
         cases.extend(writes::cases(dir, binary)?);

@@ -1,7 +1,7 @@
 //! `cargo xtask tidy`: the rules of ARCHITECTURE.md and CONTRIBUTING.md checked by machine, on
 //! the sources only (no build): every file opens with a `//!` line, every module is named in the
-//! code map, no import circle between modules, no long file or function, no test file left out
-//! of its harness. (rust-analyzer's `xtask/src/tidy.rs` is the model.)
+//! code map, no import circle between modules, no long file or function, no `mod.rs` outside
+//! the tests, no test file left out of its harness. (rust-analyzer's `xtask/src/tidy.rs` is the model.)
 
 mod imports;
 mod layers;
@@ -78,6 +78,7 @@ pub(crate) fn check(root: &Path) -> Result<Vec<Problem>> {
             check_doc(&source, &mut problems);
             if !source.is_test() {
                 check_lengths(&source, &mut problems);
+                check_layout(&source, &mut problems);
             }
             sources.push(source);
         }
@@ -203,6 +204,24 @@ fn check_doc(source: &Source, problems: &mut Vec<Problem>) {
             fix: "start it with `//! <what this file is for>.`".to_owned(),
         });
     }
+}
+
+/// One module layout: `foo.rs` beside `foo/`, never `foo/mod.rs` (test harnesses aside).
+fn check_layout(source: &Source, problems: &mut Vec<Problem>) {
+    let Some(dir) = source
+        .in_package
+        .strip_suffix("mod.rs")
+        .filter(|dir| dir.is_empty() || dir.ends_with('/'))
+    else {
+        return;
+    };
+    let dir = dir.trim_end_matches('/');
+    problems.push(Problem {
+        place: source.place.clone(),
+        message: "a `mod.rs`: modules are laid out as `foo.rs` beside `foo/` in this workspace"
+            .to_owned(),
+        fix: format!("`git mv {dir}/mod.rs {dir}.rs` (its `mod` lines stay as they are)"),
+    });
 }
 
 fn check_lengths(source: &Source, problems: &mut Vec<Problem>) {
@@ -401,7 +420,10 @@ fn is_named(path: &str, paragraphs: &[Vec<&str>]) -> bool {
     if spans().any(|span| ends_with(span, path)) {
         return true;
     }
-    if let Some(dir) = path.strip_suffix("mod.rs") {
+    if let Some(dir) = path
+        .strip_suffix("mod.rs")
+        .filter(|dir| dir.is_empty() || dir.ends_with('/'))
+    {
         return spans().any(|span| ends_with(span, dir));
     }
     path.match_indices('/').any(|(idx, _)| {

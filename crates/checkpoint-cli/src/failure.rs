@@ -1,10 +1,32 @@
 //! Errors the CLI raises itself (not the core's), each with a stable diagnostic code, whose
 //! documented exit code `exit_code::BY_DIAGNOSTIC` decides, so that refusals, invalid input and
-//! missing things never fall back to 1.
+//! missing things never fall back to 1; and the exit codes of `checkpoint run`'s stops, which
+//! are not errors.
 
 use std::fmt;
 
+use checkpoint_contract::exit_code;
+use checkpoint_core::run::StopKind;
 use miette::Diagnostic;
+
+/// The exit code of `checkpoint run` stopped so.
+pub(crate) fn exit_code_of_stop(kind: StopKind) -> u8 {
+    match kind {
+        StopKind::Finished => exit_code::SUCCESS,
+        StopKind::NeedsPerson => exit_code::NEEDS_PERSON,
+        StopKind::Limit => exit_code::RUN_LIMIT,
+        StopKind::Interrupted => exit_code::INTERRUPTED,
+    }
+}
+
+/// The exit code of `checkpoint run --all`: its most serious stop's, but a run that finished
+/// with workflows it could not read (skipped) has not done them: the state cannot be trusted.
+pub(crate) fn exit_code_of_all(worst: StopKind, skipped_any: bool) -> u8 {
+    match exit_code_of_stop(worst) {
+        exit_code::SUCCESS if skipped_any => exit_code::UNTRUSTED,
+        code => code,
+    }
+}
 
 /// An error raised by a command, with its stable code and its hint.
 #[derive(Debug, thiserror::Error)]
@@ -56,5 +78,50 @@ impl Diagnostic for Failure {
         self.help
             .as_ref()
             .map(|help| Box::new(help) as Box<dyn fmt::Display>)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every stop has its own documented code; a finished `run --all` that skipped a workflow
+    /// is not a success, and any other stop keeps its code.
+    #[test]
+    fn each_stop_has_its_documented_exit_code() {
+        let all = [
+            StopKind::Finished,
+            StopKind::NeedsPerson,
+            StopKind::Limit,
+            StopKind::Interrupted,
+        ];
+        let codes: Vec<u8> = all.iter().map(|kind| exit_code_of_stop(*kind)).collect();
+        assert_eq!(
+            codes,
+            [
+                exit_code::SUCCESS,
+                exit_code::NEEDS_PERSON,
+                exit_code::RUN_LIMIT,
+                exit_code::INTERRUPTED
+            ]
+        );
+        for code in &codes {
+            assert!(
+                exit_code::ALL
+                    .iter()
+                    .any(|documented| documented.code == *code)
+            );
+        }
+        assert_eq!(
+            exit_code_of_all(StopKind::Finished, false),
+            exit_code::SUCCESS
+        );
+        assert_eq!(
+            exit_code_of_all(StopKind::Finished, true),
+            exit_code::UNTRUSTED
+        );
+        for kind in &all[1..] {
+            assert_eq!(exit_code_of_all(*kind, true), exit_code_of_stop(*kind));
+        }
     }
 }

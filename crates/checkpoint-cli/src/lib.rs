@@ -12,6 +12,7 @@ mod clients;
 mod commands;
 mod ctx;
 mod env;
+mod error_file;
 pub use checkpoint_contract::exit_code;
 mod failure;
 mod git;
@@ -80,11 +81,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         Err(err) => {
             output::clap_error(&err);
-            return ExitCode::from(if err.use_stderr() {
-                exit_code::USAGE
-            } else {
-                exit_code::SUCCESS
-            });
+            if !err.use_stderr() {
+                return ExitCode::from(exit_code::SUCCESS);
+            }
+            error_file::write(&error_file::of_clap(&err));
+            return ExitCode::from(exit_code::USAGE);
         }
     };
     let color = ctx::use_color(cli.global.color);
@@ -93,18 +94,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         let ran = context(&cli.global).and_then(|ctx| commands::run::run(ctx, args));
         return ExitCode::from(match ran {
             Ok(code) => code,
-            Err(report) => {
-                render_error(&report, cli.global.format, color);
-                exit_code_of(&report)
-            }
+            Err(report) => fail(&report, cli.global.format, color),
         });
     }
     match dispatch(&cli) {
         Ok(()) => ExitCode::from(exit_code::SUCCESS),
-        Err(report) => {
-            render_error(&report, cli.global.format, color);
-            ExitCode::from(exit_code_of(&report))
-        }
+        Err(report) => ExitCode::from(fail(&report, cli.global.format, color)),
     }
 }
 
@@ -308,6 +303,14 @@ fn hook(client: &str, event: &str, dir: Option<&Path>) {
     commands::hook::run(client, event, dir, now);
 }
 
+/// Reports a failed command: on stderr as `format` says, and typed in the error file
+/// (`CHECKPOINT_ERROR_FILE`); returns its exit code.
+fn fail(report: &Report, format: Format, color: bool) -> u8 {
+    render_error(report, format, color);
+    error_file::write(&error_file::of_report(report));
+    exit_code_of(report)
+}
+
 fn render_error(report: &Report, format: Format, color: bool) {
     let mut text = String::new();
     let rendered = match format {
@@ -332,15 +335,8 @@ fn render_error(report: &Report, format: Format, color: bool) {
 /// Maps an error to its documented exit code: the one its diagnostic code has in
 /// [`exit_code::BY_DIAGNOSTIC`], wherever the error was raised.
 fn exit_code_of(report: &Report) -> u8 {
-    let code = report.code().or_else(|| {
-        // A report wrapped in context keeps the code of the error inside.
-        report
-            .downcast_ref::<checkpoint_core::Error>()
-            .and_then(miette::Diagnostic::code)
-    });
-    code.map_or(exit_code::FAILURE, |code| {
-        exit_code::of_diagnostic(&code.to_string())
-    })
+    error_file::diagnostic_code(report)
+        .map_or(exit_code::FAILURE, |code| exit_code::of_diagnostic(&code))
 }
 
 /// Runs the command again with `TZ` empty (UTC, without reading a file), after a warning: a
@@ -360,6 +356,13 @@ fn run_in_utc(args: &[OsString], reason: &str) -> ExitCode {
                 "could not run again in UTC: {err}; unset `TZ` or set it to a zone name"
             ));
         }
+    }
+    if !hook {
+        error_file::write(&checkpoint_contract::document::ErrorReport {
+            message: format!("{reason}, and `checkpoint` could not run again in UTC"),
+            code: Some(checkpoint_contract::diagnostic::USAGE.to_owned()),
+            help: Some("unset `TZ` or set it to a zone name".to_owned()),
+        });
     }
     ExitCode::from(if hook {
         exit_code::SUCCESS
@@ -532,6 +535,54 @@ mod tests {
             use std::os::unix::ffi::OsStrExt;
             let not_utf8 = Some(OsStr::from_bytes(b"\xff"));
             assert_eq!(plain_hook_event(&argv, None, not_utf8), None);
+        }
+    }
+
+    /// Every kind of refused command line is a usage error with clap's message, its usage as
+    /// the fix; a request for help or the version is no error at all.
+    #[test]
+    fn a_refused_command_line_is_a_usage_error() {
+        for (args, needle) in [
+            (
+                &["checkpoint", "nope"][..],
+                "unrecognized subcommand 'nope'",
+            ),
+            (
+                &["checkpoint", "status", "--bogus"],
+                "unexpected argument '--bogus'",
+            ),
+            (
+                &["checkpoint", "start"],
+                "required arguments were not provided",
+            ),
+            (
+                &["checkpoint", "--format", "xml", "status"],
+                "invalid value 'xml'",
+            ),
+        ] {
+            let err = Cli::try_parse_from(args).unwrap_err();
+            assert!(err.use_stderr(), "{args:?}");
+            let report = error_file::of_clap(&err);
+            assert_eq!(
+                report.code.as_deref(),
+                Some(checkpoint_contract::diagnostic::USAGE),
+                "{args:?}"
+            );
+            assert!(report.message.contains(needle), "{args:?}: {report:?}");
+            assert!(!report.message.starts_with("error:"), "{report:?}");
+            assert!(
+                report
+                    .help
+                    .as_deref()
+                    .is_some_and(|help| help.contains("--help")),
+                "{args:?}: {report:?}"
+            );
+        }
+        for args in [["checkpoint", "--help"], ["checkpoint", "--version"]] {
+            assert!(
+                !Cli::try_parse_from(args).unwrap_err().use_stderr(),
+                "{args:?}"
+            );
         }
     }
 }

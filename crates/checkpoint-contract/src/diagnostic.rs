@@ -98,5 +98,8 @@ pub mod mcp {
         INVALID_ARGUMENTS = "checkpoint::mcp::invalid_arguments";
         /// The plan object could not be written to a temporary file.
         PLAN_FILE = "checkpoint::mcp::plan_file";
+        /// The command failed without writing its error to `CHECKPOINT_ERROR_FILE` (it crashed,
+        /// was killed, or is not this release's `checkpoint`), or wrote one that does not parse.
+        NO_REPORT = "checkpoint::mcp::no_report";
     }
 }

@@ -86,8 +86,10 @@ pub struct Listed {
     pub dir: String,
 }
 
-/// A failed command's error, as the command line reports it on stderr with `--format json`
-/// (miette's JSON report, of which these are the fields a reader needs).
+/// A failed command's error: the document it writes to the file `CHECKPOINT_ERROR_FILE` names,
+/// whatever `--format` (a bad command line's included, with the code `checkpoint::usage`); with
+/// `--format json` also the last line of stderr (miette's JSON report, of which these are the
+/// fields a reader needs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorReport {
     pub message: String,

@@ -75,6 +75,10 @@ vars! {
     CI;
     /// Disables the live line of `checkpoint run` when set to a non-empty value.
     CHECKPOINT_NO_PROGRESS;
+    /// A file a failed command writes its error to, as one JSON document (`message`, `code`,
+    /// `help`; a bad command line's code is `checkpoint::usage`), replaced atomically, whatever
+    /// `--format`; stderr keeps the text. The MCP server reads its commands' errors there.
+    CHECKPOINT_ERROR_FILE;
     /// Set for the `[run] notify` command: the phase a person must decide on (may be empty).
     CHECKPOINT_PHASE;
     /// Set for the `[run] notify` command: why the runner stopped.

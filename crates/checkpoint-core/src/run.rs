@@ -211,7 +211,7 @@ pub struct SessionReport {
 /// What a finished session amounted to, as the runner decides on it (the journal's
 /// [`SessionOutcome`] adds `Interrupted`, which it never weighs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum SessionVerdict {
     /// It recorded work.
     Progress,
     /// It ended normally without recording any work.
@@ -222,30 +222,30 @@ pub enum Outcome {
     Crash,
 }
 
-impl Outcome {
+impl SessionVerdict {
     /// Classifies a finished session.
-    pub fn of(report: &SessionReport) -> Outcome {
+    pub fn of(report: &SessionReport) -> SessionVerdict {
         // A limit the client got over by itself (its own retries) did not end the session.
         let recovered = report.exit == Some(0) && report.transitions > 0;
         if report.rate_limited && !recovered {
-            Outcome::RateLimit
+            SessionVerdict::RateLimit
         } else if report.exit != Some(0) {
-            Outcome::Crash
+            SessionVerdict::Crash
         } else if report.transitions == 0 {
-            Outcome::Stall
+            SessionVerdict::Stall
         } else {
-            Outcome::Progress
+            SessionVerdict::Progress
         }
     }
 }
 
-impl From<Outcome> for SessionOutcome {
-    fn from(outcome: Outcome) -> Self {
+impl From<SessionVerdict> for SessionOutcome {
+    fn from(outcome: SessionVerdict) -> Self {
         match outcome {
-            Outcome::Progress => Self::Progress,
-            Outcome::Stall => Self::Stall,
-            Outcome::RateLimit => Self::RateLimit,
-            Outcome::Crash => Self::Crash,
+            SessionVerdict::Progress => Self::Progress,
+            SessionVerdict::Stall => Self::Stall,
+            SessionVerdict::RateLimit => Self::RateLimit,
+            SessionVerdict::Crash => Self::Crash,
         }
     }
 }
@@ -266,6 +266,16 @@ pub enum StopKind {
 }
 
 impl StopKind {
+    /// Its name, as the runner's JSON events and `CHECKPOINT_STOP` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopKind::Finished => "finished",
+            StopKind::NeedsPerson => "needs_person",
+            StopKind::Limit => "limit",
+            StopKind::Interrupted => "interrupted",
+        }
+    }
+
     /// How serious a stop is, for `run --all`, which exits with its most serious stop: an
     /// interruption, then a person needed, then a bound reached, then finished.
     pub fn severity(self) -> u8 {
@@ -492,23 +502,23 @@ impl RunState {
         for usage in &report.usage {
             budget::note_usage(&mut self.usage, usage.clone());
         }
-        let outcome = Outcome::of(report);
-        if outcome != Outcome::Stall {
+        let outcome = SessionVerdict::of(report);
+        if outcome != SessionVerdict::Stall {
             self.stalls = 0;
         }
-        if outcome != Outcome::Crash {
+        if outcome != SessionVerdict::Crash {
             self.crashes = 0;
         }
-        if outcome != Outcome::RateLimit {
+        if outcome != SessionVerdict::RateLimit {
             self.blind_rate_limits = 0;
         }
         let now = report.ended_at;
         match outcome {
-            Outcome::Progress => {
+            SessionVerdict::Progress => {
                 self.resume = None;
                 None
             }
-            Outcome::Stall => {
+            SessionVerdict::Stall => {
                 self.resume = None;
                 self.stalls += 1;
                 (self.stalls >= MAX_STALLS).then(|| Step::Stop {
@@ -521,7 +531,7 @@ impl RunState {
                     commands: vec!["checkpoint resume".into(), "checkpoint log".into()],
                 })
             }
-            Outcome::RateLimit => {
+            SessionVerdict::RateLimit => {
                 // Continue the same session after the wait, so that its context is kept.
                 self.resume = report.session_id.clone().or(self.resume.take());
                 let judged = report.reset.map(|reset| (reset, reset.judge(now)));
@@ -578,7 +588,7 @@ impl RunState {
                     )),
                 }
             }
-            Outcome::Crash => {
+            SessionVerdict::Crash => {
                 self.resume = None;
                 self.crashes += 1;
                 let wait = backoff(CRASH_BACKOFF, self.crashes, limits);

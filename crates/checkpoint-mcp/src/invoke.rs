@@ -1,14 +1,16 @@
 //! Runs the `checkpoint` command line for the server: every read and write goes through the same
 //! store, lock and redaction as a command typed in a shell, and its JSON document or error comes
-//! back unchanged.
+//! back unchanged. The document is read from stdout; a failed command's error from the typed
+//! report it writes to `CHECKPOINT_ERROR_FILE` (a file of a private directory made for the
+//! call); stderr is warnings only.
 
-use std::{ffi::OsString, path::PathBuf, process::Stdio};
-
-use checkpoint_contract::{
-    diagnostic::{self, mcp},
-    document::ErrorReport,
-    env, exit_code,
+use std::{
+    ffi::OsString,
+    path::{Path, PathBuf},
+    process::{ExitStatus, Stdio},
 };
+
+use checkpoint_contract::{diagnostic::mcp, document::ErrorReport, env, exit_code};
 use serde_json::{Value, json};
 
 /// The `checkpoint` binary and the options every command gets.
@@ -67,6 +69,7 @@ impl Cli {
         if let Some(arg) = args.iter().find(|arg| arg.len() >= MAX_ARG_BYTES) {
             return Err(argument_too_long(arg.len()));
         }
+        let error_file = ErrorFile::new()?;
         let mut command = tokio::process::Command::new(&self.program);
         command
             .arg("--format")
@@ -82,6 +85,7 @@ impl Cli {
         command
             .args(args)
             .env(env::CHECKPOINT_NO_PROGRESS, "1")
+            .env(env::CHECKPOINT_ERROR_FILE, error_file.path())
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -110,7 +114,7 @@ impl Cli {
                 warnings: stderr.trim().to_owned(),
             });
         }
-        Err(parse_error(&stderr, output.status.code()))
+        Err(error_file.read(output.status, &stderr))
     }
 
     /// Why the command could not run: the binary is missing, or the arguments are over the
@@ -218,38 +222,85 @@ fn argument_too_long(len: usize) -> CliError {
     }
 }
 
-/// Reads the error of a failed command from its stderr: the JSON report on its last line (after
-/// any warnings), else the text itself (a usage error from clap).
-fn parse_error(stderr: &str, exit_code: Option<i32>) -> CliError {
-    let report = stderr
-        .lines()
-        .rev()
-        .find(|line| !line.trim().is_empty())
-        .and_then(|line| serde_json::from_str::<ErrorReport>(line.trim()).ok());
+/// The file a command writes its error to: empty, in a directory of its own that only this
+/// user can read, removed with it.
+struct ErrorFile {
+    dir: tempfile::TempDir,
+}
+
+impl ErrorFile {
+    const NAME: &str = "error.json";
+
+    fn new() -> Result<Self, CliError> {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("checkpoint-mcp-");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        let dir = builder
+            .tempdir()
+            .and_then(|dir| std::fs::File::create(dir.path().join(Self::NAME)).map(|_| dir))
+            .map_err(|err| CliError {
+                message: format!("could not make the file a command reports its error to: {err}"),
+                code: Some(mcp::SPAWN.into()),
+                hint: Some("check that the temporary directory (`TMPDIR`) is writable".into()),
+                exit_code: None,
+            })?;
+        Ok(Self { dir })
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().join(Self::NAME)
+    }
+
+    /// The error of a command that exited with `status`: the report it wrote, else an error
+    /// saying it wrote none (it crashed or was killed), with the end of its stderr.
+    fn read(&self, status: ExitStatus, stderr: &str) -> CliError {
+        read_error(&self.path(), status, stderr)
+    }
+}
+
+/// The error of a command that exited with `status`, from the report at `path`.
+fn read_error(path: &Path, status: ExitStatus, stderr: &str) -> CliError {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let report = serde_json::from_str::<ErrorReport>(&text);
     match report {
-        Some(report) => CliError {
+        Ok(report) => CliError {
             message: report.message,
             code: report.code,
             hint: report.help,
-            exit_code,
+            exit_code: status.code(),
         },
-        None => {
-            let text = stderr.trim();
-            let message = text.strip_prefix("error: ").unwrap_or(text);
+        Err(err) => {
+            let what = if text.trim().is_empty() {
+                "without writing its error".to_owned()
+            } else {
+                format!("and wrote an error this server cannot read ({err})")
+            };
+            let mut message = format!("`checkpoint` failed ({status}) {what}");
+            let stderr = stderr.trim();
+            if !stderr.is_empty() {
+                let mut start = stderr.len().saturating_sub(STDERR_SHOWN);
+                while !stderr.is_char_boundary(start) {
+                    start += 1;
+                }
+                message.push_str("; its stderr ended with:\n");
+                message.push_str(&stderr[start..]);
+            }
             CliError {
-                message: if message.is_empty() {
-                    format!("`checkpoint` exited with {exit_code:?} and no message")
-                } else {
-                    message.to_owned()
-                },
-                code: (exit_code == Some(exit_code::USAGE.into()))
-                    .then(|| diagnostic::USAGE.to_owned()),
-                hint: None,
-                exit_code,
+                message,
+                code: Some(mcp::NO_REPORT.into()),
+                hint: Some(
+                    "run the tool again; if it fails the same way, run the command in a shell, and use the `checkpoint-mcp` of the same release as `checkpoint`"
+                        .into(),
+                ),
+                exit_code: status.code(),
             }
         }
     }
 }
+
+/// How much of a failed command's stderr an error without a report shows.
+const STDERR_SHOWN: usize = 2000;
 
 #[cfg(test)]
 mod tests;

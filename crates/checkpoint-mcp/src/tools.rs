@@ -6,7 +6,7 @@
 //! can undo its own damage: it is reversible (`checkpoint redo`), and its snapshot keeps the
 //! tree it replaces.
 
-mod effects;
+mod effect_tools;
 
 use std::ffi::OsString;
 
@@ -62,7 +62,7 @@ pub(crate) fn all() -> Vec<ToolDef> {
         phase_tools(),
         task_tools(),
         context_tools(),
-        effects::effect_tools(),
+        effect_tools::effect_tools(),
         file_tools(),
     ]
     .into_iter()

@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::{
     Result,
     bench::{
-        effects::checkpoint,
+        effects_guard::checkpoint,
         fixtures,
         harness::{Case, Expect, Setup},
         report::Target,

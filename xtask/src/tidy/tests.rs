@@ -10,7 +10,7 @@ use crate::tidy::check;
 /// The code map of the fixtures: every module of `crates/demo` that `CLEAN` has.
 const MAP: &str = "# Architecture\n\n## Code map\n\n### `crates/demo`\n\n\
 - `a.rs`, `b.rs`: two modules.\n\
-- `store/`: `mod.rs` declares; `load.rs` loads.\n\n\
+- `store.rs` declares `store/`; `load.rs` loads.\n\n\
 ### `plugin`\n\nNot a crate; `c.rs` here names nothing of `crates/demo`.\n";
 
 /// A crate that breaks no rule, with the lexical traps the checks must not fall into.
@@ -36,10 +36,7 @@ const CLEAN: &[(&str, &str)] = &[
         "crates/demo/src/b/tests.rs",
         "//! A module's own tests may name anything.\nuse crate::a::run;\n",
     ),
-    (
-        "crates/demo/src/store/mod.rs",
-        "//! Declares.\npub mod load;\n",
-    ),
+    ("crates/demo/src/store.rs", "//! Declares.\npub mod load;\n"),
     (
         "crates/demo/src/store/load.rs",
         "//! Loads, naming its parent, the crate's `b` and what the root re-exports from `b`.\n\
@@ -170,20 +167,19 @@ fn a_module_missing_from_the_code_map_is_named_with_the_fix() {
 fn a_module_is_named_by_its_path_or_by_its_directory_and_file_name() {
     let map = format!("{MAP}\nMore of the demo crate, in its own section:\n");
     let map = map.replace(
-        "- `store/`",
-        "- `crates/demo/src/deep/inner.rs`; `x/y/`: `z.rs`.\n- `store/`",
+        "- `store.rs`",
+        "- `crates/demo/src/deep/inner.rs`; `x/y.rs` declares `x/y/`: `z.rs`.\n- `store.rs`",
     );
     let problems = problems_with(&[
         ("ARCHITECTURE.md", &map),
         ("crates/demo/src/deep/inner.rs", "//! Deep.\n"),
         ("crates/demo/src/x/y/z.rs", "//! Z.\n"),
-        ("crates/demo/src/x/y/mod.rs", "//! Y.\n"),
+        ("crates/demo/src/x/y.rs", "//! Y.\n"),
         (
             "crates/demo/src/x/y/tests.rs",
             "//! Tests need no bullet.\n",
         ),
     ]);
-    // `x/y/mod.rs` is covered by `x/y/`, but `x.rs` (not written) would not be.
     assert_eq!(problems, Vec::<String>::new());
 }
 
@@ -193,11 +189,11 @@ fn a_module_is_named_by_its_path_or_by_its_directory_and_file_name() {
 fn a_file_name_elsewhere_does_not_name_a_module() {
     let map = MAP.replace(
         "- `a.rs`, `b.rs`: two modules.",
-        "- `a.rs`, `b.rs`: two modules.\n- `output/`: prints.\n- `commands/`: `hook.rs`.",
+        "- `a.rs`, `b.rs`: two modules.\n- `output.rs` declares `output/`: prints.\n- `commands/`: `hook.rs`.",
     );
     let problems = problems_with(&[
         ("ARCHITECTURE.md", &map),
-        ("crates/demo/src/output/mod.rs", "//! Prints.\n"),
+        ("crates/demo/src/output.rs", "//! Prints.\n"),
         ("crates/demo/src/output/hook.rs", "//! Unlisted.\n"),
         ("crates/demo/src/commands/hook.rs", "//! Listed.\n"),
     ]);
@@ -411,4 +407,29 @@ fn a_byte_literal_of_a_brace_does_not_move_a_functions_end() {
             .collect();
         assert_eq!(lines, [("first", 3), ("second", 2)], "{literal}");
     }
+}
+
+/// A `mod.rs` is named with the `git mv` that fixes it, wherever it is in `src/`; a test
+/// harness's (`tests/it/support/mod.rs`) and a file merely ending in `mod.rs` are not.
+#[test]
+fn a_mod_rs_outside_the_tests_is_named_with_the_fix() {
+    let map = MAP.replace(
+        "`load.rs` loads.",
+        "`load.rs` loads; `testmod.rs`.\n- `other/`: declared by its `mod.rs`.",
+    );
+    let problems = problems_with(&[
+        ("ARCHITECTURE.md", &map),
+        ("crates/demo/src/other/mod.rs", "//! Declares.\n"),
+        ("crates/demo/src/store/testmod.rs", "//! Not a `mod.rs`.\n"),
+        ("crates/demo/tests/it/support/mod.rs", "//! A harness's.\n"),
+    ]);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("crates/demo/src/other/mod.rs: a `mod.rs`"),
+        "{problems:#?}"
+    );
+    assert!(
+        problems[0].contains("`git mv src/other/mod.rs src/other.rs`"),
+        "{problems:#?}"
+    );
 }

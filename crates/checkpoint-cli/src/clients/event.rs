@@ -105,6 +105,9 @@ pub(crate) enum Tool {
     Bash,
     /// Writes the files in `ToolInput::written`.
     FileEdit,
+    /// Reads the file in `ToolInput::read`; `ToolResponse::whole_read` says whether the model
+    /// saw all of it.
+    FileRead,
     /// Launches a Claude Code `Workflow` run (a script of `agent()` calls in phases).
     Workflow,
     /// Any other tool.
@@ -137,6 +140,8 @@ pub(crate) struct ToolInput {
     /// `FileEdit`: the files written, absolute (a relative one is taken from the project
     /// root), in the order the client gave them.
     pub(crate) written: Vec<String>,
+    /// `FileRead`: the file read, as the client named it.
+    pub(crate) read: Option<String>,
     /// `Bash`: the command as the model gave it.
     pub(crate) command: Option<String>,
     /// `Agent`: the dispatch prompt.
@@ -156,6 +161,8 @@ pub(crate) struct ToolInput {
 pub(crate) struct ToolResponse {
     /// `Bash`: the command was interrupted.
     pub(crate) interrupted: Option<bool>,
+    /// `FileRead`: the model saw the whole file (no range asked, nothing cut by the client).
+    pub(crate) whole_read: bool,
     /// `Bash` and `FileEdit`: the exit code, where the client gives it (a failed call may
     /// come as a done one with a code other than 0).
     pub(crate) exit_code: Option<i64>,

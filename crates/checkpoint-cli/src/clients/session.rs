@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 /// Something a session reported on its output.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum AgentEvent {
+pub(crate) enum SessionEvent {
     /// The client's id of the session (to continue it later).
     SessionId(String),
     /// The model called a tool.
@@ -39,7 +39,7 @@ pub(crate) trait AgentClient {
     /// The command that continues session `id` with `prompt`, keeping its context.
     fn resume(&self, id: &str, prompt: &str) -> Command;
     /// The events in one line of a session's standard output, read at `now`.
-    fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<AgentEvent>;
+    fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<SessionEvent>;
 }
 
 /// A command line as a person would type it (for `--dry-run`).

@@ -6,7 +6,7 @@
 //! and exit code 0; only a `Stop` hook blocks, and only through the documented
 //! `{"decision": "block"}` output when `strict_stop` is set.
 
-mod effects;
+mod effects_guard;
 mod files;
 mod subagent;
 mod workflow_run;
@@ -130,7 +130,7 @@ fn handle(
         envelope,
     };
     // A call that can no longer report leaves an outcome unknown, before anything is briefed.
-    if let Some(ended) = effects::ended_by(&event)
+    if let Some(ended) = effects_guard::ended_by(&event)
         && let Err(err) = hook.close_intents(ended)
     {
         output::warn(&format!(
@@ -403,7 +403,7 @@ impl Hook {
                 })
                 .map(|path| self.relative(path))
                 .collect(),
-            Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => Vec::new(),
+            Tool::Agent | Tool::Bash | Tool::FileRead | Tool::Workflow | Tool::Other => Vec::new(),
         };
         let committed = payload.tool() == Tool::Bash
             && input.command.as_deref().is_some_and(observe::is_git_commit)

@@ -19,7 +19,9 @@ use checkpoint_core::{
     PhaseId, Transition, WorkflowId,
     budget::{Budget, Spending},
     resume::ResumePlan,
-    run::{Outcome, Reset, RunLimits, RunState, SessionOutcome, SessionReport, Step, StopKind},
+    run::{
+        Reset, RunLimits, RunState, SessionOutcome, SessionReport, SessionVerdict, Step, StopKind,
+    },
     window,
 };
 use chrono::{DateTime, Duration, Local, Utc};
@@ -28,13 +30,13 @@ use miette::{IntoDiagnostic, Result};
 pub(crate) use crate::runner::args::RunArgs;
 pub(crate) use crate::runner::lock::RunnerBusy;
 use crate::{
-    clients::session::{AgentClient, AgentEvent},
+    clients::session::{AgentClient, SessionEvent},
     ctx::{self, Ctx},
-    env,
+    env, failure,
     output::{self, Format},
     runner::{
         all::{self, Carried, Ran},
-        display::{Display, RunEvent, exit_for, stop_name},
+        display::{Display, RunEvent},
         lock::{self, Acquired, LockOwner},
         observed::Observed,
         process::{self, Poll, Session, signal_name},
@@ -137,10 +139,7 @@ fn run_all(mut ctx: Ctx, args: &RunArgs) -> Result<u8> {
     let worst = checkpoint_core::run::most_serious(&kinds);
     output::note(&all::summary(&order, &stops, &skipped, args.dry_run));
     // A workflow it could not read is not done: the run says so in its exit code too.
-    Ok(match exit_for(worst) {
-        exit_code::SUCCESS if !skipped.is_empty() => exit_code::UNTRUSTED,
-        exit => exit,
-    })
+    Ok(failure::exit_code_of_all(worst, !skipped.is_empty()))
 }
 
 /// Runs one workflow.
@@ -638,7 +637,7 @@ impl Runner<'_> {
         let outcome = if was_interrupted.is_some() || cut {
             SessionOutcome::Interrupted
         } else {
-            Outcome::of(&report).into()
+            SessionVerdict::of(&report).into()
         };
         self.journal(Transition::RunSessionEnd {
             number,
@@ -668,7 +667,7 @@ impl Runner<'_> {
         Ok((report, was_interrupted, cut))
     }
 
-    fn on_event(&self, number: u32, watch: &mut Observed, event: AgentEvent) -> Result<()> {
+    fn on_event(&self, number: u32, watch: &mut Observed, event: SessionEvent) -> Result<()> {
         match watch.take(number, event) {
             Some(event) => self.show(event),
             None => Ok(()),
@@ -733,7 +732,7 @@ impl Runner<'_> {
                 phase.map(PhaseId::as_str).unwrap_or_default(),
             )
             .env(env::CHECKPOINT_REASON, reason)
-            .env(env::CHECKPOINT_STOP, stop_name(kind))
+            .env(env::CHECKPOINT_STOP, kind.as_str())
             .stdin(Stdio::null())
             .stdout(Stdio::from(std::io::stderr()))
             .status();
@@ -758,7 +757,7 @@ impl Runner<'_> {
         phase: Option<PhaseId>,
         commands: Vec<String>,
     ) -> Result<u8> {
-        let code = exit_for(kind);
+        let code = failure::exit_code_of_stop(kind);
         self.stopped.set(kind);
         if let Err(err) = self.journal(Transition::RunStop {
             reason: reason.clone(),

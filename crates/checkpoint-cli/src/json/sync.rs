@@ -1,5 +1,5 @@
 //! The parts of the `push`, `pull` and `sync` documents that come from core: the journal
-//! entries on each side of a divergence. (The documents' rows, `commands::sync::Outcome`, are
+//! entries on each side of a divergence. (The documents' rows, `services::remote_sync::SyncOutcome`, are
 //! the CLI's own; they point here for these fields.)
 
 use checkpoint_core::{PhaseId, sync};

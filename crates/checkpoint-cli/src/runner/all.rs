@@ -6,7 +6,7 @@ use checkpoint_core::{Transition, WorkflowId, budget::Spending, run::StopKind};
 use chrono::{DateTime, Utc};
 use miette::Result;
 
-use crate::{ctx::Ctx, runner::display::stop_name};
+use crate::ctx::Ctx;
 
 /// What `run --all` carries from one workflow to the next: what was spent (the budget is the
 /// whole run's), or, at the start, the time from which the journal's spending counts.
@@ -72,7 +72,7 @@ fn dry_run_summary(order: &[WorkflowId]) -> String {
 fn ran_summary(order: &[WorkflowId], stops: &[(WorkflowId, StopKind)]) -> String {
     let mut parts: Vec<String> = stops
         .iter()
-        .map(|(id, kind)| format!("`{id}` {}", stop_name(*kind)))
+        .map(|(id, kind)| format!("`{id}` {}", kind.as_str()))
         .collect();
     for id in order.iter().skip(stops.len()) {
         parts.push(format!("`{id}` not run"));

@@ -281,23 +281,3 @@ fn human(event: &RunEvent) -> Option<String> {
         }
     })
 }
-
-/// The exit code of a stop.
-pub(crate) fn exit_for(kind: StopKind) -> u8 {
-    match kind {
-        StopKind::Finished => checkpoint_contract::exit_code::SUCCESS,
-        StopKind::NeedsPerson => checkpoint_contract::exit_code::NEEDS_PERSON,
-        StopKind::Limit => checkpoint_contract::exit_code::RUN_LIMIT,
-        StopKind::Interrupted => checkpoint_contract::exit_code::INTERRUPTED,
-    }
-}
-
-/// A stop's name, as `CHECKPOINT_STOP` and the JSON events spell it.
-pub(crate) fn stop_name(kind: StopKind) -> &'static str {
-    match kind {
-        StopKind::Finished => "finished",
-        StopKind::NeedsPerson => "needs_person",
-        StopKind::Limit => "limit",
-        StopKind::Interrupted => "interrupted",
-    }
-}

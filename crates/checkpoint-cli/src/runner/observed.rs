@@ -3,7 +3,7 @@
 
 use checkpoint_core::{budget::Usage, run::Reset};
 
-use crate::{clients::session::AgentEvent, output, runner::display::RunEvent};
+use crate::{clients::session::SessionEvent, output, runner::display::RunEvent};
 
 /// What the runner saw of a session while it ran.
 #[derive(Default)]
@@ -23,19 +23,19 @@ pub(crate) struct Observed {
 
 impl Observed {
     /// Takes one event of the stream into account; returns what to show of it, if anything.
-    pub(crate) fn take(&mut self, number: u32, event: AgentEvent) -> Option<RunEvent> {
+    pub(crate) fn take(&mut self, number: u32, event: SessionEvent) -> Option<RunEvent> {
         match event {
-            AgentEvent::SessionId(session_id) => {
+            SessionEvent::SessionId(session_id) => {
                 if self.session_id.as_ref() != Some(&session_id) {
                     self.session_id = Some(session_id.clone());
                     return Some(RunEvent::SessionId { number, session_id });
                 }
             }
-            AgentEvent::ToolUse(tool) => {
+            SessionEvent::ToolUse(tool) => {
                 self.last_tool = Some(tool.clone());
                 return Some(RunEvent::ToolUse { number, tool });
             }
-            AgentEvent::Retry { status, delay_ms } => {
+            SessionEvent::Retry { status, delay_ms } => {
                 self.retry_delay_ms = Some(delay_ms);
                 return Some(RunEvent::ClientRetry {
                     number,
@@ -43,18 +43,18 @@ impl Observed {
                     delay_ms,
                 });
             }
-            AgentEvent::RateLimited { reset } => {
+            SessionEvent::RateLimited { reset } => {
                 self.rate_limited = true;
                 if let Some(reset) = reset {
                     // An exact time beats a coarse one, whichever came first.
                     self.reset = Some(self.reset.map_or(reset, |seen| seen.better(reset)));
                 }
             }
-            AgentEvent::Ignored(why) => {
+            SessionEvent::Ignored(why) => {
                 output::warn(&format!("session {number}: {why}: taken as no reset time"));
                 self.ignored = Some(why);
             }
-            AgentEvent::Usage(usage) => {
+            SessionEvent::Usage(usage) => {
                 let shown = RunEvent::Usage {
                     number,
                     window: usage.window.clone(),
@@ -64,11 +64,11 @@ impl Observed {
                 self.usage.push(usage);
                 return Some(shown);
             }
-            AgentEvent::Spent { cost_usd, tokens } => {
+            SessionEvent::Spent { cost_usd, tokens } => {
                 self.cost_usd = cost_usd.or(self.cost_usd);
                 self.tokens = tokens.or(self.tokens);
             }
-            AgentEvent::Result { is_error, text } => {
+            SessionEvent::Result { is_error, text } => {
                 if is_error {
                     self.result = Some(text);
                 }

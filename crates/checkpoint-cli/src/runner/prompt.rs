@@ -105,12 +105,14 @@ pub(crate) fn check_config_budget(ctx: &Ctx, budget: &Budget) -> Result<()> {
 }
 
 /// The environment of every session: the workflow and the store, so that the session's
-/// `checkpoint` commands record into this workflow.
+/// `checkpoint` commands record into this workflow; and not the runner's error file, which is
+/// the runner's own (a session's failed command must not overwrite it).
 pub(crate) fn with_env(ctx: &Ctx, id: &WorkflowId, mut command: Command) -> Command {
     command
         .current_dir(&ctx.project_root)
         .env(env::CHECKPOINT_WORKFLOW, id.as_str())
-        .env(env::CHECKPOINT_DIR, ctx.store.root());
+        .env(env::CHECKPOINT_DIR, ctx.store.root())
+        .env_remove(env::CHECKPOINT_ERROR_FILE);
     command
 }
 

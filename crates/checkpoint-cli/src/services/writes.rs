@@ -98,31 +98,6 @@ pub(crate) fn checkout_of(dir: &Path) -> PathBuf {
         .map_or_else(|| dir.clone(), Path::to_owned)
 }
 
-/// Whether the tool reads files (Claude Code's `Read`, Gemini CLI's `read_file`).
-pub(crate) fn is_read(tool: &str) -> bool {
-    matches!(tool, "Read" | "read_file")
-}
-
-/// Whether a read took the whole file: no offset or limit asked, and where the client says
-/// which lines it returned, all of them.
-pub(crate) fn whole_read(input: &serde_json::Value, response: &serde_json::Value) -> bool {
-    if let Some(file) = response.get("file") {
-        let number = |key: &str| file.get(key).and_then(serde_json::Value::as_u64);
-        if let (Some(lines), Some(total)) = (number("numLines"), number("totalLines")) {
-            return number("startLine").unwrap_or(1) <= 1 && lines >= total;
-        }
-    }
-    // Gemini CLI cuts a long file and says so at the top of what the model reads.
-    let cut = response
-        .get("llmContent")
-        .and_then(serde_json::Value::as_str)
-        .is_some_and(|text| text.contains("The file content has been truncated"));
-    let asked = |key: &str| input.get(key).is_some_and(|value| !value.is_null());
-    !cut && !["offset", "limit", "start_line", "end_line"]
-        .into_iter()
-        .any(asked)
-}
-
 /// The files a Bash command's `PostToolUse` says changed while it ran: Claude Code's
 /// `tool_response.bashEditDiff.changedFiles` (2.1.332, in its `auto` and `bypassPermissions`
 /// modes; absolute paths), none where the client does not say.
@@ -197,33 +172,4 @@ pub(crate) fn running_session() -> Option<String> {
     std::env::var(env::CLAUDE_CODE_SESSION_ID)
         .ok()
         .filter(|session| !session.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn a_read_is_whole_unless_a_range_was_asked_or_the_client_cut_it() {
-        let none = json!({});
-        assert!(whole_read(&json!({"file_path": "a"}), &none));
-        for input in [
-            json!({"offset": 10}),
-            json!({"limit": 5}),
-            json!({"start_line": 1}),
-            json!({"end_line": 40}),
-        ] {
-            assert!(!whole_read(&input, &none), "{input}");
-        }
-        // Gemini CLI's `read_file` of a long file.
-        let cut = json!({"llmContent": "\nIMPORTANT: The file content has been truncated.\n"});
-        assert!(!whole_read(&json!({"file_path": "a"}), &cut));
-        // Claude Code's `Read`: its lines against the file's.
-        let file =
-            |lines: u64| json!({"file": {"numLines": lines, "startLine": 1, "totalLines": 9}});
-        assert!(whole_read(&none, &file(9)));
-        assert!(!whole_read(&none, &file(4)));
-    }
 }

@@ -508,6 +508,98 @@ fn the_mcp_server_reads_the_documents_typed() {
     assert_eq!(failed.status.code(), Some(exit_code::NOT_FOUND.into()));
 }
 
+/// Every failed command writes its error, typed, to the file `CHECKPOINT_ERROR_FILE` names,
+/// whatever `--format` and whichever kind of error (clap's refusal of the command line, invalid
+/// input, a refusal, something not found, an untrusted state; the runner's own path too), with
+/// the exit code of its diagnostic code; a command that succeeds leaves the file as it was.
+#[test]
+fn every_failed_command_writes_its_typed_error_file() {
+    use checkpoint_contract::{
+        diagnostic, document::ErrorReport, env::CHECKPOINT_ERROR_FILE, exit_code,
+    };
+    let env = TestEnv::new();
+    env.ok(&[
+        "init",
+        "pay",
+        "--phase",
+        "design",
+        "--phase",
+        "build:design",
+    ]);
+    let newer = TestEnv::new();
+    newer.ok(&["init", "pay", "--phase", "design"]);
+    let state = newer.workflow_dir("pay").join("state.json");
+    let text = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(
+        &state,
+        text.replace("\"schema_version\": 1", "\"schema_version\": 99"),
+    )
+    .unwrap();
+    let file = env.dir.path().join("error.json");
+
+    for (env, args, code) in [
+        (&env, &["nope"][..], diagnostic::USAGE),
+        (&env, &["files"], diagnostic::USAGE),
+        (&env, &["status", "--bogus"], diagnostic::USAGE),
+        (&env, &["--workflow=../x", "status"], diagnostic::INVALID_ID),
+        (&env, &["complete", "build"], diagnostic::INVALID_TRANSITION),
+        (&env, &["start", "nope"], diagnostic::UNKNOWN_PHASE),
+        (
+            &env,
+            &["--workflow=nowhere", "status"],
+            diagnostic::STORE_NOT_FOUND,
+        ),
+        (
+            &env,
+            &["run", "--workflow=nowhere"],
+            diagnostic::STORE_NOT_FOUND,
+        ),
+        (&newer, &["status"], diagnostic::STORE_NEWER_VERSION),
+    ] {
+        for format in ["human", "json"] {
+            std::fs::write(&file, "").unwrap();
+            let output = env
+                .cmd()
+                .env(CHECKPOINT_ERROR_FILE, &file)
+                .args(["--format", format])
+                .args(args)
+                .output()
+                .unwrap();
+            let written = std::fs::read_to_string(&file).unwrap();
+            let report: ErrorReport = serde_json::from_str(&written)
+                .unwrap_or_else(|err| panic!("{args:?} {format}: {err}: {written:?}"));
+            assert_eq!(report.code.as_deref(), Some(code), "{args:?} {format}");
+            assert!(!report.message.is_empty(), "{args:?}");
+            assert_eq!(
+                output.status.code(),
+                Some(exit_code::of_diagnostic(code).into()),
+                "{args:?} {format}: {report:?}"
+            );
+            if format == "json" && code != diagnostic::USAGE {
+                // The same error as the last line of stderr, for scripts that read it there
+                // (clap's refusals are its text there).
+                let stderr = String::from_utf8(output.stderr).unwrap();
+                let last = stderr.lines().rev().find(|line| !line.trim().is_empty());
+                let line: ErrorReport = serde_json::from_str(last.unwrap()).unwrap();
+                assert_eq!(line, report, "{args:?}");
+            }
+        }
+    }
+    std::fs::write(&file, "").unwrap();
+    let output = env
+        .cmd()
+        .env(CHECKPOINT_ERROR_FILE, &file)
+        .args(["status"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "",
+        "a success wrote the error file"
+    );
+}
+
 /// Every field of `part` is in `whole` with the same value (an array's elements in order).
 #[track_caller]
 fn assert_part_of(part: &Value, whole: &Value) {

@@ -204,18 +204,20 @@ impl Mcp {
     }
 }
 
-/// The error the command line reports with `--format json` (its last stderr line).
+/// The error the command line reports, typed, in the file `CHECKPOINT_ERROR_FILE` names.
 #[track_caller]
 fn cli_error(env: &TestEnv, args: &[&str]) -> Value {
+    let file = env.dir.path().join("cli-error.json");
+    fs::write(&file, "").unwrap();
     let output = env
         .cmd()
+        .env(checkpoint_contract::env::CHECKPOINT_ERROR_FILE, &file)
         .args(["--format", "json"])
         .args(args)
         .output()
         .unwrap();
     assert!(!output.status.success(), "checkpoint {args:?} succeeded");
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    serde_json::from_str(stderr.lines().last().unwrap()).unwrap()
+    serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap()
 }
 
 /// Asserts that an MCP tool error carries the command line's message, code and hint.
@@ -462,6 +464,23 @@ fn errors_carry_the_cli_message_code_and_hint_and_change_nothing() {
         unknown_workflow["exit_code"],
         checkpoint_contract::exit_code::NOT_FOUND,
         "{unknown_workflow:#}"
+    );
+    // A command line clap refuses (no paths): a usage error, with clap's message and usage.
+    let usage = mcp.call_err("files", json!({ "paths": [] }));
+    assert_same_error(&usage, &cli_error(&env, &["files"]));
+    assert_eq!(
+        usage["code"],
+        checkpoint_contract::diagnostic::USAGE,
+        "{usage:#}"
+    );
+    assert_eq!(
+        usage["exit_code"],
+        checkpoint_contract::exit_code::USAGE,
+        "{usage:#}"
+    );
+    assert!(
+        usage["message"].as_str().unwrap().contains("<PATHS>"),
+        "{usage:#}"
     );
     assert_eq!(
         env.read("pay", "state.json"),
@@ -977,7 +996,11 @@ fn the_effect_tools_record_and_list_as_the_cli_would() {
     assert!(journal.contains("-X emailed the customer"), "{journal}");
 
     let error = mcp.call_err("effect", json!({ "phase": "nope", "what": "x" }));
-    assert_eq!(error["exit_code"], 4, "{error:#}");
+    assert_eq!(
+        error["exit_code"],
+        checkpoint_contract::exit_code::NOT_FOUND,
+        "{error:#}"
+    );
     let unknown = mcp.call_err(
         "effect",
         json!({ "phase": "deploy", "what": "x", "force": true }),
@@ -1043,7 +1066,11 @@ fn the_file_tools_list_compare_and_undo_as_the_cli_would() {
     assert_eq!(done["dry_run"], false, "{done:#}");
     assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
     let error = mcp.call_err("undo", json!({ "to": "@7" }));
-    assert_eq!(error["exit_code"], 1, "{error:#}");
+    assert_eq!(
+        error["exit_code"],
+        checkpoint_contract::exit_code::FAILURE,
+        "{error:#}"
+    );
 }
 
 /// The MCP server is the agent's tool: its `resolve` only proposes what became of an unknown
@@ -1103,7 +1130,11 @@ fn the_resolve_tool_only_proposes_and_the_effect_stays_unknown_until_a_person_sa
             "resolve",
             json!({"number": number, "done": true, "evidence": "x"}),
         );
-        assert_eq!(error["exit_code"], 3, "{error:#}");
+        assert_eq!(
+            error["exit_code"],
+            checkpoint_contract::exit_code::REFUSED,
+            "{error:#}"
+        );
     }
     assert_eq!(env.read("fx", "journal.jsonl"), journal);
     mcp.finish();

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::{
-    MAX_RESET_AHEAD, Outcome, Reset, RunLimits, RunState, SessionReport, Step, StopKind, diverged,
+    MAX_RESET_AHEAD, Reset, RunLimits, RunState, SessionReport, SessionVerdict, Step, StopKind,
+    diverged,
 };
 use crate::{
     Config, PhaseId, PhasePlan, Plan, Transition, Workflow, WorkflowId, apply,
@@ -194,7 +195,10 @@ fn max_sessions_bounds_everything() {
 fn two_stalls_in_a_row_stop_for_a_person() {
     let limits = limits();
     let mut state = RunState::default();
-    assert_eq!(Outcome::of(&ended(Some(0), 0)), Outcome::Stall);
+    assert_eq!(
+        SessionVerdict::of(&ended(Some(0), 0)),
+        SessionVerdict::Stall
+    );
     assert!(state.record(&ended(Some(0), 0), &limits).is_none());
     insta::assert_snapshot!(show(&state.record(&ended(Some(0), 0), &limits).unwrap()), @r"
     stop NeedsPerson phase=-: 2 sessions in a row ended without recording any work
@@ -306,7 +310,7 @@ fn a_limit_the_client_got_over_by_itself_is_progress() {
         transitions: 3,
         ..rate_limited(Some(at(30)))
     };
-    assert_eq!(Outcome::of(&report), Outcome::Progress);
+    assert_eq!(SessionVerdict::of(&report), SessionVerdict::Progress);
     let mut state = RunState::default();
     assert!(state.record(&report, &limits()).is_none());
     assert_eq!(state.resume, None);
@@ -316,7 +320,7 @@ fn a_limit_the_client_got_over_by_itself_is_progress() {
         transitions: 0,
         ..rate_limited(None)
     };
-    assert_eq!(Outcome::of(&report), Outcome::RateLimit);
+    assert_eq!(SessionVerdict::of(&report), SessionVerdict::RateLimit);
 }
 
 #[test]
@@ -778,4 +782,20 @@ fn a_limit_with_no_reset_counts_the_last_retry_delay() {
     );
     assert_eq!(Reset::of_session(None, true, None, ended), Ok(None));
     assert!(Reset::of_session(None, true, Some(u64::MAX), ended).is_err());
+}
+
+/// A stop's name is its spelling in the runner's JSON events, for every stop.
+#[test]
+fn a_stop_is_named_as_its_json_spells_it() {
+    for kind in [
+        StopKind::Finished,
+        StopKind::NeedsPerson,
+        StopKind::Limit,
+        StopKind::Interrupted,
+    ] {
+        assert_eq!(
+            serde_json::to_value(kind).unwrap(),
+            serde_json::Value::from(kind.as_str())
+        );
+    }
 }

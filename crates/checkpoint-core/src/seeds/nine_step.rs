@@ -197,7 +197,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         // note of where the work stopped, the phase's progress (what `resume` shows), and is kept
         // as written for the export, as one that is not text.
         let error = match &last.error_message {
-            Some(Value::String(message)) if outcome == Outcome::Failed => Some(message.clone()),
+            Some(Value::String(message)) if outcome == StepOutcome::Failed => Some(message.clone()),
             Some(_) => {
                 slot.keep(&raw_last, "error_message");
                 None
@@ -205,7 +205,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
             None => None,
         };
         let stopped_at = match &last.error_message {
-            Some(Value::String(message)) if outcome != Outcome::Failed => {
+            Some(Value::String(message)) if outcome != StepOutcome::Failed => {
                 Some(message.trim().to_owned()).filter(|message| !message.is_empty())
             }
             _ => None,
@@ -240,7 +240,7 @@ fn count_phases(
     at: Option<Position>,
 ) -> u32 {
     let last_completed = last.is_some_and(|(position, last)| {
-        position.step == Step::Work(9) && outcome(last.status.as_deref()) == Outcome::Completed
+        position.step == Step::Work(9) && outcome(last.status.as_deref()) == StepOutcome::Completed
     });
     let mentioned = file
         .completed_steps
@@ -279,7 +279,7 @@ fn read_completed(
         // Only completions and approvals are appended; anything else is kept as written.
         let position = Position::of(entry.phase, entry.step).filter(|position| {
             position.phase <= n_phases
-                && outcome(entry.status.as_deref().or(Some("completed"))) == Outcome::Completed
+                && outcome(entry.status.as_deref().or(Some("completed"))) == StepOutcome::Completed
         });
         let Some(position) = position else {
             carry
@@ -317,7 +317,7 @@ fn read_completed(
 /// What `last_execution` says of the step it names.
 struct LastStep {
     position: Position,
-    outcome: Outcome,
+    outcome: StepOutcome,
     time: Option<DateTime<Utc>>,
     error: Option<String>,
 }
@@ -326,7 +326,7 @@ struct LastStep {
 fn apply_last(file: &StateFile, last: &LastStep, now: DateTime<Utc>, phase: &mut Phase) {
     let time = last.time.map(Timestamp::from);
     match last.outcome {
-        Outcome::Failed => {
+        StepOutcome::Failed => {
             phase.status = PhaseStatus::Failed;
             phase.attempts += 1;
             // Each completion of the step a reviewer sends back to was followed by a review:
@@ -343,20 +343,20 @@ fn apply_last(file: &StateFile, last: &LastStep, now: DateTime<Utc>, phase: &mut
                 phase.error = Some(error.clone());
             }
         }
-        Outcome::WaitingApproval => {
+        StepOutcome::WaitingApproval => {
             phase.status = PhaseStatus::AwaitingApproval;
             phase.requires_approval = true;
             phase.attempts = phase.attempts.max(1);
             phase.completed_at = phase.completed_at.or(time);
             phase.approval = None;
         }
-        Outcome::InProgress => {
+        StepOutcome::InProgress => {
             phase.status = PhaseStatus::InProgress;
             phase.attempts += 1;
             phase.started_at = time;
             phase.completed_at = None;
         }
-        Outcome::Completed => {
+        StepOutcome::Completed => {
             phase.status = PhaseStatus::Complete;
             phase.attempts = phase.attempts.max(1);
             if last.position.step == Step::Approval {
@@ -537,28 +537,30 @@ type Completion = (Option<DateTime<Utc>>, usize, String, Map<String, Value>);
 /// file wrote there (its `agent`, its step written as 2 or 2.5) stay with it whether the step
 /// waits at its gate, is in progress or failed; the user's approval itself (a completed step 2.5)
 /// is an event of its own.
-fn last_key(position: Position, outcome: Outcome) -> String {
+fn last_key(position: Position, outcome: StepOutcome) -> String {
     match (position.step, outcome) {
-        (Step::Approval, Outcome::Completed) => position.key(),
+        (Step::Approval, StepOutcome::Completed) => position.key(),
         (step, _) => step_id(position.phase, step.work()).to_string(),
     }
 }
 
 /// What a step's last execution came to, in our terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+enum StepOutcome {
     Completed,
     Failed,
     WaitingApproval,
     InProgress,
 }
 
-fn outcome(status: Option<&str>) -> Outcome {
+fn outcome(status: Option<&str>) -> StepOutcome {
     match status.unwrap_or("").to_lowercase().as_str() {
-        "completed" | "complete" | "approved" | "done" | "success" => Outcome::Completed,
-        "failed" | "needs_revision" | "rejected" | "error" => Outcome::Failed,
-        "waiting_approval" | "awaiting_approval" | "pending_approval" => Outcome::WaitingApproval,
-        _ => Outcome::InProgress,
+        "completed" | "complete" | "approved" | "done" | "success" => StepOutcome::Completed,
+        "failed" | "needs_revision" | "rejected" | "error" => StepOutcome::Failed,
+        "waiting_approval" | "awaiting_approval" | "pending_approval" => {
+            StepOutcome::WaitingApproval
+        }
+        _ => StepOutcome::InProgress,
     }
 }
 

@@ -197,7 +197,7 @@ fn state_files_parse_or_say_why_not() {
     );
 }
 
-mod effects;
+mod effects_index;
 mod missing_state;
 mod props;
 

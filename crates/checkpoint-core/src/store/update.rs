@@ -12,7 +12,7 @@ use crate::{
     model::Workflow,
     redact,
     store::{
-        archive, effects,
+        archive, effects_index,
         handle::Store,
         layout::{JOURNAL_FILE, LOCK_FILE, STATE_FILE},
         load::{self, load_dir, persist_repairs, read_journal},
@@ -218,7 +218,7 @@ impl Store {
             let state = write_state.then_some(&loaded.workflow);
             commit(&dir, &lines, state, self.options.failpoint)?;
         }
-        if lines.iter().any(|line| effects::is_effect_line(line)) {
+        if lines.iter().any(|line| effects_index::is_effect_line(line)) {
             Self::refresh_effects_index(&dir);
         }
         Ok(loaded)

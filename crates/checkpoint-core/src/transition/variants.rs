@@ -40,7 +40,7 @@ impl fmt::Display for Keep {
 
 /// What a session of `checkpoint run` amounted to, as `run_session_end` journals it.
 ///
-/// The runner decides on `run::Outcome`, the same but `Interrupted`: a signal stops the run
+/// The runner decides on `run::SessionVerdict`, the same but `Interrupted`: a signal stops the run
 /// before the session is weighed, so a decision would have no arm for it.
 /// A word this version does not know (a newer runner's) is kept as written, so that its
 /// journal still reads and is written back unchanged.

@@ -33,13 +33,14 @@ event::hook_events! {
 
 /// The canonical tool of a tool Claude Code names `name` in `tool_name`: `Agent` (named so by
 /// 2.1.197 and later) dispatches a sub-agent, `Bash` runs a shell command, `Write`, `Edit`,
-/// `MultiEdit` and `NotebookEdit` write the file at `file_path` or `notebook_path`,
-/// `Workflow` launches a Claude Code `Workflow` run.
+/// `MultiEdit` and `NotebookEdit` write the file at `file_path` or `notebook_path`, `Read`
+/// reads the one at `file_path`, `Workflow` launches a Claude Code `Workflow` run.
 pub(crate) fn tool_named(name: &str) -> Tool {
     match name {
         "Agent" => Tool::Agent,
         "Bash" => Tool::Bash,
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => Tool::FileEdit,
+        "Read" => Tool::FileRead,
         "Workflow" => Tool::Workflow,
         _ => Tool::Other,
     }
@@ -352,11 +353,14 @@ impl ToolInput {
             resume_from_run_id,
             raw,
         } = self;
+        let (written, read) = match tool {
+            Tool::FileEdit => (file_path.or(notebook_path).into_iter().collect(), None),
+            Tool::FileRead => (Vec::new(), file_path),
+            Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => (Vec::new(), None),
+        };
         event::ToolInput {
-            written: match tool {
-                Tool::FileEdit => file_path.or(notebook_path).into_iter().collect(),
-                Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => Vec::new(),
-            },
+            written,
+            read,
             command,
             prompt,
             description,
@@ -367,9 +371,25 @@ impl ToolInput {
     }
 }
 
+/// Whether a `Read` took the whole file: where Claude Code says which lines it returned
+/// (`file.numLines`, `startLine`, `totalLines`), all of them; else no `offset` or `limit` asked.
+fn whole_read(input: &serde_json::Value, response: &serde_json::Value) -> bool {
+    if let Some(file) = response.get("file") {
+        let number = |key: &str| file.get(key).and_then(serde_json::Value::as_u64);
+        if let (Some(lines), Some(total)) = (number("numLines"), number("totalLines")) {
+            return number("startLine").unwrap_or(1) <= 1 && lines >= total;
+        }
+    }
+    !["offset", "limit"]
+        .into_iter()
+        .any(|key| input.get(key).is_some_and(|value| !value.is_null()))
+}
+
 impl From<ToolUse> for event::ToolUse {
     fn from(payload: ToolUse) -> Self {
         let tool = payload.tool();
+        let whole_read = tool == Tool::FileRead
+            && whole_read(&payload.tool_input.raw, &payload.tool_response.raw);
         let response = payload.tool_response;
         Self {
             tool,
@@ -377,6 +397,7 @@ impl From<ToolUse> for event::ToolUse {
             tool_name: payload.tool_name,
             tool_response: event::ToolResponse {
                 interrupted: response.interrupted,
+                whole_read,
                 exit_code: None,
                 agent_id: response.agent_id,
                 status: response.status,

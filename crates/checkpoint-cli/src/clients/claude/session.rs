@@ -24,7 +24,7 @@ use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
 
 use crate::{
     clients::claude::stream::{Block, Line, RateLimitEvent, TokenUsage},
-    clients::session::{AgentClient, AgentEvent},
+    clients::session::{AgentClient, SessionEvent},
 };
 
 /// `claude` run headless.
@@ -65,24 +65,24 @@ impl AgentClient for Claude {
         self.command(prompt, Some(id))
     }
 
-    fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<AgentEvent> {
+    fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<SessionEvent> {
         parse_line(line, now, self.local_offset)
     }
 }
 
 /// The events of one stream-json line; anything else (or a line that is not JSON) has none.
-pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> Vec<AgentEvent> {
+pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> Vec<SessionEvent> {
     let Ok(line) = serde_json::from_str::<Line>(line) else {
         return Vec::new();
     };
     let mut events = Vec::new();
     match line {
         Line::System(system) => match system.subtype.as_deref() {
-            Some("init") => events.extend(system.session_id.map(AgentEvent::SessionId)),
+            Some("init") => events.extend(system.session_id.map(SessionEvent::SessionId)),
             Some("api_retry") => {
                 let delay = &system.retry_delay_ms;
                 match delay.as_u64() {
-                    Some(delay_ms) => events.push(AgentEvent::Retry {
+                    Some(delay_ms) => events.push(SessionEvent::Retry {
                         status: system
                             .error_status
                             .as_u64()
@@ -90,7 +90,7 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
                         delay_ms,
                     }),
                     None if delay.is_null() => {}
-                    None => events.push(AgentEvent::Ignored(format!(
+                    None => events.push(SessionEvent::Ignored(format!(
                         "the retry delay {delay} is not a number of milliseconds"
                     ))),
                 }
@@ -100,7 +100,7 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
         Line::Assistant(assistant) => {
             for block in &assistant.message.content {
                 if let Block::ToolUse { name: Some(name) } = block {
-                    events.push(AgentEvent::ToolUse(name.clone()));
+                    events.push(SessionEvent::ToolUse(name.clone()));
                 }
             }
             if assistant.error.as_deref() == Some("rate_limit") {
@@ -125,7 +125,7 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
                 None => Some(Err(format!("the reset time {resets_at} is not a time"))),
             };
             if let Some(utilization) = info.utilization.as_f64() {
-                events.push(AgentEvent::Usage(Usage {
+                events.push(SessionEvent::Usage(Usage {
                     window: info.rate_limit_type.clone(),
                     utilization,
                     resets_at: reset
@@ -146,9 +146,9 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
             let cost_usd = outcome.total_cost_usd.as_f64();
             let tokens = outcome.usage.as_ref().and_then(TokenUsage::total);
             if cost_usd.is_some() || tokens.is_some() {
-                events.push(AgentEvent::Spent { cost_usd, tokens });
+                events.push(SessionEvent::Spent { cost_usd, tokens });
             }
-            events.push(AgentEvent::Result {
+            events.push(SessionEvent::Result {
                 is_error: outcome.is_error,
                 text,
             });
@@ -159,14 +159,14 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>, local: FixedOffset) -> 
 }
 
 /// A limit, with its reset time when one was said and can be believed (else why not).
-fn limited(events: &mut Vec<AgentEvent>, reset: Option<Result<Reset, String>>) {
+fn limited(events: &mut Vec<SessionEvent>, reset: Option<Result<Reset, String>>) {
     match reset {
-        Some(Ok(reset)) => events.push(AgentEvent::RateLimited { reset: Some(reset) }),
+        Some(Ok(reset)) => events.push(SessionEvent::RateLimited { reset: Some(reset) }),
         Some(Err(why)) => {
-            events.push(AgentEvent::Ignored(why));
-            events.push(AgentEvent::RateLimited { reset: None });
+            events.push(SessionEvent::Ignored(why));
+            events.push(SessionEvent::RateLimited { reset: None });
         }
-        None => events.push(AgentEvent::RateLimited { reset: None }),
+        None => events.push(SessionEvent::RateLimited { reset: None }),
     }
 }
 

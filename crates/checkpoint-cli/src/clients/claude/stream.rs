@@ -19,7 +19,7 @@ pub(crate) enum Line {
     /// The usage and status of a subscription's rate-limit window.
     RateLimitEvent(RateLimitEvent),
     /// The session's final result.
-    Result(Outcome),
+    Result(ResultLine),
     /// Any other line.
     #[serde(other)]
     Other,
@@ -102,7 +102,7 @@ pub(crate) struct RateLimitInfo {
 
 /// A `result` line.
 #[derive(Debug, Deserialize)]
-pub(crate) struct Outcome {
+pub(crate) struct ResultLine {
     /// The final text, or the error message.
     #[serde(default)]
     pub result: Option<String>,

@@ -142,7 +142,7 @@ fn tool_use(payload: ToolUse, cwd: &Path) -> event::ToolUse {
     let command = payload.tool_input.command;
     let exit_code = match tool {
         Tool::FileEdit => payload.tool_response.as_deref().and_then(patch_exit_code),
-        Tool::Bash | Tool::Agent | Tool::Workflow | Tool::Other => None,
+        Tool::Bash | Tool::Agent | Tool::FileRead | Tool::Workflow | Tool::Other => None,
     };
     let (written, command) = match tool {
         // A patch that failed wrote nothing we count.
@@ -153,7 +153,9 @@ fn tool_use(payload: ToolUse, cwd: &Path) -> event::ToolUse {
                 .unwrap_or_default(),
             None,
         ),
-        Tool::FileEdit | Tool::Agent | Tool::Workflow | Tool::Other => (Vec::new(), None),
+        Tool::FileEdit | Tool::FileRead | Tool::Agent | Tool::Workflow | Tool::Other => {
+            (Vec::new(), None)
+        }
         Tool::Bash => (Vec::new(), command),
     };
     event::ToolUse {

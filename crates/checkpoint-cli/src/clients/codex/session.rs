@@ -18,7 +18,7 @@ use std::{ffi::OsString, process::Command};
 
 use crate::{
     clients::codex::stream::{Item, Line},
-    clients::session::{AgentClient, AgentEvent},
+    clients::session::{AgentClient, SessionEvent},
 };
 
 /// `codex exec` run headless.
@@ -62,34 +62,34 @@ impl AgentClient for Codex {
         command
     }
 
-    fn events(&self, line: &str, _now: chrono::DateTime<chrono::Utc>) -> Vec<AgentEvent> {
+    fn events(&self, line: &str, _now: chrono::DateTime<chrono::Utc>) -> Vec<SessionEvent> {
         parse_line(line)
     }
 }
 
 /// The events of one `codex exec --json` line; anything else (or a line that is not JSON) has
 /// none.
-pub(crate) fn parse_line(line: &str) -> Vec<AgentEvent> {
+pub(crate) fn parse_line(line: &str) -> Vec<SessionEvent> {
     let Ok(line) = serde_json::from_str::<Line>(line) else {
         return Vec::new();
     };
     match line {
         Line::ThreadStarted { thread_id } => {
-            thread_id.map(AgentEvent::SessionId).into_iter().collect()
+            thread_id.map(SessionEvent::SessionId).into_iter().collect()
         }
         Line::ItemCompleted { item } => tool_name(&item)
-            .map(AgentEvent::ToolUse)
+            .map(SessionEvent::ToolUse)
             .into_iter()
             .collect(),
         Line::TurnCompleted { usage } => {
             let mut events = Vec::new();
             if let Some(tokens) = usage.as_ref().and_then(|usage| usage.total()) {
-                events.push(AgentEvent::Spent {
+                events.push(SessionEvent::Spent {
                     cost_usd: None,
                     tokens: Some(tokens),
                 });
             }
-            events.push(AgentEvent::Result {
+            events.push(SessionEvent::Result {
                 is_error: false,
                 text: String::new(),
             });
@@ -99,9 +99,9 @@ pub(crate) fn parse_line(line: &str) -> Vec<AgentEvent> {
             let text = error.and_then(|error| error.message).unwrap_or_default();
             let mut events = Vec::new();
             if is_rate_limit(&text) {
-                events.push(AgentEvent::RateLimited { reset: None });
+                events.push(SessionEvent::RateLimited { reset: None });
             }
-            events.push(AgentEvent::Result {
+            events.push(SessionEvent::Result {
                 is_error: true,
                 text,
             });
@@ -182,7 +182,7 @@ mod tests {
     fn the_stream_says_the_session_its_tools_and_what_it_used() {
         assert_eq!(
             parse_line(r#"{"type":"thread.started","thread_id":"019a-t"}"#),
-            [AgentEvent::SessionId("019a-t".into())]
+            [SessionEvent::SessionId("019a-t".into())]
         );
         for (item, tool) in [
             (
@@ -201,7 +201,7 @@ mod tests {
             let line = format!(r#"{{"type":"item.completed","item":{item}}}"#);
             assert_eq!(
                 parse_line(&line),
-                [AgentEvent::ToolUse(tool.into())],
+                [SessionEvent::ToolUse(tool.into())],
                 "{line}"
             );
         }
@@ -218,11 +218,11 @@ mod tests {
                 r#"{"type":"turn.completed","usage":{"input_tokens":120,"cached_input_tokens":100,"output_tokens":30}}"#
             ),
             [
-                AgentEvent::Spent {
+                SessionEvent::Spent {
                     cost_usd: None,
                     tokens: Some(150)
                 },
-                AgentEvent::Result {
+                SessionEvent::Result {
                     is_error: false,
                     text: String::new()
                 }
@@ -236,8 +236,8 @@ mod tests {
         assert_eq!(
             parse_line(failed),
             [
-                AgentEvent::RateLimited { reset: None },
-                AgentEvent::Result {
+                SessionEvent::RateLimited { reset: None },
+                SessionEvent::Result {
                     is_error: true,
                     text:
                         "exceeded retry limit, last status: 429 Too Many Requests, request id: r-1"
@@ -250,7 +250,7 @@ mod tests {
         let other = r#"{"type":"turn.failed","error":{"message":"stream closed before response.completed"}}"#;
         assert_eq!(
             parse_line(other),
-            [AgentEvent::Result {
+            [SessionEvent::Result {
                 is_error: true,
                 text: "stream closed before response.completed".into()
             }]

@@ -44,6 +44,7 @@ pub(crate) fn tool_named(name: &str) -> Tool {
     match name {
         "run_shell_command" => Tool::Bash,
         "write_file" | "replace" => Tool::FileEdit,
+        "read_file" => Tool::FileRead,
         _ => Tool::Other,
     }
 }
@@ -171,10 +172,15 @@ fn tool_use(call: &ToolCall, cwd: &str) -> event::ToolUse {
                 }
             }
         }
-        // A read: what the write guard needs to know it was whole.
-        Tool::Other if call.tool_name == "read_file" => {
-            tool_input.raw = input.clone();
-            tool_response.raw = response.clone();
+        Tool::FileRead => {
+            tool_input.read = text(input, "file_path").or_else(|| text(input, "absolute_path"));
+            // Gemini CLI cuts a long file and says so at the top of what the model reads.
+            let cut = text(response, "llmContent")
+                .is_some_and(|content| content.contains("The file content has been truncated"));
+            let ranged = ["offset", "limit", "start_line", "end_line"]
+                .into_iter()
+                .any(|key| input.get(key).is_some_and(|value| !value.is_null()));
+            tool_response.whole_read = !cut && !ranged;
         }
         Tool::Agent | Tool::Workflow | Tool::Other => {}
     }
@@ -234,3 +240,6 @@ fn parse<'de, T: Deserialize<'de>>(event: HookEvent, bytes: &'de [u8]) -> Result
         }
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -20,8 +20,8 @@ use checkpoint_core::run::Reset;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    clients::gemini::stream::{Line, Outcome},
-    clients::session::{AgentClient, AgentEvent},
+    clients::gemini::stream::{Line, ResultLine},
+    clients::session::{AgentClient, SessionEvent},
     env,
 };
 
@@ -73,20 +73,20 @@ impl AgentClient for Gemini {
         self.command(prompt)
     }
 
-    fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<AgentEvent> {
+    fn events(&self, line: &str, now: DateTime<Utc>) -> Vec<SessionEvent> {
         parse_line(line, now)
     }
 }
 
 /// The events of one stream-json line; anything else (or a line that is not JSON) has none.
-pub(crate) fn parse_line(line: &str, now: DateTime<Utc>) -> Vec<AgentEvent> {
+pub(crate) fn parse_line(line: &str, now: DateTime<Utc>) -> Vec<SessionEvent> {
     let Ok(line) = serde_json::from_str::<Line>(line) else {
         return Vec::new();
     };
     let mut events = Vec::new();
     match line {
-        Line::Init(init) => events.extend(init.session_id.map(AgentEvent::SessionId)),
-        Line::ToolUse(tool) => events.extend(tool.tool_name.map(AgentEvent::ToolUse)),
+        Line::Init(init) => events.extend(init.session_id.map(SessionEvent::SessionId)),
+        Line::ToolUse(tool) => events.extend(tool.tool_name.map(SessionEvent::ToolUse)),
         Line::Other => {}
         Line::Result(outcome) => result_events(&mut events, &outcome, now),
     }
@@ -94,22 +94,22 @@ pub(crate) fn parse_line(line: &str, now: DateTime<Utc>) -> Vec<AgentEvent> {
 }
 
 /// The events of the final `result`: the limit it ended on, what it spent, the result itself.
-fn result_events(events: &mut Vec<AgentEvent>, outcome: &Outcome, now: DateTime<Utc>) {
+fn result_events(events: &mut Vec<SessionEvent>, outcome: &ResultLine, now: DateTime<Utc>) {
     let text = outcome.message().to_owned();
     if outcome.is_error() && is_limit(&text) {
         match retry_delay(&text) {
             Some(Ok(delay_ms)) => match Reset::after_delay(delay_ms, now) {
-                Ok(reset) => events.push(AgentEvent::RateLimited { reset: Some(reset) }),
+                Ok(reset) => events.push(SessionEvent::RateLimited { reset: Some(reset) }),
                 Err(why) => {
-                    events.push(AgentEvent::Ignored(why));
-                    events.push(AgentEvent::RateLimited { reset: None });
+                    events.push(SessionEvent::Ignored(why));
+                    events.push(SessionEvent::RateLimited { reset: None });
                 }
             },
             Some(Err(why)) => {
-                events.push(AgentEvent::Ignored(why));
-                events.push(AgentEvent::RateLimited { reset: None });
+                events.push(SessionEvent::Ignored(why));
+                events.push(SessionEvent::RateLimited { reset: None });
             }
-            None => events.push(AgentEvent::RateLimited { reset: None }),
+            None => events.push(SessionEvent::RateLimited { reset: None }),
         }
     }
     let tokens = outcome
@@ -117,12 +117,12 @@ fn result_events(events: &mut Vec<AgentEvent>, outcome: &Outcome, now: DateTime<
         .as_ref()
         .and_then(|stats| stats.total_tokens.as_u64());
     if tokens.is_some() {
-        events.push(AgentEvent::Spent {
+        events.push(SessionEvent::Spent {
             cost_usd: None,
             tokens,
         });
     }
-    events.push(AgentEvent::Result {
+    events.push(SessionEvent::Result {
         is_error: outcome.is_error(),
         text,
     });

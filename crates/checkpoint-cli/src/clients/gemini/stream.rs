@@ -19,7 +19,7 @@ pub(crate) enum Line {
     /// The model called a tool.
     ToolUse(ToolUse),
     /// The session's final result.
-    Result(Outcome),
+    Result(ResultLine),
     /// Any other line (`message`, `tool_result`, `error`, …).
     #[serde(other)]
     Other,
@@ -41,7 +41,7 @@ pub(crate) struct ToolUse {
 
 /// A `result` line.
 #[derive(Debug, Deserialize)]
-pub(crate) struct Outcome {
+pub(crate) struct ResultLine {
     /// `success` or `error`.
     #[serde(default)]
     pub status: Option<String>,
@@ -67,7 +67,7 @@ pub(crate) struct Stats {
     pub total_tokens: Value,
 }
 
-impl Outcome {
+impl ResultLine {
     /// Whether the session ended on an error.
     pub(crate) fn is_error(&self) -> bool {
         self.status.as_deref() != Some("success")

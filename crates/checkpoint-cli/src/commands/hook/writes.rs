@@ -31,8 +31,8 @@ use crate::{
     services::{
         snapshots::{self, Request},
         writes::{
-            absolute, bash_changed_files, checkout_of, disk_stat, disk_state, is_read,
-            lines_changed, real_now_ns, shown, whole_read,
+            absolute, bash_changed_files, checkout_of, disk_stat, disk_state, lines_changed,
+            real_now_ns, shown,
         },
     },
 };
@@ -80,7 +80,7 @@ impl Hook {
                         self.guard_checkout(client, payload)?;
                         self.before_bash(payload)
                     }
-                    Tool::Agent | Tool::Workflow | Tool::Other => Ok(()),
+                    Tool::Agent | Tool::FileRead | Tool::Workflow | Tool::Other => Ok(()),
                 }
             }
             Event::ToolDone(payload) => {
@@ -101,7 +101,7 @@ impl Hook {
                         Ok(())
                     }
                     Tool::Agent => self.refresh_claims(),
-                    Tool::Other if is_read(&payload.tool_name) => self.read(payload),
+                    Tool::FileRead => self.read(payload),
                     Tool::Workflow | Tool::Other => Ok(()),
                 }
             }
@@ -372,21 +372,13 @@ impl Hook {
             .into_diagnostic()
     }
 
-    /// Records what a whole `Read` saw of a file someone wrote (a file no writer wrote needs
+    /// Records what a whole read saw of a file someone wrote (a file no writer wrote needs
     /// no record: nothing can be lost there).
     fn read(&self, payload: &ToolUse) -> Result<()> {
-        let raw_input = &payload.tool_input.raw;
-        let Some(path) = raw_input
-            .get("file_path")
-            .or_else(|| raw_input.get("absolute_path"))
-            .and_then(|path| path.as_str())
-        else {
-            return Ok(());
-        };
-        if !whole_read(raw_input, &payload.tool_response.raw) {
-            return Ok(());
+        match &payload.tool_input.read {
+            Some(path) if payload.tool_response.whole_read => self.saw(payload, path),
+            _ => Ok(()),
         }
-        self.saw(payload, path)
     }
 
     /// Records what a command that printed whole files saw of them (`cat <path>`: Codex
@@ -746,7 +738,7 @@ fn answer_by_mode(client: Client, mode: Mode, reason: &str) -> Result<()> {
         } })),
         Mode::Refuse => {
             let refusal = crate::clients::home(client).refusal();
-            super::effects::emit_refusal(client, refusal, reason)
+            super::effects_guard::emit_refusal(client, refusal, reason)
         }
     }
 }

@@ -164,10 +164,56 @@ fn tools_are_named_in_one_place() {
         ("Edit", Tool::FileEdit),
         ("MultiEdit", Tool::FileEdit),
         ("NotebookEdit", Tool::FileEdit),
-        ("Read", Tool::Other),
+        ("Read", Tool::FileRead),
         ("agent", Tool::Other),
         ("", Tool::Other),
     ] {
         assert_eq!(tool_named(name), tool, "{name}");
     }
+}
+
+/// A `Read` is a read of its `file_path`, whole unless Claude Code says it returned fewer lines
+/// than the file has, or (where it says nothing) a range was asked; any other tool is no read.
+#[test]
+fn a_read_is_whole_unless_a_range_was_asked_or_fewer_lines_came_back() {
+    let read = |tool: &str, input: Value, response: Value| {
+        let payload = with_envelope(
+            HookEvent::PostToolUse,
+            json!({"tool_name": tool, "tool_input": input, "tool_response": response}),
+        );
+        let hooked = hooked(HookEvent::PostToolUse, payload.to_string().as_bytes())
+            .unwrap()
+            .unwrap();
+        let Event::ToolDone(call) = hooked.event else {
+            panic!("{:?}", hooked.event)
+        };
+        (
+            call.tool,
+            call.tool_input.read,
+            call.tool_response.whole_read,
+        )
+    };
+    let file = |start: u64, lines: u64| json!({"type": "text", "file": {"filePath": "/p/a.md", "startLine": start, "numLines": lines, "totalLines": 9}});
+    let whole = read("Read", json!({"file_path": "/p/a.md"}), file(1, 9));
+    assert_eq!(whole, (Tool::FileRead, Some("/p/a.md".to_owned()), true));
+    for (input, response) in [
+        (json!({"file_path": "/p/a.md"}), file(1, 4)),
+        (json!({"file_path": "/p/a.md", "offset": 5}), file(5, 5)),
+        (json!({"file_path": "/p/a.md", "limit": 3}), json!({})),
+        (json!({"file_path": "/p/a.md", "offset": 2}), json!("text")),
+    ] {
+        assert!(!read("Read", input.clone(), response).2, "{input}");
+    }
+    assert!(
+        read(
+            "Read",
+            json!({"file_path": "/p/a.md", "offset": null}),
+            json!({})
+        )
+        .2
+    );
+    assert_eq!(
+        read("Grep", json!({"file_path": "/p/a.md"}), file(1, 9)),
+        (Tool::Other, None, false)
+    );
 }

@@ -5,7 +5,7 @@ use checkpoint_core::{budget::Usage, run::Reset};
 use chrono::{DateTime, Duration, FixedOffset, TimeZone, Utc};
 
 use super::{Claude, parse_line, reset_from_text};
-use crate::clients::session::{AgentClient, AgentEvent, command_line};
+use crate::clients::session::{AgentClient, SessionEvent, command_line};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
@@ -16,7 +16,7 @@ fn utc() -> FixedOffset {
 }
 
 #[track_caller]
-fn check(line: &str, expect: &[AgentEvent]) {
+fn check(line: &str, expect: &[SessionEvent]) {
     assert_eq!(parse_line(line, now(), utc()), expect, "{line}");
 }
 
@@ -24,28 +24,28 @@ fn check(line: &str, expect: &[AgentEvent]) {
 fn reads_the_session_id_tools_retries_and_a_rate_limit() {
     check(
         r#"{"type":"system","subtype":"init","cwd":"/tmp/p","session_id":"d767-1","tools":["Bash"]}"#,
-        &[AgentEvent::SessionId("d767-1".into())],
+        &[SessionEvent::SessionId("d767-1".into())],
     );
     check(
         r#"{"type":"assistant","message":{"content":[{"type":"text","text":"x"},{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},"session_id":"d767-1"}"#,
-        &[AgentEvent::ToolUse("Bash".into())],
+        &[SessionEvent::ToolUse("Bash".into())],
     );
     check(
         r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":4000,"error_status":429,"error":"rate_limit","session_id":"s"}"#,
-        &[AgentEvent::Retry {
+        &[SessionEvent::Retry {
             status: Some(429),
             delay_ms: 4000,
         }],
     );
     check(
         r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: Request rejected (429) · mock rate limit"}]},"session_id":"s","error":"rate_limit"}"#,
-        &[AgentEvent::RateLimited { reset: None }],
+        &[SessionEvent::RateLimited { reset: None }],
     );
     check(
         r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · mock rate limit","session_id":"s"}"#,
         &[
-            AgentEvent::RateLimited { reset: None },
-            AgentEvent::Result {
+            SessionEvent::RateLimited { reset: None },
+            SessionEvent::Result {
                 is_error: true,
                 text: "API Error: Request rejected (429) · mock rate limit".into(),
             },
@@ -53,7 +53,7 @@ fn reads_the_session_id_tools_retries_and_a_rate_limit() {
     );
     check(
         r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1772370000,"rateLimitType":"five_hour"},"session_id":"s"}"#,
-        &[AgentEvent::RateLimited {
+        &[SessionEvent::RateLimited {
             reset: Some(Reset::precise(Utc.timestamp_opt(1_772_370_000, 0).unwrap())),
         }],
     );
@@ -195,7 +195,7 @@ fn absurd_reset_times_are_said_and_taken_as_missing() {
         );
         let events = parse_line(&line, now(), utc());
         assert!(
-            matches!(events.as_slice(), [AgentEvent::Ignored(why), AgentEvent::RateLimited { reset: None }] if why.starts_with("the reset time ")),
+            matches!(events.as_slice(), [SessionEvent::Ignored(why), SessionEvent::RateLimited { reset: None }] if why.starts_with("the reset time ")),
             "{line}: {events:?}"
         );
     }
@@ -205,7 +205,7 @@ fn absurd_reset_times_are_said_and_taken_as_missing() {
             r#"{{"type":"rate_limit_event","rate_limit_info":{{"status":"rejected","resetsAt":{resets_at}}}}}"#
         );
         let events = parse_line(&line, now(), utc());
-        let [AgentEvent::RateLimited { reset: Some(reset) }] = events.as_slice() else {
+        let [SessionEvent::RateLimited { reset: Some(reset) }] = events.as_slice() else {
             panic!("{line}: {events:?}");
         };
         assert!(reset.at <= now());
@@ -213,7 +213,7 @@ fn absurd_reset_times_are_said_and_taken_as_missing() {
     // A fractional time is read to the second.
     check(
         r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1772370000.75}}"#,
-        &[AgentEvent::RateLimited {
+        &[SessionEvent::RateLimited {
             reset: Some(Reset::precise(Utc.timestamp_opt(1_772_370_000, 0).unwrap())),
         }],
     );
@@ -224,14 +224,14 @@ fn absurd_reset_times_are_said_and_taken_as_missing() {
         );
         let events = parse_line(&line, now(), utc());
         assert!(
-            matches!(events.as_slice(), [AgentEvent::Ignored(why)] if why.starts_with("the retry delay ")),
+            matches!(events.as_slice(), [SessionEvent::Ignored(why)] if why.starts_with("the retry delay ")),
             "{line}: {events:?}"
         );
     }
     // A retry delay of 2^63-1 ms is read as said: the runner checks it (`Reset::after_delay`).
     check(
         r#"{"type":"system","subtype":"api_retry","retry_delay_ms":9223372036854775807,"error_status":429}"#,
-        &[AgentEvent::Retry {
+        &[SessionEvent::Retry {
             status: Some(429),
             delay_ms: 9_223_372_036_854_775_807,
         }],
@@ -245,7 +245,7 @@ fn reads_the_usage_of_a_window_and_what_a_session_spent() {
     // `anthropic-ratelimit-unified-5h-utilization` header): a reading, not a limit.
     check(
         r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1772370000,"rateLimitType":"five_hour","utilization":0.91,"surpassedThreshold":0.9},"session_id":"s"}"#,
-        &[AgentEvent::Usage(Usage {
+        &[SessionEvent::Usage(Usage {
             window: Some("five_hour".into()),
             utilization: 0.91,
             resets_at: Some(resets),
@@ -255,12 +255,12 @@ fn reads_the_usage_of_a_window_and_what_a_session_spent() {
     check(
         r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1772370000,"rateLimitType":"seven_day","utilization":1}}"#,
         &[
-            AgentEvent::Usage(Usage {
+            SessionEvent::Usage(Usage {
                 window: Some("seven_day".into()),
                 utilization: 1.0,
                 resets_at: Some(resets),
             }),
-            AgentEvent::RateLimited {
+            SessionEvent::RateLimited {
                 reset: Some(Reset::precise(resets)),
             },
         ],
@@ -273,7 +273,7 @@ fn reads_the_usage_of_a_window_and_what_a_session_spent() {
     );
     check(
         r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":99999999999999,"utilization":0.5}}"#,
-        &[AgentEvent::Usage(Usage {
+        &[SessionEvent::Usage(Usage {
             window: None,
             utilization: 0.5,
             resets_at: None,
@@ -283,11 +283,11 @@ fn reads_the_usage_of_a_window_and_what_a_session_spent() {
     check(
         r#"{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.4213,"usage":{"input_tokens":10,"output_tokens":200,"cache_creation_input_tokens":3000,"cache_read_input_tokens":40000,"server_tool_use":{"web_search_requests":0}},"modelUsage":{},"session_id":"s"}"#,
         &[
-            AgentEvent::Spent {
+            SessionEvent::Spent {
                 cost_usd: Some(0.4213),
                 tokens: Some(43_210),
             },
-            AgentEvent::Result {
+            SessionEvent::Result {
                 is_error: false,
                 text: "done".into(),
             },
@@ -297,11 +297,11 @@ fn reads_the_usage_of_a_window_and_what_a_session_spent() {
     check(
         r#"{"type":"result","is_error":false,"result":"","total_cost_usd":"free","usage":{"input_tokens":18446744073709551615,"output_tokens":5}}"#,
         &[
-            AgentEvent::Spent {
+            SessionEvent::Spent {
                 cost_usd: None,
                 tokens: Some(u64::MAX),
             },
-            AgentEvent::Result {
+            SessionEvent::Result {
                 is_error: false,
                 text: String::new(),
             },

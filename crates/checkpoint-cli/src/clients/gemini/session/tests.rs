@@ -5,7 +5,7 @@ use checkpoint_core::run::Reset;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::{Gemini, parse_line, retry_delay};
-use crate::clients::session::{AgentClient, AgentEvent, command_line};
+use crate::clients::session::{AgentClient, SessionEvent, command_line};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
@@ -26,11 +26,11 @@ fn limit_line(message: &str) -> String {
     .to_string()
 }
 
-fn text_of(events: &[AgentEvent]) -> String {
+fn text_of(events: &[SessionEvent]) -> String {
     events
         .iter()
         .find_map(|event| match event {
-            AgentEvent::Result { text, .. } => Some(text.clone()),
+            SessionEvent::Result { text, .. } => Some(text.clone()),
             _ => None,
         })
         .unwrap()
@@ -43,14 +43,14 @@ fn reads_the_session_id_tools_and_a_success() {
             r#"{"type":"init","timestamp":"2026-11-25T15:51:19.850Z","session_id":"b832-1","model":"gemini-3.8-flash"}"#,
             now()
         ),
-        [AgentEvent::SessionId("b832-1".into())]
+        [SessionEvent::SessionId("b832-1".into())]
     );
     assert_eq!(
         parse_line(
             r#"{"type":"tool_use","timestamp":"t","tool_name":"write_file","tool_id":"write_file_1_0","parameters":{"file_path":"a.md"}}"#,
             now()
         ),
-        [AgentEvent::ToolUse("write_file".into())]
+        [SessionEvent::ToolUse("write_file".into())]
     );
     for quiet in [
         r#"{"type":"message","role":"assistant","content":"done","delta":true}"#,
@@ -69,11 +69,11 @@ fn reads_the_session_id_tools_and_a_success() {
             now()
         ),
         [
-            AgentEvent::Spent {
+            SessionEvent::Spent {
                 cost_usd: None,
                 tokens: Some(1234)
             },
-            AgentEvent::Result {
+            SessionEvent::Result {
                 is_error: false,
                 text: String::new()
             }
@@ -103,10 +103,10 @@ fn a_429_given_up_waits_the_delay_its_message_names() {
     for (message, delay_ms) in cases {
         let events = parse_line(&limit_line(message), now());
         let reset = delay_ms.map(|ms| Reset::precise(now() + Duration::milliseconds(ms)));
-        assert_eq!(events[0], AgentEvent::RateLimited { reset }, "{message}");
+        assert_eq!(events[0], SessionEvent::RateLimited { reset }, "{message}");
         assert_eq!(
             events[1],
-            AgentEvent::Spent {
+            SessionEvent::Spent {
                 cost_usd: None,
                 tokens: Some(0)
             }
@@ -126,7 +126,7 @@ fn a_429_without_a_believable_delay_is_a_limit_with_no_reset() {
         let events = parse_line(&limit_line(message), now());
         assert_eq!(
             events[0],
-            AgentEvent::RateLimited { reset: None },
+            SessionEvent::RateLimited { reset: None },
             "{message}"
         );
     }
@@ -150,12 +150,12 @@ fn a_429_without_a_believable_delay_is_a_limit_with_no_reset() {
     ] {
         let events = parse_line(&limit_line(message), now());
         match &events[0] {
-            AgentEvent::Ignored(said) => assert!(said.contains(why), "{message}: {said}"),
+            SessionEvent::Ignored(said) => assert!(said.contains(why), "{message}: {said}"),
             other => panic!("{message}: {other:?}"),
         }
         assert_eq!(
             events[1],
-            AgentEvent::RateLimited { reset: None },
+            SessionEvent::RateLimited { reset: None },
             "{message}"
         );
     }
@@ -166,7 +166,7 @@ fn an_error_that_is_not_a_limit_is_only_a_failed_result() {
     let line = r#"{"type":"result","status":"error","error":{"type":"FatalToolExecutionError","message":"Please retry in 2s. disk full"}}"#;
     assert_eq!(
         parse_line(line, now()),
-        [AgentEvent::Result {
+        [SessionEvent::Result {
             is_error: true,
             text: "Please retry in 2s. disk full".into()
         }]

@@ -8,7 +8,7 @@
 
 mod archive;
 mod checked;
-mod effects;
+mod effects_index;
 mod handle;
 mod layout;
 mod load;
