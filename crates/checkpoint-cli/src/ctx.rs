@@ -340,7 +340,7 @@ impl Ctx {
         let loaded = keep_until_exit(self.store.update(&id, self.now, |workflow| {
             let mut transitions = transitions(workflow)?;
             // Work lifts a pause: as a journaled `Unpause` of its own, which the output states.
-            lifted = checkpoint_core::lift_pause(workflow, &mut transitions);
+            lifted = checkpoint_core::unpause_before_work(workflow, &mut transitions);
             Ok(transitions)
         })?);
         if let Some(pause) = lifted {

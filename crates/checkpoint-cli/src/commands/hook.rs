@@ -277,7 +277,7 @@ impl Hook {
                         return Ok(Vec::new());
                     }
                     let mut transitions = decide(workflow);
-                    checkpoint_core::lift_pause(workflow, &mut transitions);
+                    checkpoint_core::unpause_before_work(workflow, &mut transitions);
                     Ok(transitions)
                 })
                 .map_err(|err| {

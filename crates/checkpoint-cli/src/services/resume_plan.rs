@@ -133,7 +133,7 @@ fn with_heartbeat(transitions: &mut Vec<Transition>) {
 fn recovered_in_memory(ctx: &Ctx, workflow: &Workflow, probe: &FsProbe) -> Result<Workflow> {
     let mut transitions = recovery_transitions(ctx, workflow, probe);
     with_heartbeat(&mut transitions);
-    checkpoint_core::lift_pause(workflow, &mut transitions);
+    checkpoint_core::unpause_before_work(workflow, &mut transitions);
     let mut after = workflow.clone();
     let mut seq = after.seq;
     for transition in &transitions {

@@ -66,7 +66,7 @@ impl Hook {
                         ctx.now,
                     ) {
                         Ok(mut transitions) => {
-                            checkpoint_core::lift_pause(workflow, &mut transitions);
+                            checkpoint_core::unpause_before_work(workflow, &mut transitions);
                             transitions
                         }
                         Err(reason) => {
