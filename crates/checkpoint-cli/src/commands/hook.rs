@@ -276,9 +276,8 @@ impl Hook {
                     if workflow.status.is_finished() {
                         return Ok(Vec::new());
                     }
-                    let mut transitions = decide(workflow);
-                    checkpoint_core::unpause_before_work(workflow, &mut transitions);
-                    Ok(transitions)
+                    // Work lifts a pause: the store journals its `Unpause`.
+                    Ok(decide(workflow))
                 })
                 .map_err(|err| {
                     miette!(
