@@ -281,7 +281,7 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
     let follow_up = checkpoint_commit(ctx, &loaded.workflow, true)?;
     if let (output::Format::Json, Some(report)) = (ctx.format, follow_up.commit) {
         // The state after the commit's own write, which records its sha.
-        json::WorkflowReport::new(follow_up.after.as_ref().unwrap_or(loaded))
+        json::WorkflowReport::new(follow_up.after.as_ref().unwrap_or(&loaded))
             .with_commit(report)
             .emit()?;
     }
