@@ -644,9 +644,11 @@ fn complete_case(
         expect: Expect::Contains("completed phase"),
         ..simple(
             key,
-            &format!("`complete <phase>` (after an untimed `start --force`), {size}"),
+            &format!("`complete <phase> --force` (after an untimed `start --force`), {size}"),
             binary,
-            &["complete", &phase],
+            // The fixture never writes the phase's declared output, which `complete` refuses
+            // without `--force`.
+            &["complete", &phase, "--force"],
             &copy,
         )
     })

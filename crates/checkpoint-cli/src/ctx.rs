@@ -9,7 +9,7 @@ use std::{
 };
 
 use checkpoint_core::{
-    CONFIG_FILE, Config, Transition, Workflow, WorkflowId,
+    CONFIG_FILE, Config, Workflow, WorkflowId,
     choice::{self, Candidate, Choice},
     failpoint::{self, Failpoint, Step},
     resume::{Briefing, Probe},
@@ -21,19 +21,9 @@ use miette::{Diagnostic, IntoDiagnostic, Result, WrapErr};
 use crate::{
     env as vars,
     failure::Failure,
-    inside,
-    json::{CommitReport, WorkflowReport},
-    locate,
+    inside, locate,
     output::{self, ColorChoice, Format},
 };
-
-/// What a command's second write (a checkpoint commit) did: its report, and the state after it
-/// when it wrote one.
-pub(crate) struct Committed {
-    /// The commit made, if any.
-    pub report: Option<CommitReport>,
-    pub loaded: Option<&'static Loaded>,
-}
 
 /// The default lock timeout, in seconds.
 const DEFAULT_LOCK_TIMEOUT_SECS: f64 = 10.0;
@@ -263,19 +253,19 @@ impl Ctx {
     }
 
     /// Loads the workflow the command means.
-    pub(crate) fn load(&self) -> Result<&'static Loaded> {
+    pub(crate) fn load(&self) -> Result<Loaded> {
         let id = self.workflow_id()?;
-        Ok(keep_until_exit(self.store.load(&id)?))
+        Ok(self.store.load(&id)?)
     }
 
     /// Like [`Ctx::load`], with a bad line anywhere in the journal among the recoveries (see
     /// [`Ctx::journal_damage`]): for the commands that sum a workflow up.
-    pub(crate) fn load_checked(&self) -> Result<&'static Loaded> {
+    pub(crate) fn load_checked(&self) -> Result<Loaded> {
         let id = self.workflow_id()?;
         let mut loaded = self.store.load(&id)?;
         let damage = self.journal_damage(&id, &loaded.recoveries);
         loaded.recoveries.extend(damage);
-        Ok(keep_until_exit(loaded))
+        Ok(loaded)
     }
 
     /// The first line of the workflow's journal that is not its next entry, wherever it is
@@ -300,93 +290,6 @@ impl Ctx {
                 None
             }
         }
-    }
-
-    /// Applies one transition to the workflow the command means and reports the result:
-    /// `summary` gives the human line.
-    pub(crate) fn apply(
-        &self,
-        transition: Transition,
-        summary: impl FnOnce(&Workflow) -> String,
-    ) -> Result<&'static Loaded> {
-        self.apply_then(transition, summary, Vec::new(), |_| Ok(None))
-    }
-
-    /// Like [`Ctx::apply`], then runs `then` (a checkpoint commit) before reporting, so that the
-    /// JSON document holds what it did; when `then` fails, the transition is still reported.
-    /// `warnings` (about the request) are printed on stderr and listed in the JSON document.
-    pub(crate) fn apply_then(
-        &self,
-        transition: Transition,
-        summary: impl FnOnce(&Workflow) -> String,
-        warnings: Vec<String>,
-        then: impl FnOnce(&'static Loaded) -> Result<Option<Committed>>,
-    ) -> Result<&'static Loaded> {
-        self.apply_checked(|_| Ok(vec![transition]), summary, warnings, then)
-    }
-
-    /// Like [`Ctx::apply_then`], with the transitions computed from the current state, under
-    /// the lock: `transitions` may refuse (for rules of the configuration, which the core does
-    /// not know) or write several (a restart sends the dependants back first).
-    pub(crate) fn apply_checked(
-        &self,
-        transitions: impl FnOnce(&Workflow) -> checkpoint_core::Result<Vec<Transition>>,
-        summary: impl FnOnce(&Workflow) -> String,
-        warnings: Vec<String>,
-        then: impl FnOnce(&'static Loaded) -> Result<Option<Committed>>,
-    ) -> Result<&'static Loaded> {
-        let id = self.workflow_id()?;
-        let mut lifted = None;
-        let loaded = keep_until_exit(self.store.update(&id, self.now, |workflow| {
-            let mut transitions = transitions(workflow)?;
-            // Work lifts a pause: as a journaled `Unpause` of its own, which the output states.
-            lifted = checkpoint_core::lift_pause(workflow, &mut transitions);
-            Ok(transitions)
-        })?);
-        if let Some(pause) = lifted {
-            output::note(&format!(
-                "unpaused: the workflow was paused ({}) since {}",
-                output::escape(&pause.reason),
-                pause.at.to_rfc3339()
-            ));
-            if let Some(until) = pause.until.filter(|until| *until > self.now) {
-                output::warn(&format!(
-                    "the pause was until {}, still in the future; `checkpoint pause --reason {} --until {}` pauses again",
-                    until.to_rfc3339(),
-                    output::escape(&pause.reason),
-                    until.to_rfc3339()
-                ));
-            }
-        }
-        output::warn_recoveries(&loaded.recoveries);
-        output::warn_redacted(loaded.redacted);
-        for warning in &warnings {
-            output::warn(warning);
-        }
-        let (commit, result) = match then(loaded) {
-            Ok(commit) => (commit, Ok(())),
-            Err(err) => (None, Err(err)),
-        };
-        // The document describes the state after every write, the commit's included.
-        let loaded = commit
-            .as_ref()
-            .and_then(|commit| commit.loaded)
-            .unwrap_or(loaded);
-        match self.format {
-            Format::Json => {
-                let report = WorkflowReport::new(loaded).with_warnings(warnings);
-                match commit.and_then(|commit| commit.report) {
-                    Some(commit) => report.with_commit(commit).emit()?,
-                    None => report.emit()?,
-                }
-            }
-            _ => {
-                let mut line = summary(&loaded.workflow);
-                line.push('\n');
-                output::emit_human(self.color, &line).into_diagnostic()?;
-            }
-        }
-        result.map(|()| loaded)
     }
 
     /// The briefing on `workflow` (loaded with `recoveries`) now, with files and git seen through
@@ -626,14 +529,4 @@ pub(crate) fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Auto if set(vars::CLICOLOR_FORCE) || set(vars::FORCE_COLOR) => true,
         ColorChoice::Auto => std::io::stdout().is_terminal(),
     }
-}
-
-/// Keeps a loaded workflow until the process exits rather than freeing it when the command is
-/// done with it.
-///
-/// A command handles one workflow and then the process exits, which returns all its memory at
-/// once; freeing a large workflow's tens of thousands of strings one by one first would only add
-/// milliseconds (about 1.5 ms at 10,000 phases).
-pub(crate) fn keep_until_exit(loaded: Loaded) -> &'static Loaded {
-    Box::leak(Box::new(loaded))
 }

@@ -7,6 +7,7 @@ pub(crate) mod new_workflow;
 pub(crate) mod remote_sync;
 pub(crate) mod resume_plan;
 pub(crate) mod snapshots;
+pub(crate) mod store_write;
 pub(crate) mod transcript;
 pub(crate) mod writers;
 pub(crate) mod writes;

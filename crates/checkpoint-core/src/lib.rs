@@ -57,7 +57,7 @@ pub use crate::{
     plan::{PhasePlan, Plan},
     timestamp::Timestamp,
     transition::{
-        EffectSource, RestoreKind, SnapshotReason, Transition, apply, lift_pause,
-        over_max_in_progress, unknown_phase,
+        EffectSource, RestoreKind, SnapshotReason, Transition, apply, over_max_in_progress,
+        unknown_phase, unpause_before_work,
     },
 };

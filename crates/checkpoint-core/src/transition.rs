@@ -10,7 +10,7 @@ mod variants;
 
 pub(crate) use crate::transition::{apply::apply_in_place, variants::DEFAULT_MAX_ATTEMPTS};
 pub use crate::transition::{
-    apply::{apply, lift_pause, over_max_in_progress},
+    apply::{apply, over_max_in_progress, unpause_before_work},
     checks::unknown_phase,
     variants::{
         EffectSource, Keep, RestoreKind, SessionOutcome, SnapshotReason, Transition, WaitKind,

@@ -4,13 +4,9 @@ use std::path::PathBuf;
 
 use checkpoint_core::Transition;
 use clap::Args;
-use miette::{IntoDiagnostic, Result};
+use miette::Result;
 
-use crate::{
-    ctx::Ctx,
-    json::WorkflowReport,
-    output::{self, Format},
-};
+use crate::{ctx::Ctx, services::store_write::Write};
 
 /// Arguments of `checkpoint note`.
 #[derive(Debug, Args)]
@@ -45,51 +41,49 @@ pub(crate) struct FilesArgs {
 }
 
 pub(crate) fn note(ctx: &Ctx, args: &NoteArgs) -> Result<()> {
-    ctx.apply(
+    Write::one(
         Transition::Note {
             text: crate::args::text_argument(args.text.as_deref(), args.file.as_deref())?,
         },
         |_| "noted".into(),
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 
 pub(crate) fn decide(ctx: &Ctx, args: &DecideArgs) -> Result<()> {
-    ctx.apply(
+    Write::one(
         Transition::Decide {
             text: crate::args::text_argument(args.text.as_deref(), args.file.as_deref())?,
         },
         |workflow| format!("recorded decision {}", workflow.context.key_decisions.len()),
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 
 pub(crate) fn files(ctx: &Ctx, args: &FilesArgs) -> Result<()> {
-    let id = ctx.workflow_id()?;
     // Files to read first are the project's: a path outside it is refused, not stored.
     let paths: Vec<String> = args
         .paths
         .iter()
         .map(|path| ctx.inside_path(path, "file"))
         .collect::<Result<_, _>>()?;
-    let loaded = ctx.store.update(&id, ctx.now, |workflow| {
-        Ok(paths
-            .iter()
-            .filter(|path| !workflow.context.file_paths.contains(path))
-            .map(|path| Transition::FilePath { path: path.clone() })
-            .collect())
-    })?;
-    output::warn_recoveries(&loaded.recoveries);
-    output::warn_redacted(loaded.redacted);
-    match ctx.format {
-        Format::Json => WorkflowReport::new(&loaded).emit(),
-        _ => output::emit_human(
-            ctx.color,
-            &format!(
-                "the context summary lists {} files\n",
-                loaded.workflow.context.file_paths.len()
-            ),
-        )
-        .into_diagnostic(),
-    }
+    Write::decided(
+        |workflow| {
+            Ok(paths
+                .iter()
+                .filter(|path| !workflow.context.file_paths.contains(path))
+                .map(|path| Transition::FilePath { path: path.clone() })
+                .collect())
+        },
+        |workflow| {
+            format!(
+                "the context summary lists {} files",
+                workflow.context.file_paths.len()
+            )
+        },
+    )
+    .apply(ctx)?;
+    Ok(())
 }

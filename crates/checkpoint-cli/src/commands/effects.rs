@@ -12,12 +12,13 @@ use clap::{Args, Subcommand, ValueEnum};
 use miette::{IntoDiagnostic, Result};
 
 use crate::{
-    ctx::{Ctx, keep_until_exit},
+    ctx::Ctx,
     env,
     failure::Failure,
     json::{EffectRow, EffectsReport, Shown, WorkflowReport},
     locate,
     output::{self, Format, JSON_VERSION, Paint},
+    services::store_write,
 };
 
 /// Arguments of `checkpoint effect`.
@@ -120,7 +121,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
         SourceArg::Mcp => EffectSource::Mcp,
     };
     let id = ctx.workflow_id()?;
-    let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |workflow| {
+    let loaded = store_write::update(ctx, &id, |workflow| {
         known_phase(workflow, &phase)?;
         // A command recorded here is keyed as the hooks key its effects; words are one effect.
         let call = Call::Bash(&args.what);
@@ -158,8 +159,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
                 )
             })
             .collect())
-    })?);
-    output::warn_redacted(loaded.redacted);
+    })?;
     let ledger = ctx.store.ledger(&id)?;
     let effect = ledger
         .effects
@@ -167,7 +167,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
         .rev()
         .find(|effect| effect.phase.as_ref() == Some(&phase))
         .expect("the effect just recorded is in the ledger");
-    changed(ctx, loaded, &ledger, effect, |effect| {
+    changed(ctx, &loaded, &ledger, effect, |effect| {
         format!(
             "recorded effect {} on phase `{phase}`: a repeat of it is refused until `checkpoint effects allow {}`",
             effect.number, effect.number
@@ -243,17 +243,17 @@ fn list(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
 fn allow(ctx: &Ctx, args: &AllowArgs) -> Result<()> {
     let by = person(args.by.as_deref())?;
     let id = ctx.workflow_id()?;
-    let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
+    let loaded = store_write::update(ctx, &id, |_| {
         // Under the lock: two allows racing cannot both pass.
         let ledger = ctx.store.ledger(&id)?;
         Ok(vec![effects::allow(&ledger, args.number, by.clone())?])
-    })?);
+    })?;
     let ledger = ctx.store.ledger(&id)?;
     let effect = ledger
         .get(args.number)
         .expect("the allowed effect is in the ledger");
     allow_elsewhere(ctx, &id, &effect.key, by.as_deref())?;
-    changed(ctx, loaded, &ledger, effect, |effect| {
+    changed(ctx, &loaded, &ledger, effect, |effect| {
         format!(
             "one repeat of effect {} (`{}`) may run now; it is recorded as a new effect, which guards again",
             effect.number,
@@ -268,7 +268,7 @@ fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
     }
     let by = person(args.by.as_deref())?;
     let id = ctx.workflow_id()?;
-    let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
+    let loaded = store_write::update(ctx, &id, |_| {
         let ledger = ctx.store.ledger(&id)?;
         Ok(vec![effects::resolve(
             &ledger,
@@ -276,12 +276,12 @@ fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
             args.done,
             by.as_deref(),
         )?])
-    })?);
+    })?;
     let ledger = ctx.store.ledger(&id)?;
     let effect = ledger
         .get(args.number)
         .expect("the resolved effect is in the ledger");
-    changed(ctx, loaded, &ledger, effect, |effect| {
+    changed(ctx, &loaded, &ledger, effect, |effect| {
         let what = if effect.ok {
             "done: a repeat of it is refused"
         } else {
@@ -300,7 +300,7 @@ fn resolve(ctx: &Ctx, args: &ResolveArgs) -> Result<()> {
 fn propose(ctx: &Ctx, args: &ResolveArgs, evidence: &str) -> Result<()> {
     let id = ctx.workflow_id()?;
     let said = if args.done { "--done" } else { "--not-done" };
-    let loaded = keep_until_exit(ctx.store.update(&id, ctx.now, |_| {
+    let loaded = store_write::update(ctx, &id, |_| {
         let ledger = ctx.store.ledger(&id)?;
         // The same checks as a person's answer: an unknown effect, by its number.
         effects::resolve(&ledger, args.number, args.done, None)?;
@@ -310,17 +310,21 @@ fn propose(ctx: &Ctx, args: &ResolveArgs, evidence: &str) -> Result<()> {
                 "proposed by an agent: effect {} (`{}`) {}; evidence: {}. Only a person settles it: `checkpoint effects resolve {} {said}`",
                 effect.number,
                 effect.command,
-                if args.done { "happened" } else { "did not happen" },
+                if args.done {
+                    "happened"
+                } else {
+                    "did not happen"
+                },
                 evidence.trim(),
                 effect.number,
             ),
         }])
-    })?);
+    })?;
     let ledger = ctx.store.ledger(&id)?;
     let effect = ledger
         .get(args.number)
         .expect("the effect is in the ledger");
-    changed(ctx, loaded, &ledger, effect, |effect| {
+    changed(ctx, &loaded, &ledger, effect, |effect| {
         format!(
             "effect {} stays unknown (and guarded): the proposal is journaled; a person settles it with `checkpoint effects resolve {} {said}`",
             effect.number, effect.number
@@ -356,7 +360,7 @@ fn allow_elsewhere(
         let Some(guard) = ctx.store.effect_guard(&other, key)? else {
             continue;
         };
-        ctx.store.update(&other, ctx.now, |workflow| {
+        store_write::update(ctx, &other, |workflow| {
             if workflow.status.is_finished() {
                 return Ok(Vec::new());
             }
@@ -413,7 +417,6 @@ fn changed(
     effect: &RecordedEffect,
     summary: impl FnOnce(&RecordedEffect) -> String,
 ) -> Result<()> {
-    output::warn_recoveries(&loaded.recoveries);
     match ctx.format {
         Format::Json => WorkflowReport::new(loaded)
             .with_effect(EffectRow::new(effect, guards(ledger, effect)))

@@ -15,6 +15,7 @@ use crate::{
     failure::Failure,
     json::{DiffReport, GraphNode, GraphReport, WorkflowReport},
     output::{self, Format, JSON_VERSION, Paint},
+    services::store_write::{self, Write},
 };
 
 /// Arguments of `checkpoint diff`.
@@ -128,12 +129,13 @@ pub(crate) fn rewind(ctx: &Ctx, args: &RewindArgs) -> Result<()> {
         workflow: Box::new(past),
         reason: format!("rewound to entry {seq}"),
     };
-    ctx.apply(transition, |workflow| {
+    Write::one(transition, |workflow| {
         format!(
             "rewound `{}` to its state after entry {seq} (as entry {}); the history is kept",
             workflow.id, workflow.seq
         )
-    })?;
+    })
+    .apply(ctx)?;
     Ok(())
 }
 
@@ -174,7 +176,7 @@ pub(crate) fn fork(ctx: &Ctx, args: &ForkArgs) -> Result<()> {
     let loaded = if effects.is_empty() {
         loaded
     } else {
-        ctx.store.update(&new_id, ctx.now, |_| Ok(effects))?
+        store_write::update(ctx, &new_id, |_| Ok(effects))?
     };
     match ctx.format {
         Format::Json => WorkflowReport::new(&loaded).emit(),

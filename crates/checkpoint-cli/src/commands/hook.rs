@@ -291,7 +291,7 @@ impl Hook {
                         None => Vec::new(),
                     };
                     transitions.extend(decide(workflow));
-                    checkpoint_core::lift_pause(workflow, &mut transitions);
+                    // Work lifts a pause: the store journals its `Unpause`.
                     Ok(transitions)
                 })
                 .map_err(|err| {

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use miette::Result;
 
-use crate::{ctx::Ctx, failure::Failure, output};
+use crate::{ctx::Ctx, failure::Failure, output, services::store_write::Write};
 
 /// Arguments of `checkpoint pause`.
 #[derive(Debug, Args)]
@@ -42,7 +42,7 @@ pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
         ),
         None => None,
     };
-    ctx.apply(
+    Write::one(
         Transition::Pause {
             reason: args.reason.clone(),
             until,
@@ -55,17 +55,18 @@ pub(crate) fn pause(ctx: &Ctx, args: &PauseArgs) -> Result<()> {
             ),
             None => "paused".into(),
         },
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 
 pub(crate) fn unpause(ctx: &Ctx) -> Result<()> {
-    ctx.apply(Transition::Unpause, |_| "no longer paused".into())?;
+    Write::one(Transition::Unpause, |_| "no longer paused".into()).apply(ctx)?;
     Ok(())
 }
 
 pub(crate) fn abandon(ctx: &Ctx, args: &AbandonArgs) -> Result<()> {
-    ctx.apply(
+    Write::one(
         Transition::Abandon {
             reason: args.reason.clone(),
         },
@@ -76,6 +77,7 @@ pub(crate) fn abandon(ctx: &Ctx, args: &AbandonArgs) -> Result<()> {
                 ctx.store.workflow_dir(&workflow.id).display()
             )
         },
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }

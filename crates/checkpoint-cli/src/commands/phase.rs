@@ -9,8 +9,9 @@ use miette::Result;
 
 use crate::{
     args,
-    ctx::{Committed, Ctx},
+    ctx::Ctx,
     git, json, output,
+    services::store_write::{self, FollowUp, Write},
 };
 
 /// Arguments of `checkpoint start`.
@@ -115,7 +116,7 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
     let max = ctx.config.max_in_progress;
     let mut reset = Vec::new();
-    let loaded = ctx.apply_checked(
+    let loaded = Write::decided(
         |workflow| {
             if args.force {
                 // A phase run again sends the phases that depend on it back to pending: none
@@ -153,9 +154,8 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
             let attempts = workflow.phase(&phase).map_or(0, |phase| phase.attempts);
             format!("started phase `{phase}` (attempt {attempts})")
         },
-        Vec::new(),
-        |_| Ok(None),
-    )?;
+    )
+    .apply(ctx)?;
     output::note_reopened(&phase, &reset);
     hold_plan_claims(ctx, &loaded.workflow, &phase);
     Ok(())
@@ -163,13 +163,14 @@ pub(crate) fn start(ctx: &Ctx, args: &StartArgs) -> Result<()> {
 
 pub(crate) fn progress(ctx: &Ctx, args: &ProgressArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    ctx.apply(
+    Write::one(
         Transition::PhaseProgress {
             phase: phase.clone(),
             note: args::text_argument(args.note.as_deref(), args.file.as_deref())?,
         },
         |_| format!("recorded progress on phase `{phase}`"),
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 
@@ -200,7 +201,7 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
         force: args.force,
     };
     let probe = crate::probe::FsProbe::new(&ctx.project_root);
-    let loaded = ctx.apply_checked(
+    let loaded = Write::decided(
         |workflow| {
             if !args.force {
                 refuse_unfinished_outputs(workflow, &phase, &probe)?;
@@ -215,29 +216,20 @@ pub(crate) fn complete(ctx: &Ctx, args: &CompleteArgs) -> Result<()> {
             }
             _ => format!("completed phase `{phase}`{}", next_hint(workflow)),
         },
-        warnings,
-        |loaded| {
-            let committed = checkpoint_commit(ctx, &loaded.workflow, args.commit)?;
-            // The snapshot of the files is a write of its own, after the commit's: the document
-            // describes the state after it.
-            let Some(after) =
-                crate::services::snapshots::at_completion(ctx, &loaded.workflow.id, &phase)
-            else {
-                return Ok(committed);
-            };
-            let after = crate::ctx::keep_until_exit(after);
-            Ok(Some(match committed {
-                Some(committed) => Committed {
-                    loaded: Some(after),
-                    ..committed
-                },
-                None => Committed {
-                    report: None,
-                    loaded: Some(after),
-                },
-            }))
-        },
-    )?;
+    )
+    .warnings(warnings)
+    .then(|loaded| {
+        let mut follow_up = checkpoint_commit(ctx, &loaded.workflow, args.commit)?;
+        // The snapshot of the files is a write of its own, after the commit's: the document
+        // describes the state after it.
+        if let Some(after) =
+            crate::services::snapshots::at_completion(ctx, &loaded.workflow.id, &phase)
+        {
+            follow_up.after = Some(after);
+        }
+        Ok(follow_up)
+    })
+    .apply(ctx)?;
     if ctx.config.sync.on_complete {
         crate::services::remote_sync::push_in_background(ctx, &loaded.workflow.id);
     }
@@ -286,17 +278,10 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
         output::note("every completed phase is already in a commit");
         return Ok(());
     }
-    let commit = checkpoint_commit(ctx, &loaded.workflow, true)?;
-    if let (
-        output::Format::Json,
-        Some(Committed {
-            report: Some(report),
-            loaded: after,
-        }),
-    ) = (ctx.format, commit)
-    {
+    let follow_up = checkpoint_commit(ctx, &loaded.workflow, true)?;
+    if let (output::Format::Json, Some(report)) = (ctx.format, follow_up.commit) {
         // The state after the commit's own write, which records its sha.
-        json::WorkflowReport::new(after.unwrap_or(loaded))
+        json::WorkflowReport::new(follow_up.after.as_ref().unwrap_or(&loaded))
             .with_commit(report)
             .emit()?;
     }
@@ -305,15 +290,15 @@ pub(crate) fn commit_now(ctx: &Ctx) -> Result<()> {
 
 /// Commits the completed phases no commit holds yet, when asked or when `commit_every` is due;
 /// returns what it did and the state after it, for the JSON report.
-fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<Option<Committed>> {
+fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<FollowUp> {
     let pending = checkpoint_core::commit::uncommitted_phases(workflow);
     let due = checkpoint_core::commit::is_due(&ctx.config, pending.len());
     if pending.is_empty() || !(forced || due) {
-        return Ok(None);
+        return Ok(FollowUp::default());
     }
     if !ctx.project_root.join(".git").exists() {
         output::warn("not a git repository: no checkpoint commit was made");
-        return Ok(None);
+        return Ok(FollowUp::default());
     }
     let (outcome, left_out) = git::commit(&ctx.project_root, ctx.store.root(), workflow, &pending)
         .map_err(|message| {
@@ -341,7 +326,7 @@ fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<Opt
             message,
         } => {
             let id = workflow.id.clone();
-            let loaded = ctx.store.update(&id, ctx.now, |_| {
+            let loaded = store_write::update(ctx, &id, |_| {
                 Ok(phases
                     .iter()
                     .map(|phase| Transition::PhaseCommit {
@@ -355,18 +340,18 @@ fn checkpoint_commit(ctx: &Ctx, workflow: &Workflow, forced: bool) -> Result<Opt
                 output::short_sha(&sha),
                 message.lines().next().unwrap_or_default()
             ));
-            (Some(sha), Some(crate::ctx::keep_until_exit(loaded)))
+            (Some(sha), Some(loaded))
         }
     };
-    Ok(Some(Committed {
-        report: Some(json::CommitReport { sha, left_out }),
-        loaded,
-    }))
+    Ok(FollowUp {
+        commit: Some(json::CommitReport { sha, left_out }),
+        after: loaded,
+    })
 }
 
 pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    ctx.apply(
+    Write::one(
         Transition::Replan {
             phase: phase.clone(),
             reason: args.reason.clone(),
@@ -381,13 +366,14 @@ pub(crate) fn replan(ctx: &Ctx, args: &ReplanArgs) -> Result<()> {
             };
             format!("recorded replan {count} of phase `{phase}`{warning}")
         },
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 
 pub(crate) fn fail(ctx: &Ctx, args: &FailArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    ctx.apply(
+    Write::one(
         Transition::PhaseFail {
             phase: phase.clone(),
             reason: args.reason.clone(),
@@ -396,19 +382,21 @@ pub(crate) fn fail(ctx: &Ctx, args: &FailArgs) -> Result<()> {
             let failures = workflow.phase(&phase).map_or(0, |phase| phase.failures);
             format!("phase `{phase}` failed ({failures}×): {}", args.reason)
         },
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 
 pub(crate) fn skip(ctx: &Ctx, args: &SkipArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    ctx.apply(
+    Write::one(
         Transition::PhaseSkip {
             phase: phase.clone(),
             reason: args.reason.clone(),
         },
         |workflow| format!("skipped phase `{phase}`{}", next_hint(workflow)),
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 
@@ -419,21 +407,23 @@ pub(crate) fn approve(ctx: &Ctx, args: &ApproveArgs) -> Result<()> {
         by: args.by.clone(),
         note: args.note.clone(),
     };
-    ctx.apply(transition, |workflow| {
+    Write::one(transition, |workflow| {
         format!("approved phase `{phase}`{}", next_hint(workflow))
-    })?;
+    })
+    .apply(ctx)?;
     Ok(())
 }
 
 pub(crate) fn reject(ctx: &Ctx, args: &RejectArgs) -> Result<()> {
     let phase = PhaseId::new(&args.phase)?;
-    ctx.apply(
+    Write::one(
         Transition::PhaseReject {
             phase: phase.clone(),
             reason: args.reason.clone(),
         },
         |_| format!("rejected phase `{phase}`: {}", args.reason),
-    )?;
+    )
+    .apply(ctx)?;
     Ok(())
 }
 

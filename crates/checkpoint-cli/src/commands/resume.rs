@@ -91,10 +91,10 @@ fn resume_interactively(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         // Another system's state file, or nothing: no decision to offer here.
         return resume_with(ctx, args);
     };
-    let loaded = crate::ctx::keep_until_exit(match loaded {
+    let loaded = match loaded {
         Some(loaded) => loaded,
         None => ctx.store.load(&id)?,
-    });
+    };
     let plan = ctx
         .brief(
             &loaded.workflow,
@@ -146,12 +146,12 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
         };
     };
     // The workflow was usually loaded to choose it: not twice.
-    let loaded = crate::ctx::keep_until_exit(match loaded {
+    let loaded = match loaded {
         Some(loaded) => loaded,
         None => ctx.store.load(&id)?,
-    });
+    };
     let probe = FsProbe::new(&ctx.project_root);
-    let journal_finding = journal_finding(ctx, loaded)?.or_else(|| mismatch_finding(ctx, loaded));
+    let journal_finding = journal_finding(ctx, &loaded)?.or_else(|| mismatch_finding(ctx, &loaded));
     let briefing = ctx.brief(&loaded.workflow, &loaded.recoveries, &probe);
     let rebuilt = resume_plan::rebuilt(&briefing.plan);
     let mut resumed = if !args.dry_run
@@ -163,9 +163,9 @@ fn resume_with(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
                     "The state was rebuilt after corruption (see above). Continue from it?",
                 )?)) {
         if args.fresh {
-            start_fresh(ctx, &id, loaded, &probe)?
+            start_fresh(ctx, &id, &loaded, &probe)?
         } else {
-            recover(ctx, args, &id, loaded, briefing, &probe)?
+            recover(ctx, args, &id, &loaded, briefing, &probe)?
         }
     } else {
         Resumed {

@@ -520,7 +520,7 @@ impl Runner<'_> {
     }
 
     fn journal(&self, transition: Transition) -> Result<checkpoint_core::store::Loaded> {
-        Ok(self.ctx.store.apply(self.id, ctx::now()?, transition)?)
+        crate::services::store_write::journal(self.ctx, self.id, ctx::now()?, transition)
     }
 
     fn show(&self, event: RunEvent) -> Result<()> {

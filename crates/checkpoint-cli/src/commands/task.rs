@@ -4,7 +4,7 @@ use checkpoint_core::{PhaseId, TaskId, Transition};
 use clap::{Args, Subcommand};
 use miette::Result;
 
-use crate::ctx::Ctx;
+use crate::{ctx::Ctx, services::store_write::Write};
 
 /// The `task` subcommands.
 #[derive(Debug, Subcommand)]
@@ -115,8 +115,9 @@ pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
             "failed",
         ),
     };
-    ctx.apply(transition, |_| {
+    Write::one(transition, |_| {
         format!("{verb} task `{task}` of phase `{phase}`")
-    })?;
+    })
+    .apply(ctx)?;
     Ok(())
 }

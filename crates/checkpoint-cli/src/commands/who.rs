@@ -145,7 +145,7 @@ pub(crate) fn claim(ctx: &Ctx, args: &ClaimArgs) -> Result<()> {
         })?,
     };
     let holder = Writer::new(&session, args.agent.as_deref());
-    let workflow = ctx.load()?.workflow.clone();
+    let workflow = ctx.load()?.workflow;
     let id = checkpoint_core::PhaseId::new(&args.phase)?;
     let Some(declared) = workflow.phase(&id) else {
         return Err(checkpoint_core::unknown_phase(&workflow, &id).into());

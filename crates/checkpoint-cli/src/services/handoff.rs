@@ -24,6 +24,7 @@ use crate::{
         Repo,
         session::{EMPTY_TREE, HANDOFF_BLOB, TRANSCRIPT_BLOB, session_ref},
     },
+    services::store_write,
     services::{snapshots, transcript},
 };
 
@@ -138,10 +139,8 @@ pub(crate) fn send(ctx: &Ctx, remote: &str, id: &WorkflowId, send: &Send<'_>) ->
         &format!("checkpoint: session {session} of {id}"),
     )?;
     repo.push_handoff(remote, &refname)?;
-    ctx.store.apply(
-        id,
-        ctx.now,
-        Transition::SessionHandoff {
+    store_write::update(ctx, id, |_| {
+        Ok(vec![Transition::SessionHandoff {
             session_id: session.clone(),
             client: "claude".into(),
             machine,
@@ -149,8 +148,8 @@ pub(crate) fn send(ctx: &Ctx, remote: &str, id: &WorkflowId, send: &Send<'_>) ->
             base: base.unwrap_or_default(),
             files: paths.len() as u64,
             transcript_bytes: total,
-        },
-    )?;
+        }])
+    })?;
     Ok(format!(
         "`{id}`: sent session {session} to `{remote}` as `{refname}` ({}, transcript {}{}); on the other machine: `checkpoint pull --workflow {id} --session`",
         output::count(paths.len(), "changed file"),

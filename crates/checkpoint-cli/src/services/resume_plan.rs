@@ -9,7 +9,7 @@ use checkpoint_core::{
 };
 use miette::Result;
 
-use crate::{ctx::Ctx, output, probe::FsProbe};
+use crate::{ctx::Ctx, probe::FsProbe, services::store_write};
 
 /// The source of the heartbeat journaled with the recoveries: resuming is a sign of life,
 /// whichever command resumes.
@@ -85,7 +85,8 @@ pub(crate) fn wants_write(plan: &ResumePlan, loaded: &Loaded) -> bool {
 
 /// Applies the recoveries of workflow `id` under the lock, then the transitions `work` asks for
 /// (computed from the state under the lock, before the recoveries), then a heartbeat when any of
-/// these is journaled, then `last` (an abandon). Warns of the repairs made on loading.
+/// these is journaled, then `last` (an abandon), through the one door (which says what a person
+/// must know: a pause the recoveries' work lifted, the repairs made on loading).
 ///
 /// The one place recoveries are written: every command that resumes calls it.
 pub(crate) fn apply_recoveries(
@@ -95,16 +96,14 @@ pub(crate) fn apply_recoveries(
     work: impl FnOnce(&Workflow) -> checkpoint_core::Result<Vec<Transition>>,
     last: Option<Transition>,
 ) -> Result<Loaded> {
-    let updated = ctx.store.update(id, ctx.now, |workflow| {
+    store_write::update(ctx, id, |workflow| {
         // Recomputed under the lock: another process may have moved on.
         let mut transitions = recovery_transitions(ctx, workflow, probe);
         transitions.extend(work(workflow)?);
         with_heartbeat(&mut transitions);
         transitions.extend(last);
         Ok(transitions)
-    })?;
-    output::warn_recoveries(&updated.recoveries);
-    Ok(updated)
+    })
 }
 
 /// The recoveries `workflow` calls for now.
@@ -133,7 +132,7 @@ fn with_heartbeat(transitions: &mut Vec<Transition>) {
 fn recovered_in_memory(ctx: &Ctx, workflow: &Workflow, probe: &FsProbe) -> Result<Workflow> {
     let mut transitions = recovery_transitions(ctx, workflow, probe);
     with_heartbeat(&mut transitions);
-    checkpoint_core::lift_pause(workflow, &mut transitions);
+    checkpoint_core::unpause_before_work(workflow, &mut transitions);
     let mut after = workflow.clone();
     let mut seq = after.seq;
     for transition in &transitions {

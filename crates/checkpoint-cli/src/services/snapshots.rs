@@ -20,6 +20,7 @@ use miette::{Result, miette};
 use crate::{
     ctx::Ctx,
     output,
+    services::store_write,
     snapshot::{Changed, LeftOut, SnapshotOptions, Snapshots, Step, Taken, display},
 };
 
@@ -454,7 +455,7 @@ pub(crate) fn restore(ctx: &Ctx, id: &WorkflowId, restore: &Restore<'_>) -> Resu
     restored.failed = snapshots
         .restore(&restored.steps)
         .map_err(|err| miette!("failed to put the files back: {err}"))?;
-    ctx.store.update(id, ctx.now, |_| {
+    store_write::update(ctx, id, |_| {
         Ok(vec![Transition::FilesRestore {
             kind: restore.kind,
             before: restored.before.clone(),

@@ -22,6 +22,7 @@ mod launcher;
 mod lifecycle;
 mod mcp;
 mod paths;
+mod paused_writes;
 mod readme;
 mod recoveries;
 mod resume;

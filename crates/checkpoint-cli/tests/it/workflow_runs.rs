@@ -633,6 +633,53 @@ fn missing_partial_and_changed_files_are_warnings_and_change_nothing_else() {
     }
 }
 
+/// A `Workflow` run's hooks write through the store's rule like every other path: an agent's
+/// start on a paused run is work, so the `unpause` is journaled before its task's start; the
+/// hook's answer says nothing of it (its output is Claude Code's protocol).
+#[test]
+fn an_agent_starting_on_a_paused_run_lifts_the_pause_with_its_unpause() {
+    let run = Run::new(VERSIONS[0]);
+    run.launch(false);
+    run.env
+        .ok(&["--workflow", run.run(), "pause", "--reason", "rate_limit"]);
+    let before = run.env.read(run.run(), "journal.jsonl").lines().count();
+    run.journal(&[("started", run.design())]);
+    let mut said = vec![run.start(run.design())];
+    run.agent_files(run.design());
+    run.journal(&[("started", run.design()), ("result", run.design())]);
+    said.push(run.stop(run.design(), "result-design"));
+    for (stdout, stderr) in &said {
+        assert!(
+            !stdout.contains("unpause") && !stderr.contains("unpause"),
+            "{stdout}{stderr}"
+        );
+    }
+    let ops: Vec<String> = run
+        .env
+        .read(run.run(), "journal.jsonl")
+        .lines()
+        .skip(before)
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            entry["transition"]["op"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let unpause = ops.iter().position(|op| op == "unpause");
+    let work = ops
+        .iter()
+        .position(|op| ["task_start", "task_done", "phase_start"].contains(&op.as_str()));
+    assert!(
+        unpause.is_some() && unpause < work,
+        "the unpause before the first work: {ops:?}"
+    );
+    assert_eq!(
+        ops.iter().filter(|op| *op == "unpause").count(),
+        1,
+        "{ops:?}"
+    );
+    assert!(run.state()["pause"].is_null());
+}
+
 #[test]
 fn an_unknown_agent_or_a_malformed_payload_changes_nothing() {
     for version in VERSIONS {

@@ -303,7 +303,7 @@ fn phase_ref(done: &DoneSet<'_>, phase: &crate::model::Phase) -> PhaseRef {
 
 /// The recovery that lifts a pause whose time has come, or that names no time (a rate limit of
 /// unknown length): resuming is the user's decision to continue. (Not the store's
-/// [`crate::lift_pause`], which journals an `Unpause` before work done on a paused workflow.)
+/// [`crate::unpause_before_work`], which journals an `Unpause` before work done on a paused workflow.)
 fn pause_recovery(workflow: &Workflow, now: DateTime<Utc>) -> Option<RecoveryAction> {
     let pause = workflow.pause.as_ref()?;
     if pause.until.is_some_and(|until| until > now) {

@@ -236,6 +236,7 @@ pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loade
         recoveries,
         dir: dir.to_owned(),
         redacted: 0,
+        unpaused: None,
         repair,
     })
 }

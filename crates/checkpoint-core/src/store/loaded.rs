@@ -5,7 +5,7 @@ use std::{fmt, path::PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::Workflow;
+use crate::model::{Pause, Workflow};
 
 /// Something the store found and repaired (or, on a read, would repair) while loading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,6 +191,9 @@ pub struct Loaded {
     pub dir: PathBuf,
     /// How many secrets were redacted from the transitions before they were written.
     pub redacted: usize,
+    /// The pause this write lifted, with an `Unpause` journaled before its first work (see
+    /// [`crate::unpause_before_work`]), for the writer to say so; `None` after a load.
+    pub unpaused: Option<Pause>,
     pub(super) repair: Repair,
 }
 

@@ -443,7 +443,8 @@ fn every_update_that_lifts_a_pause_journals_the_unpause() {
         })
         .unwrap();
     assert!(loaded.workflow.pause.is_some());
-    // Work written without asking for the unpause gets it from the store.
+    assert_eq!(loaded.unpaused, None, "nothing lifted, nothing reported");
+    // Work written without asking for the unpause gets it from the store, which reports it.
     let start = Transition::PhaseStart {
         phase: phase.clone(),
         force: false,
@@ -452,6 +453,10 @@ fn every_update_that_lifts_a_pause_journals_the_unpause() {
         .update(&id, at(3), |_| Ok(vec![start.clone()]))
         .unwrap();
     assert!(loaded.workflow.pause.is_none());
+    assert_eq!(
+        loaded.unpaused.map(|pause| pause.reason),
+        Some("rate limit".to_owned())
+    );
     assert_eq!(
         ops(&store)[1..],
         ["pause", "heartbeat", "unpause", "phase_start"]
@@ -464,7 +469,7 @@ fn every_update_that_lifts_a_pause_journals_the_unpause() {
                 phase: phase.clone(),
                 note: "on".into(),
             }];
-            assert!(crate::lift_pause(workflow, &mut transitions).is_some());
+            assert!(crate::unpause_before_work(workflow, &mut transitions).is_some());
             Ok(transitions)
         })
         .unwrap();

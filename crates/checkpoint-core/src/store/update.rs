@@ -19,7 +19,7 @@ use crate::{
         loaded::{Loaded, Recovery, Repair},
         write::{self, commit, create_private_dir, may_defer},
     },
-    transition::{Transition, apply_in_place, lift_pause},
+    transition::{Transition, apply_in_place, unpause_before_work},
 };
 
 /// How long a reader waits for a writer at work before it reads what is there (writes take
@@ -143,6 +143,7 @@ impl Store {
             recoveries: Vec::new(),
             dir,
             redacted,
+            unpaused: None,
             repair: Repair::default(),
         })
     }
@@ -161,8 +162,8 @@ impl Store {
         let _lock = self.lock(&dir)?;
         let mut loaded = load_dir(id, &self.root, &dir)?;
         let mut transitions = decide(&loaded.workflow)?;
-        // Work lifts a pause, on every write path, with the `Unpause` journaled.
-        lift_pause(&loaded.workflow, &mut transitions);
+        // Work lifts a pause, on every write path, with the `Unpause` journaled and reported.
+        loaded.unpaused = unpause_before_work(&loaded.workflow, &mut transitions);
         // A refusal fails the whole update and drops the loaded state, so it is changed in
         // place rather than copied first.
         let next = &mut loaded.workflow;

@@ -1,5 +1,5 @@
 //! Applying a transition: [`apply`] and [`apply_in_place`], which dispatch to one function per
-//! subject (`phase.rs`, `task.rs`), and the rules on what to journal ([`lift_pause`],
+//! subject (`phase.rs`, `task.rs`), and the rules on what to journal ([`unpause_before_work`],
 //! [`over_max_in_progress`]).
 
 use chrono::{DateTime, Utc};
@@ -21,14 +21,17 @@ use crate::{
 };
 
 /// The transitions to journal for `transitions` on `workflow`, whoever observed them (a command
-/// or a hook): when the workflow is paused and one of them [lifts the
-/// pause](Transition::lifts_pause), an `Unpause` of its own goes before the first such one.
-/// Returns the pause so lifted, for the caller to say so.
+/// or a hook): when the workflow is paused and one of them [is work](Transition::lifts_pause),
+/// an `Unpause` of its own goes before the first such one. Returns the pause so lifted.
 ///
-/// The store applies it to every update (so no write path can lift a pause without a word);
-/// a caller that wants to say so calls it first, and the store's call then adds nothing: an
-/// `Unpause` already before the first such transition is enough.
-pub fn lift_pause(workflow: &Workflow, transitions: &mut Vec<Transition>) -> Option<Pause> {
+/// The store applies it to every update, so no write path lifts a pause without its `Unpause`,
+/// and reports the pause it lifted (`Loaded::unpaused`) for the command to say so; an `Unpause`
+/// already before the first work is enough, and nothing is added. (Not the resume planner's
+/// `pause_recovery`, the recovery that lifts an expired or untimed pause.)
+pub fn unpause_before_work(
+    workflow: &Workflow,
+    transitions: &mut Vec<Transition>,
+) -> Option<Pause> {
     let pause = workflow.pause.as_ref()?;
     let first = transitions.iter().position(Transition::lifts_pause)?;
     if transitions[..first]
@@ -119,7 +122,7 @@ pub(crate) fn apply_in_place(
 }
 
 fn apply_change(workflow: &mut Workflow, transition: &Transition, at: DateTime<Utc>) -> Result<()> {
-    // Journals before the explicit `Unpause` of `lift_pause` relied on this.
+    // Journals before the explicit `Unpause` of `unpause_before_work` relied on this.
     if transition.lifts_pause() {
         workflow.pause = None;
     }

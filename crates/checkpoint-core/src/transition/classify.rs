@@ -153,7 +153,7 @@ impl Transition {
     }
 
     /// Whether the transition is work being done, which lifts a pause: the agent is evidently
-    /// running again. [`lift_pause`] journals the `Unpause` before it.
+    /// running again. [`unpause_before_work`] journals the `Unpause` before it.
     pub(crate) fn lifts_pause(&self) -> bool {
         match self {
             Self::PhaseStart { .. }

@@ -305,14 +305,18 @@ fn lift_pause_journals_an_unpause_before_the_first_work() {
     run(&mut w, &[start("a")]);
     let file = Transition::FilePath { path: "x".into() };
     let mut transitions = vec![file.clone(), complete("a"), start("b")];
-    assert_eq!(crate::lift_pause(&w, &mut transitions), None, "not paused");
+    assert_eq!(
+        crate::unpause_before_work(&w, &mut transitions),
+        None,
+        "not paused"
+    );
     assert_eq!(transitions, [file.clone(), complete("a"), start("b")]);
     let pause = Transition::Pause {
         reason: "rate_limit".into(),
         until: Some(at(30)),
     };
     run(&mut w, &[pause]);
-    let lifted = crate::lift_pause(&w, &mut transitions);
+    let lifted = crate::unpause_before_work(&w, &mut transitions);
     assert_eq!(lifted.as_ref(), w.pause.as_ref());
     assert_eq!(
         transitions,
@@ -320,13 +324,13 @@ fn lift_pause_journals_an_unpause_before_the_first_work() {
     );
     let mut no_work = vec![file.clone(), Transition::Unpause];
     assert_eq!(
-        crate::lift_pause(&w, &mut no_work),
+        crate::unpause_before_work(&w, &mut no_work),
         None,
         "no work, no lift"
     );
     assert_eq!(no_work, [file, Transition::Unpause]);
     let mut none = Vec::new();
-    assert_eq!(crate::lift_pause(&w, &mut none), None);
+    assert_eq!(crate::unpause_before_work(&w, &mut none), None);
     assert!(none.is_empty());
 }
 

@@ -65,10 +65,8 @@ impl Hook {
                         ctx.config.max_in_progress,
                         ctx.now,
                     ) {
-                        Ok(mut transitions) => {
-                            checkpoint_core::lift_pause(workflow, &mut transitions);
-                            transitions
-                        }
+                        // The phase's start lifts a pause: the store journals its `Unpause`.
+                        Ok(transitions) => transitions,
                         Err(reason) => {
                             *refusal.borrow_mut() = Some(reason);
                             Vec::new()

@@ -168,7 +168,7 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// On a paused workflow, the `Unpause` that `lift_pause` journals before work gives the
+    /// On a paused workflow, the `Unpause` that `unpause_before_work` journals before work gives the
     /// state the work alone gives (old journals have none), and only work lifts a pause.
     #[test]
     fn lifting_a_pause_first_gives_the_same_state(
@@ -183,7 +183,7 @@ proptest! {
         let pause = Transition::Pause { reason: "rate_limit".into(), until: None };
         let _ = apply(&mut workflow, &pause, 100, start + Duration::seconds(100));
         let mut journaled = vec![last.clone()];
-        let lifted = crate::lift_pause(&workflow, &mut journaled);
+        let lifted = crate::unpause_before_work(&workflow, &mut journaled);
         prop_assert_eq!(lifted.is_some(), workflow.pause.is_some() && last.lifts_pause());
         prop_assert_eq!(lifted.as_ref(), workflow.pause.as_ref().filter(|_| last.lifts_pause()));
         prop_assert!(!last.lifts_pause() || last.is_work(), "lifting a pause is work");
