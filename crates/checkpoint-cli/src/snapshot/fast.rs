@@ -1,8 +1,9 @@
 //! The snapshot's fast path: after the one `git status` with the private index, the changed
 //! files are read and hashed, the new trees built from the private index's entries and the
 //! commit made in-process, written as loose objects, and the ref moved in-process; the private
-//! index is brought up to date (`git update-index --index-info`, the ids already known) while
-//! `git diff-tree --numstat` counts the lines. Whenever anything is unusual (settings that
+//! index is brought up to date in-process when no path comes or goes (else by `git
+//! update-index --index-info`, the ids already known) while `git diff-tree --numstat` counts
+//! the lines. Whenever anything is unusual (settings that
 //! change what git would store, an index it cannot read for sure, a tree that is not the last
 //! snapshot's), it says why and the process path does the snapshot.
 
@@ -125,15 +126,20 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
         Ok(parsed) => parsed,
         Err(why) => return Ok(Outcome::Fallback(format!("the private index has {why}"))),
     };
-    if let Some(entry) = parsed.iter().find(|entry| is_attributes(&entry.path)) {
+    if let Some(entry) = parsed
+        .entries
+        .iter()
+        .find(|entry| is_attributes(&entry.path))
+    {
         return Ok(Outcome::Fallback(format!(
             "`{}` may change what git stores",
             String::from_utf8_lossy(&entry.path)
         )));
     }
     let mut entries: BTreeMap<Vec<u8>, (u32, Oid)> = parsed
-        .into_iter()
-        .map(|entry| (entry.path, (entry.mode, entry.oid)))
+        .entries
+        .iter()
+        .map(|entry| (entry.path.clone(), (entry.mode, entry.oid)))
         .collect();
     // The private index must hold the last snapshot's tree: then every tree not rebuilt here
     // is already in the object database.
@@ -197,7 +203,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     // The objects are whole: the diff and the index may start, and the ref move.
     let numstat = std::thread::scope(|scope| {
         let numstat = scope.spawn(|| job.repo.numstat(job.last.1, &tree));
-        let indexed = scope.spawn(|| update_index(job, &updates));
+        let indexed = scope.spawn(|| update_index(job, &bytes, &parsed, &updates));
         let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
         let indexed = indexed
             .join()
@@ -215,9 +221,19 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     })
 }
 
-/// Brings the private index to the new tree: removals first, then the new entries, by id
-/// (git reads no file; their stat data is refreshed by the next `git status`).
-fn update_index(job: &Job<'_>, updates: &[Update]) -> Result<(), String> {
+/// Brings the private index to the new tree (the file `bytes`, read as `parsed`): in-process
+/// when every update changes an entry already there (see [`index_file::rewrite`]), else by git,
+/// removals first, then the new entries, by id (git reads no file; their stat data is
+/// refreshed by the next `git status`).
+fn update_index(
+    job: &Job<'_>,
+    bytes: &[u8],
+    parsed: &index_file::Index,
+    updates: &[Update],
+) -> Result<(), String> {
+    if let Some(written) = rewritten(bytes, parsed, updates) {
+        return replace_index(job.index, &written);
+    }
     let mut input = Vec::new();
     let zero = "0".repeat(40);
     for (path, _) in updates.iter().filter(|(_, value)| value.is_none()) {
@@ -239,6 +255,41 @@ fn update_index(job: &Job<'_>, updates: &[Update]) -> Result<(), String> {
         .input(input)
         .output()
         .map(|_| ())
+}
+
+/// The private index with `updates` made in-process, when each changes an entry already there
+/// and the file holds nothing git must decide.
+fn rewritten(bytes: &[u8], parsed: &index_file::Index, updates: &[Update]) -> Option<Vec<u8>> {
+    let at: std::collections::HashMap<&[u8], usize> = parsed
+        .entries
+        .iter()
+        .map(|entry| (entry.path.as_slice(), entry.at))
+        .collect();
+    let changes = updates
+        .iter()
+        .map(|(path, value)| {
+            let (mode, oid) = (*value)?;
+            Some((*at.get(path.as_slice())?, path.as_slice(), mode, oid))
+        })
+        .collect::<Option<Vec<index_file::Change<'_>>>>()?;
+    index_file::rewrite(bytes, parsed, &changes).ok()
+}
+
+/// Replaces the private index by `bytes` as git does: its lock file written, then renamed over
+/// it (nobody else uses it: a lock left by a killed snapshot was removed under the snapshot's
+/// own lock).
+fn replace_index(index: &Path, bytes: &[u8]) -> Result<(), String> {
+    let lock = index.with_extension("index.lock");
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, bytes))
+        .and_then(|()| fs::rename(&lock, index));
+    written.map_err(|err| {
+        let _ = fs::remove_file(&lock);
+        format!("failed to write `{}`: {err}", index.display())
+    })
 }
 
 /// A changed path as git would add it: its mode and blob, or none when it is gone (or a
