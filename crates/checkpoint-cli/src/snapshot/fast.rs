@@ -2,8 +2,8 @@
 //! files are read and hashed, the new trees built from the private index's entries and the
 //! commit made in-process, written as loose objects, and the ref moved in-process; the private
 //! index is brought up to date in-process when no path comes or goes (else by `git
-//! update-index --index-info`, the ids already known) while `git diff-tree --numstat` counts
-//! the lines. Whenever anything is unusual (settings that
+//! update-index --index-info`, the ids already known), and the lines changed counted in-process
+//! where every diff agrees (else by `git diff-tree --numstat` meanwhile). Whenever anything is unusual (settings that
 //! change what git would store, an index it cannot read for sure, a tree that is not the last
 //! snapshot's), it says why and the process path does the snapshot.
 
@@ -17,7 +17,7 @@ use std::{
 
 use crate::snapshot::{
     engine::{LeftOut, SnapshotOptions, Snapshots, Taken, numstat_records},
-    index_file,
+    index_file, numstat,
     objects::{self, Object, Oid},
     plumbing::{Repo, path_of},
 };
@@ -68,8 +68,8 @@ pub(crate) fn read_settings(repo: &Repo) -> JoinHandle<Result<Vec<u8>, String>> 
                 "-z",
                 "--get-regexp",
                 "^(core\\.(autocrlf|filemode|symlinks|attributesfile|fsync|fsyncobjectfiles|\
-                 sparsecheckout|ignorecase|precomposeunicode|sharedrepository)|extensions\\..*|commit\\.gpgsign|\
-                 i18n\\.commitencoding)$",
+                 sparsecheckout|ignorecase|precomposeunicode|sharedrepository|bigfilethreshold)|extensions\\..*|\
+                 commit\\.gpgsign|i18n\\.commitencoding)$",
             ])
             .run()?;
         // 1: none of them is set.
@@ -105,7 +105,8 @@ pub(crate) fn settings_refuse(output: &[u8]) -> Option<String> {
             | "extensions.noop"
             | "extensions.preciousobjects"
             | "extensions.partialclone" => false,
-            // Another object format beside, attributes, fsync asked, another encoding: git's.
+            // Another object format beside, attributes, fsync asked, another encoding, another
+            // size past which a file is binary to git's diff (the lines counted): git's.
             _ => true,
         };
         if refused {
@@ -154,6 +155,8 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     }
     let mut blobs = Vec::new();
     let mut updates: Vec<Update> = Vec::new();
+    // Each update's entry before it, for the lines changed.
+    let mut olds = Vec::new();
     for path in job.paths {
         let change = match read_file(&job.repo.top, path)? {
             Ok(change) => change,
@@ -162,14 +165,17 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
         match change {
             Some((mode, blob)) => {
                 let value = (mode, blob.oid);
-                if entries.insert(path.clone(), value) != Some(value) {
+                let old = entries.insert(path.clone(), value);
+                if old != Some(value) {
                     updates.push((path.clone(), Some(value)));
+                    olds.push(old);
                 }
                 blobs.push(blob);
             }
             None => {
-                if entries.remove(path).is_some() {
+                if let Some(old) = entries.remove(path) {
                     updates.push((path.clone(), None));
+                    olds.push(Some(old));
                 }
             }
         }
@@ -192,6 +198,22 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
         .into_iter()
         .filter(|tree| !known.contains(&tree.oid))
         .collect();
+    let changes: Vec<numstat::Change<'_>> = updates
+        .iter()
+        .zip(&olds)
+        .map(|((path, new), old)| numstat::Change {
+            path,
+            old: *old,
+            new: *new,
+        })
+        .collect();
+    let objects_dir = job.repo.common_dir.join("objects");
+    let counted = numstat::count(&objects_dir, &changes, &|oid| {
+        blobs
+            .iter()
+            .find(|blob| blob.oid == *oid)
+            .map(|blob| blob.body.clone())
+    });
     new.append(&mut blobs);
     let commit = Object::new(
         "commit",
@@ -199,10 +221,14 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     );
     let commit_hex = objects::hex(&commit.oid);
     new.push(commit);
-    objects::write_loose(&job.repo.common_dir.join("objects"), &new)?;
-    // The objects are whole: the diff and the index may start, and the ref move.
+    objects::write_loose(&objects_dir, &new)?;
+    // The objects are whole: the diff (when git counts) and the index may start, and the ref
+    // move.
     let numstat = std::thread::scope(|scope| {
-        let numstat = scope.spawn(|| job.repo.numstat(job.last.1, &tree));
+        let numstat = scope.spawn(|| match counted {
+            Some(counted) => Ok(counted),
+            None => job.repo.numstat(job.last.1, &tree),
+        });
         let indexed = scope.spawn(|| update_index(job, &bytes, &parsed, &updates));
         let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
         let indexed = indexed
@@ -508,6 +534,7 @@ mod tests {
             b"commit.gpgsign\0",
             b"i18n.commitencoding\nlatin-1\0",
             b"core.sharedrepository\ngroup\0",
+            b"core.bigfilethreshold\n1k\0",
         ] {
             assert!(
                 settings_refuse(refused).is_some(),
