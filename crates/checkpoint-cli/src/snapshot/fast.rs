@@ -20,6 +20,7 @@ use crate::snapshot::{
     index_file, numstat,
     objects::{self, Object, Oid},
     plumbing::{Repo, path_of},
+    settings_cache,
 };
 
 /// What the fast path needs from the snapshot under way.
@@ -426,8 +427,31 @@ impl Snapshots {
         } else if !options.commit {
             Err("a tree only")
         } else {
-            Ok(read_settings(&self.repo))
+            Ok(self.settings())
         }
+    }
+
+    /// The settings: kept from the last `git config` while every file it read and the
+    /// environment are the same (see `settings_cache.rs`), else read by git and kept.
+    fn settings(&self) -> JoinHandle<Result<Vec<u8>, String>> {
+        let path = self.index.with_extension("settings");
+        let key = settings_cache::key(&self.repo);
+        if let Some(kept) = key
+            .as_deref()
+            .and_then(|key| settings_cache::load(&path, key))
+        {
+            return std::thread::spawn(move || Ok(kept));
+        }
+        let reading = read_settings(&self.repo);
+        std::thread::spawn(move || {
+            let output = reading
+                .join()
+                .unwrap_or_else(|_| Err("reading the settings panicked".to_owned()))?;
+            if let Some(key) = key {
+                settings_cache::save(&path, &key, &output);
+            }
+            Ok(output)
+        })
     }
 
     /// Notes which path the last snapshot took, and why (`<id>.path`, beside the index).
