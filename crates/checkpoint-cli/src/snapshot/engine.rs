@@ -314,7 +314,9 @@ impl Snapshots {
                 .args(["update-ref", "-d", &self.refname])
                 .output()?;
         }
-        for extension in ["index", "pending", "lock", "last", "leftout", "path"] {
+        for extension in [
+            "index", "pending", "lock", "last", "leftout", "path", "settings",
+        ] {
             let _ = fs::remove_file(self.index.with_extension(extension));
         }
         Ok(())

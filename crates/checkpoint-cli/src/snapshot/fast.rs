@@ -1,8 +1,9 @@
 //! The snapshot's fast path: after the one `git status` with the private index, the changed
 //! files are read and hashed, the new trees built from the private index's entries and the
 //! commit made in-process, written as loose objects, and the ref moved in-process; the private
-//! index is brought up to date (`git update-index --index-info`, the ids already known) while
-//! `git diff-tree --numstat` counts the lines. Whenever anything is unusual (settings that
+//! index is brought up to date in-process when no path comes or goes (else by `git
+//! update-index --index-info`, the ids already known), and the lines changed counted in-process
+//! where every diff agrees (else by `git diff-tree --numstat` meanwhile). Whenever anything is unusual (settings that
 //! change what git would store, an index it cannot read for sure, a tree that is not the last
 //! snapshot's), it says why and the process path does the snapshot.
 
@@ -16,9 +17,10 @@ use std::{
 
 use crate::snapshot::{
     engine::{LeftOut, SnapshotOptions, Snapshots, Taken, numstat_records},
-    index_file,
+    index_file, numstat,
     objects::{self, Object, Oid},
     plumbing::{Repo, path_of},
+    settings_cache,
 };
 
 /// What the fast path needs from the snapshot under way.
@@ -67,8 +69,8 @@ pub(crate) fn read_settings(repo: &Repo) -> JoinHandle<Result<Vec<u8>, String>> 
                 "-z",
                 "--get-regexp",
                 "^(core\\.(autocrlf|filemode|symlinks|attributesfile|fsync|fsyncobjectfiles|\
-                 sparsecheckout|ignorecase|precomposeunicode|sharedrepository)|extensions\\..*|commit\\.gpgsign|\
-                 i18n\\.commitencoding)$",
+                 sparsecheckout|ignorecase|precomposeunicode|sharedrepository|bigfilethreshold)|extensions\\..*|\
+                 commit\\.gpgsign|i18n\\.commitencoding)$",
             ])
             .run()?;
         // 1: none of them is set.
@@ -104,7 +106,8 @@ pub(crate) fn settings_refuse(output: &[u8]) -> Option<String> {
             | "extensions.noop"
             | "extensions.preciousobjects"
             | "extensions.partialclone" => false,
-            // Another object format beside, attributes, fsync asked, another encoding: git's.
+            // Another object format beside, attributes, fsync asked, another encoding, another
+            // size past which a file is binary to git's diff (the lines counted): git's.
             _ => true,
         };
         if refused {
@@ -125,15 +128,20 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
         Ok(parsed) => parsed,
         Err(why) => return Ok(Outcome::Fallback(format!("the private index has {why}"))),
     };
-    if let Some(entry) = parsed.iter().find(|entry| is_attributes(&entry.path)) {
+    if let Some(entry) = parsed
+        .entries
+        .iter()
+        .find(|entry| is_attributes(&entry.path))
+    {
         return Ok(Outcome::Fallback(format!(
             "`{}` may change what git stores",
             String::from_utf8_lossy(&entry.path)
         )));
     }
     let mut entries: BTreeMap<Vec<u8>, (u32, Oid)> = parsed
-        .into_iter()
-        .map(|entry| (entry.path, (entry.mode, entry.oid)))
+        .entries
+        .iter()
+        .map(|entry| (entry.path.clone(), (entry.mode, entry.oid)))
         .collect();
     // The private index must hold the last snapshot's tree: then every tree not rebuilt here
     // is already in the object database.
@@ -148,6 +156,8 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     }
     let mut blobs = Vec::new();
     let mut updates: Vec<Update> = Vec::new();
+    // Each update's entry before it, for the lines changed.
+    let mut olds = Vec::new();
     for path in job.paths {
         let change = match read_file(&job.repo.top, path)? {
             Ok(change) => change,
@@ -156,14 +166,17 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
         match change {
             Some((mode, blob)) => {
                 let value = (mode, blob.oid);
-                if entries.insert(path.clone(), value) != Some(value) {
+                let old = entries.insert(path.clone(), value);
+                if old != Some(value) {
                     updates.push((path.clone(), Some(value)));
+                    olds.push(old);
                 }
                 blobs.push(blob);
             }
             None => {
-                if entries.remove(path).is_some() {
+                if let Some(old) = entries.remove(path) {
                     updates.push((path.clone(), None));
+                    olds.push(Some(old));
                 }
             }
         }
@@ -186,6 +199,22 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
         .into_iter()
         .filter(|tree| !known.contains(&tree.oid))
         .collect();
+    let changes: Vec<numstat::Change<'_>> = updates
+        .iter()
+        .zip(&olds)
+        .map(|((path, new), old)| numstat::Change {
+            path,
+            old: *old,
+            new: *new,
+        })
+        .collect();
+    let objects_dir = job.repo.common_dir.join("objects");
+    let counted = numstat::count(&objects_dir, &changes, &|oid| {
+        blobs
+            .iter()
+            .find(|blob| blob.oid == *oid)
+            .map(|blob| blob.body.clone())
+    });
     new.append(&mut blobs);
     let commit = Object::new(
         "commit",
@@ -193,11 +222,15 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     );
     let commit_hex = objects::hex(&commit.oid);
     new.push(commit);
-    objects::write_loose(&job.repo.common_dir.join("objects"), &new)?;
-    // The objects are whole: the diff and the index may start, and the ref move.
+    objects::write_loose(&objects_dir, &new)?;
+    // The objects are whole: the diff (when git counts) and the index may start, and the ref
+    // move.
     let numstat = std::thread::scope(|scope| {
-        let numstat = scope.spawn(|| job.repo.numstat(job.last.1, &tree));
-        let indexed = scope.spawn(|| update_index(job, &updates));
+        let numstat = scope.spawn(|| match counted {
+            Some(counted) => Ok(counted),
+            None => job.repo.numstat(job.last.1, &tree),
+        });
+        let indexed = scope.spawn(|| update_index(job, &bytes, &parsed, &updates));
         let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
         let indexed = indexed
             .join()
@@ -215,9 +248,19 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     })
 }
 
-/// Brings the private index to the new tree: removals first, then the new entries, by id
-/// (git reads no file; their stat data is refreshed by the next `git status`).
-fn update_index(job: &Job<'_>, updates: &[Update]) -> Result<(), String> {
+/// Brings the private index to the new tree (the file `bytes`, read as `parsed`): in-process
+/// when every update changes an entry already there (see [`index_file::rewrite`]), else by git,
+/// removals first, then the new entries, by id (git reads no file; their stat data is
+/// refreshed by the next `git status`).
+fn update_index(
+    job: &Job<'_>,
+    bytes: &[u8],
+    parsed: &index_file::Index,
+    updates: &[Update],
+) -> Result<(), String> {
+    if let Some(written) = rewritten(bytes, parsed, updates) {
+        return replace_index(job.index, &written);
+    }
     let mut input = Vec::new();
     let zero = "0".repeat(40);
     for (path, _) in updates.iter().filter(|(_, value)| value.is_none()) {
@@ -239,6 +282,41 @@ fn update_index(job: &Job<'_>, updates: &[Update]) -> Result<(), String> {
         .input(input)
         .output()
         .map(|_| ())
+}
+
+/// The private index with `updates` made in-process, when each changes an entry already there
+/// and the file holds nothing git must decide.
+fn rewritten(bytes: &[u8], parsed: &index_file::Index, updates: &[Update]) -> Option<Vec<u8>> {
+    let at: std::collections::HashMap<&[u8], usize> = parsed
+        .entries
+        .iter()
+        .map(|entry| (entry.path.as_slice(), entry.at))
+        .collect();
+    let changes = updates
+        .iter()
+        .map(|(path, value)| {
+            let (mode, oid) = (*value)?;
+            Some((*at.get(path.as_slice())?, path.as_slice(), mode, oid))
+        })
+        .collect::<Option<Vec<index_file::Change<'_>>>>()?;
+    index_file::rewrite(bytes, parsed, &changes).ok()
+}
+
+/// Replaces the private index by `bytes` as git does: its lock file written, then renamed over
+/// it (nobody else uses it: a lock left by a killed snapshot was removed under the snapshot's
+/// own lock).
+fn replace_index(index: &Path, bytes: &[u8]) -> Result<(), String> {
+    let lock = index.with_extension("index.lock");
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, bytes))
+        .and_then(|()| fs::rename(&lock, index));
+    written.map_err(|err| {
+        let _ = fs::remove_file(&lock);
+        format!("failed to write `{}`: {err}", index.display())
+    })
 }
 
 /// A changed path as git would add it: its mode and blob, or none when it is gone (or a
@@ -349,8 +427,31 @@ impl Snapshots {
         } else if !options.commit {
             Err("a tree only")
         } else {
-            Ok(read_settings(&self.repo))
+            Ok(self.settings())
         }
+    }
+
+    /// The settings: kept from the last `git config` while every file it read and the
+    /// environment are the same (see `settings_cache.rs`), else read by git and kept.
+    fn settings(&self) -> JoinHandle<Result<Vec<u8>, String>> {
+        let path = self.index.with_extension("settings");
+        let key = settings_cache::key(&self.repo);
+        if let Some(kept) = key
+            .as_deref()
+            .and_then(|key| settings_cache::load(&path, key))
+        {
+            return std::thread::spawn(move || Ok(kept));
+        }
+        let reading = read_settings(&self.repo);
+        std::thread::spawn(move || {
+            let output = reading
+                .join()
+                .unwrap_or_else(|_| Err("reading the settings panicked".to_owned()))?;
+            if let Some(key) = key {
+                settings_cache::save(&path, &key, &output);
+            }
+            Ok(output)
+        })
     }
 
     /// Notes which path the last snapshot took, and why (`<id>.path`, beside the index).
@@ -457,6 +558,7 @@ mod tests {
             b"commit.gpgsign\0",
             b"i18n.commitencoding\nlatin-1\0",
             b"core.sharedrepository\ngroup\0",
+            b"core.bigfilethreshold\n1k\0",
         ] {
             assert!(
                 settings_refuse(refused).is_some(),

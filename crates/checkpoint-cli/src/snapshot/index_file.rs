@@ -1,8 +1,9 @@
-//! The private index read in-process, read-only: its entries' paths, modes and object ids, for
-//! the snapshot's fast path. Versions 2, 3 and 4 (prefix-compressed paths); anything else it
-//! does not know for sure (a split index, a sparse index, an unknown required extension, a
-//! conflict stage, an intent-to-add or skip-worktree entry) is refused, and the snapshot takes
-//! the process path.
+//! The private index read in-process: its entries' paths, modes and object ids, for the
+//! snapshot's fast path, and entries changed in place when no path comes or goes. Versions 2, 3
+//! and 4 (prefix-compressed paths); anything else it does not know for sure (a split index, a
+//! sparse index, an unknown required extension, a conflict stage, an intent-to-add or
+//! skip-worktree entry; for a change, any extension but the cache tree and the untracked cache)
+//! is refused, and the snapshot takes the process path.
 
 /// One entry of the index: a file, a symbolic link or a submodule's commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,13 +14,23 @@ pub(crate) struct Entry {
     pub(crate) mode: u32,
     /// The object id (SHA-1).
     pub(crate) oid: [u8; 20],
+    /// Where the entry starts in the file (its stat data).
+    pub(crate) at: usize,
+}
+
+/// An index file read: its entries, and where the extensions after them start.
+#[derive(Debug)]
+pub(crate) struct Index {
+    pub(crate) entries: Vec<Entry>,
+    /// The end of the entries: the first extension, or the trailing checksum.
+    pub(crate) entries_end: usize,
 }
 
 /// The size of an entry's fixed part before its flags: ten 32-bit stat fields and the id.
 const STAT_AND_ID: usize = 40 + 20;
 
 /// The entries of the index file `bytes`, in its order; an error says why it is not read.
-pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Entry>, String> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Index, String> {
     let header = bytes.get(..12).ok_or("shorter than its header")?;
     if &header[..4] != b"DIRC" {
         return Err("not an index file".to_owned());
@@ -82,10 +93,18 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Entry>, String> {
             return Err("an entry with no path (a split index, `link`)".to_owned());
         }
         previous.clone_from(&path);
-        entries.push(Entry { path, mode, oid });
+        entries.push(Entry {
+            path,
+            mode,
+            oid,
+            at: start,
+        });
     }
     extensions(bytes, at)?;
-    Ok(entries)
+    Ok(Index {
+        entries,
+        entries_end: at,
+    })
 }
 
 /// Checks the extensions after the entries: an optional one (its name starts with a capital) is
@@ -111,6 +130,136 @@ fn extensions(bytes: &[u8], mut at: usize) -> Result<(), String> {
     }
     if at != end {
         return Err("extensions run past the end".to_owned());
+    }
+    Ok(())
+}
+
+/// One entry to change in place: where it starts (its [`Entry::at`]), its path, its new mode
+/// and id.
+pub(crate) type Change<'a> = (usize, &'a [u8], u32, [u8; 20]);
+
+/// The index file `bytes` (read as `index`) with `changes` made in place, as `git update-index
+/// --index-info` leaves them: the stat data zeroed (the next `git status` hashes those files
+/// once and refreshes it), the cache tree of their directories invalidated, the untracked cache
+/// kept (no path comes or goes, so no directory's untracked files change), and the checksum
+/// computed again unless it is zeros (`index.skipHash`). An error when another extension is
+/// there: git must decide.
+pub(crate) fn rewrite(
+    bytes: &[u8],
+    index: &Index,
+    changes: &[Change<'_>],
+) -> Result<Vec<u8>, String> {
+    let end = bytes
+        .len()
+        .checked_sub(20)
+        .filter(|end| *end >= index.entries_end)
+        .ok_or("shorter than its checksum")?;
+    let mut out = Vec::with_capacity(bytes.len());
+    out.extend_from_slice(&bytes[..index.entries_end]);
+    for (at, _, mode, oid) in changes {
+        let entry = out
+            .get_mut(*at..*at + STAT_AND_ID)
+            .ok_or("an entry runs past the end")?;
+        entry[..40].fill(0);
+        entry[24..28].copy_from_slice(&mode.to_be_bytes());
+        entry[40..60].copy_from_slice(oid);
+    }
+    let paths: Vec<&[u8]> = changes.iter().map(|(_, path, _, _)| *path).collect();
+    let mut at = index.entries_end;
+    while at < end {
+        let head = bytes
+            .get(at..at + 8)
+            .ok_or("an extension runs past the end")?;
+        let size = be32(&head[4..8]) as usize;
+        let body = bytes
+            .get(at + 8..at + 8 + size)
+            .ok_or("an extension runs past the end")?;
+        match &head[..4] {
+            b"TREE" => {
+                let mut tree = Vec::with_capacity(size);
+                let mut read = 0;
+                invalidate(body, &mut read, &mut tree, b"", &paths)?;
+                if read != body.len() {
+                    return Err("a cache tree longer than its entries".to_owned());
+                }
+                out.extend_from_slice(b"TREE");
+                out.extend_from_slice(
+                    &u32::try_from(tree.len())
+                        .map_err(|_| "a huge cache tree")?
+                        .to_be_bytes(),
+                );
+                out.extend_from_slice(&tree);
+            }
+            b"UNTR" => out.extend_from_slice(&bytes[at..at + 8 + size]),
+            other => {
+                return Err(format!(
+                    "the extension `{}`",
+                    String::from_utf8_lossy(other)
+                ));
+            }
+        }
+        at += 8 + size;
+    }
+    if bytes[end..].iter().all(|byte| *byte == 0) {
+        out.extend_from_slice(&[0; 20]);
+    } else {
+        use sha1::Digest;
+        let digest = sha1::Sha1::digest(&out);
+        out.extend_from_slice(&digest);
+    }
+    Ok(out)
+}
+
+/// Copies one cache tree node from `body` at `read` (and its subtrees) to `out`, invalidated
+/// (`-1` entries, no id) when a path of `paths` is under it; `dir` is its path with a slash,
+/// empty for the root.
+fn invalidate(
+    body: &[u8],
+    read: &mut usize,
+    out: &mut Vec<u8>,
+    parent: &[u8],
+    paths: &[&[u8]],
+) -> Result<(), String> {
+    let name_end = nul(body, *read)?;
+    let name = &body[*read..name_end];
+    let dir = if parent.is_empty() && name.is_empty() {
+        Vec::new()
+    } else {
+        [parent, name, b"/"].concat()
+    };
+    let line_end = body
+        .get(name_end + 1..)
+        .and_then(|rest| rest.iter().position(|byte| *byte == b'\n'))
+        .map(|position| name_end + 1 + position)
+        .ok_or("a cache tree entry runs past the end")?;
+    let counts = std::str::from_utf8(&body[name_end + 1..line_end]).unwrap_or_default();
+    let (count, subtrees) = counts
+        .split_once(' ')
+        .and_then(|(count, subtrees)| {
+            Some((count.parse::<i64>().ok()?, subtrees.parse::<usize>().ok()?))
+        })
+        .ok_or("a cache tree entry with bad counts")?;
+    *read = line_end + 1;
+    let oid = if count >= 0 {
+        let oid = body
+            .get(*read..*read + 20)
+            .ok_or("a cache tree entry runs past the end")?;
+        *read += 20;
+        Some(oid)
+    } else {
+        None
+    };
+    out.extend_from_slice(name);
+    out.push(0);
+    match oid.filter(|_| !paths.iter().any(|path| path.starts_with(&dir))) {
+        Some(oid) => {
+            out.extend_from_slice(format!("{count} {subtrees}\n").as_bytes());
+            out.extend_from_slice(oid);
+        }
+        None => out.extend_from_slice(format!("-1 {subtrees}\n").as_bytes()),
+    }
+    for _ in 0..subtrees {
+        invalidate(body, read, out, &dir, paths)?;
     }
     Ok(())
 }
@@ -225,6 +374,7 @@ mod tests {
             let bytes = std::fs::read(root.join(".git/index")).unwrap();
             let parsed: Vec<(String, String, String)> = parse(&bytes)
                 .unwrap()
+                .entries
                 .iter()
                 .map(|entry| {
                     (
@@ -255,6 +405,123 @@ mod tests {
         }
         assert!(parse(b"DIRC\0\0\0\x05\0\0\0\0").is_err());
         assert!(parse(b"not an index").is_err());
+    }
+
+    #[test]
+    fn entries_changed_in_place_read_as_git_update_index_writes_them() {
+        let dir = assert_fs::TempDir::new().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        for path in ["a/x", "a/y", "b/deep/z", "c", "line\nbreak"] {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, path).unwrap();
+        }
+        std::fs::write(root.join("untracked"), "u").unwrap();
+        git(root, &["add", "a", "b", "c", "line\nbreak"]);
+        let blob = git(root, &["hash-object", "-w", "--stdin"]);
+        let blob: [u8; 20] = (0..20)
+            .map(|i| u8::from_str_radix(&blob.trim()[i * 2..i * 2 + 2], 16).unwrap())
+            .collect::<Vec<u8>>()
+            .try_into()
+            .unwrap();
+        let index = root.join(".git/index");
+        let reference = root.join(".git/reference");
+        for (version, skip_hash) in [("2", "true"), ("3", "false"), ("4", "true"), ("2", "false")] {
+            // The cache tree and the untracked cache both in the file, and the checksum asked.
+            let skip = format!("index.skipHash={skip_hash}");
+            git(
+                root,
+                &["-c", &skip, "update-index", "--index-version", version],
+            );
+            git(root, &["-c", &skip, "write-tree"]);
+            git(
+                root,
+                &[
+                    "-c",
+                    "core.untrackedCache=true",
+                    "-c",
+                    &skip,
+                    "status",
+                    "--porcelain",
+                ],
+            );
+            let bytes = std::fs::read(&index).unwrap();
+            assert_eq!(
+                bytes[bytes.len() - 20..].iter().all(|b| *b == 0),
+                skip_hash == "true"
+            );
+            let parsed = parse(&bytes).unwrap();
+            std::fs::write(&reference, &bytes).unwrap();
+            // A file's content and a mode, in two directories and at the top.
+            let mut changes = Vec::new();
+            let mut info = String::new();
+            for entry in &parsed.entries {
+                let change = match entry.path.as_slice() {
+                    b"a/y" | b"c" => (entry.at, entry.path.as_slice(), 0o100644, blob),
+                    b"b/deep/z" => (entry.at, entry.path.as_slice(), 0o100755, entry.oid),
+                    _ => continue,
+                };
+                info.push_str(&format!(
+                    "{:o} {}\t{}\n",
+                    change.2,
+                    change
+                        .3
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<String>(),
+                    String::from_utf8_lossy(change.1)
+                ));
+                changes.push(change);
+            }
+            let written = rewrite(&bytes, &parsed, &changes).unwrap();
+            std::fs::write(&index, &written).unwrap();
+            let ours = (
+                git(root, &["ls-files", "-s", "--debug"]),
+                git(root, &["write-tree"]),
+            );
+            // The same change by git, in the reference copy.
+            let output = Command::new("git")
+                .current_dir(root)
+                .args(["update-index", "--index-info"])
+                .env("GIT_INDEX_FILE", &reference)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    use std::io::Write;
+                    child.stdin.take().unwrap().write_all(info.as_bytes())?;
+                    child.wait_with_output()
+                })
+                .unwrap();
+            assert!(output.status.success());
+            std::fs::copy(&reference, &index).unwrap();
+            let theirs = (
+                git(root, &["ls-files", "-s", "--debug"]),
+                git(root, &["write-tree"]),
+            );
+            assert_eq!(ours, theirs, "index version {version}");
+            // Git reads what was written, untracked cache and all.
+            std::fs::write(&index, &written).unwrap();
+            assert!(git(root, &["status", "--porcelain", "-uall"]).contains("?? untracked"));
+            std::fs::write(&index, &bytes).unwrap();
+        }
+        // Another extension: git decides.
+        git(
+            root,
+            &[
+                "-c",
+                "index.recordEndOfIndexEntries=true",
+                "update-index",
+                "--index-version",
+                "3",
+            ],
+        );
+        let bytes = std::fs::read(&index).unwrap();
+        let parsed = parse(&bytes).unwrap();
+        assert!(rewrite(&bytes, &parsed, &[]).unwrap_err().contains("EOIE"));
     }
 
     #[test]

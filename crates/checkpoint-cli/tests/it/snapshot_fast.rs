@@ -289,6 +289,72 @@ fn settings_that_change_what_git_stores_and_a_sha256_repository_take_the_process
     git(&root, &["config", "--unset", "core.autocrlf"]);
     write(&root, "a.txt", "back\n");
     snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    // The settings kept from the last `git config` are not trusted once a file git reads them
+    // from changes, even in the same second at the same size, nor once the environment does:
+    // the repository's, the person's (`~/.gitconfig`, the XDG one), one added by `GIT_CONFIG_*`.
+    let settings = git_dir.join("checkpoint/snapshots/w.settings");
+    git(&root, &["config", "core.symlinks", "yes"]);
+    write(&root, "a.txt", "kept\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    assert!(settings.is_file());
+    let config = fs::read_to_string(git_dir.join("config")).unwrap();
+    fs::write(
+        git_dir.join("config"),
+        config.replace("symlinks = yes", "symlinks = off"),
+    )
+    .unwrap();
+    write(&root, "a.txt", "same size, same second\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, false);
+    assert!(path_taken(&git_dir).contains("core.symlinks"));
+    fs::write(git_dir.join("config"), config).unwrap();
+    write(&root, "a.txt", "yes again\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    let home = env.dir.path().join("home");
+    for file in [".gitconfig", ".config/git/config"] {
+        write(&home, file, "[core]\n\tautocrlf = input\n");
+        write(&root, "a.txt", file);
+        snapshot_and_compare(&env, &root, &git_dir, refname, false);
+        assert!(path_taken(&git_dir).contains("core.autocrlf"), "{file}");
+        fs::remove_file(home.join(file)).unwrap();
+        write(&root, "a.txt", "back\n");
+        snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    }
+    // An include is followed by git every time.
+    write(&home, ".gitconfig", "[include]\n\tpath = more\n");
+    write(&home, "more", "[core]\n\tautocrlf = true\n");
+    write(&root, "a.txt", "included\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, false);
+    write(&home, "more", "[core]\n\tautocrlf = false\n");
+    write(&root, "a.txt", "included, off\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    write(&home, "more", "[core]\n\tautocrlf = true\n");
+    write(&root, "a.txt", "included, on\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, false);
+    fs::remove_file(home.join(".gitconfig")).unwrap();
+    write(&root, "a.txt", "no include\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    let output = env
+        .cmd()
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "core.autocrlf")
+        .env("GIT_CONFIG_VALUE_0", "true")
+        .arg("snapshot")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    write(&root, "a.txt", "by the environment\n");
+    let output = env
+        .cmd()
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "core.autocrlf")
+        .env("GIT_CONFIG_VALUE_0", "true")
+        .arg("snapshot")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(path_taken(&git_dir).contains("core.autocrlf"));
+    write(&root, "a.txt", "one\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
     // Attributes in the tree: git's too.
     write(&root, ".gitattributes", "*.txt text eol=lf\n");
     write(&root, "b.txt", "crlf\r\n");
