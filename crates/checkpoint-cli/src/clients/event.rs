@@ -142,6 +142,9 @@ pub(crate) struct ToolInput {
     pub(crate) written: Vec<String>,
     /// `FileRead`: the file read, as the client named it.
     pub(crate) read: Option<String>,
+    /// `FileEdit`: the whole content the tool was asked to write, where the client writes it
+    /// as given (Claude Code's `Write`; not Gemini CLI's `write_file`, which may correct it).
+    pub(crate) content: Option<String>,
     /// `Bash`: the command as the model gave it.
     pub(crate) command: Option<String>,
     /// `Agent`: the dispatch prompt.
@@ -163,6 +166,13 @@ pub(crate) struct ToolResponse {
     pub(crate) interrupted: Option<bool>,
     /// `FileRead`: the model saw the whole file (no range asked, nothing cut by the client).
     pub(crate) whole_read: bool,
+    /// `Bash`: the files the client says the command changed while it ran, absolute (Claude
+    /// Code's `bashEditDiff`); empty where the client does not say.
+    pub(crate) changed_files: Vec<String>,
+    /// `FileEdit`: the lines added and removed, where the client says (Claude Code's
+    /// `structuredPatch`, or a new file's lines).
+    pub(crate) lines_added: Option<u64>,
+    pub(crate) lines_removed: Option<u64>,
     /// `Bash` and `FileEdit`: the exit code, where the client gives it (a failed call may
     /// come as a done one with a code other than 0).
     pub(crate) exit_code: Option<i64>,
@@ -186,8 +196,6 @@ pub(crate) struct ToolResponse {
     pub(crate) script_path: Option<String>,
     /// `Workflow`: the script's `meta.name`.
     pub(crate) workflow_name: Option<String>,
-    /// The whole response as the client sent it (a `Read`'s lines, an `Edit`'s patch).
-    pub(crate) raw: serde_json::Value,
 }
 
 impl ToolResponse {

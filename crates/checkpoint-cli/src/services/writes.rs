@@ -98,52 +98,6 @@ pub(crate) fn checkout_of(dir: &Path) -> PathBuf {
         .map_or_else(|| dir.clone(), Path::to_owned)
 }
 
-/// The files a Bash command's `PostToolUse` says changed while it ran: Claude Code's
-/// `tool_response.bashEditDiff.changedFiles` (2.1.332, in its `auto` and `bypassPermissions`
-/// modes; absolute paths), none where the client does not say.
-pub(crate) fn bash_changed_files(response: &serde_json::Value) -> Vec<String> {
-    response
-        .pointer("/bashEditDiff/changedFiles")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(serde_json::Value::as_str)
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Lines added and removed, from a Claude Code write's `structuredPatch` (a new file's lines
-/// from its content).
-pub(crate) fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Option<u64>) {
-    if response.get("type").and_then(serde_json::Value::as_str) == Some("create") {
-        let lines = response
-            .get("content")
-            .and_then(serde_json::Value::as_str)
-            .map(|content| content.lines().count() as u64);
-        return (lines, lines.map(|_| 0));
-    }
-    let Some(hunks) = response
-        .get("structuredPatch")
-        .and_then(serde_json::Value::as_array)
-    else {
-        return (None, None);
-    };
-    let (mut added, mut removed) = (0, 0);
-    for line in hunks
-        .iter()
-        .filter_map(|hunk| hunk.get("lines")?.as_array())
-        .flatten()
-        .filter_map(serde_json::Value::as_str)
-    {
-        if line.starts_with('+') {
-            added += 1;
-        } else if line.starts_with('-') {
-            removed += 1;
-        }
-    }
-    (Some(added), Some(removed))
-}
-
 /// `holder` holds `globs` for `phase` of `workflow` (its earlier claims of that phase replaced),
 /// as `checkpoint claim` and a phase's plan `claims` do; none hands them back.
 pub(crate) fn hold(

@@ -44,7 +44,7 @@ pub(crate) struct Job<'a> {
 type Update = (Vec<u8>, Option<(u32, Oid)>);
 
 /// What the fast path did.
-pub(crate) enum Outcome {
+pub(crate) enum FastSnapshot {
     /// A snapshot was taken (or the tree is the last one's): its commit and tree, whether the
     /// commit is new, and the `git diff-tree --numstat` output from the last tree.
     Taken {
@@ -118,22 +118,26 @@ pub(crate) fn settings_refuse(output: &[u8]) -> Option<String> {
 }
 
 /// Takes the snapshot in-process, or says why not.
-pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
+pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
     if let Some(why) = environment_refuses(job.repo) {
-        return Ok(Outcome::Fallback(why));
+        return Ok(FastSnapshot::Fallback(why));
     }
     let bytes = fs::read(job.index)
         .map_err(|err| format!("failed to read `{}`: {err}", job.index.display()))?;
     let parsed = match index_file::parse(&bytes) {
         Ok(parsed) => parsed,
-        Err(why) => return Ok(Outcome::Fallback(format!("the private index has {why}"))),
+        Err(why) => {
+            return Ok(FastSnapshot::Fallback(format!(
+                "the private index has {why}"
+            )));
+        }
     };
     if let Some(entry) = parsed
         .entries
         .iter()
         .find(|entry| is_attributes(&entry.path))
     {
-        return Ok(Outcome::Fallback(format!(
+        return Ok(FastSnapshot::Fallback(format!(
             "`{}` may change what git stores",
             String::from_utf8_lossy(&entry.path)
         )));
@@ -147,10 +151,10 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     // is already in the object database.
     let (before, old_trees) = match objects::trees(&entries) {
         Ok(trees) => trees,
-        Err(why) => return Ok(Outcome::Fallback(why)),
+        Err(why) => return Ok(FastSnapshot::Fallback(why)),
     };
     if objects::hex(&before) != job.last.1 {
-        return Ok(Outcome::Fallback(
+        return Ok(FastSnapshot::Fallback(
             "the private index is not the last snapshot's tree".to_owned(),
         ));
     }
@@ -161,7 +165,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     for path in job.paths {
         let change = match read_file(&job.repo.top, path)? {
             Ok(change) => change,
-            Err(why) => return Ok(Outcome::Fallback(why)),
+            Err(why) => return Ok(FastSnapshot::Fallback(why)),
         };
         match change {
             Some((mode, blob)) => {
@@ -183,11 +187,11 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
     }
     let (after, new_trees) = match objects::trees(&entries) {
         Ok(trees) => trees,
-        Err(why) => return Ok(Outcome::Fallback(why)),
+        Err(why) => return Ok(FastSnapshot::Fallback(why)),
     };
     let tree = objects::hex(&after);
     if after == before {
-        return Ok(Outcome::Taken {
+        return Ok(FastSnapshot::Taken {
             commit: job.last.0.to_owned(),
             tree,
             created: false,
@@ -240,7 +244,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<Outcome, String> {
             .unwrap_or_else(|_| Err("the diff of the snapshot panicked".to_owned()));
         moved.and(indexed).and(numstat)
     })?;
-    Ok(Outcome::Taken {
+    Ok(FastSnapshot::Taken {
         commit: commit_hex,
         tree,
         created: true,
@@ -506,13 +510,13 @@ impl Snapshots {
                 .unwrap_or_else(|| chrono::Utc::now().timestamp()),
         };
         let (commit, tree, created, numstat) = match take(&job)? {
-            Outcome::Taken {
+            FastSnapshot::Taken {
                 commit,
                 tree,
                 created,
                 numstat,
             } => (commit, tree, created, numstat),
-            Outcome::Fallback(why) => {
+            FastSnapshot::Fallback(why) => {
                 self.note_path(&format!("git: {why}"));
                 return Ok(None);
             }

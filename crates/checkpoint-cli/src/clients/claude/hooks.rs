@@ -358,9 +358,14 @@ impl ToolInput {
             Tool::FileRead => (Vec::new(), file_path),
             Tool::Agent | Tool::Bash | Tool::Workflow | Tool::Other => (Vec::new(), None),
         };
+        let content = (tool == Tool::FileEdit)
+            .then(|| raw.get("content").and_then(serde_json::Value::as_str))
+            .flatten()
+            .map(str::to_owned);
         event::ToolInput {
             written,
             read,
+            content,
             command,
             prompt,
             description,
@@ -385,11 +390,67 @@ fn whole_read(input: &serde_json::Value, response: &serde_json::Value) -> bool {
         .any(|key| input.get(key).is_some_and(|value| !value.is_null()))
 }
 
+/// The files a Bash command's `PostToolUse` says changed while it ran: Claude Code's
+/// `tool_response.bashEditDiff.changedFiles` (2.1.332, in its `auto` and `bypassPermissions`
+/// modes; absolute paths), none where the client does not say.
+fn bash_changed_files(response: &serde_json::Value) -> Vec<String> {
+    response
+        .pointer("/bashEditDiff/changedFiles")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Lines added and removed, from a write's `structuredPatch` (a new file's lines
+/// from its content).
+fn lines_changed(response: &serde_json::Value) -> (Option<u64>, Option<u64>) {
+    if response.get("type").and_then(serde_json::Value::as_str) == Some("create") {
+        let lines = response
+            .get("content")
+            .and_then(serde_json::Value::as_str)
+            .map(|content| content.lines().count() as u64);
+        return (lines, lines.map(|_| 0));
+    }
+    let Some(hunks) = response
+        .get("structuredPatch")
+        .and_then(serde_json::Value::as_array)
+    else {
+        return (None, None);
+    };
+    let (mut added, mut removed) = (0, 0);
+    for line in hunks
+        .iter()
+        .filter_map(|hunk| hunk.get("lines")?.as_array())
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+    {
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (Some(added), Some(removed))
+}
+
 impl From<ToolUse> for event::ToolUse {
     fn from(payload: ToolUse) -> Self {
         let tool = payload.tool();
         let whole_read = tool == Tool::FileRead
             && whole_read(&payload.tool_input.raw, &payload.tool_response.raw);
+        let changed_files = if tool == Tool::Bash {
+            bash_changed_files(&payload.tool_response.raw)
+        } else {
+            Vec::new()
+        };
+        let (lines_added, lines_removed) = if tool == Tool::FileEdit {
+            lines_changed(&payload.tool_response.raw)
+        } else {
+            (None, None)
+        };
         let response = payload.tool_response;
         Self {
             tool,
@@ -398,6 +459,9 @@ impl From<ToolUse> for event::ToolUse {
             tool_response: event::ToolResponse {
                 interrupted: response.interrupted,
                 whole_read,
+                changed_files,
+                lines_added,
+                lines_removed,
                 exit_code: None,
                 agent_id: response.agent_id,
                 status: response.status,
@@ -413,7 +477,6 @@ impl From<ToolUse> for event::ToolUse {
                 transcript_dir: response.transcript_dir,
                 script_path: response.script_path,
                 workflow_name: response.workflow_name,
-                raw: response.raw,
             },
             tool_use_id: payload.tool_use_id,
             agent_id: payload.agent_id,

@@ -31,7 +31,7 @@ use crate::{
 /// brought up to date from its files, and the event of an agent (its start, end or failure)
 /// goes to the first run it belongs to.
 pub(super) struct RunSync<'a> {
-    event: Option<AgentEvent<'a>>,
+    event: Option<RunAgentSeen<'a>>,
     /// Whether a run took the event.
     taken: Cell<bool>,
 }
@@ -45,7 +45,7 @@ impl<'a> RunSync<'a> {
         }
     }
 
-    fn agent(event: AgentEvent<'a>) -> Self {
+    fn agent(event: RunAgentSeen<'a>) -> Self {
         Self {
             event: Some(event),
             taken: Cell::new(false),
@@ -67,7 +67,7 @@ pub(super) struct Synced {
 }
 
 /// What a hook saw of one agent of a run.
-struct AgentEvent<'a> {
+struct RunAgentSeen<'a> {
     agent_id: &'a str,
     /// `SubagentStop`'s transcript path, which names the run's directory.
     transcript: Option<&'a str>,
@@ -136,7 +136,7 @@ impl Hook {
 
     /// `SubagentStart` of a run's agent: its task starts.
     pub(super) fn workflow_agent_start(&self, payload: &SubagentStart) -> Result<()> {
-        self.workflow_agent(AgentEvent {
+        self.workflow_agent(RunAgentSeen {
             agent_id: &payload.agent_id,
             transcript: None,
             state: None,
@@ -163,7 +163,7 @@ impl Hook {
             if placed || runs.is_empty() {
                 return Ok(());
             }
-            self.workflow_agent(AgentEvent {
+            self.workflow_agent(RunAgentSeen {
                 agent_id,
                 transcript: None,
                 state: None,
@@ -182,7 +182,7 @@ impl Hook {
             return self.stop(event, payload);
         };
         let result = payload.last_assistant_message.as_deref();
-        let sync = RunSync::agent(AgentEvent {
+        let sync = RunSync::agent(RunAgentSeen {
             agent_id,
             transcript: payload.agent_transcript_path.as_deref(),
             state: Some(AgentState::Done(workflow_run::excerpt(
@@ -204,7 +204,7 @@ impl Hook {
             }
             _ => payload.error.clone(),
         };
-        self.workflow_agent(AgentEvent {
+        self.workflow_agent(RunAgentSeen {
             agent_id,
             transcript: None,
             state: Some(AgentState::Failed(checkpoint_core::redact::shortened(
@@ -217,7 +217,7 @@ impl Hook {
 
     /// An agent of a run started, ended or failed: its run's workflow is brought up to date
     /// (each unfinished workflow loaded once, under its lock).
-    fn workflow_agent(&self, event: AgentEvent<'_>) -> Result<()> {
+    fn workflow_agent(&self, event: RunAgentSeen<'_>) -> Result<()> {
         self.update_unfinished_syncing(Some(&RunSync::agent(event)), |_| Vec::new())
             .map(drop)
     }
@@ -417,7 +417,12 @@ impl Hook {
 /// Whether the agent of `event` is one of the run in `dir`, which `seen` (what the hook read of
 /// it) and `placed` (the agents with a task) show: the run its transcript is in, else a run
 /// whose files or workflow know it.
-fn owns(dir: &RunDir, seen: &Observation, placed: &HashSet<&str>, event: &AgentEvent<'_>) -> bool {
+fn owns(
+    dir: &RunDir,
+    seen: &Observation,
+    placed: &HashSet<&str>,
+    event: &RunAgentSeen<'_>,
+) -> bool {
     match event.transcript.and_then(|path| Path::new(path).parent()) {
         Some(named) => named == dir.dir,
         None => {

@@ -30,10 +30,7 @@ use crate::{
     output,
     services::{
         snapshots::{self, Request},
-        writes::{
-            absolute, bash_changed_files, checkout_of, disk_stat, disk_state, lines_changed,
-            real_now_ns, shown,
-        },
+        writes::{absolute, checkout_of, disk_stat, disk_state, real_now_ns, shown},
     },
 };
 
@@ -322,17 +319,19 @@ impl Hook {
         if paths.is_empty() {
             return Ok(());
         }
-        let (added, removed) = lines_changed(&payload.tool_response.raw);
+        let (added, removed) = (
+            payload.tool_response.lines_added,
+            payload.tool_response.lines_removed,
+        );
         let phase = self.phase(payload.agent_id.as_deref());
         let writer = self.writer(payload.agent_id.as_deref());
         let keys: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        // What the tool wrote, where the payload holds it (`Write`, `write_file`): another
-        // writer's change made since is not taken for this one's.
+        // What the tool wrote, where the client says: another writer's change made since is
+        // not taken for this one's.
         let written = payload
             .tool_input
-            .raw
-            .get("content")
-            .and_then(serde_json::Value::as_str)
+            .content
+            .as_deref()
             .filter(|_| paths.len() == 1)
             .map(|content| writes::content_hash(content.as_bytes()));
         let states: BTreeMap<String, (String, u64, i128)> = paths
@@ -570,12 +569,11 @@ impl Hook {
                 (state.0 != write.hash).then(|| (write.path.clone(), state))
             })
             .collect();
-        // The files the client says changed while the command ran (Claude Code's
-        // `bashEditDiff`) that no writer recorded: one the command created, or moved there,
-        // is its writer's from now on.
+        // The files the client says changed while the command ran that no writer recorded:
+        // one the command created, or moved there, is its writer's from now on.
         let mut listed = BTreeSet::new();
-        for path in bash_changed_files(&payload.tool_response.raw) {
-            let path = self.absolute(&path);
+        for path in &payload.tool_response.changed_files {
+            let path = self.absolute(path);
             let key = path.display().to_string();
             let state = disk_state(&path);
             if state.0 != ABSENT && !recorded.contains(&key) {

@@ -217,3 +217,68 @@ fn a_read_is_whole_unless_a_range_was_asked_or_fewer_lines_came_back() {
         (Tool::Other, None, false)
     );
 }
+
+/// What the write guard needs from a done call is typed here, from Claude Code's own fields:
+/// a `Bash` call's `bashEditDiff.changedFiles`, a write's `structuredPatch` counts (a new
+/// file's lines from its content), a `Write`'s content; another tool carries none of them.
+#[test]
+fn a_done_calls_changed_files_lines_and_content_are_read_here() {
+    let done = |tool: &str, input: Value, response: Value| {
+        let payload = with_envelope(
+            HookEvent::PostToolUse,
+            json!({"tool_name": tool, "tool_input": input, "tool_response": response}),
+        );
+        let hooked = hooked(HookEvent::PostToolUse, payload.to_string().as_bytes())
+            .unwrap()
+            .unwrap();
+        let Event::ToolDone(call) = hooked.event else {
+            panic!("{:?}", hooked.event)
+        };
+        call
+    };
+    let bash = done(
+        "Bash",
+        json!({"command": "mv a b"}),
+        json!({"stdout": "", "bashEditDiff": {"changedFiles": ["/p/b", "/p/c"]}}),
+    );
+    assert_eq!(bash.tool_response.changed_files, ["/p/b", "/p/c"]);
+    assert_eq!(bash.tool_response.lines_added, None);
+
+    let edit = done(
+        "Edit",
+        json!({"file_path": "/p/a.rs", "old_string": "x", "new_string": "y\nz"}),
+        json!({"structuredPatch": [{"lines": [" k", "-x", "+y", "+z"]}]}),
+    );
+    assert_eq!(
+        (
+            edit.tool_response.lines_added,
+            edit.tool_response.lines_removed
+        ),
+        (Some(2), Some(1))
+    );
+    assert_eq!(edit.tool_input.content, None);
+
+    let write = done(
+        "Write",
+        json!({"file_path": "/p/new.md", "content": "a\nb\nc\n"}),
+        json!({"type": "create", "content": "a\nb\nc\n"}),
+    );
+    assert_eq!(write.tool_input.content.as_deref(), Some("a\nb\nc\n"));
+    assert_eq!(
+        (
+            write.tool_response.lines_added,
+            write.tool_response.lines_removed
+        ),
+        (Some(3), Some(0))
+    );
+
+    // A `Bash` call names no content, and a tool that writes nothing counts no lines.
+    let read = done(
+        "Read",
+        json!({"file_path": "/p/a.md", "content": "not a write"}),
+        json!({"structuredPatch": [{"lines": ["+x"]}], "bashEditDiff": {"changedFiles": ["/p/x"]}}),
+    );
+    assert_eq!(read.tool_input.content, None);
+    assert!(read.tool_response.changed_files.is_empty());
+    assert_eq!(read.tool_response.lines_added, None);
+}
