@@ -113,8 +113,8 @@ fn context(global: &GlobalArgs) -> miette::Result<ctx::Ctx> {
 
 fn dispatch(cli: &Cli) -> miette::Result<()> {
     match &cli.command {
-        Command::Schema(args) => return commands::schema::run(args),
-        Command::Completions(args) => return commands::completions::run(args, command()),
+        Command::Schema(args) => return commands::schema::schema(args),
+        Command::Completions(args) => return commands::completions::completions(args, command()),
         Command::CompleteIds(args) => {
             let ctx = context(&cli.global).ok();
             let _ = commands::completions::ids(ctx, args);
@@ -124,9 +124,9 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
             hook(&args.client, &args.event, cli.global.dir.as_deref());
             return Ok(());
         }
-        Command::Setup(args) => return commands::setup::run(args, cli.global.dir.as_deref()),
+        Command::Setup(args) => return commands::setup::setup(args, cli.global.dir.as_deref()),
         Command::Mcp(_) => {
-            let code = commands::mcp::run(cli.global.dir.as_deref())?;
+            let code = commands::mcp::serve(cli.global.dir.as_deref())?;
             std::process::exit(code.into());
         }
         _ => {}
@@ -134,7 +134,7 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
     let ctx = context(&cli.global)?;
     services::remote_sync::report_failed_pushes(&ctx);
     match &cli.command {
-        Command::Init(args) => commands::init::run(&ctx, args),
+        Command::Init(args) => commands::init::init(&ctx, args),
         Command::Start(args) => commands::phase::start(&ctx, args),
         Command::Progress(args) => commands::phase::progress(&ctx, args),
         Command::Complete(args) => commands::phase::complete(&ctx, args),
@@ -142,18 +142,18 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Skip(args) => commands::phase::skip(&ctx, args),
         Command::Approve(args) => commands::phase::approve(&ctx, args),
         Command::Reject(args) => commands::phase::reject(&ctx, args),
-        Command::Task(command) => commands::task::run(&ctx, command),
+        Command::Task(command) => commands::task::task(&ctx, command),
         Command::Note(args) => commands::context::note(&ctx, args),
         Command::Decide(args) => commands::context::decide(&ctx, args),
         Command::Files(args) => commands::context::files(&ctx, args),
         Command::Effect(args) => commands::effects::record(&ctx, args),
-        Command::Effects(args) => commands::effects::run(&ctx, args),
+        Command::Effects(args) => commands::effects::effects(&ctx, args),
         Command::Pause(args) => commands::lifecycle::pause(&ctx, args),
         Command::Unpause => commands::lifecycle::unpause(&ctx),
         Command::Abandon(args) => commands::lifecycle::abandon(&ctx, args),
         Command::Status => commands::status::status(&ctx),
-        Command::Use(args) => commands::using::run(&ctx, args),
-        Command::List(args) => commands::list::run(&ctx, args),
+        Command::Use(args) => commands::using::use_workflow(&ctx, args),
+        Command::List(args) => commands::list::list(&ctx, args),
         Command::Commit => commands::phase::commit_now(&ctx),
         Command::Replan(args) => commands::phase::replan(&ctx, args),
         Command::Archive(args) => commands::archive::archive(&ctx, args),
@@ -178,17 +178,17 @@ fn dispatch(cli: &Cli) -> miette::Result<()> {
         Command::Redo(args) => commands::files::redo(&ctx, args),
         Command::Fork(args) => commands::history::fork(&ctx, args),
         Command::Graph => commands::history::graph(&ctx),
-        Command::Resume(args) => commands::resume::run(&ctx, args),
-        Command::Validate(args) => commands::validate::run(&ctx, args),
+        Command::Resume(args) => commands::resume::resume(&ctx, args),
+        Command::Validate(args) => commands::validate::validate(&ctx, args),
         Command::Show => commands::status::show(&ctx),
-        Command::Log(args) => commands::log::run(&ctx, args),
-        Command::Import(args) => commands::import::run(&ctx, args),
-        Command::Export(args) => commands::export::run(&ctx, args),
+        Command::Log(args) => commands::log::log(&ctx, args),
+        Command::Import(args) => commands::import::import(&ctx, args),
+        Command::Export(args) => commands::export::export(&ctx, args),
         Command::Push(args) => commands::push_pull::push(&ctx, args),
         Command::Pull(args) => commands::push_pull::pull(&ctx, args),
         Command::Sync(args) => commands::push_pull::sync(&ctx, args),
-        Command::Report(args) => commands::report::run(&ctx, args),
-        Command::Watch(args) => commands::watch::run(&ctx, args),
+        Command::Report(args) => commands::report::report(&ctx, args),
+        Command::Watch(args) => commands::watch::watch(&ctx, args),
         Command::Schema(_)
         | Command::Completions(_)
         | Command::CompleteIds(_)
@@ -300,7 +300,7 @@ fn plain_status(args: &[OsString], dir: Option<&OsStr>, workflow: Option<&OsStr>
 /// Runs a hook. Hooks never fail a session: everything is reported inside, and the exit code is 0.
 fn hook(client: &str, event: &str, dir: Option<&Path>) {
     let now = ctx::now().unwrap_or_else(|_| chrono::Utc::now());
-    commands::hook::run(client, event, dir, now);
+    commands::hook::hook(client, event, dir, now);
 }
 
 /// Reports a failed command: on stderr as `format` says, and typed in the error file

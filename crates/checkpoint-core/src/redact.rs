@@ -50,6 +50,15 @@ pub fn shortened(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// The most of a failure's text kept (a failed tool call's error, a failed agent's), in
+/// characters, after redaction.
+pub(crate) const MAX_FAILURE_CHARS: usize = 500;
+
+/// A failure's text as it is kept: redacted, then cut to 500 characters (`MAX_FAILURE_CHARS`).
+pub fn failure_text(text: &str) -> String {
+    shortened(text, MAX_FAILURE_CHARS)
+}
+
 /// How many times [`text`] scans a text at most; every fuzz-found case settles in two.
 const MAX_PASSES: usize = 4;
 

@@ -30,7 +30,7 @@ pub(crate) struct CompleteArgs {
 
 /// Writes the script completing `command` (the whole command line's, given by the caller so that
 /// no command module imports `cli.rs` back).
-pub(crate) fn run(args: &CompletionsArgs, command: clap::Command) -> Result<()> {
+pub(crate) fn completions(args: &CompletionsArgs, command: clap::Command) -> Result<()> {
     output::emit(&script(args.shell, command)).into_diagnostic()
 }
 

@@ -175,7 +175,7 @@ pub(crate) fn record(ctx: &Ctx, args: &EffectArgs) -> Result<()> {
     })
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
+pub(crate) fn effects(ctx: &Ctx, args: &EffectsArgs) -> Result<()> {
     match &args.command {
         Some(EffectsCommand::Allow(allow)) => self::allow(ctx, allow),
         Some(EffectsCommand::Resolve(resolve)) => self::resolve(ctx, resolve),

@@ -28,7 +28,7 @@ pub(crate) struct ExportArgs {
     pub force: bool,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
+pub(crate) fn export(ctx: &Ctx, args: &ExportArgs) -> Result<()> {
     let loaded = ctx.load()?;
     output::warn_recoveries(&loaded.recoveries);
     let format = SeedFormat::from(args.to);

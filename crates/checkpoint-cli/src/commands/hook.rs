@@ -46,9 +46,6 @@ const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
 /// The largest payload a hook reads from stdin.
 const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The most of a failed tool call's error text kept, in characters (after redaction).
-pub(super) const MAX_TOOL_ERROR: usize = 500;
-
 /// Arguments of `checkpoint hook`.
 #[derive(Debug, Args)]
 pub(crate) struct HookArgs {
@@ -64,7 +61,7 @@ pub(crate) struct HookArgs {
 
 /// Runs `client`'s hook for `event` (as given on the command line); never fails: an error
 /// becomes a warning on stderr, here and nowhere else.
-pub(crate) fn run(client: &str, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
+pub(crate) fn hook(client: &str, event: &str, dir_override: Option<&Path>, now: DateTime<Utc>) {
     let parsed = Client::named(client).ok_or_else(|| {
         miette!("unknown client `{client}` (`claude`, `codex` or `gemini`); nothing recorded")
     });
@@ -267,27 +264,27 @@ impl Hook {
         &self,
         decide: impl Fn(&Workflow) -> Vec<Transition>,
     ) -> Result<Vec<Workflow>> {
-        self.update_unfinished_syncing(None, decide)
+        self.update_unfinished_catching_up(None, decide)
     }
 
     /// [`Hook::update_unfinished`], bringing the runs among them up to date as `runs` says in
     /// the same update (one load and at most one write of each).
-    fn update_unfinished_syncing(
+    fn update_unfinished_catching_up(
         &self,
-        runs: Option<&workflow_run::RunSync<'_>>,
+        runs: Option<&workflow_run::WorkflowRunCatchUp<'_>>,
         decide: impl Fn(&Workflow) -> Vec<Transition>,
     ) -> Result<Vec<Workflow>> {
         let store = &self.ctx.store;
         let mut updated = Vec::new();
         for id in store.list()? {
-            let mut synced = None;
+            let mut caught_up = None;
             let loaded = store
                 .update(&id, self.ctx.now, |workflow| {
                     if workflow.status.is_finished() {
                         return Ok(Vec::new());
                     }
                     let mut transitions = match runs {
-                        Some(runs) => self.run_transitions(workflow, runs, &mut synced),
+                        Some(runs) => self.workflow_run_transitions(workflow, runs, &mut caught_up),
                         None => Vec::new(),
                     };
                     transitions.extend(decide(workflow));
@@ -300,8 +297,8 @@ impl Hook {
                         output::with_causes(&err)
                     )
                 })?;
-            if let Some(synced) = synced {
-                self.run_synced(&loaded.workflow, synced);
+            if let Some(caught_up) = caught_up {
+                self.workflow_run_caught_up(&loaded.workflow, caught_up);
             }
             if !loaded.workflow.status.is_finished() {
                 updated.push(loaded.workflow);
@@ -489,19 +486,19 @@ impl Hook {
     /// recent progress note.
     fn stop(&self, event: &Event, payload: &Stop) -> Result<()> {
         // A turn's end brings every run up to date, in the update of its heartbeat.
-        let runs = matches!(event, Event::TurnEnd(_)).then(workflow_run::RunSync::all);
-        self.stop_syncing(event, payload, runs.as_ref())
+        let runs = matches!(event, Event::TurnEnd(_)).then(workflow_run::WorkflowRunCatchUp::all);
+        self.stop_catching_up(event, payload, runs.as_ref())
     }
 
     /// [`Hook::stop`], bringing the runs up to date as `runs` says in the same updates.
-    fn stop_syncing(
+    fn stop_catching_up(
         &self,
         event: &Event,
         payload: &Stop,
-        runs: Option<&workflow_run::RunSync<'_>>,
+        runs: Option<&workflow_run::WorkflowRunCatchUp<'_>>,
     ) -> Result<()> {
         let mut block = None;
-        let updated = self.update_unfinished_syncing(runs, |_| {
+        let updated = self.update_unfinished_catching_up(runs, |_| {
             vec![Transition::Heartbeat {
                 source: event.name().to_owned(),
                 session_id: self.session_id(),
@@ -577,9 +574,9 @@ pub(super) fn within_limit(text: &str, limit: usize) -> std::borrow::Cow<'_, str
     format!("{}{note}", &text[..end]).into()
 }
 
-/// A failed tool call's error, redacted, then cut to a sane length.
+/// A failed tool call's error, redacted, then cut to core's bound.
 pub(super) fn tool_error(payload: &ToolFailure) -> String {
-    checkpoint_core::redact::shortened(&payload.error, MAX_TOOL_ERROR)
+    checkpoint_core::redact::failure_text(&payload.error)
 }
 
 /// Prints SessionStart's `additionalContext`.

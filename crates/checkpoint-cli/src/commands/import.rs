@@ -35,7 +35,7 @@ pub(crate) struct ImportArgs {
     pub fresh: bool,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
+pub(crate) fn import(ctx: &Ctx, args: &ImportArgs) -> Result<()> {
     // `.` components are left out, so that messages show `memory/…` rather than `./memory/…`.
     let path: PathBuf = ctx
         .cwd

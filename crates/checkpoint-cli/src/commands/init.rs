@@ -49,7 +49,7 @@ pub(crate) struct InitArgs {
     pub fresh: bool,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &InitArgs) -> Result<()> {
+pub(crate) fn init(ctx: &Ctx, args: &InitArgs) -> Result<()> {
     let id = WorkflowId::new(&args.id)?;
     let mut plan = match &args.plan {
         Some(path) => {

@@ -120,7 +120,7 @@ impl ListEntry {
     }
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &ListArgs) -> Result<()> {
+pub(crate) fn list(ctx: &Ctx, args: &ListArgs) -> Result<()> {
     let worktrees = probe::worktree_roots(&ctx.project_root);
     let mut stores: Vec<(PathBuf, PathBuf)> =
         vec![(ctx.project_root.clone(), ctx.store.root().to_owned())];

@@ -23,7 +23,7 @@ pub(crate) struct LogArgs {
     pub full: bool,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<()> {
+pub(crate) fn log(ctx: &Ctx, args: &LogArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     let journal = match args.limit {
         Some(limit) => ctx.store.last_entries(&id, limit)?,

@@ -29,7 +29,7 @@ pub(crate) struct ServerMissing {
 
 /// Runs `checkpoint-mcp` with the checkpoint directory, replacing this process where the
 /// platform allows, and returns its exit code otherwise.
-pub(crate) fn run(dir: Option<&Path>) -> Result<u8> {
+pub(crate) fn serve(dir: Option<&Path>) -> Result<u8> {
     let path = crate::locate::sibling_binary("checkpoint-mcp");
     let mut command = Command::new(&path);
     if let Some(dir) = dir {

@@ -243,7 +243,7 @@ pub(crate) struct Stopped {
     pub exit: u8,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &ReportArgs) -> Result<()> {
+pub(crate) fn report(ctx: &Ctx, args: &ReportArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     let loaded = ctx.store.load(&id)?;
     let journal = ctx.store.journal(&id)?;

@@ -54,8 +54,8 @@ pub(crate) struct ResumeArgs {
     pub budget: Option<usize>,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
-    let result = resume(ctx, args);
+pub(crate) fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
+    let result = resume_or_plan(ctx, args);
     match result {
         Err(err) if args.no_fail => {
             let mut text = String::new();
@@ -77,7 +77,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     }
 }
 
-fn resume(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
+fn resume_or_plan(ctx: &Ctx, args: &ResumeArgs) -> Result<()> {
     let chose = args.yes || args.fresh || args.abandon || args.restart.is_some() || args.dry_run;
     if ctx.format == Format::Human && !chose && interactive() {
         return resume_interactively(ctx, args);

@@ -24,7 +24,7 @@ pub(crate) enum SchemaKind {
     Plan,
 }
 
-pub(crate) fn run(args: &SchemaArgs) -> Result<()> {
+pub(crate) fn schema(args: &SchemaArgs) -> Result<()> {
     let text = match args.kind {
         SchemaKind::State => checkpoint_core::schema::state_schema(),
         SchemaKind::Journal => checkpoint_core::schema::journal_schema(),

@@ -62,7 +62,7 @@ fn project_command(binary: &Path, path: Option<&std::ffi::OsStr>) -> String {
 }
 
 /// Runs `checkpoint setup`.
-pub(crate) fn run(args: &SetupArgs, dir: Option<&Path>) -> Result<()> {
+pub(crate) fn setup(args: &SetupArgs, dir: Option<&Path>) -> Result<()> {
     let cwd = ctx::current_dir()?;
     let location = ctx::Location::find(cwd, dir);
     let binary = std::env::current_exe()

@@ -61,7 +61,7 @@ pub(crate) struct TaskFailArgs {
     pub reason: String,
 }
 
-pub(crate) fn run(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
+pub(crate) fn task(ctx: &Ctx, command: &TaskCommand) -> Result<()> {
     let target = match command {
         TaskCommand::Add(args) => &args.target,
         TaskCommand::Start(target) => target,

@@ -40,7 +40,7 @@ struct UseReport {
 }
 
 /// Chooses (or forgets) the workflow this worktree means.
-pub(crate) fn run(ctx: &Ctx, args: &UseArgs) -> Result<()> {
+pub(crate) fn use_workflow(ctx: &Ctx, args: &UseArgs) -> Result<()> {
     let id = match &args.id {
         Some(id) => {
             let id = WorkflowId::new(id)?;

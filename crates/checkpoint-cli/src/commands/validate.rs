@@ -35,7 +35,7 @@ pub(crate) struct Invalid {
     pub errors: usize,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
+pub(crate) fn validate(ctx: &Ctx, args: &ValidateArgs) -> Result<()> {
     let id = ctx.workflow_id()?;
     if args.repair {
         if let Some(repair) = ctx.store.repair_journal(&id, ctx.now)? {

@@ -119,7 +119,7 @@ enum Wake {
     Signal(i32),
 }
 
-pub(crate) fn run(ctx: &Ctx, args: &WatchArgs) -> Result<()> {
+pub(crate) fn watch(ctx: &Ctx, args: &WatchArgs) -> Result<()> {
     let id = workflow_id(ctx, args.workflow.as_deref())?;
     let dir = ctx.store.workflow_dir(&id);
     // Refuses a corrupt or newer state with its exit code; a load never writes.

@@ -843,6 +843,26 @@ fn shortened_text_is_redacted_before_the_cut() {
     assert_eq!(shortened("", 0), "");
 }
 
+/// A failure's text (a tool's error, an agent's) is kept redacted and cut at 500 characters,
+/// the one bound every hook uses: 500 kept whole, 501 cut, a secret near the end gone.
+#[test]
+fn a_failure_text_is_redacted_and_cut_at_its_one_bound() {
+    let exact = "e".repeat(500);
+    assert_eq!(failure_text(&exact), exact);
+    let over = "é".repeat(501);
+    assert_eq!(failure_text(&over), format!("{}…", "é".repeat(500)));
+    let secret = format!(
+        "{} ghp_1234567890abcdefghijABCDEFGHIJ123456",
+        "x".repeat(470)
+    );
+    let kept = failure_text(&secret);
+    assert!(
+        !kept.contains("ghp_") && !kept.contains("1234567890"),
+        "{kept}"
+    );
+    assert!(kept.chars().count() <= 501, "{kept}");
+}
+
 proptest! {
     /// Separators, keys and glued tokens in any order: what is stored is a fixed point.
     #[test]

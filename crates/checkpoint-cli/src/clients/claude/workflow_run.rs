@@ -16,6 +16,8 @@ use crate::clients::claude::{run_catchup::Catchup, workflow_script::Script};
 
 /// The largest journal or run file read, in bytes (1,000 agents' results fit many times).
 const MAX_RUN_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// A `Workflow` run's own journal, in its directory (the client's file, not our store's).
+const RUN_JOURNAL: &str = "journal.jsonl";
 /// The largest agent meta file read, in bytes (the client writes a few hundred).
 const MAX_META_BYTES: u64 = 1024 * 1024;
 /// The largest script read, in bytes (the tool's schema allows 512 KiB).
@@ -201,7 +203,7 @@ impl RunDir {
         placed: &HashSet<&str>,
     ) -> (Observation, Catchup) {
         let mut seen = Observation::default();
-        let path = self.dir.join("journal.jsonl");
+        let path = self.dir.join(RUN_JOURNAL);
         let from = saved.as_ref().map_or(0, Catchup::check_from);
         let read = match checkpoint_core::read_foreign_from(&path, from, MAX_RUN_FILE_BYTES) {
             Ok(read) => read,
@@ -298,7 +300,7 @@ impl RunDir {
     /// Reads the complete lines of `bytes`, lines of the run's journal; returns how many bytes
     /// they hold (a last line without its newline is still being written: read next time).
     fn read_journal(&self, bytes: &[u8], seen: &mut Observation) -> usize {
-        let path = self.dir.join("journal.jsonl");
+        let path = self.dir.join(RUN_JOURNAL);
         let used = bytes
             .iter()
             .rposition(|b| *b == b'\n')
@@ -380,8 +382,7 @@ impl RunDir {
             match (entry.state, &agent.state) {
                 (Some(AgentRunState::Error), _) => {
                     let error = entry.error.as_deref().unwrap_or("the agent failed");
-                    agent.state =
-                        AgentState::Failed(checkpoint_core::redact::shortened(error, 500));
+                    agent.state = AgentState::Failed(checkpoint_core::redact::failure_text(error));
                 }
                 (Some(AgentRunState::Done), AgentState::Started) => {
                     let preview = entry.result_preview.as_deref().unwrap_or_default();

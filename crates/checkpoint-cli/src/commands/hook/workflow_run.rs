@@ -30,13 +30,13 @@ use crate::{
 /// What one pass of a hook over the unfinished workflows does to the runs among them: each is
 /// brought up to date from its files, and the event of an agent (its start, end or failure)
 /// goes to the first run it belongs to.
-pub(super) struct RunSync<'a> {
-    event: Option<RunAgentSeen<'a>>,
+pub(super) struct WorkflowRunCatchUp<'a> {
+    event: Option<WorkflowRunAgentSeen<'a>>,
     /// Whether a run took the event.
     taken: Cell<bool>,
 }
 
-impl<'a> RunSync<'a> {
+impl<'a> WorkflowRunCatchUp<'a> {
     /// Every run brought up to date.
     pub(super) fn all() -> Self {
         Self {
@@ -45,7 +45,7 @@ impl<'a> RunSync<'a> {
         }
     }
 
-    fn agent(event: RunAgentSeen<'a>) -> Self {
+    fn agent(event: WorkflowRunAgentSeen<'a>) -> Self {
         Self {
             event: Some(event),
             taken: Cell::new(false),
@@ -54,7 +54,7 @@ impl<'a> RunSync<'a> {
 }
 
 /// What a run's update saw, for once it is written.
-pub(super) struct Synced {
+pub(super) struct CaughtUp {
     /// The full results read, by agent.
     results: HashMap<String, String>,
     /// The catch-up to save, and the one loaded.
@@ -67,7 +67,7 @@ pub(super) struct Synced {
 }
 
 /// What a hook saw of one agent of a run.
-struct RunAgentSeen<'a> {
+struct WorkflowRunAgentSeen<'a> {
     agent_id: &'a str,
     /// `SubagentStop`'s transcript path, which names the run's directory.
     transcript: Option<&'a str>,
@@ -131,12 +131,12 @@ impl Hook {
             let loaded = store.create(workflow, self.ctx.now)?;
             output::warn_redacted(loaded.redacted);
         }
-        self.sync_run(&id).map(drop)
+        self.catch_up_workflow_run(&id).map(drop)
     }
 
     /// `SubagentStart` of a run's agent: its task starts.
     pub(super) fn workflow_agent_start(&self, payload: &SubagentStart) -> Result<()> {
-        self.workflow_agent(RunAgentSeen {
+        self.workflow_agent(WorkflowRunAgentSeen {
             agent_id: &payload.agent_id,
             transcript: None,
             state: None,
@@ -163,7 +163,7 @@ impl Hook {
             if placed || runs.is_empty() {
                 return Ok(());
             }
-            self.workflow_agent(RunAgentSeen {
+            self.workflow_agent(WorkflowRunAgentSeen {
                 agent_id,
                 transcript: None,
                 state: None,
@@ -182,7 +182,7 @@ impl Hook {
             return self.stop(event, payload);
         };
         let result = payload.last_assistant_message.as_deref();
-        let sync = RunSync::agent(RunAgentSeen {
+        let catch_up = WorkflowRunCatchUp::agent(WorkflowRunAgentSeen {
             agent_id,
             transcript: payload.agent_transcript_path.as_deref(),
             state: Some(AgentState::Done(workflow_run::excerpt(
@@ -190,7 +190,7 @@ impl Hook {
             ))),
             result,
         });
-        self.stop_syncing(event, payload, Some(&sync))
+        self.stop_catching_up(event, payload, Some(&catch_up))
     }
 
     /// `StopFailure` of a run's agent (its 429): its task fails with the error.
@@ -204,12 +204,11 @@ impl Hook {
             }
             _ => payload.error.clone(),
         };
-        self.workflow_agent(RunAgentSeen {
+        self.workflow_agent(WorkflowRunAgentSeen {
             agent_id,
             transcript: None,
-            state: Some(AgentState::Failed(checkpoint_core::redact::shortened(
+            state: Some(AgentState::Failed(checkpoint_core::redact::failure_text(
                 &error,
-                super::MAX_TOOL_ERROR,
             ))),
             result: None,
         })
@@ -217,8 +216,8 @@ impl Hook {
 
     /// An agent of a run started, ended or failed: its run's workflow is brought up to date
     /// (each unfinished workflow loaded once, under its lock).
-    fn workflow_agent(&self, event: RunAgentSeen<'_>) -> Result<()> {
-        self.update_unfinished_syncing(Some(&RunSync::agent(event)), |_| Vec::new())
+    fn workflow_agent(&self, event: WorkflowRunAgentSeen<'_>) -> Result<()> {
+        self.update_unfinished_catching_up(Some(&WorkflowRunCatchUp::agent(event)), |_| Vec::new())
             .map(drop)
     }
 
@@ -230,7 +229,7 @@ impl Hook {
             if !workflow_run::unfinished(workflow) {
                 continue;
             }
-            match self.sync_run(&workflow.id) {
+            match self.catch_up_workflow_run(&workflow.id) {
                 Ok(now) => *workflow = now,
                 Err(err) => output::warn(&format!("checkpoint hook: run `{}`: {err}", workflow.id)),
             }
@@ -274,27 +273,27 @@ impl Hook {
     }
 
     /// Brings the run `id` up to date from its files; returns the workflow as it is afterwards.
-    fn sync_run(&self, id: &WorkflowId) -> Result<Workflow> {
-        let sync = RunSync::all();
-        let mut synced = None;
+    fn catch_up_workflow_run(&self, id: &WorkflowId) -> Result<Workflow> {
+        let catch_up = WorkflowRunCatchUp::all();
+        let mut caught_up = None;
         let loaded = self.ctx.store.update(id, self.ctx.now, |workflow| {
-            Ok(self.run_transitions(workflow, &sync, &mut synced))
+            Ok(self.workflow_run_transitions(workflow, &catch_up, &mut caught_up))
         })?;
-        if let Some(synced) = synced {
-            self.run_synced(&loaded.workflow, synced);
+        if let Some(caught_up) = caught_up {
+            self.workflow_run_caught_up(&loaded.workflow, caught_up);
         }
         Ok(loaded.workflow)
     }
 
     /// Under the lock of `workflow`'s update: what the run's files (read from where the saved
-    /// catch-up left off) and the event of `sync` (when the run is the first it belongs to)
-    /// change, as core decides; what was seen goes in `synced`, for [`Hook::run_synced`] once
+    /// catch-up left off) and the event of `catch_up` (when the run is the first it belongs to)
+    /// change, as core decides; what was seen goes in `caught_up`, for [`Hook::workflow_run_caught_up`] once
     /// the update is written. Nothing for a workflow that is no unfinished run.
-    pub(super) fn run_transitions(
+    pub(super) fn workflow_run_transitions(
         &self,
         workflow: &Workflow,
-        sync: &RunSync<'_>,
-        synced: &mut Option<Synced>,
+        catch_up: &WorkflowRunCatchUp<'_>,
+        caught_up: &mut Option<CaughtUp>,
     ) -> Vec<Transition> {
         let Some(record) = workflow_run::record(workflow) else {
             return Vec::new();
@@ -314,11 +313,11 @@ impl Hook {
         let placed = placed_agents(workflow);
         let (mut seen, catchup) = dir.observe_from(script.as_ref(), saved.clone(), &placed);
         let mut warnings = std::mem::take(&mut seen.warnings);
-        if let Some(event) = &sync.event
-            && !sync.taken.get()
+        if let Some(event) = &catch_up.event
+            && !catch_up.taken.get()
             && owns(&dir, &seen, &placed, event)
         {
-            sync.taken.set(true);
+            catch_up.taken.set(true);
             let agent = seen.agent(event.agent_id);
             match &event.state {
                 Some(state @ AgentState::Failed(_)) => agent.state = state.clone(),
@@ -336,7 +335,7 @@ impl Hook {
         let (transitions, mut unplaced) =
             workflow_run::observed(workflow, &seen.agents, seen.settled, self.ctx.now);
         warnings.append(&mut unplaced);
-        *synced = Some(Synced {
+        *caught_up = Some(CaughtUp {
             results: seen.results,
             catchup,
             saved,
