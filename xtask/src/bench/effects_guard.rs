@@ -217,14 +217,13 @@ pub(crate) fn targets(lookup: &Lookup<'_>) -> Vec<Target> {
         });
         let smallest = if kind == "repeat" { 100 } else { 0 };
         let flat = lookup.ratio(&key(1_000, kind), &key(smallest, kind));
-        targets.push(Target {
-            text: format!(
+        targets.push(Target::flat(
+            format!(
                 "the guard, {what}: 1,000 effects not slower than {smallest} (paired ratio ≤ {FLAT}, for noise)"
             ),
-            measured: flat.map_or_else(|| "–".into(), |ratio| format!("{ratio:.3}×")),
-            met: flat.map(|ratio| ratio <= FLAT),
-            guard: false,
-        });
+            flat,
+            FLAT,
+        ));
     }
     targets
 }

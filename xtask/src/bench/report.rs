@@ -97,6 +97,19 @@ pub(crate) struct Target {
     pub guard: bool,
 }
 
+impl Target {
+    /// A target that the cost does not grow with the size: `text`, met by a paired ratio of the
+    /// largest case to the smallest (`flat`) of at most `limit` (above 1, for noise).
+    pub(crate) fn flat(text: String, flat: Option<f64>, limit: f64) -> Target {
+        Target {
+            text,
+            measured: flat.map_or_else(|| "–".into(), |ratio| format!("{ratio:.3}×")),
+            met: flat.map(|ratio| ratio <= limit),
+            guard: false,
+        }
+    }
+}
+
 /// Everything the report shows besides the cases.
 pub(crate) struct Context<'a> {
     pub command: &'a str,

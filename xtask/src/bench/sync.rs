@@ -2,7 +2,6 @@
 //! 127.0.0.1, next to plain `git push` and `git fetch` of the same ref (their floor).
 
 use std::{
-    ffi::OsString,
     net::{TcpListener, TcpStream},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -80,14 +79,9 @@ pub(crate) fn cases(fixtures: &Fixtures, dir: &Path, binary: &Path) -> Result<(V
     );
     let case =
         |key: &str, label: &str, program: &Path, args: &[&str], cwd: &Path, setup, expect| Case {
-            key: key.into(),
-            label: label.into(),
-            program: program.to_owned(),
-            args: args.iter().map(OsString::from).collect(),
-            cwd: cwd.to_owned(),
-            stdin: None,
             setup: Some(setup),
             expect,
+            ..super::simple(key, label, program, args, cwd)
         };
     let git = Path::new("git");
     let cases = vec![

@@ -185,14 +185,13 @@ pub(crate) fn targets(lookup: &Lookup<'_>) -> Vec<Target> {
             guard: false,
         });
         let flat = lookup.ratio(&key(10_000, kind), &key(1, kind));
-        targets.push(Target {
-            text: format!(
+        targets.push(Target::flat(
+            format!(
                 "the write guard, {what}: 10,000 files and 8 sessions not slower than 1 and 1 (paired ratio ≤ {FLAT}, for noise)"
             ),
-            measured: flat.map_or_else(|| "–".into(), |ratio| format!("{ratio:.3}×")),
-            met: flat.map(|ratio| ratio <= FLAT),
-            guard: false,
-        });
+            flat,
+            FLAT,
+        ));
     }
     targets
 }

@@ -65,12 +65,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
         .unwrap_or_default();
 
     let current = file.current_phase.and_then(Num::ordinal);
-    let completed: Vec<u32> = file
-        .completed_phases
-        .iter()
-        .flatten()
-        .filter_map(|n| n.ordinal())
-        .collect();
+    let completed = Num::ordinals(file.completed_phases.as_ref());
     let n_phases = phase_count(&file, &plan, current, &completed);
     if n_phases == 0 || n_phases > MAX_PHASES {
         return Err(invalid(

@@ -48,12 +48,7 @@ pub(crate) fn read(source: &SeedSource, options: &ImportOptions) -> Result<Impor
     .map(|(field, value)| top.time(field, value.as_ref()).unwrap_or(options.now));
 
     let current = file.current_phase.and_then(Num::ordinal);
-    let completed: Vec<u32> = file
-        .completed_phases
-        .iter()
-        .flatten()
-        .filter_map(|n| n.ordinal())
-        .collect();
+    let completed = Num::ordinals(file.completed_phases.as_ref());
     let n_phases = [file.total_phases.and_then(Num::ordinal), current]
         .into_iter()
         .flatten()

@@ -159,6 +159,15 @@ impl Num {
         (self.0 >= 1.0 && self.0.fract() == 0.0 && self.0 <= f64::from(u32::MAX))
             .then_some(self.0 as u32)
     }
+
+    /// The whole numbers of at least 1 in a list of numbers (a `completed_phases`), in order;
+    /// the others left out.
+    pub(crate) fn ordinals(list: Option<&Vec<Num>>) -> Vec<u32> {
+        list.into_iter()
+            .flatten()
+            .filter_map(|n| n.ordinal())
+            .collect()
+    }
 }
 
 impl<'de> Deserialize<'de> for Num {

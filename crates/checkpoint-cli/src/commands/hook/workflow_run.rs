@@ -349,16 +349,16 @@ impl Hook {
     /// Once a run's update is written (`workflow` as it is after): keeps the finished agents'
     /// full results, and saves the catch-up when it moved (the results of agents not placed
     /// yet wait in it for their task). Problems are warnings: the next hook reads again.
-    pub(super) fn run_synced(&self, workflow: &Workflow, synced: Synced) {
+    pub(super) fn workflow_run_caught_up(&self, workflow: &Workflow, caught_up: CaughtUp) {
         let store = &self.ctx.store;
-        let Synced {
+        let CaughtUp {
             mut results,
             catchup,
             saved,
             store_dir,
             journal,
             mut warnings,
-        } = synced;
+        } = caught_up;
         if !results.is_empty() {
             for phase in &workflow.phases {
                 for task in &phase.tasks {
@@ -420,7 +420,7 @@ fn owns(
     dir: &RunDir,
     seen: &Observation,
     placed: &HashSet<&str>,
-    event: &RunAgentSeen<'_>,
+    event: &WorkflowRunAgentSeen<'_>,
 ) -> bool {
     match event.transcript.and_then(|path| Path::new(path).parent()) {
         Some(named) => named == dir.dir,
