@@ -203,18 +203,12 @@ pub(crate) fn targets(lookup: &Lookup<'_>) -> Vec<Target> {
             .iter()
             .filter_map(|n| lookup.ratio(&key(*n, kind), TRUE_KEY))
             .reduce(f64::max);
-        targets.push(Target {
-            text: format!(
-                "the guard (`hook PreToolUse` of Bash), {what}, within {GOAL}× of `/bin/true`"
-            ),
-            measured: if ratios.is_empty() {
-                "–".into()
-            } else {
-                ratios.join(", ")
-            },
-            met: worst.map(|ratio| ratio <= GOAL),
-            guard: false,
-        });
+        targets.push(Target::worst(
+            format!("the guard (`hook PreToolUse` of Bash), {what}, within {GOAL}× of `/bin/true`"),
+            &ratios,
+            worst,
+            GOAL,
+        ));
         let smallest = if kind == "repeat" { 100 } else { 0 };
         let flat = lookup.ratio(&key(1_000, kind), &key(smallest, kind));
         targets.push(Target::flat(

@@ -98,6 +98,21 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// A target met when the worst of a case's ratios (one per size) is at most `limit`; the
+    /// measured column lists the ratios.
+    pub(crate) fn worst(text: String, ratios: &[String], worst: Option<f64>, limit: f64) -> Target {
+        Target {
+            text,
+            measured: if ratios.is_empty() {
+                "–".into()
+            } else {
+                ratios.join(", ")
+            },
+            met: worst.map(|ratio| ratio <= limit),
+            guard: false,
+        }
+    }
+
     /// A target that the cost does not grow with the size: `text`, met by a paired ratio of the
     /// largest case to the smallest (`flat`) of at most `limit` (above 1, for noise).
     pub(crate) fn flat(text: String, flat: Option<f64>, limit: f64) -> Target {

@@ -172,18 +172,14 @@ pub(crate) fn targets(lookup: &Lookup<'_>) -> Vec<Target> {
             .iter()
             .filter_map(|(files, _)| lookup.ratio(&key(*files, kind), TRUE_KEY))
             .reduce(f64::max);
-        targets.push(Target {
-            text: format!(
+        targets.push(Target::worst(
+            format!(
                 "the write guard (`hook PreToolUse` of Write), {what}, within {GOAL}× of `/bin/true`"
             ),
-            measured: if ratios.is_empty() {
-                "–".into()
-            } else {
-                ratios.join(", ")
-            },
-            met: worst.map(|ratio| ratio <= GOAL),
-            guard: false,
-        });
+            &ratios,
+            worst,
+            GOAL,
+        ));
         let flat = lookup.ratio(&key(10_000, kind), &key(1, kind));
         targets.push(Target::flat(
             format!(
