@@ -8,7 +8,7 @@
 //! snapshot's), it says why and the process path does the snapshot.
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::HashMap,
     fs,
     os::unix::{ffi::OsStrExt, fs::PermissionsExt},
     path::Path,
@@ -16,9 +16,10 @@ use std::{
 };
 
 use crate::snapshot::{
+    cache_tree::{self, Made},
     engine::{LeftOut, SnapshotOptions, Snapshots, Taken, numstat_records},
     index_file, numstat,
-    objects::{self, Object, Oid},
+    objects::{self, Kept, Object, Oid, TreeEntry},
     plumbing::{Repo, path_of},
     settings_cache,
 };
@@ -132,65 +133,66 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
             )));
         }
     };
-    if let Some(entry) = parsed
+    let mut entries: Vec<TreeEntry<'_>> = parsed
         .entries
         .iter()
-        .find(|entry| is_attributes(&entry.path))
-    {
-        return Ok(FastSnapshot::Fallback(format!(
-            "`{}` may change what git stores",
-            String::from_utf8_lossy(&entry.path)
-        )));
-    }
-    let mut entries: BTreeMap<Vec<u8>, (u32, Oid)> = parsed
-        .entries
-        .iter()
-        .map(|entry| (entry.path.clone(), (entry.mode, entry.oid)))
+        .map(|entry| (entry.path.as_slice(), entry.mode, entry.oid))
         .collect();
-    // The private index must hold the last snapshot's tree: then every tree not rebuilt here
-    // is already in the object database.
-    let (before, old_trees) = match objects::trees(&entries) {
-        Ok(trees) => trees,
-        Err(why) => return Ok(FastSnapshot::Fallback(why)),
-    };
-    if objects::hex(&before) != job.last.1 {
-        return Ok(FastSnapshot::Fallback(
-            "the private index is not the last snapshot's tree".to_owned(),
-        ));
+    if let Some(why) = refused_entries(&entries) {
+        return Ok(FastSnapshot::Fallback(why));
     }
-    let mut blobs = Vec::new();
-    let mut updates: Vec<Update> = Vec::new();
-    // Each update's entry before it, for the lines changed.
-    let mut olds = Vec::new();
-    for path in job.paths {
-        let change = match read_file(&job.repo.top, path)? {
-            Ok(change) => change,
+    let nodes = match index_file::cache_tree_body(&bytes, &parsed).map(cache_tree::nodes) {
+        Some(Ok(nodes)) => nodes,
+        None => Vec::new(),
+        Some(Err(why)) => {
+            return Ok(FastSnapshot::Fallback(format!(
+                "the private index has {why}"
+            )));
+        }
+    };
+    // The private index must hold the last snapshot's tree: then every tree not made again
+    // here is already in the object database. Its cache tree says so when its root is valid;
+    // else every tree is made from the entries, and must give that tree.
+    let mut kept = cache_tree::valid(&nodes);
+    if kept.get(&b""[..]).map(objects::hex).as_deref() != Some(job.last.1) {
+        let old = match objects::trees(&entries, None) {
+            Ok(old) => old,
             Err(why) => return Ok(FastSnapshot::Fallback(why)),
         };
-        match change {
-            Some((mode, blob)) => {
-                let value = (mode, blob.oid);
-                let old = entries.insert(path.clone(), value);
-                if old != Some(value) {
-                    updates.push((path.clone(), Some(value)));
-                    olds.push(old);
-                }
-                blobs.push(blob);
-            }
-            None => {
-                if let Some(old) = entries.remove(path) {
-                    updates.push((path.clone(), None));
-                    olds.push(Some(old));
-                }
-            }
+        if objects::hex(&old.root) != job.last.1 {
+            return Ok(FastSnapshot::Fallback(
+                "the private index is not the last snapshot's tree".to_owned(),
+            ));
+        }
+        kept = old
+            .dirs
+            .into_iter()
+            .map(|(dir, made)| (dir, made.oid))
+            .collect();
+    }
+    let mut read = Vec::new();
+    for path in job.paths {
+        match read_file(&job.repo.top, path)? {
+            Ok(change) => read.push((path.as_slice(), change)),
+            Err(why) => return Ok(FastSnapshot::Fallback(why)),
         }
     }
-    let (after, new_trees) = match objects::trees(&entries) {
+    let Changes {
+        updates,
+        olds,
+        blobs,
+    } = apply(&mut entries, read);
+    let changed: Vec<&[u8]> = updates.iter().map(|(path, _)| path.as_slice()).collect();
+    let kept = Kept {
+        trees: &kept,
+        changed: &changed,
+    };
+    let trees = match objects::trees(&entries, Some(&kept)) {
         Ok(trees) => trees,
         Err(why) => return Ok(FastSnapshot::Fallback(why)),
     };
-    let tree = objects::hex(&after);
-    if after == before {
+    let tree = objects::hex(&trees.root);
+    if tree == job.last.1 {
         return Ok(FastSnapshot::Taken {
             commit: job.last.0.to_owned(),
             tree,
@@ -198,35 +200,37 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
             numstat: Vec::new(),
         });
     }
-    let known: HashSet<Oid> = old_trees.iter().map(|tree| tree.oid).collect();
-    let mut new: Vec<Object> = new_trees
-        .into_iter()
-        .filter(|tree| !known.contains(&tree.oid))
-        .collect();
-    let changes: Vec<numstat::Change<'_>> = updates
-        .iter()
-        .zip(&olds)
-        .map(|((path, new), old)| numstat::Change {
-            path,
-            old: *old,
-            new: *new,
-        })
-        .collect();
     let objects_dir = job.repo.common_dir.join("objects");
-    let counted = numstat::count(&objects_dir, &changes, &|oid| {
-        blobs
-            .iter()
-            .find(|blob| blob.oid == *oid)
-            .map(|blob| blob.body.clone())
-    });
-    new.append(&mut blobs);
     let commit = Object::new(
         "commit",
         objects::commit_body(&tree, Some(job.last.0), job.date, job.message),
     );
     let commit_hex = objects::hex(&commit.oid);
-    new.push(commit);
-    objects::write_loose(&objects_dir, &new)?;
+    // The blobs are written while the lines are counted, then the trees and the commit.
+    let counted = std::thread::scope(|scope| {
+        let written = scope.spawn(|| objects::write_loose(&objects_dir, &blobs));
+        let changes: Vec<numstat::Change<'_>> = updates
+            .iter()
+            .zip(&olds)
+            .map(|((path, new), old)| numstat::Change {
+                path,
+                old: *old,
+                new: *new,
+            })
+            .collect();
+        let counted = numstat::count(&objects_dir, &changes, &|oid| {
+            blobs
+                .iter()
+                .find(|blob| blob.oid == *oid)
+                .map(|blob| blob.body.clone())
+        });
+        let trees_written = objects::write_loose(&objects_dir, trees.made.iter().chain([&commit]));
+        written
+            .join()
+            .unwrap_or_else(|_| Err("writing the objects panicked".to_owned()))
+            .and(trees_written)
+            .map(|()| counted)
+    })?;
     // The objects are whole: the diff (when git counts) and the index may start, and the ref
     // move.
     let numstat = std::thread::scope(|scope| {
@@ -234,7 +238,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
             Some(counted) => Ok(counted),
             None => job.repo.numstat(job.last.1, &tree),
         });
-        let indexed = scope.spawn(|| update_index(job, &bytes, &parsed, &updates));
+        let indexed = scope.spawn(|| update_index(job, &bytes, &parsed, &updates, &trees.dirs));
         let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
         let indexed = indexed
             .join()
@@ -252,6 +256,103 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
     })
 }
 
+/// Why the private index's entries rule the fast path out, if they do: a `.gitattributes`
+/// (attributes may change what git stores), or entries out of git's order.
+fn refused_entries(entries: &[TreeEntry<'_>]) -> Option<String> {
+    if let Some(entry) = entries.iter().find(|entry| is_attributes(entry.0)) {
+        return Some(format!(
+            "`{}` may change what git stores",
+            String::from_utf8_lossy(entry.0)
+        ));
+    }
+    entries
+        .windows(2)
+        .any(|pair| pair[0].0 >= pair[1].0)
+        .then(|| "the private index has entries out of order".to_owned())
+}
+
+/// The changes a snapshot makes to the private index's entries.
+struct Changes {
+    /// Each entry to change, and its entry before (in the same order).
+    updates: Vec<Update>,
+    olds: Vec<Option<(u32, Oid)>>,
+    /// The blobs of the files read.
+    blobs: Vec<Object>,
+}
+
+/// Makes the changes of the files `read` (a path, and its mode and blob, or none when it is
+/// gone) to `entries`, which stay sorted by path.
+fn apply<'a>(
+    entries: &mut Vec<TreeEntry<'a>>,
+    read: Vec<(&'a [u8], Option<(u32, Object)>)>,
+) -> Changes {
+    let mut changes = Changes {
+        updates: Vec::new(),
+        olds: Vec::new(),
+        blobs: Vec::new(),
+    };
+    let mut added: Vec<TreeEntry<'a>> = Vec::new();
+    let mut gone: Vec<usize> = Vec::new();
+    for (path, change) in read {
+        let found = entries.binary_search_by(|entry| entry.0.cmp(path));
+        match (change, found) {
+            (Some((mode, blob)), Ok(at)) => {
+                let old = (entries[at].1, entries[at].2);
+                if old != (mode, blob.oid) {
+                    entries[at] = (path, mode, blob.oid);
+                    changes
+                        .updates
+                        .push((path.to_vec(), Some((mode, blob.oid))));
+                    changes.olds.push(Some(old));
+                }
+                changes.blobs.push(blob);
+            }
+            (Some((mode, blob)), Err(_)) => {
+                added.push((path, mode, blob.oid));
+                changes
+                    .updates
+                    .push((path.to_vec(), Some((mode, blob.oid))));
+                changes.olds.push(None);
+                changes.blobs.push(blob);
+            }
+            (None, Ok(at)) => {
+                gone.push(at);
+                changes.updates.push((path.to_vec(), None));
+                changes.olds.push(Some((entries[at].1, entries[at].2)));
+            }
+            (None, Err(_)) => {}
+        }
+    }
+    if !added.is_empty() || !gone.is_empty() {
+        gone.sort_unstable();
+        added.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let kept = std::mem::take(entries)
+            .into_iter()
+            .enumerate()
+            .filter(|(at, _)| gone.binary_search(at).is_err())
+            .map(|(_, entry)| entry);
+        *entries = merge_sorted(kept, added);
+    }
+    changes
+}
+
+/// Two lists of entries sorted by path, as one.
+fn merge_sorted<'a>(
+    left: impl Iterator<Item = TreeEntry<'a>>,
+    right: Vec<TreeEntry<'a>>,
+) -> Vec<TreeEntry<'a>> {
+    let mut merged = Vec::new();
+    let mut right = right.into_iter().peekable();
+    for entry in left {
+        while let Some(next) = right.next_if(|next| next.0 < entry.0) {
+            merged.push(next);
+        }
+        merged.push(entry);
+    }
+    merged.extend(right);
+    merged
+}
+
 /// Brings the private index to the new tree (the file `bytes`, read as `parsed`): in-process
 /// when every update changes an entry already there (see [`index_file::rewrite`]), else by git,
 /// removals first, then the new entries, by id (git reads no file; their stat data is
@@ -261,8 +362,9 @@ fn update_index(
     bytes: &[u8],
     parsed: &index_file::Index,
     updates: &[Update],
+    made: &HashMap<Vec<u8>, Made>,
 ) -> Result<(), String> {
-    if let Some(written) = rewritten(bytes, parsed, updates) {
+    if let Some(written) = rewritten(bytes, parsed, updates, made) {
         return replace_index(job.index, &written);
     }
     let mut input = Vec::new();
@@ -289,21 +391,25 @@ fn update_index(
 }
 
 /// The private index with `updates` made in-process, when each changes an entry already there
-/// and the file holds nothing git must decide.
-fn rewritten(bytes: &[u8], parsed: &index_file::Index, updates: &[Update]) -> Option<Vec<u8>> {
-    let at: std::collections::HashMap<&[u8], usize> = parsed
-        .entries
-        .iter()
-        .map(|entry| (entry.path.as_slice(), entry.at))
-        .collect();
+/// and the file holds nothing git must decide; its cache tree given the trees `made`.
+fn rewritten(
+    bytes: &[u8],
+    parsed: &index_file::Index,
+    updates: &[Update],
+    made: &HashMap<Vec<u8>, Made>,
+) -> Option<Vec<u8>> {
     let changes = updates
         .iter()
         .map(|(path, value)| {
             let (mode, oid) = (*value)?;
-            Some((*at.get(path.as_slice())?, path.as_slice(), mode, oid))
+            let found = parsed
+                .entries
+                .binary_search_by(|entry| entry.path.as_slice().cmp(path))
+                .ok()?;
+            Some((parsed.entries[found].at, path.as_slice(), mode, oid))
         })
         .collect::<Option<Vec<index_file::Change<'_>>>>()?;
-    index_file::rewrite(bytes, parsed, &changes).ok()
+    index_file::rewrite(bytes, parsed, &changes, made).ok()
 }
 
 /// Replaces the private index by `bytes` as git does: its lock file written, then renamed over

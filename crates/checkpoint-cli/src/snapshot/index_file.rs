@@ -5,6 +5,10 @@
 //! skip-worktree entry; for a change, any extension but the cache tree and the untracked cache)
 //! is refused, and the snapshot takes the process path.
 
+use std::collections::HashMap;
+
+use crate::snapshot::cache_tree::{self, Made};
+
 /// One entry of the index: a file, a symbolic link or a submodule's commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -134,20 +138,37 @@ fn extensions(bytes: &[u8], mut at: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The body of the cache tree extension (`TREE`) of the index file `bytes`, if it has one.
+pub(crate) fn cache_tree_body<'a>(bytes: &'a [u8], index: &Index) -> Option<&'a [u8]> {
+    let end = bytes.len().checked_sub(20)?;
+    let mut at = index.entries_end;
+    while at < end {
+        let head = bytes.get(at..at + 8)?;
+        let size = be32(&head[4..8]) as usize;
+        if &head[..4] == b"TREE" {
+            return bytes.get(at + 8..at + 8 + size);
+        }
+        at += 8 + size;
+    }
+    None
+}
+
 /// One entry to change in place: where it starts (its [`Entry::at`]), its path, its new mode
 /// and id.
 pub(crate) type Change<'a> = (usize, &'a [u8], u32, [u8; 20]);
 
 /// The index file `bytes` (read as `index`) with `changes` made in place, as `git update-index
 /// --index-info` leaves them: the stat data zeroed (the next `git status` hashes those files
-/// once and refreshes it), the cache tree of their directories invalidated, the untracked cache
-/// kept (no path comes or goes, so no directory's untracked files change), and the checksum
-/// computed again unless it is zeros (`index.skipHash`). An error when another extension is
-/// there: git must decide.
+/// once and refreshes it), the cache tree of their directories given the trees `made` for them
+/// (see [`cache_tree::rewrite`]; invalidated where none was), the untracked cache kept (no path
+/// comes or goes, so no directory's untracked files change), and the checksum computed again
+/// unless it is zeros (`index.skipHash`). An error when another extension is there: git must
+/// decide.
 pub(crate) fn rewrite(
     bytes: &[u8],
     index: &Index,
     changes: &[Change<'_>],
+    made: &HashMap<Vec<u8>, Made>,
 ) -> Result<Vec<u8>, String> {
     let end = bytes
         .len()
@@ -176,12 +197,8 @@ pub(crate) fn rewrite(
             .ok_or("an extension runs past the end")?;
         match &head[..4] {
             b"TREE" => {
-                let mut tree = Vec::with_capacity(size);
-                let mut read = 0;
-                invalidate(body, &mut read, &mut tree, b"", &paths)?;
-                if read != body.len() {
-                    return Err("a cache tree longer than its entries".to_owned());
-                }
+                let nodes = cache_tree::nodes(body)?;
+                let tree = cache_tree::rewrite(&nodes, &paths, made);
                 out.extend_from_slice(b"TREE");
                 out.extend_from_slice(
                     &u32::try_from(tree.len())
@@ -208,60 +225,6 @@ pub(crate) fn rewrite(
         out.extend_from_slice(&digest);
     }
     Ok(out)
-}
-
-/// Copies one cache tree node from `body` at `read` (and its subtrees) to `out`, invalidated
-/// (`-1` entries, no id) when a path of `paths` is under it; `dir` is its path with a slash,
-/// empty for the root.
-fn invalidate(
-    body: &[u8],
-    read: &mut usize,
-    out: &mut Vec<u8>,
-    parent: &[u8],
-    paths: &[&[u8]],
-) -> Result<(), String> {
-    let name_end = nul(body, *read)?;
-    let name = &body[*read..name_end];
-    let dir = if parent.is_empty() && name.is_empty() {
-        Vec::new()
-    } else {
-        [parent, name, b"/"].concat()
-    };
-    let line_end = body
-        .get(name_end + 1..)
-        .and_then(|rest| rest.iter().position(|byte| *byte == b'\n'))
-        .map(|position| name_end + 1 + position)
-        .ok_or("a cache tree entry runs past the end")?;
-    let counts = std::str::from_utf8(&body[name_end + 1..line_end]).unwrap_or_default();
-    let (count, subtrees) = counts
-        .split_once(' ')
-        .and_then(|(count, subtrees)| {
-            Some((count.parse::<i64>().ok()?, subtrees.parse::<usize>().ok()?))
-        })
-        .ok_or("a cache tree entry with bad counts")?;
-    *read = line_end + 1;
-    let oid = if count >= 0 {
-        let oid = body
-            .get(*read..*read + 20)
-            .ok_or("a cache tree entry runs past the end")?;
-        *read += 20;
-        Some(oid)
-    } else {
-        None
-    };
-    out.extend_from_slice(name);
-    out.push(0);
-    match oid.filter(|_| !paths.iter().any(|path| path.starts_with(&dir))) {
-        Some(oid) => {
-            out.extend_from_slice(format!("{count} {subtrees}\n").as_bytes());
-            out.extend_from_slice(oid);
-        }
-        None => out.extend_from_slice(format!("-1 {subtrees}\n").as_bytes()),
-    }
-    for _ in 0..subtrees {
-        invalidate(body, read, out, &dir, paths)?;
-    }
-    Ok(())
 }
 
 fn be32(bytes: &[u8]) -> u32 {
@@ -474,7 +437,7 @@ mod tests {
                 ));
                 changes.push(change);
             }
-            let written = rewrite(&bytes, &parsed, &changes).unwrap();
+            let written = rewrite(&bytes, &parsed, &changes, &HashMap::new()).unwrap();
             std::fs::write(&index, &written).unwrap();
             let ours = (
                 git(root, &["ls-files", "-s", "--debug"]),
@@ -503,6 +466,29 @@ mod tests {
                 git(root, &["write-tree"]),
             );
             assert_eq!(ours, theirs, "index version {version}");
+            // Given the trees made for the new entries, the cache tree is git's own after its
+            // `write-tree`, byte for byte, and git trusts it.
+            let gits = std::fs::read(&index).unwrap();
+            let gits_tree = cache_tree_body(&gits, &parse(&gits).unwrap()).unwrap();
+            let entries: Vec<_> = parse(&written)
+                .unwrap()
+                .entries
+                .iter()
+                .map(|entry| (entry.path.clone(), entry.mode, entry.oid))
+                .collect();
+            let borrowed: Vec<_> = entries
+                .iter()
+                .map(|(path, mode, oid)| (path.as_slice(), *mode, *oid))
+                .collect();
+            let made = crate::snapshot::objects::trees(&borrowed, None)
+                .unwrap()
+                .dirs;
+            let with_trees = rewrite(&bytes, &parsed, &changes, &made).unwrap();
+            let ours_tree = cache_tree_body(&with_trees, &parse(&with_trees).unwrap()).unwrap();
+            assert_eq!(ours_tree, gits_tree, "index version {version}");
+            std::fs::write(&index, &with_trees).unwrap();
+            assert_eq!(git(root, &["write-tree"]), theirs.1);
+            assert_eq!(git(root, &["ls-files", "-s", "--debug"]), theirs.0);
             // Git reads what was written, untracked cache and all.
             std::fs::write(&index, &written).unwrap();
             assert!(git(root, &["status", "--porcelain", "-uall"]).contains("?? untracked"));
@@ -521,7 +507,11 @@ mod tests {
         );
         let bytes = std::fs::read(&index).unwrap();
         let parsed = parse(&bytes).unwrap();
-        assert!(rewrite(&bytes, &parsed, &[]).unwrap_err().contains("EOIE"));
+        assert!(
+            rewrite(&bytes, &parsed, &[], &HashMap::new())
+                .unwrap_err()
+                .contains("EOIE")
+        );
     }
 
     #[test]

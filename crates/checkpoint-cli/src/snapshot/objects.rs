@@ -4,13 +4,15 @@
 //! object's directory, then linked into place; one already there is kept).
 
 use std::{
-    collections::BTreeMap,
+    collections::HashMap,
     fs,
     io::Write,
     path::{Path, PathBuf},
 };
 
 use sha1::{Digest, Sha1};
+
+use crate::snapshot::cache_tree::Made;
 
 /// A SHA-1 object id.
 pub(crate) type Oid = [u8; 20];
@@ -49,76 +51,136 @@ impl Object {
     }
 }
 
-/// The trees of `entries` (full paths to mode and id): the root's id, and every tree made, the
-/// root first. An error when a path is both a file and a directory, or is not a clean relative
-/// path (git would refuse it too).
-pub(crate) fn trees(entries: &BTreeMap<Vec<u8>, (u32, Oid)>) -> Result<(Oid, Vec<Object>), String> {
-    // Each directory's children: (name, mode, id); directories are filled in depth first.
-    let mut made = Vec::new();
-    let list: Vec<(&[u8], u32, Oid)> = entries
-        .iter()
-        .map(|(path, (mode, oid))| (path.as_slice(), *mode, *oid))
-        .collect();
-    let root = tree_of(&list, &mut made)?;
-    made.reverse();
-    Ok((root, made))
+/// One entry of a tree to make: its path from the top, its mode and its id.
+pub(crate) type TreeEntry<'a> = (&'a [u8], u32, Oid);
+
+/// The trees kept from before: each directory's tree id (its path with a slash after it; the
+/// root's is empty), and the paths changed since. A directory none of them is under keeps its
+/// tree: it is not made again.
+pub(crate) struct Kept<'a> {
+    pub(crate) trees: &'a HashMap<Vec<u8>, Oid>,
+    pub(crate) changed: &'a [&'a [u8]],
 }
 
-/// The tree of `entries`, paths relative to it, sorted bytewise (a directory's entries are
-/// together, as `dir/` sorts them); its subtrees pushed to `made` before it.
-fn tree_of(entries: &[(&[u8], u32, Oid)], made: &mut Vec<Object>) -> Result<Oid, String> {
-    let mut children: Vec<(&[u8], u32, Oid)> = Vec::new();
-    let mut at = 0;
-    while at < entries.len() {
-        let (path, mode, oid) = entries[at];
-        match path.iter().position(|byte| *byte == b'/') {
-            None => {
+/// The trees [`trees`] made: the root's id, every tree made (the root first), and each
+/// directory's tree made.
+pub(crate) struct Trees {
+    pub(crate) root: Oid,
+    pub(crate) made: Vec<Object>,
+    pub(crate) dirs: HashMap<Vec<u8>, Made>,
+}
+
+/// The trees of `entries` (sorted by path, bytewise, as an index holds them), made again only
+/// where `kept` has no tree. An error when a path is both a file and a directory, or is not a
+/// clean relative path (git would refuse it too).
+pub(crate) fn trees(entries: &[TreeEntry<'_>], kept: Option<&Kept<'_>>) -> Result<Trees, String> {
+    let mut builder = Builder {
+        kept,
+        made: Vec::new(),
+        dirs: HashMap::new(),
+    };
+    let root = match builder.kept(b"") {
+        Some(root) => root,
+        None => builder.tree_of(entries, b"")?,
+    };
+    builder.made.reverse();
+    Ok(Trees {
+        root,
+        made: builder.made,
+        dirs: builder.dirs,
+    })
+}
+
+struct Builder<'a> {
+    kept: Option<&'a Kept<'a>>,
+    made: Vec<Object>,
+    dirs: HashMap<Vec<u8>, Made>,
+}
+
+impl Builder<'_> {
+    /// The tree kept for `dir`, when no changed path is under it.
+    fn kept(&self, dir: &[u8]) -> Option<Oid> {
+        let kept = self.kept?;
+        if kept.changed.iter().any(|path| path.starts_with(dir)) {
+            return None;
+        }
+        kept.trees.get(dir).copied()
+    }
+
+    /// The tree of directory `dir` holding `entries` (paths relative to it, sorted bytewise: a
+    /// directory's entries are together, as `dir/` sorts them); the trees made pushed to
+    /// `made`, subtrees before it.
+    fn tree_of(&mut self, entries: &[TreeEntry<'_>], dir: &[u8]) -> Result<Oid, String> {
+        let mut children: Vec<TreeEntry<'_>> = Vec::new();
+        let mut subtrees = 0;
+        let mut at = 0;
+        while at < entries.len() {
+            let (path, mode, oid) = entries[at];
+            let Some(slash) = path.iter().position(|byte| *byte == b'/') else {
                 check_name(path)?;
                 children.push((path, mode, oid));
                 at += 1;
+                continue;
+            };
+            let name = &path[..slash];
+            check_name(name)?;
+            let mut end = at + 1;
+            while end < entries.len()
+                && entries[end].0.len() > slash
+                && entries[end].0[..slash] == *name
+                && entries[end].0[slash] == b'/'
+            {
+                end += 1;
             }
-            Some(slash) => {
-                let name = &path[..slash];
-                check_name(name)?;
-                let mut end = at;
-                let mut inner = Vec::new();
-                while end < entries.len()
-                    && entries[end].0.len() > slash
-                    && entries[end].0[..slash] == *name
-                    && entries[end].0[slash] == b'/'
-                {
-                    inner.push((&entries[end].0[slash + 1..], entries[end].1, entries[end].2));
-                    end += 1;
+            let sub = [dir, name, b"/"].concat();
+            let oid = match self.kept(&sub) {
+                Some(oid) => oid,
+                None => {
+                    let inner: Vec<TreeEntry<'_>> = entries[at..end]
+                        .iter()
+                        .map(|(path, mode, oid)| (&path[slash + 1..], *mode, *oid))
+                        .collect();
+                    self.tree_of(&inner, &sub)?
                 }
-                let oid = tree_of(&inner, made)?;
-                children.push((name, TREE_MODE, oid));
-                at = end;
+            };
+            children.push((name, TREE_MODE, oid));
+            subtrees += 1;
+            at = end;
+        }
+        // Git's order: a tree sorts as if its name ended with `/`.
+        children.sort_by(|a, b| sort_key(a.0, a.1).cmp(sort_key(b.0, b.1)));
+        // Names are unique but for a file and a directory of the same name.
+        for (name, _, _) in children.iter().filter(|child| child.1 == TREE_MODE) {
+            let file = children
+                .binary_search_by(|child| sort_key(child.0, child.1).cmp(sort_key(name, 0)));
+            if file.is_ok() {
+                return Err(format!(
+                    "`{}` is both a file and a directory",
+                    String::from_utf8_lossy(name)
+                ));
             }
         }
-    }
-    // Git's order: a tree sorts as if its name ended with `/`.
-    children.sort_by(|a, b| sort_key(a.0, a.1).cmp(sort_key(b.0, b.1)));
-    let mut names = std::collections::HashSet::with_capacity(children.len());
-    for (name, _, _) in &children {
-        if !names.insert(*name) {
-            return Err(format!(
-                "`{}` is both a file and a directory",
-                String::from_utf8_lossy(name)
-            ));
+        let mut body = Vec::with_capacity(children.len() * 40);
+        for (name, mode, oid) in &children {
+            body.extend_from_slice(mode_bytes(*mode).as_bytes());
+            body.push(b' ');
+            body.extend_from_slice(name);
+            body.push(0);
+            body.extend_from_slice(oid);
         }
+        let object = Object::new("tree", body);
+        let oid = object.oid;
+        self.made.push(object);
+        self.dirs.insert(
+            dir.to_vec(),
+            Made {
+                oid,
+                entries: entries.len(),
+                subtrees,
+            },
+        );
+        Ok(oid)
     }
-    let mut body = Vec::new();
-    for (name, mode, oid) in &children {
-        body.extend_from_slice(mode_bytes(*mode).as_bytes());
-        body.push(b' ');
-        body.extend_from_slice(name);
-        body.push(0);
-        body.extend_from_slice(oid);
-    }
-    let object = Object::new("tree", body);
-    let oid = object.oid;
-    made.push(object);
-    Ok(oid)
 }
 
 /// A mode as a tree writes it (octal, no leading zero).
@@ -176,8 +238,16 @@ pub(crate) fn commit_body(
 }
 
 /// Writes `objects` as loose objects under `objects_dir`, each one not already there: zlib into
-/// a temporary file beside its place, then linked (renamed where links fail) into place.
-pub(crate) fn write_loose(objects_dir: &Path, objects: &[Object]) -> Result<(), String> {
+/// a temporary file beside its place, created read-only as git makes them, then renamed into
+/// place (as git's `core.createObject = rename`: an object another writer put there meanwhile
+/// has the same bytes).
+pub(crate) fn write_loose<'a>(
+    objects_dir: &Path,
+    objects: impl IntoIterator<Item = &'a Object>,
+) -> Result<(), String> {
+    // One compressor for all: making one allocates and clears some 300 KiB.
+    let mut compress = flate2::Compress::new(flate2::Compression::fast(), true);
+    let mut deflated = Vec::new();
     for object in objects {
         let hex = hex(&object.oid);
         let dir = objects_dir.join(&hex[..2]);
@@ -185,34 +255,70 @@ pub(crate) fn write_loose(objects_dir: &Path, objects: &[Object]) -> Result<(), 
         if path.exists() {
             continue;
         }
-        write_one(&dir, &path, object)
+        deflate(&mut compress, object, &mut deflated)
+            .and_then(|()| write_one(&dir, &path, &deflated))
             .map_err(|err| format!("failed to write the object `{}`: {err}", path.display()))?;
     }
     Ok(())
 }
 
-fn write_one(dir: &Path, path: &Path, object: &Object) -> std::io::Result<()> {
-    fs::create_dir_all(dir)?;
+/// `object` as a loose object holds it: its header and body, zlib-compressed, into `out`.
+fn deflate(
+    compress: &mut flate2::Compress,
+    object: &Object,
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    compress.reset();
+    out.clear();
+    let header = format!("{} {}\0", object.kind, object.body.len());
+    out.reserve(object.body.len() / 2 + 64);
+    for (input, flush) in [
+        (header.as_bytes(), flate2::FlushCompress::None),
+        (object.body.as_slice(), flate2::FlushCompress::Finish),
+    ] {
+        let mut input = input;
+        loop {
+            if out.capacity() - out.len() < 4096 {
+                out.reserve(out.capacity().max(4096));
+            }
+            let before = compress.total_in();
+            let status = compress
+                .compress_vec(input, out, flush)
+                .map_err(std::io::Error::other)?;
+            input = &input[(compress.total_in() - before) as usize..];
+            match status {
+                flate2::Status::StreamEnd => break,
+                _ if input.is_empty() && !matches!(flush, flate2::FlushCompress::Finish) => break,
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_one(dir: &Path, path: &Path, deflated: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let temp = temp_name(dir);
-    let result = (|| {
-        let file = fs::OpenOptions::new()
+    let create = || {
+        fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&temp)?;
-        let mut encoder = flate2::write::ZlibEncoder::new(file, flate2::Compression::fast());
-        encoder.write_all(format!("{} {}\0", object.kind, object.body.len()).as_bytes())?;
-        encoder.write_all(&object.body)?;
-        encoder.finish()?;
-        // Read-only, as git makes them; linked so that an object another writer put there
-        // first is never replaced.
-        fs::set_permissions(&temp, std::os::unix::fs::PermissionsExt::from_mode(0o444))?;
-        match fs::hard_link(&temp, path) {
-            Ok(()) => Ok(()),
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-            Err(_) => fs::rename(&temp, path),
+            .mode(0o444)
+            .open(&temp)
+    };
+    let mut file = match create() {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            fs::create_dir_all(dir)?;
+            create()?
         }
-    })();
-    let _ = fs::remove_file(&temp);
+        other => other?,
+    };
+    let result = file
+        .write_all(deflated)
+        .and_then(|()| fs::rename(&temp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
     result
 }
 
@@ -292,27 +398,146 @@ mod tests {
     #[test]
     fn a_directory_sorts_as_if_its_name_ended_with_a_slash() {
         let blob = oid_of("blob", b"x");
-        let mut entries = BTreeMap::new();
-        for path in ["a-b", "a.b", "a/x", "a0", "a/b/c"] {
-            entries.insert(path.as_bytes().to_vec(), (0o100644, blob));
-        }
-        let (root, made) = trees(&entries).unwrap();
-        assert_eq!(made[0].oid, root);
+        let mut paths = vec!["a-b", "a.b", "a/x", "a0", "a/b/c"];
+        paths.sort_unstable();
+        let entries: Vec<TreeEntry<'_>> = paths
+            .iter()
+            .map(|path| (path.as_bytes(), 0o100644, blob))
+            .collect();
+        let made = trees(&entries, None).unwrap();
+        assert_eq!(made.made[0].oid, made.root);
         let mut names: Vec<&[u8]> = Vec::new();
-        let mut rest = &made[0].body[..];
+        let mut rest = &made.made[0].body[..];
         while let Some(space) = rest.iter().position(|byte| *byte == b' ') {
             let nul = rest.iter().position(|byte| *byte == 0).unwrap();
             names.push(&rest[space + 1..nul]);
             rest = &rest[nul + 21..];
         }
         assert_eq!(names, [&b"a-b"[..], b"a.b", b"a", b"a0"]);
-        assert_eq!(made.len(), 3);
-        // A name both a file and a directory: refused.
-        entries.insert(b"a".to_vec(), (0o100644, blob));
-        assert!(
-            trees(&entries)
-                .unwrap_err()
-                .contains("both a file and a directory")
-        );
+        assert_eq!(made.made.len(), 3);
+        assert_eq!(made.dirs[&b"a/"[..]].entries, 2);
+        assert_eq!(made.dirs[&b"a/"[..]].subtrees, 1);
+        assert_eq!(made.dirs[&b""[..]].entries, 5);
+        // A name both a file and a directory: refused, wherever it sorts among its neighbours.
+        for clash in [
+            &["a", "a-b", "a/x"][..],
+            &["a", "a/x"],
+            &["a", "a.b", "a/b/c"],
+        ] {
+            let entries: Vec<TreeEntry<'_>> = clash
+                .iter()
+                .map(|path| (path.as_bytes(), 0o100644, blob))
+                .collect();
+            assert!(
+                trees(&entries, None)
+                    .err()
+                    .is_some_and(|err| err.contains("both a file and a directory")),
+                "{clash:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_directories_a_change_is_under_are_made_again() {
+        let (one, two) = (oid_of("blob", b"1"), oid_of("blob", b"2"));
+        let paths = ["a/b/f", "a/g", "c/h", "i"];
+        let before: Vec<TreeEntry<'_>> = paths
+            .iter()
+            .map(|p| (p.as_bytes(), 0o100644, one))
+            .collect();
+        let old = trees(&before, None).unwrap();
+        assert_eq!(old.made.len(), 4, "the root, a/, a/b/ and c/");
+        let kept_trees: HashMap<Vec<u8>, Oid> = old
+            .dirs
+            .iter()
+            .map(|(dir, made)| (dir.clone(), made.oid))
+            .collect();
+        let mut after = before.clone();
+        after[1].2 = two;
+        let changed: Vec<&[u8]> = vec![b"a/g"];
+        let kept = Kept {
+            trees: &kept_trees,
+            changed: &changed,
+        };
+        let new = trees(&after, Some(&kept)).unwrap();
+        // The same trees as made from nothing; only the root and a/ made.
+        assert_eq!(new.root, trees(&after, None).unwrap().root);
+        let mut dirs: Vec<&[u8]> = new.dirs.keys().map(Vec::as_slice).collect();
+        dirs.sort_unstable();
+        assert_eq!(dirs, [&b""[..], b"a/"]);
+        // Nothing changed: nothing made.
+        let none = trees(
+            &before,
+            Some(&Kept {
+                trees: &kept_trees,
+                changed: &[],
+            }),
+        )
+        .unwrap();
+        assert_eq!((none.root, none.made.len()), (old.root, 0));
+        // A kept tree missing: made from the entries.
+        let mut partial = kept_trees.clone();
+        partial.remove(&b"c/"[..]);
+        let made = trees(
+            &after,
+            Some(&Kept {
+                trees: &partial,
+                changed: &changed,
+            }),
+        )
+        .unwrap();
+        assert_eq!(made.root, new.root);
+        assert!(made.dirs.contains_key(&b"c/"[..]));
+    }
+
+    #[test]
+    fn loose_objects_are_read_by_git_whatever_their_size() {
+        let dir = assert_fs::TempDir::new().unwrap();
+        let run = |args: &[&str]| {
+            std::process::Command::new("git")
+                .current_dir(dir.path())
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap()
+        };
+        assert!(run(&["init", "-q"]).status.success());
+        // Empty, small, and larger than any buffer (and hardly compressible).
+        let mut big = Vec::with_capacity(3 << 20);
+        let mut x: u32 = 1;
+        while big.len() < 3 << 20 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            big.extend_from_slice(&x.to_le_bytes());
+        }
+        let objects: Vec<Object> = [Vec::new(), b"hello\n".to_vec(), big]
+            .into_iter()
+            .map(|body| Object::new("blob", body))
+            .collect();
+        let objects_dir = dir.path().join(".git/objects");
+        write_loose(&objects_dir, &objects).unwrap();
+        // Again: each is there already, and kept.
+        write_loose(&objects_dir, &objects).unwrap();
+        for object in &objects {
+            let shown = run(&["cat-file", "blob", &hex(&object.oid)]);
+            assert!(shown.status.success(), "{shown:?}");
+            assert_eq!(shown.stdout, object.body);
+        }
+        let fsck = run(&["fsck", "--strict", "--unreachable"]);
+        assert!(fsck.status.success(), "{fsck:?}");
+        let leftover = fs::read_dir(objects_dir.join(&hex(&objects[1].oid)[..2]))
+            .unwrap()
+            .filter(|entry| {
+                entry
+                    .as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("tmp_obj")
+            })
+            .count();
+        assert_eq!(leftover, 0);
     }
 }

@@ -497,6 +497,18 @@ fn random_edit_sequences_give_gits_trees() {
         assert!(output.status.success(), "{output:?}");
         let tree = git(&root, &["rev-parse", &format!("{refname}^{{tree}}")]);
         assert_eq!(tree.trim(), git_tree(&root));
+        // The private index holds that tree, its cache tree (which `write-tree` trusts where
+        // valid, and the next snapshot too) included.
+        // A copy: `write-tree` would make the invalid trees valid in the index it reads.
+        let copy = git_dir.join("index-copy");
+        fs::copy(git_dir.join("checkpoint/snapshots/w.index"), &copy).unwrap();
+        let written = std::process::Command::new("git")
+            .current_dir(&root)
+            .args(["write-tree"])
+            .env("GIT_INDEX_FILE", &copy)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&written.stdout).trim(), tree.trim());
         let taken = path_taken(&git_dir);
         assert!(
             taken == "in-process" || taken.starts_with("git: the first"),
