@@ -95,12 +95,8 @@ pub(crate) fn snapshot(ctx: &Ctx, args: &SnapshotArgs) -> Result<()> {
             deadline: None,
         },
     )?;
-    let entries = ctx.store.journal(&id)?.entries;
-    let list = snapshots::list(&entries);
-    let row = list
-        .iter()
-        .rev()
-        .find(|record| record.commit == recorded.taken.commit);
+    let row = service::record_of(ctx, &id, &recorded.taken.commit);
+    let row = row.as_ref();
     let left_out: Vec<LeftOutRow> = recorded
         .taken
         .left_out

@@ -209,15 +209,52 @@ pub(crate) fn forget_deleted(ctx: &Ctx, doomed: &[checkpoint_core::retention::Do
 }
 
 /// The files changed per phase, session and agent, from workflow `id`'s snapshot entries. Only
-/// their lines are parsed: a line's start names its transition, so that a long journal costs
-/// its read, not the parse of every entry. Empty when the journal cannot be read.
+/// their lines are parsed (see [`for_each_snapshot_line`]). Empty when the journal cannot be
+/// read.
 pub(crate) fn file_tally(ctx: &Ctx, id: &WorkflowId) -> FileTally {
+    let mut tally = FileTally::default();
+    for_each_snapshot_line(ctx, id, |line| {
+        if let Ok(entry) = serde_json::from_slice::<Entry>(line) {
+            tally.observe(&entry);
+        }
+    });
+    tally
+}
+
+/// The last snapshot of workflow `id` whose commit is `commit`, numbered as `checkpoint
+/// snapshots` lists it; only its line is parsed, so that a snapshot costs a read of the
+/// journal, not the parse of every entry. None when the journal cannot be read or has none.
+pub(crate) fn record_of(ctx: &Ctx, id: &WorkflowId, commit: &str) -> Option<SnapshotRecord> {
+    let needle = format!(r#""commit":"{commit}""#);
+    let mut n = 0;
+    let mut last: Option<(u64, Vec<u8>)> = None;
+    for_each_snapshot_line(ctx, id, |line| {
+        n += 1;
+        if !commit.is_empty()
+            && line
+                .windows(needle.len())
+                .any(|window| window == needle.as_bytes())
+        {
+            last = Some((n, line.to_vec()));
+        }
+    });
+    let (n, line) = last?;
+    let entry = serde_json::from_slice::<Entry>(&line).ok()?;
+    let mut record = snapshots::list(std::slice::from_ref(&entry)).pop()?;
+    record.n = n;
+    Some(record)
+}
+
+/// Calls `each` with every line of workflow `id`'s journal that is a snapshot of the files,
+/// in order, unparsed: a line's start names its transition (`{"seq":…,"at":"…","transition":
+/// {"op":"files_snapshot",…`, the mark in its first hundred bytes; a JSON string cannot hold
+/// it, its quotes being escaped there).
+fn for_each_snapshot_line(ctx: &Ctx, id: &WorkflowId, mut each: impl FnMut(&[u8])) {
     use std::io::BufRead;
     const MARK: &[u8] = br#""op":"files_snapshot""#;
     let path = ctx.store.workflow_dir(id).join(JOURNAL_FILE);
-    let mut tally = FileTally::default();
     let Ok(file) = std::fs::File::open(&path) else {
-        return tally;
+        return;
     };
     let mut reader = std::io::BufReader::new(file);
     let mut line = Vec::new();
@@ -225,17 +262,12 @@ pub(crate) fn file_tally(ctx: &Ctx, id: &WorkflowId) -> FileTally {
         .read_until(b'\n', &mut line)
         .is_ok_and(|read| read > 0)
     {
-        // `{"seq":…,"at":"…","transition":{"op":"files_snapshot",…`: the mark is in the first
-        // hundred bytes of the line.
         let head = &line[..line.len().min(128)];
-        if head.windows(MARK.len()).any(|window| window == MARK)
-            && let Ok(entry) = serde_json::from_slice::<Entry>(&line)
-        {
-            tally.observe(&entry);
+        if head.windows(MARK.len()).any(|window| window == MARK) {
+            each(&line);
         }
         line.clear();
     }
-    tally
 }
 
 /// The most changed paths a session's context or a resume prompt names.

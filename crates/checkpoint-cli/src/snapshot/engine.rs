@@ -155,15 +155,17 @@ impl Snapshots {
                 unfinished: false,
             });
         }
-        // The index is ahead of the ref until a commit holds it (or a cut-short snapshot, or a
-        // tree-only one, left it so): the marker makes the next snapshot look.
-        if !paths.is_empty() {
-            fs::write(&pending, b"")
-                .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
-        }
+        // The fast path moves the ref before it writes the index: killed between them, it leaves
+        // the index behind the ref, which the next snapshot sees (its tree is not the last one).
         let fast = self.take_fast(settings, last.as_ref(), &paths, cut, options, &left_out)?;
         if let Some(taken) = fast {
             return Ok(taken);
+        }
+        // Here the index is ahead of the ref until a commit holds it (or a cut-short snapshot,
+        // or a tree-only one, left it so): the marker makes the next snapshot look.
+        if !paths.is_empty() {
+            fs::write(&pending, b"")
+                .map_err(|err| format!("failed to write `{}`: {err}", pending.display()))?;
         }
         cut |= self.add(&paths, options.deadline)?;
         if cut {
@@ -235,11 +237,7 @@ impl Snapshots {
         let old = last.as_ref().map_or("", |(parent, _)| parent.as_str());
         self.repo.update_ref(&self.refname, &commit, old)?;
         let _ = fs::remove_file(&pending);
-        // Spares the next snapshot a process; checked against the ref before it is trusted.
-        let _ = fs::write(
-            self.index.with_extension("last"),
-            format!("{commit} {tree}\n"),
-        );
+        self.note_last(&commit, &tree);
         Ok(Taken {
             commit,
             created: true,

@@ -231,22 +231,22 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
             .and(trees_written)
             .map(|()| counted)
     })?;
-    // The objects are whole: the diff (when git counts) and the index may start, and the ref
-    // move.
+    // The objects are whole: the diff (when git counts) may start, and the ref move, then the
+    // index follow (killed between them, the index is behind the ref, which the next snapshot
+    // sees: its tree is not the last one).
     let numstat = std::thread::scope(|scope| {
         let numstat = scope.spawn(|| match counted {
             Some(counted) => Ok(counted),
             None => job.repo.numstat(job.last.1, &tree),
         });
-        let indexed = scope.spawn(|| update_index(job, &bytes, &parsed, &updates, &trees.dirs));
-        let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
-        let indexed = indexed
-            .join()
-            .unwrap_or_else(|_| Err("the index update panicked".to_owned()));
+        let indexed = job
+            .repo
+            .update_ref(job.refname, &commit_hex, job.last.0)
+            .and_then(|()| update_index(job, &bytes, &parsed, &updates, &trees.dirs));
         let numstat = numstat
             .join()
             .unwrap_or_else(|_| Err("the diff of the snapshot panicked".to_owned()));
-        moved.and(indexed).and(numstat)
+        indexed.and(numstat)
     })?;
     Ok(FastSnapshot::Taken {
         commit: commit_hex,
@@ -564,13 +564,39 @@ impl Snapshots {
         })
     }
 
-    /// Notes which path the last snapshot took, and why (`<id>.path`, beside the index).
+    /// Notes which path the last snapshot took, and why (`<id>.path`, beside the index), when
+    /// it is not what the last one noted.
     fn note_path(&self, how: &str) {
-        let _ = fs::write(self.index.with_extension("path"), format!("{how}\n"));
+        let path = self.index.with_extension("path");
+        let text = format!("{how}\n");
+        if fs::read(&path).is_ok_and(|noted| noted == text.as_bytes()) {
+            return;
+        }
+        let _ = fs::write(path, text);
+    }
+
+    /// Notes the last snapshot's commit and tree beside the index (`<id>.last`), which spares
+    /// the next snapshot a process; checked against the ref before it is trusted, so a torn one
+    /// costs that process only. Written over in place, not truncated first: ext4 flushes a file
+    /// truncated to nothing (or renamed over another) when it is closed.
+    pub(crate) fn note_last(&self, commit: &str, tree: &str) {
+        let text = format!("{commit} {tree}\n");
+        let _ = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.index.with_extension("last"))
+            .and_then(|mut file| {
+                std::io::Write::write_all(&mut file, text.as_bytes())?;
+                if file.metadata()?.len() != text.len() as u64 {
+                    file.set_len(text.len() as u64)?;
+                }
+                Ok(())
+            });
     }
 
     /// The snapshot taken in-process when it applies (`settings` started, something to take,
-    /// not cut short); none when the process path must take it. The pending marker is written.
+    /// not cut short); none when the process path must take it.
     pub(crate) fn take_fast(
         &self,
         settings: Settings,
@@ -627,13 +653,9 @@ impl Snapshots {
                 return Ok(None);
             }
         };
-        let _ = fs::remove_file(self.index.with_extension("pending"));
         self.note_path("in-process");
         if created {
-            let _ = fs::write(
-                self.index.with_extension("last"),
-                format!("{commit} {tree}\n"),
-            );
+            self.note_last(&commit, &tree);
         }
         Ok(Some(Taken {
             commit,

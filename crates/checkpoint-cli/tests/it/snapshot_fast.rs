@@ -422,6 +422,42 @@ fn a_killed_fast_snapshot_leaves_the_next_one_whole_and_git_clean() {
     assert_eq!(walk_objects(&git_dir.join("objects")), before);
 }
 
+#[test]
+fn a_fast_snapshot_killed_after_its_ref_moved_leaves_the_next_one_whole() {
+    let env = workflow();
+    let root = env.project();
+    let git_dir = root.join(".git");
+    let refname = "refs/checkpoint/snapshots/w";
+    let index = git_dir.join("checkpoint/snapshots/w.index");
+    for i in 0..12 {
+        write(&root, &format!("d{}/f{i}.txt", i % 3), "zero\n");
+    }
+    env.ok(&["snapshot"]);
+    write(&root, "d0/f0.txt", "one\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    let before = fs::read(&index).unwrap();
+    write(&root, "d1/f1.txt", "two\n");
+    write(&root, "d2/f2.txt", "two\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    let moved = git(&root, &["rev-parse", refname]);
+    // As if killed after the ref moved, before the index was written: the index is behind.
+    fs::write(&index, &before).unwrap();
+    let output = env.cmd().arg("snapshot").output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        git(&root, &["rev-parse", refname]),
+        moved,
+        "nothing new to store"
+    );
+    assert!(path_taken(&git_dir).starts_with("git: "));
+    // The files changed then, and after, are in the next snapshots, in-process again.
+    write(&root, "d1/f1.txt", "three\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    write(&root, "d2/f5.txt", "four\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    fsck(&root);
+}
+
 /// Temporary object files left in `objects` (a kill between a write and its link leaves one,
 /// which git's `gc` cleans up; a finished snapshot leaves none).
 fn walk_objects(objects: &Path) -> Vec<PathBuf> {
