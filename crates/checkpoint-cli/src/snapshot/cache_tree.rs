@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::snapshot::objects::Oid;
+use crate::snapshot::objects::{Made, Oid};
 
 /// One node of a cache tree: its directory (its path from the top with a slash after it; the
 /// root's is empty), how many index entries it covers (`-1`: invalid), how many subtrees it
@@ -21,15 +21,6 @@ pub(crate) struct Node<'a> {
     pub(crate) entries: i64,
     pub(crate) subtrees: usize,
     pub(crate) oid: Option<Oid>,
-}
-
-/// A directory's tree as a snapshot computed it: its id, how many index entries it holds and
-/// how many subdirectories it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Made {
-    pub(crate) oid: Oid,
-    pub(crate) entries: usize,
-    pub(crate) subtrees: usize,
 }
 
 /// The nodes of the cache tree `body`, depth first; an error when it is not one whole tree.

@@ -16,10 +16,10 @@ use std::{
 };
 
 use crate::snapshot::{
-    cache_tree::{self, Made},
+    cache_tree,
     engine::{LeftOut, SnapshotOptions, Snapshots, Taken, numstat_records},
     index_file, numstat,
-    objects::{self, Kept, Object, Oid, TreeEntry},
+    objects::{self, Kept, Made, Object, Oid, TreeEntry},
     plumbing::{Repo, path_of},
     settings_cache,
 };
@@ -40,6 +40,9 @@ pub(crate) struct Job<'a> {
     /// The commit's date, in seconds since the epoch.
     pub(crate) date: i64,
 }
+
+/// A changed file as read: its mode and blob, or none when it is gone.
+type Read = Option<(u32, Object)>;
 
 /// One entry of the private index to change: its path, and its new mode and id (none: gone).
 type Update = (Vec<u8>, Option<(u32, Oid)>);
@@ -284,7 +287,7 @@ struct Changes {
 /// gone) to `entries`, which stay sorted by path.
 fn apply<'a>(
     entries: &mut Vec<TreeEntry<'a>>,
-    read: Vec<(&'a [u8], Option<(u32, Object)>)>,
+    read: Vec<(&'a [u8], Read)>,
 ) -> Changes {
     let mut changes = Changes {
         updates: Vec::new(),

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::snapshot::cache_tree::{self, Made};
+use crate::snapshot::{cache_tree, objects::Made};
 
 /// One entry of the index: a file, a symbolic link or a submodule's commit.
 #[derive(Debug, Clone, PartialEq, Eq)]

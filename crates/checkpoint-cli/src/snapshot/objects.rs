@@ -12,8 +12,6 @@ use std::{
 
 use sha1::{Digest, Sha1};
 
-use crate::snapshot::cache_tree::Made;
-
 /// A SHA-1 object id.
 pub(crate) type Oid = [u8; 20];
 
@@ -49,6 +47,15 @@ impl Object {
             body,
         }
     }
+}
+
+/// A directory's tree as a snapshot computed it: its id, how many index entries it holds and
+/// how many subdirectories it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Made {
+    pub(crate) oid: Oid,
+    pub(crate) entries: usize,
+    pub(crate) subtrees: usize,
 }
 
 /// One entry of a tree to make: its path from the top, its mode and its id.
@@ -398,7 +405,7 @@ mod tests {
     #[test]
     fn a_directory_sorts_as_if_its_name_ended_with_a_slash() {
         let blob = oid_of("blob", b"x");
-        let mut paths = vec!["a-b", "a.b", "a/x", "a0", "a/b/c"];
+        let mut paths = ["a-b", "a.b", "a/x", "a0", "a/b/c"];
         paths.sort_unstable();
         let entries: Vec<TreeEntry<'_>> = paths
             .iter()
