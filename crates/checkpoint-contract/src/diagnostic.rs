@@ -21,6 +21,7 @@ codes! {
     SEED_UNKNOWN = "checkpoint::seed::unknown";
     INVALID_ENV = "checkpoint::invalid_env";
     INVALID_TIME = "checkpoint::invalid_time";
+    FILES_BAD_TARGET = "checkpoint::files::bad_target";
     PATH_OUTSIDE_PROJECT = "checkpoint::path_outside_project";
     TEXT_FILE = "checkpoint::text_file";
     EFFECT_EMPTY = "checkpoint::effect::empty";
@@ -46,6 +47,7 @@ codes! {
     HISTORY_NO_ENTRY = "checkpoint::history::no_entry";
     ARCHIVE_NOT_FOUND = "checkpoint::archive::not_found";
     FILES_NOTHING_TO_REDO = "checkpoint::files::nothing_to_redo";
+    FILES_NO_SNAPSHOT = "checkpoint::files::no_snapshot";
     SEED_LOCATE = "checkpoint::seed::locate";
     NO_WORKFLOW = "checkpoint::no_workflow";
     AMBIGUOUS_WORKFLOW = "checkpoint::ambiguous_workflow";

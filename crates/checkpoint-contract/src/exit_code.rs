@@ -66,7 +66,7 @@ pub const ALL: [ExitCode; 12] = [
     },
     ExitCode {
         code: NOT_FOUND,
-        meaning: "workflow, phase, task, journal entry or archive not found, or several unfinished workflows match (`checkpoint use` or `--workflow` picks one)",
+        meaning: "workflow, phase, task, journal entry, snapshot or archive not found, or several unfinished workflows match (`checkpoint use` or `--workflow` picks one)",
         brief: "not found",
     },
     ExitCode {
@@ -120,6 +120,7 @@ pub const BY_DIAGNOSTIC: &[(&str, u8)] = &[
     (diagnostic::SEED_UNKNOWN, USAGE),
     (diagnostic::INVALID_ENV, USAGE),
     (diagnostic::INVALID_TIME, USAGE),
+    (diagnostic::FILES_BAD_TARGET, USAGE),
     (diagnostic::PATH_OUTSIDE_PROJECT, USAGE),
     (diagnostic::TEXT_FILE, USAGE),
     (diagnostic::EFFECT_EMPTY, USAGE),
@@ -151,6 +152,7 @@ pub const BY_DIAGNOSTIC: &[(&str, u8)] = &[
     (diagnostic::HISTORY_NO_ENTRY, NOT_FOUND),
     (diagnostic::ARCHIVE_NOT_FOUND, NOT_FOUND),
     (diagnostic::FILES_NOTHING_TO_REDO, NOT_FOUND),
+    (diagnostic::FILES_NO_SNAPSHOT, NOT_FOUND),
     (diagnostic::SEED_LOCATE, NOT_FOUND),
     (diagnostic::NO_WORKFLOW, NOT_FOUND),
     (diagnostic::AMBIGUOUS_WORKFLOW, NOT_FOUND),

@@ -17,8 +17,11 @@ use checkpoint_core::{
 };
 use miette::{Result, miette};
 
+use checkpoint_contract::diagnostic;
+
 use crate::{
     ctx::Ctx,
+    failure::Failure,
     output,
     services::store_write,
     snapshot::{Changed, LeftOut, SnapshotOptions, Snapshots, Step, Taken, display},
@@ -395,12 +398,15 @@ pub(crate) fn resolve<'a>(
     list: &'a [SnapshotRecord],
     text: &str,
 ) -> Result<&'a SnapshotRecord> {
-    let target: Target = text.parse().map_err(|err: String| miette!("{err}"))?;
-    snapshots::resolve(entries, list, &target).map_err(|err| {
-        miette!(
-            help = "`checkpoint snapshots` lists them; `checkpoint snapshot` takes one",
-            "{err}"
+    let target: Target = text.parse().map_err(|err: String| {
+        Failure::new(diagnostic::FILES_BAD_TARGET, err).with_help(
+            "name a snapshot (`@3`), a phase (its completion; `<phase>^` its start) or a journal sequence number",
         )
+    })?;
+    snapshots::resolve(entries, list, &target).map_err(|err| {
+        Failure::new(diagnostic::FILES_NO_SNAPSHOT, err)
+            .with_help("`checkpoint snapshots` lists them; `checkpoint snapshot` takes one")
+            .into()
     })
 }
 

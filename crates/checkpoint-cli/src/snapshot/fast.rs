@@ -285,10 +285,7 @@ struct Changes {
 
 /// Makes the changes of the files `read` (a path, and its mode and blob, or none when it is
 /// gone) to `entries`, which stay sorted by path.
-fn apply<'a>(
-    entries: &mut Vec<TreeEntry<'a>>,
-    read: Vec<(&'a [u8], Read)>,
-) -> Changes {
+fn apply<'a>(entries: &mut Vec<TreeEntry<'a>>, read: Vec<(&'a [u8], Read)>) -> Changes {
     let mut changes = Changes {
         updates: Vec::new(),
         olds: Vec::new(),

@@ -320,6 +320,26 @@ fn nothing_changed_stores_nothing_and_the_list_says_who_changed_what() {
         log.contains("files snapshot") && log.contains("by agent agent-7"),
         "{log}"
     );
+    // The snapshot taken is the list's row and number, whatever lies between in the journal.
+    env.ok(&["note", "between the snapshots"]);
+    write(&root, "b.txt", "b\n");
+    let taken = env.json(&["snapshot"]);
+    let list = env.json(&["snapshots"]);
+    assert_eq!(taken["snapshot"]["n"], 3);
+    assert_eq!(
+        taken["snapshot"],
+        list["snapshots"]
+            .as_array()
+            .unwrap()
+            .last()
+            .cloned()
+            .unwrap()
+    );
+    let again = env.ok(&["snapshot"]);
+    assert!(
+        again.contains("nothing changed since snapshot @3"),
+        "{again}"
+    );
 }
 
 #[test]
@@ -353,8 +373,36 @@ fn phase_targets_and_rewind_with_files_go_back_together() {
     );
     assert_eq!(env.state("w")["phases"][0]["status"], "pending");
     let bad = env.run(&["undo", "--to", "@9"]);
-    assert_eq!(bad.status.code(), Some(1), "{}", render(&env, &bad));
+    assert_eq!(bad.status.code(), Some(4), "{}", render(&env, &bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("there is no snapshot @9"));
+    // Every target that names no snapshot is not found (4); one that names nothing is a usage
+    // error (2); each says so in the typed error, for every command that takes a target.
+    for (args, code, diagnostic) in [
+        (&["undo", "--to", "@9", "--dry-run"][..], 4, "checkpoint::files::no_snapshot"),
+        (&["undo", "--to", "test", "--dry-run"], 4, "checkpoint::files::no_snapshot"),
+        (&["undo", "--to", "test^", "--dry-run"], 4, "checkpoint::files::no_snapshot"),
+        (&["undo", "--to", "1", "--dry-run"], 4, "checkpoint::files::no_snapshot"),
+        (&["diff", "--files", "@1", "@99"], 4, "checkpoint::files::no_snapshot"),
+        (&["undo", "--to", "@", "--dry-run"], 2, "checkpoint::files::bad_target"),
+        (&["undo", "--to", "@0", "--dry-run"], 2, "checkpoint::files::bad_target"),
+        (&["undo", "--to", "a b", "--dry-run"], 2, "checkpoint::files::bad_target"),
+        (&["diff", "--files", "@x"], 2, "checkpoint::files::bad_target"),
+    ] {
+        let file = env.dir.path().join("error.json");
+        let output = env
+            .cmd()
+            .env(checkpoint_contract::env::CHECKPOINT_ERROR_FILE, &file)
+            .args(args)
+            .output()
+            .unwrap();
+        let report: checkpoint_contract::document::ErrorReport =
+            serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            (output.status.code(), report.code.as_deref()),
+            (Some(code), Some(diagnostic)),
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
