@@ -22,7 +22,7 @@ use crate::{
         handle::Store,
         layout::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
         loaded::{Loaded, Recovery, Repair, Verification},
-        write::{Lag, may_defer, refuse_symlink, unused_path, write_new_file},
+        write::{may_defer, refuse_symlink, unused_path, write_new_file},
     },
     transition::Transition,
 };
@@ -166,16 +166,15 @@ pub(super) fn load_dir(id: &WorkflowId, root: &Path, dir: &Path) -> Result<Loade
                 Some(journal_seq) if journal_seq > workflow.seq => {
                     let from_seq = workflow.seq;
                     repair.lag_bytes = tail.after_bytes;
-                    let lag = Lag::of(
-                        tail.after.iter().map(|entry| &entry.transition),
-                        tail.after_bytes,
-                    );
+                    let whole = tail
+                        .after
+                        .iter()
+                        .any(|entry| entry.transition.replaces_state());
                     workflow = journal::replay(&journal_path, Some(workflow), &tail.after)?
                         .expect("replay onto a state yields a state");
-                    // A large state, or one behind history only, is rewritten only every so
-                    // often (see `may_defer`): a lag within those bounds is how it is kept, not
-                    // something to recover from.
-                    if !may_defer(state_len, lag) {
+                    // A large state is rewritten only every so often (see `may_defer`): a lag
+                    // within those bounds is how it is kept, not something to recover from.
+                    if !may_defer(state_len, workflow.seq - from_seq, tail.after_bytes, whole) {
                         recoveries.push(Recovery::JournalReplayed {
                             from_seq,
                             to_seq: workflow.seq,

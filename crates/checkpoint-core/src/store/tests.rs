@@ -272,65 +272,6 @@ fn a_large_state_is_rewritten_every_so_often_and_always_loads_whole() {
     assert!(verification.state_file_seq < Some(verification.journal_seq));
 }
 
-/// A snapshot of the files: history only.
-fn files_snapshot(i: u64) -> Transition {
-    Transition::FilesSnapshot {
-        commit: format!("{i:040x}"),
-        reason: crate::SnapshotReason::TurnEnd,
-        label: None,
-        phase: None,
-        session_id: Some("s".to_owned()),
-        agent_id: None,
-        files_changed: 1,
-        paths: vec![format!("src/file-{i}.rs")],
-        added: 1,
-        removed: 0,
-        left_out: Vec::new(),
-    }
-}
-
-#[test]
-fn a_small_state_lags_behind_history_only_and_is_rewritten_by_a_change_of_its_plan() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path());
-    let id = create(&store, 3);
-    let wdir = store.workflow_dir(&id);
-    let plan_seq = seq_on_disk(&wdir);
-    // Snapshots of the files (and the other history: effects, a runner's events) change nothing
-    // but the sequence number: the small state is not rewritten for them, within the bounds.
-    let mut deferred = 0;
-    for i in 0..(2 * MAX_DEFERRED_ENTRIES) {
-        let before = seq_on_disk(&wdir);
-        let loaded = store.apply(&id, at(2), files_snapshot(i)).unwrap();
-        let after = seq_on_disk(&wdir);
-        deferred += u64::from(after == before);
-        assert!(loaded.workflow.seq - after < MAX_DEFERRED_ENTRIES);
-        let read = store.load(&id).unwrap();
-        assert_eq!(read.recoveries, vec![], "a lag by design is no recovery");
-        assert_eq!(read.workflow, loaded.workflow);
-    }
-    assert!(deferred >= MAX_DEFERRED_ENTRIES, "{deferred} deferred");
-    assert!(
-        seq_on_disk(&wdir) > plan_seq,
-        "rewritten once the bound is reached"
-    );
-    // A change of the plan is on disk at once, with the history before it.
-    let last = store.apply(&id, at(3), note(1)).unwrap().workflow;
-    assert_eq!(seq_on_disk(&wdir), last.seq);
-    // A note behind the state is no history: a state lagging behind one is reported.
-    let old = fs::read(wdir.join(STATE_FILE)).unwrap();
-    store.apply(&id, at(4), files_snapshot(99)).unwrap();
-    let noted = store.apply(&id, at(5), note(2)).unwrap().workflow;
-    fs::write(wdir.join(STATE_FILE), &old).unwrap();
-    assert_eq!(
-        store.load(&id).unwrap().recoveries,
-        vec![Recovery::JournalReplayed {
-            from_seq: last.seq,
-            to_seq: noted.seq
-        }]
-    );
-}
-
 #[test]
 fn a_large_state_lagging_past_the_bounds_is_reported_and_rewritten() {
     let dir = tempfile::tempdir().unwrap();

@@ -17,7 +17,7 @@ use crate::{
         layout::{JOURNAL_FILE, LOCK_FILE, STATE_FILE},
         load::{self, load_dir, persist_repairs, read_journal},
         loaded::{Loaded, Recovery, Repair},
-        write::{self, Lag, commit, create_private_dir, may_defer},
+        write::{self, commit, create_private_dir, may_defer},
     },
     transition::{Transition, apply_in_place, unpause_before_work},
 };
@@ -203,15 +203,17 @@ impl Store {
         // How far `state.json` would lag behind the journal if it were not rewritten.
         let lag = next.seq.saturating_sub(repair.state_seq);
         let lag_bytes = repair.lag_bytes + lines.iter().map(|line| line.len() as u64).sum::<u64>();
-        // A lag already there was within the bounds (else the state is stale): for a small state,
-        // history only.
-        let lag = Lag {
-            entries: lag,
-            ..Lag::of(entries.iter().map(|entry| &entry.transition), lag_bytes)
-        };
         let write_state = repair.corrupt_state
             || repair.state_stale
-            || (lag.entries > 0 && !may_defer(repair.state_len, lag));
+            || (lag > 0
+                && !may_defer(
+                    repair.state_len,
+                    lag,
+                    lag_bytes,
+                    entries
+                        .iter()
+                        .any(|entry| entry.transition.replaces_state()),
+                ));
         persist_repairs(&dir, now, &mut loaded)?;
         if !lines.is_empty() || write_state {
             let state = write_state.then_some(&loaded.workflow);

@@ -13,7 +13,6 @@ use crate::{
     fsx, journal,
     model::Workflow,
     store::layout::{BACKUP_FILE, JOURNAL_FILE, STATE_FILE, TEMP_PREFIX},
-    transition::Transition,
 };
 
 /// A `state.json` at least this large is not rewritten by every write: see [`may_defer`].
@@ -23,52 +22,20 @@ pub(crate) const MAX_DEFERRED_ENTRIES: u64 = 16;
 /// The most journal bytes a large `state.json` may lag behind by design.
 pub(crate) const MAX_DEFERRED_BYTES: u64 = 64 * 1024;
 
-/// What a `state.json` would lag behind the journal by, if it were not rewritten: how many
-/// entries and bytes, whether one of them carries a whole workflow (`init`, `snapshot`), which
-/// is never left to a replay, and whether all of them are history only (see
-/// `Transition::is_history`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Lag {
-    pub(crate) entries: u64,
-    pub(crate) bytes: u64,
-    pub(crate) whole: bool,
-    pub(crate) history: bool,
-}
-
-impl Lag {
-    /// The lag of `entries` (whose journal lines are `bytes` long) behind the state.
-    pub(crate) fn of<'a>(entries: impl IntoIterator<Item = &'a Transition>, bytes: u64) -> Self {
-        let mut lag = Self {
-            entries: 0,
-            bytes,
-            whole: false,
-            history: true,
-        };
-        for transition in entries {
-            lag.entries += 1;
-            lag.whole |= transition.replaces_state();
-            lag.history &= transition.is_history();
-        }
-        lag
-    }
-}
-
-/// Whether a `state.json` of `state_len` bytes may stay `lag` behind the journal rather than be
-/// rewritten.
+/// Whether a `state.json` of `state_len` bytes may stay `lag` journal entries (`lag_bytes`
+/// bytes) behind the journal rather than be rewritten; `whole` when those entries include one
+/// that carries a whole workflow (`init`, `snapshot`), which is never left to a replay.
 ///
 /// Rewriting a large state costs a serialization and a write of the whole file for a change of a
 /// few bytes, so a write to a large workflow appends to the journal (the source of truth, fsynced
 /// first as always) and rewrites `state.json` only once the journal is that far ahead; readers
-/// replay the difference. A small state lags the same way behind entries that are history only
-/// (a snapshot of the files at every turn's end, an effect, a runner's event), which change
-/// nothing in it but its sequence number: its plan is always current on disk. Other writes to a
-/// small state, the usual case, rewrite it. Writers and readers ask the same question: what a
-/// writer leaves behind, a reader does not report.
-pub(crate) fn may_defer(state_len: u64, lag: Lag) -> bool {
-    !lag.whole
-        && (state_len >= DEFER_STATE_BYTES || lag.history)
-        && lag.entries < MAX_DEFERRED_ENTRIES
-        && lag.bytes < MAX_DEFERRED_BYTES
+/// replay the difference. Small states, the usual case, are rewritten every time. Writers and
+/// readers ask the same question: what a writer leaves behind, a reader does not report.
+pub(crate) fn may_defer(state_len: u64, lag: u64, lag_bytes: u64, whole: bool) -> bool {
+    !whole
+        && state_len >= DEFER_STATE_BYTES
+        && lag < MAX_DEFERRED_ENTRIES
+        && lag_bytes < MAX_DEFERRED_BYTES
 }
 
 /// Appends `lines` (journal entries) to the journal, then replaces the state when `state` is

@@ -13,56 +13,6 @@ impl Transition {
         )
     }
 
-    /// Whether the transition is history only: it changes the workflow's state by nothing but its
-    /// sequence number and time (a snapshot of the files, an effect, a runner's event). A small
-    /// `state.json` may lag behind such entries (see `store::write::may_defer`).
-    pub(crate) fn is_history(&self) -> bool {
-        match self {
-            Self::FilesSnapshot { .. }
-            | Self::FilesRestore { .. }
-            | Self::EffectAllow { .. }
-            | Self::RunStart { .. }
-            | Self::RunSessionStart { .. }
-            | Self::RunSessionEnd { .. }
-            | Self::RunWait { .. }
-            | Self::RunStop { .. }
-            // An effect with a phase checks that the phase exists: a refused one is never
-            // journaled, so one in the journal replays as it applied.
-            | Self::Effect { .. } => true,
-            Self::Init { .. }
-            | Self::Snapshot { .. }
-            | Self::PhaseStart { .. }
-            | Self::PhaseProgress { .. }
-            | Self::PhaseComplete { .. }
-            | Self::PhaseFail { .. }
-            | Self::PhaseSkip { .. }
-            | Self::PhaseReset { .. }
-            | Self::PhaseApprove { .. }
-            | Self::PhaseReject { .. }
-            | Self::PhaseCommit { .. }
-            | Self::Replan { .. }
-            | Self::TaskAdd { .. }
-            | Self::TaskStart { .. }
-            | Self::TaskDone { .. }
-            | Self::TaskFail { .. }
-            | Self::TaskReset { .. }
-            | Self::Note { .. }
-            | Self::Decide { .. }
-            | Self::FilePath { .. }
-            | Self::Heartbeat { .. }
-            | Self::Pause { .. }
-            | Self::Unpause
-            | Self::Abandon { .. }
-            | Self::ToolFailure { .. }
-            | Self::HolderDispatch { .. }
-            | Self::HolderSeen { .. }
-            | Self::HolderEnd { .. }
-            | Self::Compaction { .. }
-            | Self::SessionHandoff { .. }
-            | Self::SyncResolve { .. } => false,
-        }
-    }
-
     /// A short name of the operation, as in the journal's `op` field.
     pub fn op(&self) -> &'static str {
         match self {
