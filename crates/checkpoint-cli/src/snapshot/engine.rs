@@ -115,8 +115,10 @@ impl Snapshots {
         fs::create_dir_all(dir)
             .map_err(|err| format!("failed to create `{}`: {err}", dir.display()))?;
         let _lock = self.lock()?;
-        // A git killed while it held the private index left its lock: nobody else uses it.
+        // A git killed while it held the private index, or a snapshot killed while it moved the
+        // private ref, left its lock: nobody else writes either.
         let _ = fs::remove_file(self.index.with_extension("index.lock"));
+        let _ = fs::remove_file(self.repo.common_dir.join(format!("{}.lock", self.refname)));
         let last = self.last()?;
         let mut first = !self.index.exists();
         if first {

@@ -242,14 +242,16 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
             Some(counted) => Ok(counted),
             None => job.repo.numstat(job.last.1, &tree),
         });
-        let indexed = job
-            .repo
-            .update_ref(job.refname, &commit_hex, job.last.0)
-            .and_then(|()| update_index(job, &bytes, &parsed, &updates, &trees.dirs));
+        let moved = job.repo.update_ref(job.refname, &commit_hex, job.last.0);
+        if moved.is_ok() {
+            // The snapshot is taken: an index left behind (its lock held by a `git` that
+            // outlived a killed snapshot) is one the next snapshot brings up to date.
+            let _ = update_index(job, &bytes, &parsed, &updates, &trees.dirs);
+        }
         let numstat = numstat
             .join()
             .unwrap_or_else(|_| Err("the diff of the snapshot panicked".to_owned()));
-        indexed.and(numstat)
+        moved.and(numstat)
     })?;
     Ok(FastSnapshot::Taken {
         commit: commit_hex,

@@ -378,17 +378,49 @@ fn phase_targets_and_rewind_with_files_go_back_together() {
     // Every target that names no snapshot is not found (4); one that names nothing is a usage
     // error (2); each says so in the typed error, for every command that takes a target.
     for (args, code, diagnostic) in [
-        (&["undo", "--to", "@9", "--dry-run"][..], 4, "checkpoint::files::no_snapshot"),
-        (&["undo", "--to", "test", "--dry-run"], 4, "checkpoint::files::no_snapshot"),
-        (&["undo", "--to", "test^", "--dry-run"], 4, "checkpoint::files::no_snapshot"),
-        (&["undo", "--to", "1", "--dry-run"], 4, "checkpoint::files::no_snapshot"),
-        (&["diff", "--files", "@1", "@99"], 4, "checkpoint::files::no_snapshot"),
-        (&["undo", "--to", "@", "--dry-run"], 2, "checkpoint::files::bad_target"),
-        (&["undo", "--to", "@0", "--dry-run"], 2, "checkpoint::files::bad_target"),
-        (&["undo", "--to", "a b", "--dry-run"], 2, "checkpoint::files::bad_target"),
-        (&["diff", "--files", "@x"], 2, "checkpoint::files::bad_target"),
+        (
+            &["undo", "--to", "@9", "--dry-run"][..],
+            4,
+            "checkpoint::files::no_snapshot",
+        ),
+        (
+            &["undo", "--to", "test", "--dry-run"],
+            4,
+            "checkpoint::files::no_snapshot",
+        ),
+        (
+            &["undo", "--to", "1", "--dry-run"],
+            4,
+            "checkpoint::files::no_snapshot",
+        ),
+        (
+            &["diff", "--files", "@1", "@99"],
+            4,
+            "checkpoint::files::no_snapshot",
+        ),
+        (
+            &["undo", "--to", "@", "--dry-run"],
+            2,
+            "checkpoint::files::bad_target",
+        ),
+        (
+            &["undo", "--to", "@0", "--dry-run"],
+            2,
+            "checkpoint::files::bad_target",
+        ),
+        (
+            &["undo", "--to", "a b", "--dry-run"],
+            2,
+            "checkpoint::files::bad_target",
+        ),
+        (
+            &["diff", "--files", "@x"],
+            2,
+            "checkpoint::files::bad_target",
+        ),
     ] {
         let file = env.dir.path().join("error.json");
+        fs::write(&file, "").unwrap();
         let output = env
             .cmd()
             .env(checkpoint_contract::env::CHECKPOINT_ERROR_FILE, &file)
@@ -396,7 +428,8 @@ fn phase_targets_and_rewind_with_files_go_back_together() {
             .output()
             .unwrap();
         let report: checkpoint_contract::document::ErrorReport =
-            serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+            serde_json::from_str(&fs::read_to_string(&file).unwrap())
+                .unwrap_or_else(|err| panic!("{args:?}: {err}: {}", render(&env, &output)));
         assert_eq!(
             (output.status.code(), report.code.as_deref()),
             (Some(code), Some(diagnostic)),

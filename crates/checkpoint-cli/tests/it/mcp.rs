@@ -1066,9 +1066,10 @@ fn the_file_tools_list_compare_and_undo_as_the_cli_would() {
     assert_eq!(done["dry_run"], false, "{done:#}");
     assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
     let error = mcp.call_err("undo", json!({ "to": "@7" }));
+    assert_eq!(error["code"], "checkpoint::files::no_snapshot", "{error:#}");
     assert_eq!(
         error["exit_code"],
-        checkpoint_contract::exit_code::FAILURE,
+        checkpoint_contract::exit_code::NOT_FOUND,
         "{error:#}"
     );
 }

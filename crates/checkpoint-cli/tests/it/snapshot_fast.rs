@@ -455,6 +455,13 @@ fn a_fast_snapshot_killed_after_its_ref_moved_leaves_the_next_one_whole() {
     snapshot_and_compare(&env, &root, &git_dir, refname, true);
     write(&root, "d2/f5.txt", "four\n");
     snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    // Killed while it held the ref's lock, or the index's: both locks are stale under the
+    // snapshot's own lock, and the next snapshot goes on.
+    fs::write(git_dir.join(format!("{refname}.lock")), "").unwrap();
+    fs::write(git_dir.join("checkpoint/snapshots/w.index.lock"), "").unwrap();
+    write(&root, "d0/f3.txt", "five\n");
+    snapshot_and_compare(&env, &root, &git_dir, refname, true);
+    assert!(!git_dir.join(format!("{refname}.lock")).exists());
     fsck(&root);
 }
 
