@@ -72,9 +72,10 @@ const KINDS: [&str; 6] = [
 /// The cases of issue 41 measured since: not every one at each size (see `first_cases`).
 const NEW_KINDS: [&str; 4] = ["first", "stop-first", "undo-1000", "redo-1000"];
 
-/// A repository of `n` files, 100 a directory, committed; with `auto_gc` false, `gc.auto=0` (the
-/// commit of the fixture's files otherwise starts a `git gc --auto` in the background).
-fn fixture(project: &Path, n: usize, auto_gc: bool) -> Result {
+/// A repository of `n` files, 100 a directory, committed, with `gc.auto=0`: the commit of the
+/// fixture's files would otherwise start a `git gc --auto` in the background, which ran during
+/// the measurements and kept writing in the fixture while the next run removed it.
+fn fixture(project: &Path, n: usize) -> Result {
     fixtures::fresh_dir(project)?;
     for i in 0..n {
         let sub = project.join(format!("d{}", i / PER_DIR));
@@ -85,9 +86,7 @@ fn fixture(project: &Path, n: usize, auto_gc: bool) -> Result {
         fixtures::write_file(&sub.join(format!("f{i}.txt")), &format!("file {i}\nline\n"))?;
     }
     fixtures::git(project, &["init", "--quiet"])?;
-    if !auto_gc {
-        fixtures::git(project, &["config", "gc.auto", "0"])?;
-    }
+    fixtures::git(project, &["config", "gc.auto", "0"])?;
     fixtures::git(project, &["add", "-A"])?;
     fixtures::git(project, &["commit", "--quiet", "-m", "fixture"])
 }
@@ -102,7 +101,7 @@ pub(crate) fn cases(dir: &Path, binary: &Path, slow: bool) -> Result<Vec<Case>> 
             thousands(n as u64)
         );
         let project = dir.join(format!("snapshots-{n}"));
-        fixture(&project, n, true)?;
+        fixture(&project, n)?;
         let ck = binary.display().to_string();
         // A snapshot first, so that exactly what the case says changed since the last one; the
         // hooks' snapshots on, except for the hook without them.
@@ -224,7 +223,8 @@ const SNAPSHOT_N: &str =
 impl Place<'_> {
     /// `sh -c <script> sh <binary> <args>...` in the project.
     fn sh(&self, script: &str, args: &[&Path]) -> (PathBuf, Vec<OsString>) {
-        let mut all: Vec<OsString> = vec![script.into(), "sh".into(), self.binary.into()];
+        let mut all: Vec<OsString> =
+            vec!["-c".into(), script.into(), "sh".into(), self.binary.into()];
         all.extend(args.iter().map(OsString::from));
         ("sh".into(), all)
     }
@@ -392,7 +392,7 @@ fn first_targets(lookup: &Lookup<'_>, dir: &Path, n: usize) -> Vec<Target> {
     ) {
         targets.push(Target {
             text: format!(
-                "the first snapshot, {size} files (no private index, no ref): measured, against `git status --porcelain`"
+                "the first snapshot, {size} files (no private index, no ref), against `git status --porcelain`"
             ),
             measured: format!("{:.1} ms, {ratio:.2}×", secs * 1000.0),
             met: None,
@@ -430,7 +430,7 @@ fn first_targets(lookup: &Lookup<'_>, dir: &Path, n: usize) -> Vec<Target> {
     for (kind, what) in [("undo-1000", "`undo`"), ("redo-1000", "`redo`")] {
         if let Some(secs) = lookup.median(&key(n, kind)) {
             targets.push(Target {
-                text: format!("{what} of 1,000 changed files, {size} files: measured"),
+                text: format!("{what} of 1,000 changed files, {size} files"),
                 measured: format!("{:.1} ms", secs * 1000.0),
                 met: None,
                 guard: false,
@@ -516,7 +516,7 @@ impl Growth {
 /// repository; returns the note of the report on the bytes they added.
 pub(crate) fn growth(dir: &Path, binary: &Path) -> Result<String> {
     let project = dir.join("snapshots-growth");
-    fixture(&project, 10_000, false)?;
+    fixture(&project, 10_000)?;
     let checkpoint = |args: &[&str]| {
         let mut command = Command::new(binary);
         command.args(args).current_dir(&project);
