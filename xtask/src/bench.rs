@@ -135,7 +135,13 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     if wanted("plugin-hook/") {
         groups.hook.extend(plugin_hook::cases(root, &dir, &binary)?);
     }
-    groups.guard = guard_cases(&dir, &binary, &wanted)?;
+    // What takes seconds a run is left out of a quick run unless `--filter` asks for it.
+    let slow = !options.quick || options.filter.is_some();
+    groups.guard = guard_cases(&dir, &binary, &wanted, slow)?;
+    if slow && wanted(snapshots::GROWTH_KEY) {
+        eprintln!("  the object database's growth over 100 snapshots");
+        notes.push(snapshots::growth(&dir, &binary)?);
+    }
     for &n in &plan.phases {
         bench.phase_cases(&mut groups, n)?;
     }
@@ -173,7 +179,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result {
     targets.push(watch_target(watch_latency.as_ref()));
     targets.extend(plugin_hook::targets(&lookup));
     targets.extend(effects_guard::targets(&lookup));
-    targets.extend(snapshots::targets(&lookup));
+    targets.extend(snapshots::targets(&lookup, &dir));
     targets.extend(workflow_runs::targets(&lookup));
     targets.extend(writes::targets(&lookup));
     let command = format!(
@@ -293,7 +299,12 @@ fn floor_cases(dir: &Path, bin_dir: &Path) -> Result<Vec<Case>> {
 }
 
 /// The guards on the hot path: the never-twice guard, the write guard, the snapshots.
-fn guard_cases(dir: &Path, binary: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Case>> {
+fn guard_cases(
+    dir: &Path,
+    binary: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+    slow: bool,
+) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
     if effects_guard::wanted(wanted) {
         cases.extend(effects_guard::cases(dir, binary)?);
@@ -302,8 +313,8 @@ fn guard_cases(dir: &Path, binary: &Path, wanted: &dyn Fn(&str) -> bool) -> Resu
         cases.extend(writes::cases(dir, binary)?);
     }
     cases.extend(workflow_runs::cases(dir, binary, wanted)?);
-    if snapshots::wanted(wanted) {
-        cases.extend(snapshots::cases(dir, binary)?);
+    if snapshots::wanted(wanted, slow) {
+        cases.extend(snapshots::cases(dir, binary, slow)?);
     }
     Ok(cases)
 }
@@ -553,21 +564,28 @@ impl Groups {
 /// Adds, after each case of `binary`, the same case run by `baseline` (its key ends in
 /// `@baseline`), so both binaries are measured in the same rounds.
 fn with_baseline(cases: &mut Vec<Case>, binary: &Path, baseline: &Path) {
-    let swap = |program: &mut PathBuf| {
+    // The program, or an argument of a shell script that runs it (`sh -c <script> sh <binary>`).
+    let swap = |program: &mut PathBuf, args: &mut Vec<OsString>| {
         if program == binary {
             baseline.clone_into(program);
+        }
+        for arg in args.iter_mut().filter(|arg| *arg == binary.as_os_str()) {
+            *arg = baseline.into();
         }
     };
     let mut all = Vec::with_capacity(cases.len() * 2);
     for case in cases.drain(..) {
-        let mut twin = (case.program == binary).then(|| case.clone());
+        let runs = |program: &Path, args: &[OsString]| {
+            program == binary || args.iter().any(|arg| arg == binary.as_os_str())
+        };
+        let mut twin = runs(&case.program, &case.args).then(|| case.clone());
         all.push(case);
         if let Some(twin) = &mut twin {
             twin.key.push_str(harness::BASELINE_SUFFIX);
             twin.label.push_str(" (baseline)");
-            swap(&mut twin.program);
-            if let Some(Setup::Run { program, .. }) = &mut twin.setup {
-                swap(program);
+            swap(&mut twin.program, &mut twin.args);
+            if let Some(Setup::Run { program, args, .. }) = &mut twin.setup {
+                swap(program, args);
             }
         }
         all.extend(twin);

@@ -12,7 +12,7 @@ use std::{
 use crate::{Result, bench::stats};
 
 /// Environment variables of `checkpoint` that must not leak into the measured commands.
-const CLEARED_VARS: &[&str] = &[
+pub(crate) const CLEARED_VARS: &[&str] = &[
     "CHECKPOINT_DIR",
     "CHECKPOINT_WORKFLOW",
     "CHECKPOINT_TEST_NOW",

@@ -209,6 +209,8 @@ pub(crate) fn render(context: &Context<'_>, cases: &[Case], samples: &[Samples])
         let result = match target.met {
             Some(true) => "met",
             Some(false) => "**not met**",
+            // Measured, with no goal (the 100,000-file snapshots, `undo`).
+            None if target.measured != "–" => "measured",
             None => "not measured",
         };
         let _ = writeln!(text, "| {} | {} | {result} |", target.text, target.measured);
