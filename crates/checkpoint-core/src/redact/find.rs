@@ -187,10 +187,7 @@ fn url_passwords(text: &str, spans: &mut Vec<Span>) {
 /// A token of [`rules::PREFIXES`] at `at`; `glued` when `at` follows a word character, where
 /// only the rules whose prefix cannot end an ordinary word are tried.
 fn prefixed_token(bytes: &[u8], at: usize, glued: bool) -> Option<Span> {
-    if !rules::may_start_token(bytes[at]) {
-        return None;
-    }
-    for rule in rules::PREFIXES {
+    for rule in rules::starting_with(bytes[at]) {
         if !bytes[at..].starts_with(rule.prefix.as_bytes()) || glued && !rule.may_be_glued() {
             continue;
         }
@@ -231,8 +228,7 @@ fn prefixed_token(bytes: &[u8], at: usize, glued: bool) -> Option<Span> {
 /// shortest body (where it ends is not looked at, so the check never chains).
 fn glued_token_starts(bytes: &[u8], at: usize) -> bool {
     at < bytes.len()
-        && rules::may_start_token(bytes[at])
-        && rules::PREFIXES.iter().any(|rule| {
+        && rules::starting_with(bytes[at]).any(|rule| {
             rule.may_be_glued()
                 && bytes[at..].starts_with(rule.prefix.as_bytes())
                 && bytes[at + rule.prefix.len()..]
