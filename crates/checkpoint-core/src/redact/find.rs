@@ -432,10 +432,8 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
         .take_while(|&&b| is_key_char(b))
         .count();
     let key = &bytes[at..at + key_len];
-    if !is_secret_key(key) {
-        return None;
-    }
-    let shell_dir = is_shell_dir_key(key);
+    // The shape first (a key then `=`, `:` or a flag's value), then the key's name: most words
+    // of a text are followed by none of these, and the name costs more to test.
     let mut i = at + key_len;
     if matches!(bytes.get(i), Some(b'"' | b'\'')) {
         i += 1;
@@ -452,6 +450,10 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
         // `--password --next-flag`: the flag has no value here.
         return None;
     }
+    if !is_secret_key(key) {
+        return None;
+    }
+    let shell_dir = is_shell_dir_key(key);
     let (start, len) = match bytes.get(i) {
         Some(&quote @ (b'"' | b'\'')) => {
             // A quoted value ends at its line's end at the latest: a span across lines would
