@@ -27,14 +27,37 @@ pub(crate) struct Summary {
 }
 
 /// Installs cargo-fuzz if needed (into cargo's own `bin` directory, outside the repository),
-/// then runs each target for `seconds`.
-pub(crate) fn run(root: &Path, seconds: u32) -> Result {
+/// builds every target, then (unless `build_only`) runs each target for `seconds`.
+pub(crate) fn run(root: &Path, seconds: u32, build_only: bool) -> Result {
     let installed = cargo()
         .args(["fuzz", "--version"])
         .output()
         .is_ok_and(|output| output.status.success());
     if !installed {
         run_checked(cargo().args(["install", "cargo-fuzz", "--locked"]))?;
+    }
+    // The lock file as committed (cargo-fuzz would update it silently), then every target in
+    // one build, linking side by side, with the flags of `cargo fuzz run` below, which then
+    // finds them built.
+    run_checked(
+        cargo()
+            .args([
+                "metadata",
+                "--manifest-path",
+                "fuzz/Cargo.toml",
+                "--locked",
+                "--format-version",
+                "1",
+            ])
+            .stdout(Stdio::null()),
+    )?;
+    run_checked(
+        cargo()
+            .args(["fuzz", "build", "--fuzz-dir", "fuzz", "-O"])
+            .env("RUSTC_BOOTSTRAP", "1"),
+    )?;
+    if build_only {
+        return Ok(());
     }
     let logs = crate::target_dir(root).join("fuzz-logs");
     fs::create_dir_all(&logs)

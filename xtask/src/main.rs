@@ -71,6 +71,9 @@ enum Task {
         /// Seconds per target
         #[arg(long, default_value_t = 10)]
         seconds: u32,
+        /// Only build every target (CI builds them early, where a narrowed API of core fails)
+        #[arg(long)]
+        build_only: bool,
     },
     /// Benchmark the release binary against `/bin/true` and the shell scripts (bash + jq) of the
     /// checkpoint systems it replaces (report in `target/bench/report.md`)
@@ -136,7 +139,10 @@ fn main() -> ExitCode {
             release::pin_checksums(&root.join("plugin"), &root.join(file))
         }
         Task::Install { prefix } => install::run(&root, prefix.as_deref()),
-        Task::Fuzz { seconds } => fuzz::run(&root, seconds),
+        Task::Fuzz {
+            seconds,
+            build_only,
+        } => fuzz::run(&root, seconds, build_only),
         Task::Test { e2e, cargo_args } => test::run(&root, e2e, &cargo_args),
         Task::Bench {
             quick,

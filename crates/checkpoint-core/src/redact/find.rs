@@ -187,10 +187,7 @@ fn url_passwords(text: &str, spans: &mut Vec<Span>) {
 /// A token of [`rules::PREFIXES`] at `at`; `glued` when `at` follows a word character, where
 /// only the rules whose prefix cannot end an ordinary word are tried.
 fn prefixed_token(bytes: &[u8], at: usize, glued: bool) -> Option<Span> {
-    if !rules::may_start_token(bytes[at]) {
-        return None;
-    }
-    for rule in rules::PREFIXES {
+    for rule in rules::starting_with(bytes[at]) {
         if !bytes[at..].starts_with(rule.prefix.as_bytes()) || glued && !rule.may_be_glued() {
             continue;
         }
@@ -231,8 +228,7 @@ fn prefixed_token(bytes: &[u8], at: usize, glued: bool) -> Option<Span> {
 /// shortest body (where it ends is not looked at, so the check never chains).
 fn glued_token_starts(bytes: &[u8], at: usize) -> bool {
     at < bytes.len()
-        && rules::may_start_token(bytes[at])
-        && rules::PREFIXES.iter().any(|rule| {
+        && rules::starting_with(bytes[at]).any(|rule| {
             rule.may_be_glued()
                 && bytes[at..].starts_with(rule.prefix.as_bytes())
                 && bytes[at + rule.prefix.len()..]
@@ -436,10 +432,8 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
         .take_while(|&&b| is_key_char(b))
         .count();
     let key = &bytes[at..at + key_len];
-    if !is_secret_key(key) {
-        return None;
-    }
-    let shell_dir = is_shell_dir_key(key);
+    // The shape first (a key then `=`, `:` or a flag's value), then the key's name: most words
+    // of a text are followed by none of these, and the name costs more to test.
     let mut i = at + key_len;
     if matches!(bytes.get(i), Some(b'"' | b'\'')) {
         i += 1;
@@ -456,6 +450,10 @@ fn assignment(bytes: &[u8], at: usize) -> Option<Span> {
         // `--password --next-flag`: the flag has no value here.
         return None;
     }
+    if !is_secret_key(key) {
+        return None;
+    }
+    let shell_dir = is_shell_dir_key(key);
     let (start, len) = match bytes.get(i) {
         Some(&quote @ (b'"' | b'\'')) => {
             // A quoted value ends at its line's end at the latest: a span across lines would

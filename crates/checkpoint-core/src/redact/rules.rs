@@ -250,16 +250,28 @@ pub(super) const PREFIXES: &[Prefix] = &[
     rule("ops_eyJ", is_base64_char, 250, ANY, "1password-token"),
 ];
 
-/// Whether a byte can start a token of [`PREFIXES`]: a cheap test made before trying each.
-pub(super) fn may_start_token(b: u8) -> bool {
-    FIRST_BYTES[usize::from(b)]
+/// The rules whose prefix starts with `b`, in the order of [`PREFIXES`]: the only ones that can
+/// match where `b` is, so that a position costs a few rules, not a hundred (which a debug build
+/// made microseconds a byte).
+pub(super) fn starting_with(b: u8) -> impl Iterator<Item = &'static Prefix> {
+    let mut rules = BY_FIRST_BYTE[usize::from(b)];
+    std::iter::from_fn(move || {
+        if rules == 0 {
+            return None;
+        }
+        let index = rules.trailing_zeros() as usize;
+        rules &= rules - 1;
+        Some(&PREFIXES[index])
+    })
 }
 
-const FIRST_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
+/// For each byte, the rules whose prefix starts with it: bit `i` for `PREFIXES[i]`.
+const BY_FIRST_BYTE: [u128; 256] = {
+    assert!(PREFIXES.len() <= 128, "one bit a rule");
+    let mut table = [0; 256];
     let mut i = 0;
     while i < PREFIXES.len() {
-        table[PREFIXES[i].prefix.as_bytes()[0] as usize] = true;
+        table[PREFIXES[i].prefix.as_bytes()[0] as usize] |= 1 << i;
         i += 1;
     }
     table
