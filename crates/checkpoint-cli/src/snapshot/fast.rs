@@ -18,7 +18,8 @@ use std::{
 use crate::snapshot::{
     cache_tree,
     engine::{LeftOut, SnapshotOptions, Snapshots, Taken, numstat_records},
-    index_file, numstat,
+    index_file::{self, Stat},
+    numstat,
     objects::{self, Kept, Made, Object, Oid, TreeEntry},
     plumbing::{Repo, path_of},
     settings_cache,
@@ -41,8 +42,9 @@ pub(crate) struct Job<'a> {
     pub(crate) date: i64,
 }
 
-/// A changed file as read: its mode and blob, or none when it is gone.
-type Read = Option<(u32, Object)>;
+/// A changed file as read: its mode and blob, and its stat data as the index keeps it when the
+/// file did not change while it was read; or none when it is gone.
+type Read = Option<(u32, Object, Option<Stat>)>;
 
 /// One entry of the private index to change: its path, and its new mode and id (none: gone).
 type Update = (Vec<u8>, Option<(u32, Oid)>);
@@ -183,6 +185,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
     let Changes {
         updates,
         olds,
+        stats,
         blobs,
     } = apply(&mut entries, read);
     let changed: Vec<&[u8]> = updates.iter().map(|(path, _)| path.as_slice()).collect();
@@ -246,7 +249,7 @@ pub(crate) fn take(job: &Job<'_>) -> Result<FastSnapshot, String> {
         if moved.is_ok() {
             // The snapshot is taken: an index left behind (its lock held by a `git` that
             // outlived a killed snapshot) is one the next snapshot brings up to date.
-            let _ = update_index(job, &bytes, &parsed, &updates, &trees.dirs);
+            let _ = update_index(job, &bytes, &parsed, (&updates, &stats), &trees.dirs);
         }
         let numstat = numstat
             .join()
@@ -278,9 +281,10 @@ fn refused_entries(entries: &[TreeEntry<'_>]) -> Option<String> {
 
 /// The changes a snapshot makes to the private index's entries.
 struct Changes {
-    /// Each entry to change, and its entry before (in the same order).
+    /// Each entry to change, its entry before and its file's stat data (in the same order).
     updates: Vec<Update>,
     olds: Vec<Option<(u32, Oid)>>,
+    stats: Vec<Option<Stat>>,
     /// The blobs of the files read.
     blobs: Vec<Object>,
 }
@@ -291,6 +295,7 @@ fn apply<'a>(entries: &mut Vec<TreeEntry<'a>>, read: Vec<(&'a [u8], Read)>) -> C
     let mut changes = Changes {
         updates: Vec::new(),
         olds: Vec::new(),
+        stats: Vec::new(),
         blobs: Vec::new(),
     };
     let mut added: Vec<TreeEntry<'a>> = Vec::new();
@@ -298,7 +303,7 @@ fn apply<'a>(entries: &mut Vec<TreeEntry<'a>>, read: Vec<(&'a [u8], Read)>) -> C
     for (path, change) in read {
         let found = entries.binary_search_by(|entry| entry.0.cmp(path));
         match (change, found) {
-            (Some((mode, blob)), Ok(at)) => {
+            (Some((mode, blob, stat)), Ok(at)) => {
                 let old = (entries[at].1, entries[at].2);
                 if old != (mode, blob.oid) {
                     entries[at] = (path, mode, blob.oid);
@@ -306,21 +311,24 @@ fn apply<'a>(entries: &mut Vec<TreeEntry<'a>>, read: Vec<(&'a [u8], Read)>) -> C
                         .updates
                         .push((path.to_vec(), Some((mode, blob.oid))));
                     changes.olds.push(Some(old));
+                    changes.stats.push(stat);
                 }
                 changes.blobs.push(blob);
             }
-            (Some((mode, blob)), Err(_)) => {
+            (Some((mode, blob, stat)), Err(_)) => {
                 added.push((path, mode, blob.oid));
                 changes
                     .updates
                     .push((path.to_vec(), Some((mode, blob.oid))));
                 changes.olds.push(None);
+                changes.stats.push(stat);
                 changes.blobs.push(blob);
             }
             (None, Ok(at)) => {
                 gone.push(at);
                 changes.updates.push((path.to_vec(), None));
                 changes.olds.push(Some((entries[at].1, entries[at].2)));
+                changes.stats.push(None);
             }
             (None, Err(_)) => {}
         }
@@ -363,10 +371,10 @@ fn update_index(
     job: &Job<'_>,
     bytes: &[u8],
     parsed: &index_file::Index,
-    updates: &[Update],
+    (updates, stats): (&[Update], &[Option<Stat>]),
     made: &HashMap<Vec<u8>, Made>,
 ) -> Result<(), String> {
-    if let Some(written) = rewritten(bytes, parsed, updates, made) {
+    if let Some(written) = rewritten(bytes, parsed, (updates, stats), made) {
         return replace_index(job.index, &written);
     }
     let mut input = Vec::new();
@@ -397,26 +405,35 @@ fn update_index(
 fn rewritten(
     bytes: &[u8],
     parsed: &index_file::Index,
-    updates: &[Update],
+    (updates, stats): (&[Update], &[Option<Stat>]),
     made: &HashMap<Vec<u8>, Made>,
 ) -> Option<Vec<u8>> {
     let changes = updates
         .iter()
-        .map(|(path, value)| {
+        .zip(stats)
+        .map(|((path, value), stat)| {
             let (mode, oid) = (*value)?;
             let found = parsed
                 .entries
                 .binary_search_by(|entry| entry.path.as_slice().cmp(path))
                 .ok()?;
-            Some((parsed.entries[found].at, path.as_slice(), mode, oid))
+            Some(index_file::Change {
+                at: parsed.entries[found].at,
+                path: path.as_slice(),
+                mode,
+                oid,
+                stat: *stat,
+            })
         })
         .collect::<Option<Vec<index_file::Change<'_>>>>()?;
     index_file::rewrite(bytes, parsed, &changes, made).ok()
 }
 
-/// Replaces the private index by `bytes` as git does: its lock file written, then renamed over
-/// it (nobody else uses it: a lock left by a killed snapshot was removed under the snapshot's
-/// own lock).
+/// Replaces the private index by `bytes` as git does: its lock file written, then renamed into
+/// its place (nobody else uses it: a lock left by a killed snapshot was removed under the
+/// snapshot's own lock). The old index is removed first: ext4 writes out a file renamed over
+/// another at once (a millisecond or two for an index of 10,000 files), and an index missing
+/// after a kill between the two is seeded again by the next snapshot, as a first one is.
 fn replace_index(index: &Path, bytes: &[u8]) -> Result<(), String> {
     let lock = index.with_extension("index.lock");
     let written = fs::OpenOptions::new()
@@ -424,6 +441,10 @@ fn replace_index(index: &Path, bytes: &[u8]) -> Result<(), String> {
         .create_new(true)
         .open(&lock)
         .and_then(|mut file| std::io::Write::write_all(&mut file, bytes))
+        .and_then(|()| match fs::remove_file(index) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+            _ => Ok(()),
+        })
         .and_then(|()| fs::rename(&lock, index));
     written.map_err(|err| {
         let _ = fs::remove_file(&lock);
@@ -433,7 +454,7 @@ fn replace_index(index: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// A changed path as git would add it: its mode and blob, or none when it is gone (or a
 /// directory now, whose files are listed on their own); an inner error when git must decide.
-fn read_file(top: &Path, path: &[u8]) -> Result<Result<Option<(u32, Object)>, String>, String> {
+fn read_file(top: &Path, path: &[u8]) -> Result<Result<Read, String>, String> {
     let full = top.join(path_of(path));
     if is_attributes(path) {
         return Ok(Err(format!(
@@ -466,17 +487,28 @@ fn read_file(top: &Path, path: &[u8]) -> Result<Result<Option<(u32, Object)>, St
         let target = fs::read_link(&full)
             .map_err(|err| format!("failed to read `{}`: {err}", full.display()))?;
         let blob = Object::new("blob", target.as_os_str().as_bytes().to_vec());
-        return Ok(Ok(Some((0o120000, blob))));
+        let after = fs::symlink_metadata(&full).ok();
+        let stat = after.and_then(|after| index_file::stat_if_same(&metadata, &after));
+        return Ok(Ok(Some((0o120000, blob, stat))));
     }
     if kind.is_file() {
-        let content =
-            fs::read(&full).map_err(|err| format!("failed to read `{}`: {err}", full.display()))?;
+        let read = || -> std::io::Result<(Vec<u8>, fs::Metadata)> {
+            let mut file = fs::File::open(&full)?;
+            let mut content = Vec::with_capacity(metadata.len() as usize);
+            std::io::Read::read_to_end(&mut file, &mut content)?;
+            Ok((content, file.metadata()?))
+        };
+        let (content, after) =
+            read().map_err(|err| format!("failed to read `{}`: {err}", full.display()))?;
         let mode = if metadata.permissions().mode() & 0o100 != 0 {
             0o100755
         } else {
             0o100644
         };
-        return Ok(Ok(Some((mode, Object::new("blob", content)))));
+        // Taken before the read, as `git add` takes it, and kept only when the file did not
+        // change meanwhile: git trusts it as long as it is the file's.
+        let stat = index_file::stat_if_same(&metadata, &after);
+        return Ok(Ok(Some((mode, Object::new("blob", content), stat))));
     }
     if kind.is_dir() && !full.join(".git").exists() {
         // A file replaced by a directory: its files are listed on their own.

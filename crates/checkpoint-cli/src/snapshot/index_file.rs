@@ -154,8 +154,56 @@ pub(crate) fn cache_tree_body<'a>(bytes: &'a [u8], index: &Index) -> Option<&'a 
 }
 
 /// One entry to change in place: where it starts (its [`Entry::at`]), its path, its new mode
-/// and id.
-pub(crate) type Change<'a> = (usize, &'a [u8], u32, [u8; 20]);
+/// and id, and its file's stat data (none: zeroed, so that git hashes the file once).
+pub(crate) struct Change<'a> {
+    pub(crate) at: usize,
+    pub(crate) path: &'a [u8],
+    pub(crate) mode: u32,
+    pub(crate) oid: [u8; 20],
+    pub(crate) stat: Option<Stat>,
+}
+
+/// An entry's stat data as the index keeps it: the change and modification times (seconds and
+/// nanoseconds), device, inode, mode, owner, group and size, each a big-endian 32-bit number
+/// (cut to its low 32 bits, as git cuts them).
+pub(crate) type Stat = [u8; 40];
+
+/// The stat data of a file `before` its read, when `after` it shows the same file unchanged
+/// (same inode, size and times); none when it changed meanwhile.
+pub(crate) fn stat_if_same(before: &std::fs::Metadata, after: &std::fs::Metadata) -> Option<Stat> {
+    use std::os::unix::fs::MetadataExt;
+    let key = |m: &std::fs::Metadata| {
+        (
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        )
+    };
+    if key(before) != key(after) {
+        return None;
+    }
+    let fields = [
+        before.ctime() as u32,
+        before.ctime_nsec() as u32,
+        before.mtime() as u32,
+        before.mtime_nsec() as u32,
+        before.dev() as u32,
+        before.ino() as u32,
+        0,
+        before.uid(),
+        before.gid(),
+        before.size() as u32,
+    ];
+    let mut stat = [0; 40];
+    for (at, field) in fields.into_iter().enumerate() {
+        stat[at * 4..at * 4 + 4].copy_from_slice(&field.to_be_bytes());
+    }
+    Some(stat)
+}
 
 /// The index file `bytes` (read as `index`) with `changes` made in place, as `git update-index
 /// --index-info` leaves them: the stat data zeroed (the next `git status` hashes those files
@@ -177,15 +225,15 @@ pub(crate) fn rewrite(
         .ok_or("shorter than its checksum")?;
     let mut out = Vec::with_capacity(bytes.len());
     out.extend_from_slice(&bytes[..index.entries_end]);
-    for (at, _, mode, oid) in changes {
+    for change in changes {
         let entry = out
-            .get_mut(*at..*at + STAT_AND_ID)
+            .get_mut(change.at..change.at + STAT_AND_ID)
             .ok_or("an entry runs past the end")?;
-        entry[..40].fill(0);
-        entry[24..28].copy_from_slice(&mode.to_be_bytes());
-        entry[40..60].copy_from_slice(oid);
+        entry[..40].copy_from_slice(&change.stat.unwrap_or([0; 40]));
+        entry[24..28].copy_from_slice(&change.mode.to_be_bytes());
+        entry[40..60].copy_from_slice(&change.oid);
     }
-    let paths: Vec<&[u8]> = changes.iter().map(|(_, path, _, _)| *path).collect();
+    let paths: Vec<&[u8]> = changes.iter().map(|change| change.path).collect();
     let mut at = index.entries_end;
     while at < end {
         let head = bytes
@@ -420,22 +468,23 @@ mod tests {
             let mut changes = Vec::new();
             let mut info = String::new();
             for entry in &parsed.entries {
-                let change = match entry.path.as_slice() {
-                    b"a/y" | b"c" => (entry.at, entry.path.as_slice(), 0o100644, blob),
-                    b"b/deep/z" => (entry.at, entry.path.as_slice(), 0o100755, entry.oid),
+                let (mode, oid) = match entry.path.as_slice() {
+                    b"a/y" | b"c" => (0o100644, blob),
+                    b"b/deep/z" => (0o100755, entry.oid),
                     _ => continue,
                 };
                 info.push_str(&format!(
-                    "{:o} {}\t{}\n",
-                    change.2,
-                    change
-                        .3
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect::<String>(),
-                    String::from_utf8_lossy(change.1)
+                    "{mode:o} {}\t{}\n",
+                    oid.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                    String::from_utf8_lossy(&entry.path)
                 ));
-                changes.push(change);
+                changes.push(Change {
+                    at: entry.at,
+                    path: entry.path.as_slice(),
+                    mode,
+                    oid,
+                    stat: None,
+                });
             }
             let written = rewrite(&bytes, &parsed, &changes, &HashMap::new()).unwrap();
             std::fs::write(&index, &written).unwrap();
@@ -512,6 +561,58 @@ mod tests {
                 .unwrap_err()
                 .contains("EOIE")
         );
+    }
+
+    #[test]
+    fn an_entry_given_its_files_stat_data_is_clean_to_git_without_a_refresh() {
+        let dir = assert_fs::TempDir::new().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("x"), "one\n").unwrap();
+        std::fs::write(root.join("y"), "kept\n").unwrap();
+        git(root, &["add", "x", "y"]);
+        let index = root.join(".git/index");
+        // Older than the index write to come, as a file edited during a turn is.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(root.join("x"), "two, longer\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let before = std::fs::symlink_metadata(root.join("x")).unwrap();
+        let content = std::fs::read(root.join("x")).unwrap();
+        let after = std::fs::symlink_metadata(root.join("x")).unwrap();
+        let stat = stat_if_same(&before, &after);
+        assert!(stat.is_some());
+        let oid = crate::snapshot::objects::oid_of("blob", &content);
+        crate::snapshot::objects::write_loose(
+            &root.join(".git/objects"),
+            &[crate::snapshot::objects::Object::new("blob", content)],
+        )
+        .unwrap();
+        let bytes = std::fs::read(&index).unwrap();
+        let parsed = parse(&bytes).unwrap();
+        let entry = parsed.entries.iter().find(|e| e.path == b"x").unwrap();
+        let change = Change {
+            at: entry.at,
+            path: b"x",
+            mode: 0o100644,
+            oid,
+            stat,
+        };
+        let written = rewrite(&bytes, &parsed, &[change], &HashMap::new()).unwrap();
+        std::fs::write(&index, &written).unwrap();
+        // Clean by its stat data alone (`diff-files` hashes nothing), and `status` leaves the
+        // index as it is: there is nothing to refresh.
+        assert_eq!(git(root, &["diff-files", "--name-only"]).trim(), "");
+        // Added (there is no commit yet), and the same in the working tree.
+        assert_eq!(git(root, &["status", "--porcelain", "--", "x"]).trim(), "A  x");
+        assert_eq!(std::fs::read(&index).unwrap(), written);
+        // A later edit is seen.
+        std::fs::write(root.join("x"), "three, longer again\n").unwrap();
+        assert_eq!(git(root, &["diff-files", "--name-only"]).trim(), "x");
+        // A file that changed while it was read keeps no stat data.
+        let kept = std::fs::symlink_metadata(root.join("y")).unwrap();
+        std::fs::write(root.join("y"), "changed\n").unwrap();
+        let changed = std::fs::symlink_metadata(root.join("y")).unwrap();
+        assert_eq!(stat_if_same(&kept, &changed), None);
     }
 
     #[test]
