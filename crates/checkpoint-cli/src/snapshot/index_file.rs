@@ -603,7 +603,10 @@ mod tests {
         // index as it is: there is nothing to refresh.
         assert_eq!(git(root, &["diff-files", "--name-only"]).trim(), "");
         // Added (there is no commit yet), and the same in the working tree.
-        assert_eq!(git(root, &["status", "--porcelain", "--", "x"]).trim(), "A  x");
+        assert_eq!(
+            git(root, &["status", "--porcelain", "--", "x"]).trim(),
+            "A  x"
+        );
         assert_eq!(std::fs::read(&index).unwrap(), written);
         // A later edit is seen.
         std::fs::write(root.join("x"), "three, longer again\n").unwrap();
