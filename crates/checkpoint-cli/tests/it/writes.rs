@@ -237,6 +237,44 @@ fn a_write_over_another_sessions_bash_change_is_refused_until_read() {
         .unwrap();
 }
 
+/// Two sessions' hooks race: session 1's command changed the file, and session 2 writes before
+/// session 1's `PostToolUse` recorded it. The refusal names the session whose command was
+/// running, not a process outside the sessions; once that command has ended, a change no hook
+/// saw is nobody's.
+#[test]
+fn a_change_by_a_command_whose_hook_has_not_reported_yet_is_its_sessions() {
+    use std::io::Write as _;
+    let env = project();
+    let one = Writer::session(&env, "s-one");
+    let two = Writer::session(&env, "s-two");
+    two.write("shared.txt", "from two\n").unwrap();
+    let append = |line: &str| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(env.project().join("shared.txt"))
+            .unwrap()
+            .write_all(line.as_bytes())
+            .unwrap();
+    };
+    one.bash_start("echo 'from one' >> shared.txt");
+    append("from one\n");
+    let reason = two.write("shared.txt", "two alone\n").unwrap_err();
+    assert!(
+        reason.contains("changed since you last read it: session s-one changed it"),
+        "{reason}"
+    );
+    assert!(!reason.contains("outside the sessions"), "{reason}");
+    // The command ends and its hook records the change as session 1's (and tells it that it
+    // appended to session 2's change, unseen).
+    one.bash_end("echo 'from one' >> shared.txt");
+    two.read("shared.txt");
+    two.write("shared.txt", "from two\nfrom one\n").unwrap();
+    // No command running: a change no hook saw is a person's or a process's.
+    append("from nobody\n");
+    let reason = two.write("shared.txt", "two again\n").unwrap_err();
+    assert!(reason.contains("outside the sessions"), "{reason}");
+}
+
 /// Headless the guard denies; in an interactive session it asks.
 #[test]
 fn the_guard_asks_where_a_person_sits_at_the_terminal() {

@@ -220,9 +220,12 @@ impl Hook {
                     .map(|conflict| (config.sessions, conflict))
                 }
             };
-            let Some((mode, conflict)) = conflict else {
+            let Some((mode, mut conflict)) = conflict else {
                 continue;
             };
+            if let Conflict::Changed { by: by @ None } = &mut conflict {
+                *by = self.running_author(&path, &writer, &live);
+            }
             let shown = self.shown(&path);
             let snapshot = match conflict {
                 Conflict::Claimed { .. } => None,
@@ -232,6 +235,48 @@ impl Hook {
             return answer_by_mode(client, mode, &reason);
         }
         Ok(())
+    }
+
+    /// The change no write accounts for yet, when other live writers' Bash commands ran as the
+    /// file changed (their `PostToolUse` has not recorded it yet): theirs, the first one's
+    /// with the others as `also`.
+    fn running_author(
+        &self,
+        path: &Path,
+        writer: &Writer,
+        live: &dyn Fn(&Writer) -> bool,
+    ) -> Option<Write> {
+        let (hash, size, mtime_ns) = disk_state(path);
+        let at = if hash == ABSENT {
+            real_now_ns()
+        } else {
+            mtime_ns
+        };
+        let mut runs: Vec<Writer> = self
+            .ctx
+            .store
+            .bash_runs(RUNNING_STALE)
+            .into_iter()
+            .filter(|run| run.writer != *writer && run.ran_at(at, SLACK_NS) && live(&run.writer))
+            .map(|run| run.writer)
+            .collect();
+        runs.dedup();
+        let first = (!runs.is_empty()).then(|| runs.remove(0))?;
+        Some(Write {
+            at: chrono::DateTime::from_timestamp_nanos(i64::try_from(at).unwrap_or(i64::MAX)),
+            path: path.display().to_string(),
+            session: first.session.clone(),
+            agent: first.agent.clone(),
+            agent_type: None,
+            phase: None,
+            tool: "Bash".to_owned(),
+            hash,
+            size,
+            mtime_ns,
+            added: None,
+            removed: None,
+            also: runs,
+        })
     }
 
     /// Refuses a whole-checkout git command while other live sessions work in this checkout.
